@@ -1,0 +1,111 @@
+"""The core Auditor: provider index -> consumer call sites -> binding checks -> findings.
+
+`scan()` is the one entry point the CLI, the preflight gate, the runner and the
+matrix share.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Sequence
+
+from apiaudit import sources
+from apiaudit.checks import HostRules, run_checks
+from apiaudit.checks.recipes import apply_recipes
+from apiaudit.consumer import collect
+from apiaudit.consumer.model import ConsumerOptions
+from apiaudit.errors import InputError
+from apiaudit.findings import Finding, Report
+from apiaudit.progress import NullProgress, Progress
+from apiaudit.provider.cache import open_index, save_index
+from apiaudit.recipes import RuleBook, load_rulebook
+
+
+def scan(
+    consumers: Sequence[str] | None = None,
+    provider: str | None = None,
+    *,
+    cache_dir: Path | None = None,
+    rules_dirs: Sequence[Path] = (),
+    progress: Progress | None = None,
+    use_index_cache: bool = True,
+) -> Report:
+    """Audit each consumer against the provider. Raises InputError for bad input."""
+    started = time.perf_counter()
+    progress = progress or NullProgress()
+    cache_dir = Path(cache_dir) if cache_dir else sources.default_cache_dir()
+    if provider is None or not consumers:
+        defaults = _defaults(rules_dirs)
+        provider = provider or defaults[0]
+        consumers = list(consumers or defaults[1])
+        if not consumers:
+            raise InputError(f"no consumer given and the rules for {provider} name no default: pass --consumer")
+
+    provider_tree = sources.resolve(provider, cache_dir=cache_dir, progress=progress)
+    if not provider_tree.packages:
+        raise InputError(f"{provider} holds no Python package to audit against")
+    book = _rulebook(rules_dirs, provider_tree)
+    index = open_index(provider_tree, cache_dir if use_index_cache else None)
+    options = ConsumerOptions(
+        provider_packages=provider_tree.packages,
+        rpc_methods=tuple((r.method, r.name_arg, r.name_keyword) for r in book.rpcs),
+        injection_keywords=tuple(i.keyword for i in book.injections),
+    )
+    hosts = HostRules(
+        rpc_hosts={r.method: r.hosts for r in book.rpcs},
+        injection_hosts={i.keyword: i.hosts for i in book.injections},
+    )
+
+    findings: list[Finding] = []
+    origins = []
+    files_scanned = calls_checked = 0
+    for spec in consumers:
+        tree = sources.resolve(spec, cache_dir=cache_dir, progress=progress)
+        origins.append(tree.origin())
+        paths = tree.python_files()
+        progress.start(f"reading {tree.name}", len(paths))
+        files = collect(tree, options, on_file=progress.advance, files=paths)
+        progress.start(f"checking {tree.name} against {provider_tree.name}", len(files))
+        found, calls = run_checks(tree.name, index, files, hosts, on_file=progress.advance)
+        findings.extend(apply_recipes(book, found, files, tree, provider_tree))
+        files_scanned += len(files)
+        calls_checked += calls
+    if use_index_cache:
+        save_index(index, provider_tree, cache_dir)
+    progress.close()
+    return Report(
+        consumers=tuple(origins),
+        provider=provider_tree.origin(),
+        findings=tuple(sorted(findings, key=lambda f: f.sort_key)),
+        files_scanned=files_scanned,
+        calls_checked=calls_checked,
+        duration_s=round(time.perf_counter() - started, 3),
+        rules_version=book.fingerprint or None,
+    )
+
+
+def _defaults(rules_dirs: Sequence[Path]) -> tuple[str, list[str]]:
+    """With no arguments: the provider and consumers the rule files name (data, not code)."""
+    from apiaudit.recipes.loader import bundled_rules_dir, load_rule_file
+
+    for directory in [bundled_rules_dir(), *map(Path, rules_dirs)]:
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.glob("*.toml")):
+            rule_file = load_rule_file(path)
+            if rule_file.default_consumers:
+                return rule_file.provider, list(rule_file.default_consumers)
+    raise InputError("no --provider given and no rules file names a default: pass --provider and --consumer")
+
+
+def _rulebook(rules_dirs: Sequence[Path], provider_tree) -> RuleBook:
+    names = [provider_tree.name, *provider_tree.packages]
+    book = None
+    for name in dict.fromkeys(names):
+        candidate = load_rulebook(list(map(Path, rules_dirs)), name)
+        if candidate.files:
+            book = candidate
+            break
+    book = book or load_rulebook(list(map(Path, rules_dirs)), provider_tree.name)
+    return book.applicable(provider_tree.version)

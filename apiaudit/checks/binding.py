@@ -1,0 +1,112 @@
+"""Bind a call's arguments to a signature the way CPython does, without running it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from apiaudit.consumer.model import CallShape
+from apiaudit.provider.model import Extra, ParamKind, Signature
+
+POSITIONAL_KINDS = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+
+
+@dataclass(frozen=True)
+class Problem:
+    rule: str
+    param: str | None
+    message: str
+    severity: str = "error"
+    arg_line: int | None = None
+
+
+@dataclass(frozen=True)
+class Binding:
+    problems: tuple[Problem, ...]
+    uncertain: str | None = None  # why the absence of problems is not a guarantee (call-site splats)
+
+
+def bind(sig: Signature, shape: CallShape, callee: str) -> Binding:
+    params = sig.params
+    positional_params = [p for p in params if p.kind in POSITIONAL_KINDS]
+    has_varargs = any(p.kind is ParamKind.VAR_POSITIONAL for p in params)
+    has_varkw = any(p.kind is ParamKind.VAR_KEYWORD for p in params)
+    problems: list[Problem] = []
+    filled: set[str] = set()
+
+    if not shape.has_star:
+        given = shape.positional
+        if given > len(positional_params) and not has_varargs:
+            names = ", ".join(p.name for p in positional_params) or "no positional arguments"
+            problems.append(
+                Problem(
+                    "too-many-positional",
+                    None,
+                    f"{callee}() takes {len(positional_params)} positional argument(s) ({names}) but {given} were given",
+                )
+            )
+        filled |= {p.name for p in positional_params[:given]}
+
+    for arg in shape.keywords:
+        param = sig.param(arg.name)
+        if param is None or param.kind in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD):
+            if has_varkw or sig.extra is Extra.ALLOW:
+                continue
+            if sig.extra is Extra.IGNORE:
+                problems.append(
+                    Problem(
+                        "unexpected-keyword",
+                        arg.name,
+                        f"{callee}() has no parameter '{arg.name}'; the value is silently ignored (extra='ignore')",
+                        severity="warning",
+                        arg_line=arg.site.line,
+                    )
+                )
+                continue
+            problems.append(
+                Problem("unexpected-keyword", arg.name, f"{callee}() got an unexpected keyword argument '{arg.name}'", arg_line=arg.site.line)
+            )
+        elif param.kind is ParamKind.POSITIONAL_ONLY:
+            if has_varkw:
+                continue  # it lands in **kwargs instead
+            problems.append(
+                Problem(
+                    "positional-only-by-keyword",
+                    arg.name,
+                    f"{callee}() got positional-only argument '{arg.name}' passed as keyword",
+                    arg_line=arg.site.line,
+                )
+            )
+        else:
+            if arg.name in filled and not shape.has_star:
+                problems.append(
+                    Problem("duplicate-argument", arg.name, f"{callee}() got multiple values for argument '{arg.name}'", arg_line=arg.site.line)
+                )
+            filled.add(arg.name)
+
+    uncertain = None
+    if shape.has_star or shape.has_starstar:
+        uncertain = "the call unpacks *args/**kwargs, so which parameters it fills cannot be known statically"
+    else:
+        for p in params:
+            if p.required and p.name not in filled:
+                kind = "keyword-only argument" if p.kind is ParamKind.KEYWORD_ONLY else "argument"
+                problems.append(Problem("missing-required", p.name, f"{callee}() missing required {kind}: '{p.name}'"))
+    return Binding(tuple(problems), uncertain)
+
+
+def bind_any(signatures: tuple[Signature, ...], fallback: Signature | None, shape: CallShape, callee: str) -> Binding:
+    """Overloads: fine if the call fits any; otherwise judge by the runtime implementation."""
+    results = [bind(s, shape, callee) for s in signatures]
+    clean = [r for r in results if not _errors(r)]
+    if clean:
+        return clean[0]
+    if fallback is not None:
+        runtime = bind(fallback, shape, callee)
+        if not _errors(runtime):
+            return runtime
+        return runtime
+    return min(results, key=lambda r: len(r.problems)) if results else Binding(())
+
+
+def _errors(binding: Binding) -> bool:
+    return any(p.severity == "error" for p in binding.problems)

@@ -1,0 +1,258 @@
+"""Walk each use's chain against the provider: attributes must exist, calls must bind."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from apiaudit.checks.binding import bind_any
+from apiaudit.checks.context import CheckContext
+from apiaudit.consumer.model import ConsumerFile, Step, Use
+from apiaudit.findings import Finding, Severity
+from apiaudit.provider.model import Found, Missing, Symbol, SymbolKind, Unknown
+
+
+@dataclass(frozen=True)
+class SymbolValue:
+    """A provider object itself; `via` says how it was reached (for method binding)."""
+
+    symbol: Symbol
+    via: str = "module"  # "module" | "class" | "instance"
+    owner: str | None = None  # the class it was looked up on (for attribute types)
+
+
+@dataclass(frozen=True)
+class InstanceValue:
+    classes: tuple[str, ...]  # an instance of one of these provider classes
+    own: frozenset[str] = frozenset()  # consumer-side members (a subclass or mixin)
+    is_super: bool = False
+
+
+class _Stop(Exception):
+    pass
+
+
+def check_use(ctx: CheckContext, file: ConsumerFile, use: Use) -> list[Finding]:
+    value = _root_value(ctx, use)
+    if value is None:
+        return []
+    findings: list[Finding] = []
+    steps = use.steps
+    for i, step in enumerate(steps):
+        rest_has_call = any(s.kind == "call" and s.check for s in steps[i:])
+        try:
+            value = _step(ctx, file, use, value, step, findings, rest_has_call)
+        except _Stop:
+            break
+        if value is None:
+            break
+    return findings
+
+
+def _root_value(ctx: CheckContext, use: Use):
+    root = use.root
+    if root.kind == "symbol":
+        res = ctx.index.resolve(root.name)
+        # A missing or unknowable import root is reported once, by the import check.
+        return SymbolValue(res.symbol) if isinstance(res, Found) and res.symbol.kind is not SymbolKind.EXTERNAL else None
+    if root.kind in ("self", "super"):
+        classes = ctx.provider_classes_of(root.name)
+        if not classes:
+            return None
+        own = frozenset() if root.kind == "super" else ctx.own_members(root.name)
+        return InstanceValue(classes, own, is_super=root.kind == "super")
+    if root.kind == "fself":
+        return _bound_function_self(ctx, root.name)
+    return None
+
+
+def _bound_function_self(ctx: CheckContext, function: str):
+    bindings = ctx.bound_functions.get(function)
+    if not bindings:
+        return None  # a plain function whose first parameter happens to be called self
+    classes: list[str] = []
+    for b in bindings:
+        if b.target is None:
+            return ("unknown-binding", function)
+        root, steps = b.target
+        value = _root_value(ctx, _pseudo_use(root, steps))
+        for step in steps:
+            if value is None:
+                break
+            value = _step(ctx, None, None, value, step, [], False)
+        if not isinstance(value, InstanceValue):
+            return ("unknown-binding", function)
+        classes.extend(value.classes)
+    return InstanceValue(tuple(dict.fromkeys(classes)))
+
+
+def _pseudo_use(root, steps) -> Use:
+    from apiaudit.consumer.model import Site
+
+    return Use(root, steps, Site(0, 0), "", "")
+
+
+def _cannot_judge(ctx, file, use, callee, reason) -> Finding:
+    return ctx.finding(
+        file, use.site, "cannot-judge", f"cannot judge `{use.text}`: {reason}", callee=callee, severity=Severity.INFO
+    )
+
+
+def _step(ctx: CheckContext, file, use, value, step: Step, findings: list, rest_has_call: bool):
+    report = file is not None and step.check
+    if isinstance(value, tuple) and value[0] == "unknown-binding":
+        if report and step.kind == "attr":
+            findings.append(
+                _cannot_judge(
+                    ctx, file, use, None, f"`{value[1].rsplit('.', 1)[-1]}` is bound with types.MethodType to an object whose type cannot be known"
+                )
+            )
+        raise _Stop
+    if step.kind == "attr":
+        return _attr(ctx, file, use, value, step, findings, report, rest_has_call)
+    if step.kind == "call":
+        return _call(ctx, file, use, value, step, findings, report)
+    if step.kind == "instance":
+        if isinstance(value, SymbolValue) and value.symbol.kind is SymbolKind.CLASS:
+            return InstanceValue((value.symbol.path,))
+        return None
+    if step.kind == "dynamic":
+        if report:
+            findings.append(_cannot_judge(ctx, file, use, getattr(getattr(value, "symbol", None), "path", None), "the attribute name is computed at run time"))
+        raise _Stop
+    return None  # subscripts and anything else: the result's type is not tracked
+
+
+def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
+    name = step.name
+    if isinstance(value, SymbolValue):
+        sym = value.symbol
+        if sym.kind is SymbolKind.MODULE:
+            res = ctx.index.resolve(f"{sym.path}.{name}")
+            via = "module"
+        elif sym.kind is SymbolKind.CLASS:
+            res = ctx.index.class_member(sym.path, name, instance=False)
+            via = "class"
+        elif sym.kind is SymbolKind.ATTRIBUTE:
+            typ = ctx.index.attribute_type(value.owner, sym.name) if value.owner else ctx.index.module_attribute_type(sym.path)
+            return _attr(ctx, file, use, InstanceValue((typ.path,)), step, findings, report, rest_has_call) if typ else None
+        else:
+            return None
+        return _resolved(ctx, file, use, res, via, sym.path, name, findings, report, rest_has_call, owner=sym.path if via == "class" else None)
+    if isinstance(value, InstanceValue):
+        if name in value.own:
+            return None  # the consumer's own member
+        results = [(c, ctx.index.class_member(c, name, instance=True)) for c in value.classes]
+        for cls, res in results:
+            if isinstance(res, Found):
+                return _member_value(ctx, res.symbol, "instance", cls)
+        unknown = [res for _, res in results if isinstance(res, Unknown)]
+        if unknown:
+            if report and rest_has_call:
+                findings.append(_cannot_judge(ctx, file, use, f"{value.classes[0]}.{name}", unknown[0].reason))
+            raise _Stop
+        if report:
+            owners = " or ".join(value.classes)
+            missing: Missing = results[0][1]
+            findings.append(
+                ctx.finding(
+                    file,
+                    use.site,
+                    "attribute-missing",
+                    f"'{_short(owners)}' object has no attribute '{name}'",
+                    callee=f"{value.classes[0]}.{name}",
+                    provider_location=missing.owner.location if missing.owner else None,
+                    details=(("attribute", name), ("owner", value.classes[0])),
+                )
+            )
+        raise _Stop
+    return None
+
+
+def _resolved(ctx, file, use, res, via, owner_path, name, findings, report, rest_has_call, owner=None):
+    if isinstance(res, Found):
+        return _member_value(ctx, res.symbol, via, owner)
+    if isinstance(res, Unknown):
+        if report and rest_has_call:
+            findings.append(_cannot_judge(ctx, file, use, res.path, res.reason))
+        raise _Stop
+    if report:
+        moved = ", ".join(res.moved_to)
+        message = f"'{owner_path}' has no attribute '{name}'" + (f"; it is defined in {moved}" if moved else "")
+        findings.append(
+            ctx.finding(
+                file,
+                use.site,
+                "attribute-missing",
+                message,
+                callee=f"{owner_path}.{name}",
+                provider_location=res.owner.location if res.owner else None,
+                advice=f"Use `{res.moved_to[0]}` instead." if res.moved_to else None,
+                details=(("attribute", name), ("owner", owner_path)) + ((("moved_to", res.moved_to[0]),) if res.moved_to else ()),
+            )
+        )
+    raise _Stop
+
+
+def _member_value(ctx, symbol: Symbol, via: str, owner: str | None):
+    if symbol.kind is SymbolKind.EXTERNAL:
+        return None
+    if symbol.kind is SymbolKind.ATTRIBUTE and owner is not None:
+        typ = ctx.index.attribute_type(owner, symbol.name)
+        return InstanceValue((typ.path,)) if typ else SymbolValue(symbol, via, owner)
+    return SymbolValue(symbol, via, owner)
+
+
+def _call(ctx, file, use, value, step, findings, report):
+    if isinstance(value, InstanceValue):
+        return None  # calling an instance (__call__): not tracked
+    if not isinstance(value, SymbolValue):
+        return None
+    sym = value.symbol
+    if sym.kind is SymbolKind.MODULE:
+        return None
+    if sym.path.endswith(".__init__") and value.via == "instance":
+        # super().__init__(...) / self.__init__: the class's constructor signature, self bound.
+        info = ctx.index.call(sym.path.rsplit(".", 1)[0], via="module")
+    else:
+        info = ctx.index.call(sym.path, via=value.via)
+    if step.call is None or not report:
+        return InstanceValue((info.returns.path,)) if info.returns else None
+    ctx.calls_checked += 1
+    if info.unknown:
+        findings.append(_cannot_judge(ctx, file, use, info.callee.path, info.unknown))
+        return InstanceValue((info.returns.path,)) if info.returns else None
+    callee_name = info.callee.name
+    binding = bind_any(info.signatures, info.fallback, step.call, callee_name)
+    shown = info.fallback or info.signatures[0]
+    signature = shown.render(callee_name) + (f"  [{shown.origin}]" if not shown.origin.startswith("def ") else "")
+    for problem in binding.problems:
+        details = (("arg_line", str(problem.arg_line)),) if problem.arg_line else ()
+        if problem.rule == "too-many-positional":
+            names = [p.name for p in shown.params if p.kind.value in ("positional-only", "positional-or-keyword")]
+            details += (("positional_names", ",".join(names)), ("positional_given", str(step.call.positional)))
+        findings.append(
+            ctx.finding(
+                file,
+                use.site,
+                problem.rule,
+                problem.message,
+                callee=info.callee.path,
+                param=problem.param,
+                severity=Severity(problem.severity),
+                provider_location=shown.location or info.callee.location,
+                signature=signature,
+                details=details + (("annotation", _annotation(shown, problem.param)),) if problem.param and _annotation(shown, problem.param) else details,
+            )
+        )
+    if binding.uncertain and not any(p.severity == "error" for p in binding.problems):
+        findings.append(_cannot_judge(ctx, file, use, info.callee.path, binding.uncertain))
+    return InstanceValue((info.returns.path,)) if info.returns else None
+
+
+def _annotation(sig, param) -> str | None:
+    p = sig.param(param) if param else None
+    return p.annotation if p and p.annotation else None
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,113 @@
+"""What every check reads: the index, the consumer's files, rule data, and a finding builder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from apiaudit.consumer.model import ClassFacts, ConsumerFile, Site
+from apiaudit.findings import ENGINE_RULES, Finding, Severity
+from apiaudit.provider.index import ProviderIndex
+
+ADVICE = {
+    "unexpected-keyword": "Remove `{param}=` from the call, or pass it under the name the callee now uses.",
+    "missing-required": "Pass `{param}=...`: the callee now requires it.",
+    "too-many-positional": "Pass the surplus arguments by keyword, or drop the ones the callee no longer takes.",
+    "positional-only-by-keyword": "Pass `{param}` positionally.",
+    "duplicate-argument": "Pass `{param}` once, either positionally or by keyword.",
+    "attribute-missing": "Use the attribute's current name in the provider, or guard the access.",
+    "rpc-missing": "Define the method on the worker extension class, or call one the provider's worker has.",
+    "import-missing": "Remove the import, or pin the provider to a release that has it.",
+    "cannot-judge": "Check this call by hand, or make it statically visible (no splats, no dynamic names).",
+}
+
+
+@dataclass(frozen=True)
+class HostRules:
+    """Rule data the checks need: where string RPCs run, and which keywords inject classes where."""
+
+    rpc_hosts: dict = field(default_factory=dict)  # rpc method name -> tuple of provider class paths
+    injection_hosts: dict = field(default_factory=dict)  # keyword -> tuple of provider class paths
+
+
+class CheckContext:
+    def __init__(self, consumer: str, index: ProviderIndex, files: tuple[ConsumerFile, ...], hosts: HostRules):
+        self.consumer = consumer
+        self.index = index
+        self.files = files
+        self.hosts = hosts
+        self.classes: dict[str, ClassFacts] = {c.dotted: c for f in files for c in f.classes}
+        # consumer class -> provider classes it is mixed into, via injection keywords
+        self.injected: dict[str, set[str]] = {}
+        self.unknown_injection = False
+        for f in files:
+            for inj in f.injections:
+                if inj.target is None:
+                    self.unknown_injection = True
+                    continue
+                self.injected.setdefault(inj.target, set()).update(hosts.injection_hosts.get(inj.keyword, ()))
+        self.bound_functions: dict[str, list] = {}
+        for f in files:
+            for b in f.method_bindings:
+                self.bound_functions.setdefault(b.function, []).append(b)
+        self.calls_checked = 0
+
+    def own_members(self, dotted: str, seen: frozenset[str] = frozenset()) -> frozenset[str]:
+        facts = self.classes.get(dotted)
+        if facts is None or dotted in seen:
+            return frozenset()
+        members = set(facts.own_members)
+        for base in facts.consumer_bases:
+            members |= self.own_members(base, seen | {dotted})
+        return frozenset(members)
+
+    def provider_classes_of(self, dotted: str, seen: frozenset[str] = frozenset()) -> tuple[str, ...]:
+        """Provider classes a consumer class's instances are: its provider bases, or injection hosts."""
+        facts = self.classes.get(dotted)
+        if facts is None or dotted in seen:
+            return ()
+        out: list[str] = []
+        for base in facts.provider_bases:
+            res = self.index.resolve(base)
+            out.append(res.symbol.path if hasattr(res, "symbol") else base)
+        for base in facts.consumer_bases:
+            out.extend(self.provider_classes_of(base, seen | {dotted}))
+        out.extend(sorted(self.injected.get(dotted, ())))
+        return tuple(dict.fromkeys(out))
+
+    def finding(
+        self,
+        file: ConsumerFile,
+        site: Site,
+        rule: str,
+        message: str,
+        *,
+        callee: str | None = None,
+        param: str | None = None,
+        severity: Severity | None = None,
+        provider_location: str | None = None,
+        signature: str | None = None,
+        advice: str | None = None,
+        details: tuple[tuple[str, str], ...] = (),
+    ) -> Finding:
+        sev = severity or (ENGINE_RULES[rule].severity if rule in ENGINE_RULES else Severity.WARNING)
+        source = file.lines[site.line - 1].strip() if 0 < site.line <= len(file.lines) else None
+        if advice is None and rule in ADVICE:
+            advice = ADVICE[rule].format(param=param or "")
+        return Finding(
+            rule=rule,
+            severity=sev,
+            consumer=self.consumer,
+            path=file.path,
+            line=site.line,
+            column=site.column,
+            callee=callee,
+            param=param,
+            message=message,
+            provider_location=provider_location,
+            signature=signature,
+            source=source,
+            advice=advice,
+            end_line=site.end_line,
+            end_column=site.end_column,
+            details=details,
+        )

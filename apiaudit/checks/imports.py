@@ -1,0 +1,46 @@
+"""Every provider import must resolve: modules to modules, names to something."""
+
+from __future__ import annotations
+
+from apiaudit.checks.context import CheckContext
+from apiaudit.consumer.model import ConsumerFile, ImportUse
+from apiaudit.findings import Finding, Severity
+from apiaudit.provider.model import Found, Missing, SymbolKind
+
+
+def check_import(ctx: CheckContext, file: ConsumerFile, imp: ImportUse) -> list[Finding]:
+    module = ctx.index.resolve(imp.module)
+    if not (isinstance(module, Found) and module.symbol.kind is SymbolKind.MODULE):
+        if isinstance(module, Found) or isinstance(module, Missing):
+            moved = module.moved_to if isinstance(module, Missing) else ()
+            return [_missing(ctx, file, imp, imp.module, f"No module named '{imp.module}'", moved)]
+        return [_unknown(ctx, file, imp, imp.module, module.reason)]
+    if imp.name is None:
+        return []
+    target = f"{imp.module}.{imp.name}"
+    res = ctx.index.resolve(target)
+    if isinstance(res, Found):
+        return []
+    if isinstance(res, Missing):
+        return [_missing(ctx, file, imp, target, f"cannot import name '{imp.name}' from '{imp.module}'", res.moved_to)]
+    return [_unknown(ctx, file, imp, target, res.reason)]
+
+
+def _missing(ctx, file, imp: ImportUse, target: str, message: str, moved: tuple[str, ...]) -> Finding:
+    severity = Severity.WARNING if imp.guarded else Severity.ERROR
+    if imp.guarded:
+        message += f" (guarded by {imp.guarded}, so the run takes the fallback path)"
+    details: tuple[tuple[str, str], ...] = (("module", imp.module),) + ((("name", imp.name),) if imp.name else ())
+    advice = None
+    if moved:
+        new_module = moved[0].rsplit(".", 1)[0]
+        message += f"; '{moved[0].rsplit('.', 1)[-1]}' now lives in {', '.join(m.rsplit('.', 1)[0] for m in moved)}"
+        advice = f"Import it from `{new_module}`."
+        details += (("moved_to", new_module),) + tuple(("candidate", m) for m in moved)
+    if imp.guarded:
+        details += (("guarded", imp.guarded),)
+    return ctx.finding(file, imp.site, "import-missing", message, callee=target, severity=severity, advice=advice, details=details)
+
+
+def _unknown(ctx, file, imp: ImportUse, target: str, reason: str) -> Finding:
+    return ctx.finding(file, imp.site, "cannot-judge", f"cannot judge import of '{target}': {reason}", callee=target, severity=Severity.INFO)

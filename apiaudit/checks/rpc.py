@@ -1,0 +1,49 @@
+"""String RPCs (`collective_rpc("name")`) must name a method that exists where they run."""
+
+from __future__ import annotations
+
+from apiaudit.checks.context import CheckContext
+from apiaudit.consumer.model import ConsumerFile, RpcCall
+from apiaudit.findings import Finding, Severity
+from apiaudit.provider.model import Found, Unknown
+
+
+def check_rpc(ctx: CheckContext, file: ConsumerFile, call: RpcCall) -> list[Finding]:
+    hosts = ctx.hosts.rpc_hosts.get(call.method, ())
+    if not hosts:
+        return []
+    if call.name is None:
+        return [
+            ctx.finding(
+                file, call.site, "cannot-judge", f"cannot judge {call.method}(...): the method name is not a string literal", severity=Severity.INFO
+            )
+        ]
+    # Methods of consumer classes mixed into the hosts run there too.
+    for extension, targets in ctx.injected.items():
+        if set(targets) & set(hosts) and call.name in ctx.own_members(extension):
+            return []
+    unknown = None
+    for host in hosts:
+        res = ctx.index.class_member(host, call.name, instance=True)
+        if isinstance(res, Found):
+            return []
+        if isinstance(res, Unknown):
+            unknown = res
+    if unknown is not None or ctx.unknown_injection:
+        reason = unknown.reason if unknown else "a worker extension class is named by a non-literal value"
+        return [
+            ctx.finding(
+                file, call.site, "cannot-judge", f"cannot judge RPC '{call.name}': {reason}", callee=f"{hosts[0]}.{call.name}", severity=Severity.INFO
+            )
+        ]
+    where = " or ".join([hosts[0]] + sorted(ctx.injected))
+    return [
+        ctx.finding(
+            file,
+            call.site,
+            "rpc-missing",
+            f"{call.method}('{call.name}'): no method '{call.name}' on {where}",
+            callee=f"{hosts[0]}.{call.name}",
+            details=(("rpc", call.name),),
+        )
+    ]

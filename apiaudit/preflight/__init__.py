@@ -1,0 +1,69 @@
+"""The preflight gate: audit before an expensive run starts, and refuse to start on drift.
+
+`preflight(...)` returns the report when nothing blocks and raises `PreflightFailed`
+(whose message lists every blocking finding) otherwise; `apiaudit preflight` is the
+same gate for a shell job script (docs/preflight.md).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from apiaudit.findings import Report, Severity
+from apiaudit.preflight.gate import (
+    DEFAULT_SCRIPT_PROVIDER,
+    Layer,
+    PreflightFailed,
+    format_finding,
+    parse_severity,
+    plan_layers,
+    run_layers,
+    summary_line,
+    write_report,
+)
+
+__all__ = ["Layer", "PreflightFailed", "format_finding", "preflight", "run_gate", "summary_line"]
+
+
+def preflight(
+    consumers: Sequence[str] | None = None,
+    provider: str | None = None,
+    *,
+    fail_on: str | Severity = "error",
+    cache_dir: Path | None = None,
+    rules_dirs: Sequence[Path] = (),
+    report_path: Path | str | None = None,
+    script_provider: str = DEFAULT_SCRIPT_PROVIDER,
+    progress=None,
+) -> Report:
+    """Audit before a run: the report when clean, `PreflightFailed` when a finding blocks.
+
+    Consumers and provider are given as to `apiaudit.audit.scan`. Job scripts among the
+    consumers are checked against `script_provider` (the installed speculators) while
+    the installed stack is checked against scan's default provider, in one pass. Bad
+    input raises `apiaudit.errors.InputError`. With `report_path`, the full report is
+    written there (format from the suffix: .sarif, .txt/.md table, else JSON) either way.
+    """
+    threshold = parse_severity(fail_on)
+    layers = plan_layers(consumers, provider, script_provider=script_provider)
+    return run_gate(layers, fail_on=threshold, cache_dir=cache_dir, rules_dirs=rules_dirs,
+                report_path=report_path, progress=progress)
+
+
+def run_gate(
+    layers: Sequence[Layer],
+    *,
+    fail_on: Severity = Severity.ERROR,
+    cache_dir: Path | None = None,
+    rules_dirs: Sequence[Path] = (),
+    report_path: Path | str | None = None,
+    progress=None,
+) -> Report:
+    """Run the given scans as one gate (the runner builds its own layers)."""
+    report = run_layers(layers, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress)
+    if report_path is not None:
+        write_report(report, Path(report_path))
+    if report.blocking(fail_on):
+        raise PreflightFailed(report, fail_on)
+    return report

@@ -1,0 +1,183 @@
+"""The preflight gate: one or more scans before an expensive run, merged into one verdict.
+
+A job's code sits on two layers that drift apart independently: the user's job scripts
+call speculators, and speculators calls vLLM's internals. Preflight audits both in one
+pass: scripts given as consumers are checked against the installed speculators (the
+"script provider"), and the installed stack is checked as `scan` does by default.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Sequence
+
+from apiaudit.errors import InputError
+from apiaudit.findings import CodeOrigin, Finding, Report, Severity
+
+# The library job scripts are written against; it is a name, not engine knowledge of it.
+DEFAULT_SCRIPT_PROVIDER = "speculators"
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One scan of the gate: these consumers against this provider (None: scan's default)."""
+
+    consumers: tuple[str, ...] | None
+    provider: str | None
+    label: str
+
+
+class PreflightFailed(Exception):
+    """Raised by `preflight()` when a finding blocks the run; the message lists every one."""
+
+    def __init__(self, report: Report, fail_on: Severity) -> None:
+        self.report = report
+        self.fail_on = fail_on
+        self.blocking: tuple[Finding, ...] = report.blocking(fail_on)
+        lines = [f"preflight failed: {len(self.blocking)} blocking finding{_s(len(self.blocking))} "
+                 f"(fail on {fail_on.value} and above)"]
+        lines.extend(f"  {format_finding(f)}" for f in self.blocking)
+        super().__init__("\n".join(lines))
+
+
+def parse_severity(value: str | Severity) -> Severity:
+    if isinstance(value, Severity):
+        return value
+    try:
+        return Severity(str(value).lower())
+    except ValueError:
+        raise InputError(f"unknown severity {value!r} (choose from error, warning, info)") from None
+
+
+def is_job_script_spec(spec: str) -> bool:
+    """A consumer given as a .py file or a folder of loose scripts (no package of its own)."""
+    from apiaudit.sources.local import looks_like_path, resolve_path
+
+    if not looks_like_path(spec):
+        return False
+    tree = resolve_path(spec)
+    return bool(tree.scripts) and not tree.packages
+
+
+def plan_layers(
+    consumers: Sequence[str] | None,
+    provider: str | None,
+    *,
+    script_provider: str = DEFAULT_SCRIPT_PROVIDER,
+) -> list[Layer]:
+    """Which scans the gate runs.
+
+    With an explicit provider, one scan: every consumer against it. Otherwise job
+    scripts go against `script_provider`, and the installed stack (other consumers, or
+    scan's default consumers) against scan's default provider, so both layers are
+    checked in one pass.
+    """
+    given = [c for c in (consumers or ()) if c.strip()]
+    if provider is not None or not given:
+        return [Layer(tuple(given) or None, provider, "scan")]
+    scripts = [c for c in given if is_job_script_spec(c)]
+    others = [c for c in given if c not in scripts]
+    layers: list[Layer] = []
+    if scripts:
+        layers.append(Layer(tuple(scripts), script_provider, f"job scripts -> {script_provider}"))
+    layers.append(Layer(tuple(others) or None, None, "stack"))
+    return layers
+
+
+def run_layers(
+    layers: Sequence[Layer],
+    *,
+    cache_dir: Path | None = None,
+    rules_dirs: Sequence[Path] = (),
+    progress=None,
+) -> Report:
+    """Scan every layer and merge the reports (one layer: its report as is)."""
+    from apiaudit.audit import scan
+
+    started = time.monotonic()
+    reports = [
+        scan(
+            list(layer.consumers) if layer.consumers is not None else None,
+            layer.provider,
+            cache_dir=cache_dir,
+            rules_dirs=list(rules_dirs),
+            progress=progress,
+        )
+        for layer in layers
+    ]
+    if len(reports) == 1:
+        return reports[0]
+    return merge_reports(reports, duration_s=time.monotonic() - started)
+
+
+def merge_reports(reports: Sequence[Report], *, duration_s: float | None = None) -> Report:
+    """One report of several scans: every consumer and finding; the first scan's provider.
+
+    Each finding names its own callee and provider location, so nothing is lost; the
+    `layers` extra says which consumers were checked against which provider.
+    """
+    consumers: list[CodeOrigin] = []
+    for report in reports:
+        consumers.extend(c for c in report.consumers if c not in consumers)
+    findings = sorted({f for r in reports for f in r.findings}, key=lambda f: f.sort_key)
+    layers = "; ".join(
+        f"{'+'.join(c.name for c in r.consumers)} -> {_origin_label(r.provider)}" for r in reports
+    )
+    extras = dict(pair for r in reports for pair in r.extras)
+    extras["layers"] = layers
+    return replace(
+        reports[0],
+        consumers=tuple(consumers),
+        findings=tuple(findings),
+        files_scanned=sum(r.files_scanned for r in reports),
+        calls_checked=sum(r.calls_checked for r in reports),
+        duration_s=duration_s if duration_s is not None else sum(r.duration_s for r in reports),
+        extras=tuple(sorted(extras.items())),
+    )
+
+
+def write_report(report: Report, path: Path, fmt: str | None = None) -> None:
+    """Write the report to `path` in `fmt` (default: from the suffix, JSON otherwise)."""
+    from apiaudit.report import render
+
+    chosen = fmt or {".sarif": "sarif", ".txt": "table", ".md": "table"}.get(path.suffix.lower(), "json")
+    text = render(report, chosen)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write report {path}: {exc.strerror or exc}") from None
+
+
+def format_finding(finding: Finding) -> str:
+    """`consumer:path:line:col: severity rule: message` — one line a person or an editor can follow."""
+    where = f"{finding.path}:{finding.line}:{finding.column + 1}"
+    target = f" [{finding.callee}]" if finding.callee else ""
+    return f"{where}: {finding.severity.value} {finding.rule}: {finding.message}{target}"
+
+
+def summary_line(report: Report, fail_on: Severity) -> str:
+    """The one line preflight prints when clean (and after the findings when not)."""
+    blocking = len(report.blocking(fail_on))
+    verdict = "ok" if blocking == 0 else f"FAILED ({blocking} blocking)"
+    counts = (
+        f"{report.count(Severity.ERROR)} error{_s(report.count(Severity.ERROR))}, "
+        f"{report.count(Severity.WARNING)} warning{_s(report.count(Severity.WARNING))}, "
+        f"{report.cannot_judge} cannot-judge"
+    )
+    consumers = ", ".join(_origin_label(c) for c in report.consumers) or "default consumers"
+    scope = dict(report.extras).get("layers") or f"{consumers} -> {_origin_label(report.provider)}"
+    return (
+        f"preflight {verdict}: {counts}; {report.calls_checked} calls in {report.files_scanned} files "
+        f"({scope}) in {report.duration_s:.1f}s"
+    )
+
+
+def _origin_label(origin: CodeOrigin) -> str:
+    return f"{origin.name} {origin.version}" if origin.version else origin.name
+
+
+def _s(count: int) -> str:
+    return "" if count == 1 else "s"

@@ -1,0 +1,133 @@
+"""A Griffe extension recording the facts signature binding needs and Griffe does not keep.
+
+- per class: the names annotated in the class body, in order (dataclass-like fields), and
+  every `self.NAME` assigned in any method (Griffe only records those in `__init__`);
+- per function: the names and `extra=` literals its body uses (a dataclass_transform
+  decorator's runtime behaviour: pydantic or not, extras forbidden or not);
+- per module: a lazy `__getattr__` and the string map it serves (`{"Name": ".mod:Name"}`).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import griffe
+
+KEY = "apiaudit"
+
+
+def facts(obj: Any) -> dict:
+    return obj.extra.get(KEY, {}) if hasattr(obj, "extra") else {}
+
+
+class FactsExtension(griffe.Extension):
+    def on_class_instance(self, *, node: ast.AST, cls: griffe.Class, **kwargs: Any) -> None:
+        if not isinstance(node, ast.ClassDef):
+            return
+        body_fields: list[str] = []
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                body_fields.append(stmt.target.id)
+        assigned: set[str] = set()
+        dynamic = False
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.args.args:
+                me = stmt.args.args[0].arg
+                names, dyn = _self_assignments(stmt, me)
+                assigned |= names
+                dynamic = dynamic or dyn
+        slots: set[str] = set()
+        for stmt in node.body:
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in stmt.targets):
+                if isinstance(stmt.value, (ast.Tuple, ast.List, ast.Set)):
+                    slots |= {e.value for e in stmt.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+        cls.extra[KEY] = {
+            "body_fields": body_fields,
+            "self_assigned": sorted(assigned | slots),
+            "dynamic_attrs": dynamic,
+        }
+
+    def on_function_instance(self, *, node: ast.AST, func: griffe.Function, **kwargs: Any) -> None:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.decorator_list:
+            return
+        names: set[str] = set()
+        extra_literals: set[str] = set()
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name):
+                names.add(sub.id)
+            elif isinstance(sub, ast.keyword) and sub.arg == "extra":
+                if isinstance(sub.value, ast.Constant) and isinstance(sub.value.value, str):
+                    extra_literals.add(sub.value.value)
+        func.extra[KEY] = {"body_names": sorted(names), "extra_literals": sorted(extra_literals)}
+
+    def on_module_instance(self, *, node: ast.AST, mod: griffe.Module, **kwargs: Any) -> None:
+        if not isinstance(node, ast.Module):
+            return
+        getattr_defs = [n for n in _top_level(node.body) if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"]
+        if not getattr_defs:
+            return
+        used = {n.id for g in getattr_defs for n in ast.walk(g) if isinstance(n, ast.Name)}
+        lazy: dict[str, str] = {}
+        for stmt in _top_level(node.body):
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Dict):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                if not any(isinstance(t, ast.Name) and t.id in used for t in targets):
+                    continue
+                for k, v in zip(stmt.value.keys, stmt.value.values):
+                    if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                        if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                            lazy[k.value] = v.value
+        mod.extra[KEY] = {"has_getattr": True, "lazy_map": lazy}
+
+
+def _top_level(body: list[ast.stmt]):
+    """Module statements, looking inside if/else and try blocks (TYPE_CHECKING splits)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, ast.If):
+            yield from _top_level(stmt.body)
+            yield from _top_level(stmt.orelse)
+        elif isinstance(stmt, ast.Try):
+            yield from _top_level(stmt.body)
+            for h in stmt.handlers:
+                yield from _top_level(h.body)
+            yield from _top_level(stmt.orelse)
+
+
+def _self_assignments(func: ast.AST, me: str) -> tuple[set[str], bool]:
+    names: set[str] = set()
+    dynamic = False
+    for sub in ast.walk(func):
+        targets: list[ast.AST] = []
+        if isinstance(sub, ast.Assign):
+            targets = list(sub.targets)
+        elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
+            targets = [sub.target]
+        elif isinstance(sub, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+            targets = [sub.target] if isinstance(sub, (ast.For, ast.AsyncFor)) else [i.optional_vars for i in sub.items if i.optional_vars]
+        elif isinstance(sub, ast.NamedExpr):
+            targets = [sub.target]
+        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr":
+            if sub.args and isinstance(sub.args[0], ast.Name) and sub.args[0].id == me:
+                if len(sub.args) > 1 and isinstance(sub.args[1], ast.Constant) and isinstance(sub.args[1].value, str):
+                    names.add(sub.args[1].value)
+                else:
+                    dynamic = True
+        elif isinstance(sub, ast.Attribute) and sub.attr == "__dict__" and isinstance(sub.value, ast.Name) and sub.value.id == me:
+            dynamic = True
+        for t in targets:
+            for leaf in _flatten(t):
+                if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id == me:
+                    names.add(leaf.attr)
+    return names, dynamic
+
+
+def _flatten(target: ast.AST):
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for e in target.elts:
+            yield from _flatten(e)
+    elif isinstance(target, ast.Starred):
+        yield from _flatten(target.value)
+    else:
+        yield target

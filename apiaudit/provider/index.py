@@ -1,0 +1,458 @@
+"""The provider index: dotted names -> symbols, members, call signatures, result types.
+
+Every public query is memoised on plain values and answers with frozen values from
+`model.py`, so a warm run can answer from the cache without visiting a single module.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import griffe
+
+from apiaudit.provider import expressions as ex
+from apiaudit.provider import shapes
+from apiaudit.provider.facts import facts
+from apiaudit.provider.loader import ModuleLoader
+from apiaudit.provider.model import (
+    CallInfo,
+    Found,
+    Missing,
+    Param,
+    ParamKind,
+    Resolution,
+    Signature,
+    Symbol,
+    SymbolKind,
+    Unknown,
+)
+
+# External bases that add no constructor parameters and only these attributes.
+TRANSPARENT_BASES: dict[str, frozenset[str]] = {
+    "object": frozenset(),
+    "builtins.object": frozenset(),
+    "abc.ABC": frozenset(),
+    "typing.Generic": frozenset(),
+    "typing.Protocol": frozenset(),
+    "typing_extensions.Protocol": frozenset(),
+    "typing.NamedTuple": frozenset({"_replace", "_asdict", "_fields", "_field_defaults", "_make", "count", "index"}),
+    "typing_extensions.NamedTuple": frozenset({"_replace", "_asdict", "_fields", "_field_defaults", "_make", "count", "index"}),
+}
+# Externals whose __init__ the class shapes synthesize (their attributes stay unknown).
+SHAPED_BASES = frozenset({"pydantic.BaseModel", "pydantic.main.BaseModel"})
+SELF_TYPES = frozenset({"typing.Self", "typing_extensions.Self"})
+
+_GRIFFE_KIND = {
+    griffe.Kind.MODULE: SymbolKind.MODULE,
+    griffe.Kind.CLASS: SymbolKind.CLASS,
+    griffe.Kind.FUNCTION: SymbolKind.FUNCTION,
+    griffe.Kind.ATTRIBUTE: SymbolKind.ATTRIBUTE,
+}
+
+
+class ProviderIndex:
+    def __init__(self, root: Path, packages: tuple[str, ...]):
+        self.loader = ModuleLoader(root, packages)
+        self.memo: dict[tuple, Any] = {}
+        self._objects: dict[str, Any] = {}
+        self.warm = False  # answered from a cache entry
+
+    # ----------------------------------------------------------------- memo
+    def _cached(self, key: tuple, compute):
+        if key in self.memo:
+            return self.memo[key]
+        value = compute()
+        self.memo[key] = value
+        return value
+
+    # ------------------------------------------------------------- locating
+    def location(self, obj: Any) -> str | None:
+        try:
+            path = obj.filepath
+            if isinstance(path, list):
+                return None
+            rel = self.loader.relative(Path(path))
+            return f"{rel}:{obj.lineno}" if obj.lineno else rel
+        except Exception:  # noqa: BLE001
+            return None
+
+    def _symbol(self, obj: Any) -> Symbol:
+        return Symbol(path=obj.path, kind=_GRIFFE_KIND.get(obj.kind, SymbolKind.ATTRIBUTE), location=self.location(obj))
+
+    # ------------------------------------------------------------ resolving
+    def resolve(self, dotted: str) -> Resolution:
+        return self._cached(("resolve", dotted), lambda: self._resolve(dotted, ()))
+
+    def object_at(self, dotted: str) -> Any:
+        """The Griffe object behind a resolved path (for shape plug-ins); None when unknown."""
+        resolution = self.resolve(dotted)
+        if not isinstance(resolution, Found) or resolution.symbol.kind is SymbolKind.EXTERNAL:
+            return None
+        return self._objects.get(resolution.symbol.path) or self._find_object(resolution.symbol.path)
+
+    def _find_object(self, path: str) -> Any:
+        parts = path.split(".")
+        for i in range(len(parts), 0, -1):
+            module = self.loader.load(".".join(parts[:i]))
+            if module is None:
+                continue
+            obj: Any = module
+            for name in parts[i:]:
+                obj = obj.members.get(name) if hasattr(obj, "members") else None
+                if obj is None or obj.is_alias:
+                    return None
+            self._objects[path] = obj
+            return obj
+        return None
+
+    def _resolve(self, dotted: str, seen: tuple[str, ...]) -> Resolution:
+        if dotted in seen or len(seen) > 30:
+            return Unknown(dotted, "import cycle while following re-exports")
+        seen = seen + (dotted,)
+        if not self.loader.owns(dotted):
+            return Found(Symbol(dotted, SymbolKind.EXTERNAL))
+        parts = dotted.split(".")
+        # The longest prefix that is a module file; the rest are members.
+        for i in range(len(parts), 0, -1):
+            modname = ".".join(parts[:i])
+            module = self.loader.load(modname)
+            if module is not None:
+                break
+            if self.loader.is_package_dir(modname) and i == len(parts):
+                return Found(Symbol(modname, SymbolKind.MODULE, None))
+        else:
+            return Missing(dotted, None, self.loader.find_definitions(parts[-1]) if len(parts) > 1 else ())
+        if module is None:
+            return Missing(dotted, None)
+        if module.path == dotted:
+            if modname.count(".") < len(parts) - 1:
+                pass
+            self._objects[dotted] = module
+            return Found(self._symbol(module))
+        obj: Any = module
+        for name in parts[i:]:
+            res = self._member_of(obj, name, seen)
+            if not isinstance(res, Found):
+                if isinstance(res, Missing):
+                    moved = self.loader.find_definitions(name) if res.owner and res.owner.kind is SymbolKind.MODULE else ()
+                    return Missing(dotted, res.owner, tuple(m for m in moved if m != dotted))
+                return res
+            sym = res.symbol
+            if sym.kind is SymbolKind.EXTERNAL:
+                rest = parts[parts.index(name) + 1 :] if name in parts else []
+                return Found(Symbol(".".join([sym.path] + rest), SymbolKind.EXTERNAL))
+            obj = self._objects.get(sym.path) or self._find_object(sym.path)
+            if obj is None:
+                # A module reached through an alias: continue from it.
+                module = self.loader.load(sym.path)
+                if module is None:
+                    return Unknown(dotted, f"cannot read {sym.path}")
+                obj = module
+        return Found(self._symbol(obj))
+
+    def _member_of(self, obj: Any, name: str, seen: tuple[str, ...]) -> Resolution:
+        """`name` looked up on a module or class object (static, no MRO for modules)."""
+        if isinstance(obj, griffe.Module):
+            return self._module_member(obj, name, seen)
+        if isinstance(obj, griffe.Class):
+            return self.class_member(obj.path, name, instance=False)
+        return Unknown(f"{obj.path}.{name}", f"{obj.path} is not a module or class")
+
+    def _module_member(self, module: griffe.Module, name: str, seen: tuple[str, ...]) -> Resolution:
+        owner = self._symbol(module)
+        member = module.members.get(name)
+        if member is not None:
+            if member.is_alias:
+                target = member.target_path
+                if target == f"{module.path}.{name}":
+                    # `from . import sub` inside a package's __init__: the submodule itself.
+                    sub = self.loader.load(target)
+                    return Found(self._symbol(sub)) if sub is not None else Missing(target, owner)
+                return self._resolve(target, seen)
+            self._objects[member.path] = member
+            return Found(self._symbol(member))
+        submodule = self.loader.load(f"{module.path}.{name}")
+        if submodule is not None:
+            self._objects[submodule.path] = submodule
+            return Found(self._symbol(submodule))
+        if self.loader.is_package_dir(f"{module.path}.{name}"):
+            return Found(Symbol(f"{module.path}.{name}", SymbolKind.MODULE))
+        module_facts = facts(module)
+        lazy = module_facts.get("lazy_map", {})
+        if name in lazy:
+            target = _lazy_target(module, lazy[name])
+            if target:
+                return self._resolve(target, seen)
+        unknown: Unknown | None = None
+        for key, alias in module.members.items():
+            if "*" in key and alias.is_alias:
+                source = alias.target_path
+                if not self.loader.owns(source):
+                    unknown = Unknown(f"{module.path}.{name}", f"star import from {source}, outside the provider")
+                    continue
+                res = self._resolve(f"{source}.{name}", seen)
+                if isinstance(res, Found):
+                    return res
+                if isinstance(res, Unknown):
+                    unknown = res
+        if unknown is not None:
+            return unknown
+        if module_facts.get("has_getattr"):
+            return Unknown(f"{module.path}.{name}", f"{module.path} defines a module __getattr__")
+        return Missing(f"{module.path}.{name}", owner)
+
+    # ------------------------------------------------------------------ MRO
+    def mro(self, class_path: str) -> tuple[Any, ...]:
+        """Griffe classes for provider classes, dotted strings for external ones, '?' paths for unresolved."""
+        return self._cached(("mro-objects", class_path), lambda: tuple(self._mro(class_path, ())))
+
+    def _mro(self, class_path: str, stack: tuple[str, ...]) -> list[Any]:
+        cls = self.object_at(class_path)
+        if not isinstance(cls, griffe.Class) or class_path in stack:
+            return [class_path]
+        seqs: list[list[Any]] = []
+        for base in cls.bases:
+            base_path = ex.canonical(base)
+            if base_path is None:
+                seqs.append([f"?{base}"])
+                continue
+            res = self.resolve(base_path)
+            if isinstance(res, Found) and res.symbol.kind is SymbolKind.CLASS:
+                seqs.append(self._mro(res.symbol.path, stack + (class_path,)))
+            elif isinstance(res, Found) and res.symbol.kind is SymbolKind.EXTERNAL:
+                seqs.append([res.symbol.path])
+            else:
+                seqs.append([f"?{base_path}"])
+        return [cls] + _c3_merge(seqs + [[s[0] for s in seqs]] if seqs else [])
+
+    def mro_unknowns(self, class_path: str) -> list[str]:
+        """Bases along the MRO whose members the index cannot see."""
+        out = []
+        for k in self.mro(class_path):
+            if isinstance(k, str) and k not in TRANSPARENT_BASES:
+                out.append(k.lstrip("?"))
+        return out
+
+    # -------------------------------------------------------------- members
+    def class_member(self, class_path: str, name: str, *, instance: bool) -> Resolution:
+        return self._cached(("member", class_path, name, instance), lambda: self._class_member(class_path, name, instance))
+
+    def _class_member(self, class_path: str, name: str, instance: bool) -> Resolution:
+        mro = self.mro(class_path)
+        owner = self.resolve(class_path)
+        owner_sym = owner.symbol if isinstance(owner, Found) else None
+        for klass in mro:
+            if isinstance(klass, griffe.Class):
+                member = klass.members.get(name)
+                if member is not None:
+                    if member.is_alias:
+                        return self._resolve(member.target_path, ())
+                    self._objects[member.path] = member
+                    return Found(self._symbol(member))
+                if instance and name in facts(klass).get("self_assigned", []):
+                    return Found(Symbol(f"{klass.path}.{name}", SymbolKind.ATTRIBUTE, self.location(klass)))
+            elif klass in TRANSPARENT_BASES and name in TRANSPARENT_BASES[klass]:
+                return Found(Symbol(f"{klass}.{name}", SymbolKind.EXTERNAL))
+        if name.startswith("__") and name.endswith("__"):
+            return Found(Symbol(f"object.{name}", SymbolKind.EXTERNAL))
+        for klass in mro:
+            if isinstance(klass, griffe.Class):
+                if facts(klass).get("dynamic_attrs") or "__getattr__" in klass.members or "__getattribute__" in klass.members:
+                    return Unknown(f"{class_path}.{name}", f"{klass.path} computes attributes dynamically")
+        unknown = self.mro_unknowns(class_path)
+        if unknown:
+            return Unknown(f"{class_path}.{name}", f"base {unknown[0]} lies outside the provider")
+        return Missing(f"{class_path}.{name}", owner_sym)
+
+    # ---------------------------------------------------------------- calls
+    def call(self, path: str, *, via: str) -> CallInfo:
+        """How a call to `path` binds. `via`: 'module' (plain name), 'class' (Class.attr), 'instance' (obj.attr)."""
+        return self._cached(("call", path, via), lambda: self._call(path, via))
+
+    def _call(self, path: str, via: str) -> CallInfo:
+        res = self.resolve(path)
+        if not isinstance(res, Found):
+            sym = Symbol(path, SymbolKind.ATTRIBUTE)
+            return CallInfo(sym, (), unknown=getattr(res, "reason", "not found"))
+        sym = res.symbol
+        if sym.kind is SymbolKind.EXTERNAL:
+            return CallInfo(sym, (), unknown=f"{sym.path} lies outside the provider")
+        obj = self.object_at(sym.path)
+        if sym.kind is SymbolKind.CLASS:
+            return self._constructor(sym, obj)
+        if sym.kind is SymbolKind.FUNCTION and isinstance(obj, griffe.Function):
+            return self._function_call(sym, obj, via)
+        if sym.kind is SymbolKind.ATTRIBUTE and isinstance(obj, griffe.Attribute):
+            # `Alias = SomeClass` at module or class level: follow the assigned name.
+            target = ex.canonical(obj.value) if obj.value is not None and "property" not in obj.labels else None
+            if target and target != sym.path:
+                info = self.call(target, via="module")
+                return info
+        return CallInfo(sym, (), unknown=f"{sym.path} is not a function or class the index can bind")
+
+    def _function_call(self, sym: Symbol, func: griffe.Function, via: str) -> CallInfo:
+        drop = _drops_first(func, via)
+        impl = self._signature(func, drop)
+        overloads = tuple(self._signature(o, drop, origin="@overload") for o in (func.overloads or []))
+        returns = self.annotation_class(func.returns, func)
+        if overloads:
+            return CallInfo(sym, overloads, fallback=impl, returns=returns)
+        return CallInfo(sym, (impl,), returns=returns)
+
+    def _signature(self, func: griffe.Function, drop_first: bool, origin: str | None = None) -> Signature:
+        params = []
+        for i, p in enumerate(func.parameters):
+            if drop_first and i == 0 and p.kind in (griffe.ParameterKind.positional_only, griffe.ParameterKind.positional_or_keyword):
+                continue
+            kind = _PARAM_KIND[p.kind]
+            has_default = p.default is not None and kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)
+            params.append(Param(p.name, kind, has_default, ex.text(p.annotation), ex.text(p.default) if has_default else None))
+        return Signature(tuple(params), origin=origin or f"def {func.name}", location=self.location(func))
+
+    def _constructor(self, sym: Symbol, cls: Any) -> CallInfo:
+        if not isinstance(cls, griffe.Class):
+            return CallInfo(sym, (), unknown=f"cannot read class {sym.path}")
+        meta = ex.canonical(cls.keywords.get("metaclass")) if getattr(cls, "keywords", None) else None
+        if meta:
+            meta_obj = self.object_at(meta)
+            if meta_obj is None or (isinstance(meta_obj, griffe.Class) and "__call__" in meta_obj.members):
+                if not self._shape(cls):
+                    return CallInfo(sym, (), returns=sym, unknown=f"metaclass {meta} may change how {sym.name} is called")
+        for klass in self.mro(sym.path):
+            if isinstance(klass, str):
+                if klass in SHAPED_BASES:
+                    break
+                if klass in TRANSPARENT_BASES:
+                    continue
+                return CallInfo(sym, (), returns=sym, unknown=f"base {klass.lstrip('?')} lies outside the provider")
+            own_init = klass.members.get("__init__")
+            own_new = klass.members.get("__new__")
+            if isinstance(own_init, griffe.Function):
+                return CallInfo(sym, (self._signature(own_init, True),), returns=sym)
+            shape = self._shape(klass)
+            if shape is not None:
+                location = self.location(klass)
+                ctx = _ClassCtx(klass, list(self.mro(klass.path)), self)
+                return CallInfo(sym, (shapes.synthesize(shape, ctx, location),), returns=sym)
+            if isinstance(own_new, griffe.Function):
+                return CallInfo(sym, (self._signature(own_new, True),), returns=sym)
+        shape = self._shape(cls)
+        if shape is not None:
+            ctx = _ClassCtx(cls, list(self.mro(cls.path)), self)
+            return CallInfo(sym, (shapes.synthesize(shape, ctx, self.location(cls)),), returns=sym)
+        return CallInfo(sym, (Signature((), origin="object.__init__", location=self.location(cls)),), returns=sym)
+
+    def _shape(self, klass: griffe.Class):
+        return shapes.detect(_ClassCtx(klass, list(self.mro(klass.path)), self))
+
+    # ---------------------------------------------------------------- types
+    def attribute_type(self, class_path: str, name: str) -> Symbol | None:
+        """The provider class an attribute's annotation names (fields, properties), if exactly one."""
+        return self._cached(("attr-type", class_path, name), lambda: self._attribute_type(class_path, name))
+
+    def _attribute_type(self, class_path: str, name: str) -> Symbol | None:
+        for klass in self.mro(class_path):
+            if not isinstance(klass, griffe.Class):
+                continue
+            member = klass.members.get(name)
+            if member is None or member.is_alias:
+                continue
+            if isinstance(member, griffe.Attribute):
+                return self.annotation_class(member.annotation, klass)
+            if isinstance(member, griffe.Function) and "property" in member.labels:
+                return self.annotation_class(member.returns, klass)
+            return None
+        return None
+
+    def module_attribute_type(self, path: str) -> Symbol | None:
+        obj = self.object_at(path)
+        if isinstance(obj, griffe.Attribute):
+            return self.annotation_class(obj.annotation, obj.parent)
+        return None
+
+    def annotation_class(self, annotation: Any, context: Any) -> Symbol | None:
+        if annotation is None:
+            return None
+        members = [m for m in ex.union_members(annotation) if m is not None]
+        if len(members) != 1:
+            return None
+        path = ex.canonical(members[0])
+        if not path:
+            return None
+        if path in SELF_TYPES:
+            owner = context if isinstance(context, griffe.Class) else getattr(context, "parent", None)
+            return self._symbol(owner) if isinstance(owner, griffe.Class) else None
+        res = self.resolve(path)
+        if isinstance(res, Found) and res.symbol.kind is SymbolKind.CLASS:
+            return res.symbol
+        return None
+
+    def find_definitions(self, name: str) -> tuple[str, ...]:
+        return self._cached(("defs", name), lambda: self.loader.find_definitions(name))
+
+
+class _ClassCtx:
+    def __init__(self, cls: griffe.Class, mro: list, index: ProviderIndex):
+        self.cls = cls
+        self.mro = mro
+        self._index = index
+
+    def resolve_object(self, dotted: str) -> Any:
+        return self._index.object_at(dotted)
+
+
+_PARAM_KIND = {
+    griffe.ParameterKind.positional_only: ParamKind.POSITIONAL_ONLY,
+    griffe.ParameterKind.positional_or_keyword: ParamKind.POSITIONAL_OR_KEYWORD,
+    griffe.ParameterKind.var_positional: ParamKind.VAR_POSITIONAL,
+    griffe.ParameterKind.keyword_only: ParamKind.KEYWORD_ONLY,
+    griffe.ParameterKind.var_keyword: ParamKind.VAR_KEYWORD,
+}
+
+
+def _drops_first(func: griffe.Function, via: str) -> bool:
+    if not isinstance(func.parent, griffe.Class):
+        return False
+    if "staticmethod" in func.labels:
+        return False
+    if "classmethod" in func.labels:
+        return via in ("class", "instance")
+    if func.name == "__new__":
+        return True
+    return via == "instance"
+
+
+def _lazy_target(module: griffe.Module, spec: str) -> str | None:
+    """'.engine.arg_utils:EngineArgs' or 'pkg.mod.Name' -> an absolute dotted path."""
+    package = module.path if module.is_init_module else module.path.rsplit(".", 1)[0]
+    mod, _, attr = spec.partition(":")
+    if mod.startswith("."):
+        depth = len(mod) - len(mod.lstrip("."))
+        base = package.split(".")
+        base = base[: len(base) - (depth - 1)] if depth > 1 else base
+        mod = ".".join(base + ([mod.lstrip(".")] if mod.lstrip(".") else []))
+    if not attr:
+        return mod or None
+    return f"{mod}.{attr}"
+
+
+def _c3_merge(seqs: list[list[Any]]) -> list[Any]:
+    seqs = [list(s) for s in seqs if s]
+    out: list[Any] = []
+    while seqs:
+        for seq in seqs:
+            head = seq[0]
+            if not any(head in s[1:] for s in seqs):
+                break
+        else:
+            # Inconsistent hierarchy: fall back to depth-first order, still complete.
+            for s in seqs:
+                for item in s:
+                    if item not in out:
+                        out.append(item)
+            return out
+        out.append(head)
+        seqs = [[x for x in s if x is not head and x != head] if s and (s[0] is head or s[0] == head) else s for s in seqs]
+        seqs = [s for s in seqs if s]
+    return out

@@ -1,0 +1,123 @@
+"""Lazy, per-module loading of provider source with Griffe.
+
+Griffe's full package load reads every module of a large provider (seconds for vLLM);
+a consumer reaches a few dozen. `ModuleLoader` visits one file at a time, on demand,
+and never imports anything.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import logging
+from pathlib import Path
+
+import griffe
+
+from apiaudit.provider.facts import FactsExtension
+
+# Griffe warns about things it cannot follow in third-party code; that is our job to report.
+logging.getLogger("griffe").setLevel(logging.ERROR)
+
+
+class ModuleLoader:
+    """Finds and visits provider modules under `root` for the given top-level packages."""
+
+    def __init__(self, root: Path, packages: tuple[str, ...]):
+        self.root = root
+        self.packages = frozenset(packages)
+        self._modules: dict[str, griffe.Module | None] = {}
+        self._extensions = griffe.Extensions(FactsExtension())
+        self.touched: dict[str, str] = {}  # relative file -> sha256, for cache validation
+        self.parse_failures: dict[str, str] = {}
+        self._stubs: dict[str, griffe.Module] = {}
+
+    def owns(self, dotted: str) -> bool:
+        return dotted.split(".", 1)[0] in self.packages
+
+    def module_file(self, dotted: str) -> Path | None:
+        parts = dotted.split(".")
+        base = self.root.joinpath(*parts)
+        for candidate in (base / "__init__.pyi", base / "__init__.py", base.with_suffix(".pyi"), base.with_suffix(".py")):
+            if candidate.is_file():
+                return candidate
+        return None
+
+    def is_package_dir(self, dotted: str) -> bool:
+        """A namespace package (a directory without __init__.py) still imports."""
+        return self.root.joinpath(*dotted.split(".")).is_dir()
+
+    def relative(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def load(self, dotted: str) -> griffe.Module | None:
+        if dotted in self._modules:
+            return self._modules[dotted]
+        module = None
+        path = self.module_file(dotted)
+        if path is not None:
+            data = path.read_bytes()
+            self.touched[self.relative(path)] = hashlib.sha256(data).hexdigest()
+            code = data.decode("utf-8", errors="replace")
+            parent_name, _, name = dotted.rpartition(".")
+            try:
+                module = griffe.visit(
+                    name, path, code, extensions=self._extensions, parent=self._stub(parent_name) if parent_name else None
+                )
+            except (SyntaxError, ValueError, RecursionError) as exc:
+                # A provider file we cannot parse: treat as unknown, never crash.
+                self.parse_failures[dotted] = str(exc)
+                module = None
+        self._modules[dotted] = module
+        return module
+
+    def _stub(self, dotted: str) -> griffe.Module:
+        """A bare parent package, so Griffe resolves relative imports as Python does."""
+        if dotted not in self._stubs:
+            parent_name, _, name = dotted.rpartition(".")
+            parent = self._stub(parent_name) if parent_name else None
+            base = self.root.joinpath(*dotted.split("."))
+            self._stubs[dotted] = griffe.Module(name, filepath=base / "__init__.py", parent=parent)
+        return self._stubs[dotted]
+
+    def find_definitions(self, name: str, limit: int = 5) -> tuple[str, ...]:
+        """Where else does the provider define `name`? A cheap text scan, then a real parse."""
+        needles = (f"class {name}(", f"class {name}:", f"def {name}(", f"{name} = ", f"{name}: ")
+        found: list[str] = []
+        for pkg in sorted(self.packages):
+            base = self.root / pkg
+            files = sorted(base.rglob("*.py")) if base.is_dir() else []
+            for path in files:
+                try:
+                    text = path.read_text("utf-8", errors="replace")
+                except OSError:
+                    continue
+                if not any(n in text for n in needles):
+                    continue
+                try:
+                    tree = ast.parse(text)
+                except SyntaxError:
+                    continue
+                if _defines_at_top(tree, name):
+                    rel = path.relative_to(self.root).with_suffix("")
+                    parts = list(rel.parts)
+                    if parts[-1] == "__init__":
+                        parts.pop()
+                    found.append(".".join(parts + [name]))
+                    if len(found) >= limit:
+                        return tuple(found)
+        return tuple(found)
+
+
+def _defines_at_top(tree: ast.Module, name: str) -> bool:
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return True
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return True
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+            return True
+    return False

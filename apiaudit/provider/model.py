@@ -1,0 +1,132 @@
+"""What the provider index answers with: small frozen values, safe to cache."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class ParamKind(str, enum.Enum):
+    POSITIONAL_ONLY = "positional-only"
+    POSITIONAL_OR_KEYWORD = "positional-or-keyword"
+    VAR_POSITIONAL = "var-positional"
+    KEYWORD_ONLY = "keyword-only"
+    VAR_KEYWORD = "var-keyword"
+
+
+class Extra(str, enum.Enum):
+    """What a callee does with a keyword it has no parameter for (pydantic's `extra`)."""
+
+    FORBID = "forbid"  # TypeError / ValidationError: the plain-Python behaviour
+    IGNORE = "ignore"  # accepted and silently dropped
+    ALLOW = "allow"  # accepted and kept
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: ParamKind
+    has_default: bool = False
+    annotation: str | None = None
+    default: str | None = None
+
+    @property
+    def required(self) -> bool:
+        return not self.has_default and self.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)
+
+    def render(self) -> str:
+        prefix = {"var-positional": "*", "var-keyword": "**"}.get(self.kind.value, "")
+        text = prefix + self.name
+        if self.annotation:
+            text += f": {self.annotation}"
+        if self.has_default:
+            text += f" = {self.default}" if self.default is not None else " = ..."
+        return text
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A callable's parameters as a caller sees them (self/cls already dropped)."""
+
+    params: tuple[Param, ...]
+    origin: str  # "def __init__", "dataclass fields", "pydantic model fields", "@overload", ...
+    extra: Extra = Extra.FORBID
+    location: str | None = None  # "pkg/mod.py:12"
+
+    def render(self, name: str = "") -> str:
+        parts: list[str] = []
+        saw_kw_only_marker = False
+        for i, p in enumerate(self.params):
+            if p.kind is ParamKind.KEYWORD_ONLY and not saw_kw_only_marker:
+                if not any(q.kind is ParamKind.VAR_POSITIONAL for q in self.params[:i]):
+                    parts.append("*")
+                saw_kw_only_marker = True
+            parts.append(p.render())
+            if p.kind is ParamKind.POSITIONAL_ONLY and (
+                i + 1 == len(self.params) or self.params[i + 1].kind is not ParamKind.POSITIONAL_ONLY
+            ):
+                parts.append("/")
+        return f"{name}({', '.join(parts)})"
+
+    def param(self, name: str) -> Param | None:
+        for p in self.params:
+            if p.name == name:
+                return p
+        return None
+
+
+class SymbolKind(str, enum.Enum):
+    MODULE = "module"
+    CLASS = "class"
+    FUNCTION = "function"
+    ATTRIBUTE = "attribute"
+    EXTERNAL = "external"  # lives outside the provider: torch.nn.Module, builtins, ...
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A provider object, named by the dotted path where it is defined."""
+
+    path: str
+    kind: SymbolKind
+    location: str | None = None  # "pkg/mod.py:12" relative to the provider root
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit(".", 1)[-1]
+
+
+@dataclass(frozen=True)
+class Found:
+    symbol: Symbol
+
+
+@dataclass(frozen=True)
+class Missing:
+    """The name certainly does not exist. `owner` is the deepest object that does."""
+
+    path: str
+    owner: Symbol | None
+    moved_to: tuple[str, ...] = ()  # dotted paths elsewhere in the provider defining that name
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """The index cannot tell (dynamic module __getattr__, external base, ...)."""
+
+    path: str
+    reason: str
+
+
+Resolution = Found | Missing | Unknown
+
+
+@dataclass(frozen=True)
+class CallInfo:
+    """How a call to a symbol binds, and what it returns."""
+
+    callee: Symbol
+    signatures: tuple[Signature, ...]  # several for @overload: a call fitting any is fine
+    fallback: Signature | None = None  # the runtime implementation behind overloads
+    returns: Symbol | None = None  # a provider class when the result type is known
+    unknown: str | None = None  # why it cannot be bound (then signatures is empty)

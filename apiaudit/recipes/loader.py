@@ -1,0 +1,348 @@
+"""Load and validate rules/*.toml into a RuleBook.
+
+Every problem in a rule file is one InputError naming the file and the entry, e.g.
+``rules/vllm.toml: recipe 'x' [3]: unknown change 'foo'`` ([3] = the third [[recipe]] table).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from apiaudit.errors import InputError
+from apiaudit.findings import ENGINE_RULES, Severity
+from apiaudit.recipes.model import (
+    CHANGE_KINDS,
+    IN_SCOPE_PLACEHOLDER,
+    PATTERN_KINDS,
+    SUBSCRIPT_KINDS,
+    InjectionRule,
+    Pattern,
+    Recipe,
+    RpcRule,
+    RuleBook,
+)
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+_TOP_KEYS = {"provider", "recipe", "pattern", "rpc", "injection"}
+_PROVIDER_KEYS = {"name", "default_consumers"}
+_RECIPE_COMMON = {"id", "symbol", "versions", "change", "rationale"}
+_RECIPE_BY_CHANGE = {
+    "removed-parameter": ({"param"}, set()),
+    "added-parameter": ({"param", "value"}, {"imports"}),
+    "renamed-parameter": ({"old", "new"}, set()),
+    "moved-symbol": ({"module"}, {"new"}),
+    "renamed-attribute": ({"old", "new"}, set()),
+}
+_PATTERN_REQUIRED = {"id", "versions", "kind", "method", "message"}
+_PATTERN_OPTIONAL = {"severity", "advice", "then", "same_receiver", "when_keyword", "subscript", "min_args", "recipe"}
+_RPC_KEYS = ({"method", "hosts"}, {"name_arg", "name_keyword"})
+_INJECTION_KEYS = ({"keyword", "hosts"}, set())
+
+
+def bundled_rules_dir() -> Path:
+    """The rules shipped with apiaudit: apiaudit/_bundled_rules in a wheel, else <repo>/rules."""
+    package_dir = Path(__file__).resolve().parent.parent
+    bundled = package_dir / "_bundled_rules"
+    if bundled.is_dir():
+        return bundled
+    return package_dir.parent / "rules"
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+class _Entry:
+    """Where an entry sits, for error messages: ``file: recipe 'id' [3]``."""
+
+    def __init__(self, file: str, table: str, index: int, raw: Any):
+        self.file, self.table, self.index = file, table, index
+        self.id = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) else None
+
+    def error(self, problem: str) -> InputError:
+        name = f" '{self.id}'" if self.id else ""
+        return InputError(f"{self.file}: {self.table}{name} [{self.index}]: {problem}")
+
+
+def _check_keys(entry: _Entry, raw: dict, required: set[str], optional: set[str]) -> None:
+    unknown = sorted(set(raw) - required - optional)
+    if unknown:
+        raise entry.error(f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(repr(k) for k in unknown)}")
+    missing = sorted(required - set(raw))
+    if missing:
+        raise entry.error(f"missing key{'s' if len(missing) > 1 else ''} {', '.join(repr(k) for k in missing)}")
+
+
+def _string(entry: _Entry, raw: dict, key: str, pattern: re.Pattern | None = None, what: str = "") -> str | None:
+    if key not in raw:
+        return None
+    value = raw[key]
+    if not isinstance(value, str):
+        raise entry.error(f"'{key}' must be a string, not {type(value).__name__}")
+    if not value.strip():
+        raise entry.error(f"'{key}' is empty")
+    if pattern is not None and not pattern.match(value):
+        raise entry.error(f"'{key}' = {value!r} is not {what}")
+    return value
+
+
+def _string_list(entry: _Entry, raw: dict, key: str, pattern: re.Pattern | None = None, what: str = "") -> tuple[str, ...]:
+    if key not in raw:
+        return ()
+    value = raw[key]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise entry.error(f"'{key}' must be a list of strings")
+    for item in value:
+        if pattern is not None and not pattern.match(item):
+            raise entry.error(f"'{key}' item {item!r} is not {what}")
+    return tuple(value)
+
+
+def _specifier(entry: _Entry, raw: dict) -> str:
+    versions = raw.get("versions")
+    if not isinstance(versions, str):
+        raise entry.error(f"'versions' must be a string like \">=0.12.0\", not {type(versions).__name__}")
+    try:
+        SpecifierSet(versions)
+    except InvalidSpecifier:
+        raise entry.error(f"'versions' = {versions!r} is not a PEP 440 version specifier") from None
+    return versions
+
+
+def _check_value_expression(entry: _Entry, value: str) -> None:
+    filled = IN_SCOPE_PLACEHOLDER.sub(lambda m: f"__in_scope_{m.group(1)}", value)
+    if "{in_scope" in filled.replace(" ", ""):
+        raise entry.error(f"'value' = {value!r} has a malformed {{in_scope:NAME}} placeholder")
+    try:
+        ast.parse(filled, mode="eval")
+    except SyntaxError:
+        raise entry.error(f"'value' = {value!r} is not a Python expression") from None
+
+
+def _check_import(entry: _Entry, statement: str) -> None:
+    try:
+        tree = ast.parse(statement)
+    except SyntaxError:
+        tree = None
+    if tree is None or len(tree.body) != 1 or not isinstance(tree.body[0], (ast.Import, ast.ImportFrom)):
+        raise entry.error(f"'imports' item {statement!r} is not one import statement (\"from x import y\")")
+
+
+def _recipe(entry: _Entry, raw: dict, source: str) -> Recipe:
+    if "change" in raw and raw["change"] not in CHANGE_KINDS:
+        change = raw["change"]
+        raise entry.error(f"unknown change {change!r} (expected one of: {', '.join(CHANGE_KINDS)})")
+    change = raw.get("change")
+    required, optional = _RECIPE_BY_CHANGE.get(change, (set(), set()))
+    _check_keys(entry, raw, _RECIPE_COMMON | required, optional)
+    recipe_id = _string(entry, raw, "id", _ID, "a kebab-case id")
+    symbol = _string(entry, raw, "symbol", _DOTTED, "a dotted path")
+    versions = _specifier(entry, raw)
+    rationale = _string(entry, raw, "rationale")
+    param = _string(entry, raw, "param", _IDENT, "an identifier")
+    value = _string(entry, raw, "value")
+    if value is not None:
+        _check_value_expression(entry, value)
+    imports = _string_list(entry, raw, "imports")
+    for statement in imports:
+        _check_import(entry, statement)
+    old = _string(entry, raw, "old", _IDENT, "an identifier")
+    new = _string(entry, raw, "new", _IDENT, "an identifier")
+    module = _string(entry, raw, "module", _DOTTED, "a dotted module path")
+    return Recipe(
+        id=recipe_id, symbol=symbol, versions=versions, change=change, rationale=rationale,
+        param=param, value=value, imports=imports, old=old, new=new, module=module, source=source,
+    )  # fmt: skip
+
+
+def _pattern(entry: _Entry, raw: dict, source: str) -> Pattern:
+    _check_keys(entry, raw, _PATTERN_REQUIRED, _PATTERN_OPTIONAL)
+    kind = raw["kind"]
+    if kind not in PATTERN_KINDS:
+        raise entry.error(f"unknown kind {kind!r} (expected one of: {', '.join(PATTERN_KINDS)})")
+    severity_text = raw.get("severity", "warning")
+    try:
+        severity = Severity(severity_text)
+    except ValueError:
+        raise entry.error(f"unknown severity {severity_text!r} (expected error, warning or info)") from None
+    then = _string(entry, raw, "then", _IDENT, "a method name")
+    if kind == "call-not-followed-by" and then is None:
+        raise entry.error("kind 'call-not-followed-by' needs 'then' (the method that must follow)")
+    if kind != "call-not-followed-by" and then is not None:
+        raise entry.error(f"'then' only applies to kind 'call-not-followed-by', not {kind!r}")
+    same_receiver = raw.get("same_receiver", True)
+    if not isinstance(same_receiver, bool):
+        raise entry.error("'same_receiver' must be true or false")
+    subscript = raw.get("subscript", "any")
+    if subscript not in SUBSCRIPT_KINDS:
+        raise entry.error(f"unknown subscript {subscript!r} (expected one of: {', '.join(SUBSCRIPT_KINDS)})")
+    if "subscript" in raw and kind != "result-subscripted":
+        raise entry.error(f"'subscript' only applies to kind 'result-subscripted', not {kind!r}")
+    min_args = raw.get("min_args")
+    if min_args is not None and (not isinstance(min_args, int) or isinstance(min_args, bool) or min_args < 0):
+        raise entry.error("'min_args' must be a non-negative integer")
+    pattern_id = _string(entry, raw, "id", _ID, "a kebab-case id")
+    if pattern_id in ENGINE_RULES:
+        raise entry.error(f"id {pattern_id!r} is an engine rule id; a pattern needs its own")
+    return Pattern(
+        id=pattern_id, severity=severity, versions=_specifier(entry, raw), kind=kind,
+        method=_string(entry, raw, "method", _IDENT, "a method name"), message=_string(entry, raw, "message"),
+        advice=_string(entry, raw, "advice"), then=then, same_receiver=same_receiver,
+        when_keyword=_string(entry, raw, "when_keyword", _IDENT, "an identifier"), subscript=subscript,
+        min_args=min_args, recipe=_string(entry, raw, "recipe", _ID, "a kebab-case id"), source=source,
+    )  # fmt: skip
+
+
+def _hosts(entry: _Entry, raw: dict) -> tuple[str, ...]:
+    hosts = _string_list(entry, raw, "hosts", _DOTTED, "a dotted class path")
+    if not hosts:
+        raise entry.error("'hosts' is empty")
+    return hosts
+
+
+def _rpc(entry: _Entry, raw: dict, source: str) -> RpcRule:
+    _check_keys(entry, raw, *_RPC_KEYS)
+    name_arg = raw.get("name_arg")
+    if name_arg is not None and (not isinstance(name_arg, int) or isinstance(name_arg, bool) or name_arg < 0):
+        raise entry.error("'name_arg' must be a non-negative integer (the position of the method-name argument)")
+    name_keyword = _string(entry, raw, "name_keyword", _IDENT, "an identifier")
+    if name_arg is None and name_keyword is None:
+        raise entry.error("needs 'name_arg' or 'name_keyword' (where the RPC's method name is passed)")
+    return RpcRule(
+        method=_string(entry, raw, "method", _IDENT, "a method name"), hosts=_hosts(entry, raw),
+        name_arg=name_arg, name_keyword=name_keyword, source=source,
+    )  # fmt: skip
+
+
+def _injection(entry: _Entry, raw: dict, source: str) -> InjectionRule:
+    _check_keys(entry, raw, *_INJECTION_KEYS)
+    keyword = _string(entry, raw, "keyword", _IDENT, "an identifier")
+    return InjectionRule(keyword=keyword, hosts=_hosts(entry, raw), source=source)
+
+
+@dataclass(frozen=True)
+class RuleFile:
+    """One parsed and validated rule file."""
+
+    path: Path
+    provider: str
+    default_consumers: tuple[str, ...]
+    recipes: tuple[Recipe, ...]
+    patterns: tuple[Pattern, ...]
+    rpcs: tuple[RpcRule, ...]
+    injections: tuple[InjectionRule, ...]
+    digest: str
+
+
+def load_rule_file(path: Path) -> RuleFile:
+    """Parse and validate one rule file; any problem is an InputError naming the file and entry."""
+    shown = _display(path)
+    try:
+        data_bytes = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{shown}: cannot read rule file ({exc.strerror or exc})") from None
+    try:
+        data = tomllib.loads(data_bytes.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{shown}: not valid TOML ({exc})") from None
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        raise InputError(f"{shown}: unknown top-level key {', '.join(repr(k) for k in unknown)}")
+    provider_raw = data.get("provider")
+    if not isinstance(provider_raw, dict):
+        raise InputError(f"{shown}: needs a [provider] table with name = \"...\"")
+    provider_entry = _Entry(shown, "provider", 1, {})
+    _check_keys(provider_entry, provider_raw, {"name"}, _PROVIDER_KEYS - {"name"})
+    provider = _string(provider_entry, provider_raw, "name")
+    consumers = _string_list(provider_entry, provider_raw, "default_consumers")
+
+    def entries(table: str, build) -> tuple:
+        raw_list = data.get(table, [])
+        if not isinstance(raw_list, list):
+            raise InputError(f"{shown}: '{table}' must be an array of tables ([[{table}]])")
+        built = []
+        for index, raw in enumerate(raw_list, start=1):
+            entry = _Entry(shown, table, index, raw)
+            if not isinstance(raw, dict):
+                raise entry.error("must be a table")
+            built.append(build(entry, raw, shown))
+        return tuple(built)
+
+    return RuleFile(
+        path=path, provider=provider, default_consumers=consumers,
+        recipes=entries("recipe", _recipe), patterns=entries("pattern", _pattern),
+        rpcs=entries("rpc", _rpc), injections=entries("injection", _injection),
+        digest=hashlib.sha256(data_bytes).hexdigest(),
+    )  # fmt: skip
+
+
+def _rule_files(directory: Path) -> list[Path]:
+    if not directory.is_dir():
+        raise InputError(f"{_display(directory)}: rules directory does not exist")
+    return sorted(directory.glob("*.toml"))
+
+
+def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = True) -> RuleBook:
+    """Every rule for `provider` from the bundled rules and then `dirs` (``--rules DIR``).
+
+    Every file in those directories is validated, whatever its provider, so a broken
+    user file is reported even when it is not used. An id used twice (in one file or
+    across files, bundled ones included) is an error.
+    """
+    directories = ([bundled_rules_dir()] if include_bundled else []) + [Path(d) for d in dirs]
+    seen_ids: dict[str, str] = {}
+    files: list[RuleFile] = []
+    for directory in directories:
+        if include_bundled and directory == directories[0] and not directory.is_dir():
+            continue  # an installation without bundled rules still works with --rules
+        for path in _rule_files(directory):
+            rule_file = load_rule_file(path)
+            for table, items in (("recipe", rule_file.recipes), ("pattern", rule_file.patterns)):
+                for index, item in enumerate(items, start=1):
+                    if item.id in seen_ids:
+                        raise InputError(
+                            f"{_display(path)}: {table} '{item.id}' [{index}]: duplicate id (also in {seen_ids[item.id]})"
+                        )
+                    seen_ids[item.id] = _display(path)
+            files.append(rule_file)
+    mine = [f for f in files if f.provider == provider]
+    recipe_ids = {r.id for f in mine for r in f.recipes}
+    for rule_file in mine:
+        for index, pattern in enumerate(rule_file.patterns, start=1):
+            if pattern.recipe is not None and pattern.recipe not in recipe_ids:
+                raise InputError(
+                    f"{_display(rule_file.path)}: pattern '{pattern.id}' [{index}]: recipe '{pattern.recipe}' is not defined"
+                )
+    consumers: list[str] = []
+    for rule_file in mine:
+        consumers.extend(c for c in rule_file.default_consumers if c not in consumers)
+    fingerprint = hashlib.sha256("".join(f.digest for f in mine).encode()).hexdigest()[:12] if mine else ""
+    return RuleBook(
+        provider=provider,
+        default_consumers=tuple(consumers),
+        recipes=tuple(r for f in mine for r in f.recipes),
+        patterns=tuple(p for f in mine for p in f.patterns),
+        rpcs=tuple(r for f in mine for r in f.rpcs),
+        injections=tuple(i for f in mine for i in f.injections),
+        files=tuple(f.path for f in mine),
+        fingerprint=fingerprint,
+    )

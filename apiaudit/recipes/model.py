@@ -1,0 +1,157 @@
+"""Declarative provider knowledge loaded from rules/*.toml: frozen values, no behaviour beyond filtering.
+
+A `RuleBook` holds everything apiaudit knows about one provider that its signatures
+cannot tell: how to fix a mismatch (`Recipe`), drift that only shows in call
+patterns (`Pattern`), which calls are string RPCs (`RpcRule`), and which keywords
+inject consumer classes into provider classes (`InjectionRule`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from apiaudit.findings import RuleInfo, Severity
+
+CHANGE_KINDS = ("removed-parameter", "added-parameter", "renamed-parameter", "moved-symbol", "renamed-attribute")
+PATTERN_KINDS = ("call-not-followed-by", "result-subscripted", "method-called")
+SUBSCRIPT_KINDS = ("any", "int-literal")
+
+# `{in_scope:NAME}` inside a recipe value: "the value for NAME found in the call's scope"
+# (same search as for a missing parameter without a rule; see apiaudit.fixes.scope).
+IN_SCOPE_PLACEHOLDER = re.compile(r"\{in_scope:([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How one provider change is fixed at a call site.
+
+    `symbol` is the dotted path where the callee is defined (for moved-symbol: the
+    OLD import path). Change-specific fields that do not apply are None/empty.
+    """
+
+    id: str
+    symbol: str
+    versions: str
+    change: str
+    rationale: str
+    param: str | None = None  # removed-/added-parameter
+    value: str | None = None  # added-parameter: a Python expression, may hold {in_scope:NAME}
+    imports: tuple[str, ...] = ()  # added-parameter: statements the value needs
+    old: str | None = None  # renamed-parameter / renamed-attribute
+    new: str | None = None  # renamed-parameter / renamed-attribute / moved-symbol (new name, optional)
+    module: str | None = None  # moved-symbol: the module the symbol now lives in
+    source: str = ""  # "file.toml" it came from, for messages
+
+    @property
+    def scope_names(self) -> tuple[str, ...]:
+        """Names whose value must be found in the call's scope ({in_scope:NAME})."""
+        return tuple(IN_SCOPE_PLACEHOLDER.findall(self.value or ""))
+
+    def matches_symbol(self, callee: str | None) -> bool:
+        """True when `callee` (as a Finding reports it) is this recipe's symbol.
+
+        A class and its constructor are the same callee: ``pkg.Cls`` matches ``pkg.Cls.__init__``.
+        """
+        if not callee:
+            return False
+        strip = lambda s: s[: -len(".__init__")] if s.endswith(".__init__") else s  # noqa: E731
+        return strip(callee) == strip(self.symbol)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """Drift that signatures cannot show, found by matching calls in the consumer.
+
+    kinds (all matched inside one function body, receivers compared as source text):
+      call-not-followed-by: ``R.method(...)`` with no later ``R.then(...)`` (same receiver
+        unless `same_receiver` is false);
+      result-subscripted: the result of ``R.method(...)`` is subscripted, directly or
+        through the name it was assigned to (`subscript` = "int-literal" counts only ``[0]``-style);
+      method-called: any ``R.method(...)``.
+    `when_keyword` restricts the call to those passing that keyword; `min_args` to those
+    with at least that many positional arguments. `recipe` names a recipe that fixes it.
+    """
+
+    id: str
+    severity: Severity
+    versions: str
+    kind: str
+    method: str
+    message: str
+    advice: str | None = None
+    then: str | None = None
+    same_receiver: bool = True
+    when_keyword: str | None = None
+    subscript: str = "any"
+    min_args: int | None = None
+    recipe: str | None = None
+    source: str = ""
+
+    def rule_info(self) -> RuleInfo:
+        return RuleInfo(self.id, self.severity, self.message)
+
+
+@dataclass(frozen=True)
+class RpcRule:
+    """Calls of `method` name, as a string, a method that runs on each of `hosts`."""
+
+    method: str
+    hosts: tuple[str, ...]
+    name_arg: int | None = None
+    name_keyword: str | None = None
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class InjectionRule:
+    """A consumer class named (as a dotted string) by `keyword` is mixed into each of `hosts`."""
+
+    keyword: str
+    hosts: tuple[str, ...]
+    source: str = ""
+
+
+def _version_matches(versions: str, provider_version: str | None) -> bool:
+    if provider_version is None:
+        return True
+    try:
+        version = Version(provider_version)
+    except InvalidVersion:
+        return True  # a local path or an odd version string: we cannot tell, so every rule applies
+    return SpecifierSet(versions).contains(version, prereleases=True)
+
+
+@dataclass(frozen=True)
+class RuleBook:
+    provider: str
+    default_consumers: tuple[str, ...] = ()
+    recipes: tuple[Recipe, ...] = ()
+    patterns: tuple[Pattern, ...] = ()
+    rpcs: tuple[RpcRule, ...] = ()
+    injections: tuple[InjectionRule, ...] = ()
+    files: tuple[Path, ...] = ()
+    fingerprint: str = ""  # sha256 prefix over the rule files' bytes (Report.rules_version)
+
+    def applicable(self, provider_version: str | None) -> RuleBook:
+        """The recipes and patterns whose version range contains `provider_version`.
+
+        None or an unparsable version (a provider read from a local path) keeps all of them.
+        RPC and injection rules are not versioned and are always kept.
+        """
+        return replace(
+            self,
+            recipes=tuple(r for r in self.recipes if _version_matches(r.versions, provider_version)),
+            patterns=tuple(p for p in self.patterns if _version_matches(p.versions, provider_version)),
+        )
+
+    def recipe(self, recipe_id: str) -> Recipe | None:
+        return next((r for r in self.recipes if r.id == recipe_id), None)
+
+    def rule_infos(self) -> dict[str, RuleInfo]:
+        """Rule ids this book adds to the engine's (one per pattern)."""
+        return {p.id: p.rule_info() for p in self.patterns}

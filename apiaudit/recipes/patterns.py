@@ -1,0 +1,185 @@
+"""Match [[pattern]] rules against consumer source: drift that signatures cannot show.
+
+Receivers are compared as source text (``self.executor``) within one function body;
+nothing is imported and no types are inferred, so a pattern only runs on files that
+import the provider (when `provider_package` is given) to keep false positives down.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Sequence
+
+from apiaudit.findings import Finding
+from apiaudit.recipes.model import Pattern
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _imports_package(tree: ast.Module, package: str) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            if any(a.name == package or a.name.startswith(package + ".") for a in node.names):
+                return True
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == package or node.module.startswith(package + "."):
+                return True
+    return False
+
+
+def _scope_nodes(body_owner: ast.AST) -> list[ast.AST]:
+    """Nodes of one function (or module) body in source order, not descending into nested scopes."""
+    found: list[ast.AST] = []
+    stack = list(reversed(list(ast.iter_child_nodes(body_owner))))
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if isinstance(node, _SCOPES):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    return found
+
+
+def _scopes(tree: ast.Module) -> Iterable[ast.AST]:
+    yield tree
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+
+
+def _method_call(node: ast.AST) -> tuple[str, str] | None:
+    """(receiver text, method name) for ``receiver.method(...)``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return ast.unparse(node.func.value), node.func.attr
+    return None
+
+
+def _is_int_literal(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool)
+
+
+def _call_qualifies(call: ast.Call, pattern: Pattern) -> bool:
+    if pattern.when_keyword is not None and not any(k.arg == pattern.when_keyword for k in call.keywords):
+        return False
+    if pattern.min_args is not None:
+        positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+        if len(positional) < pattern.min_args:
+            return False
+    return True
+
+
+def _after(node: ast.AST, anchor: ast.AST) -> bool:
+    return (node.lineno, node.col_offset) > (anchor.end_lineno, anchor.end_col_offset)
+
+
+def _subscript_ok(subscript: ast.Subscript, pattern: Pattern) -> bool:
+    return pattern.subscript == "any" or _is_int_literal(subscript.slice)
+
+
+def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[ast.Call]:
+    calls = [(n, _method_call(n)) for n in nodes]
+    calls = [(n, rm) for n, rm in calls if rm is not None]
+    targets = [n for n, (_, method) in calls if method == pattern.method and _call_qualifies(n, pattern)]
+    if pattern.kind == "method-called":
+        return targets
+    if pattern.kind == "call-not-followed-by":
+        hits = []
+        for call in targets:
+            receiver = ast.unparse(call.func.value)
+            followed = any(
+                method == pattern.then and (not pattern.same_receiver or other_receiver == receiver) and _after(n, call)
+                for n, (other_receiver, method) in calls
+            )
+            if not followed:
+                hits.append(call)
+        return hits
+    # result-subscripted: directly, or through the single name the result was bound to
+    parents: dict[int, ast.AST] = {}
+    for node in nodes:
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    hits = []
+    for call in targets:
+        parent = parents.get(id(call))
+        if isinstance(parent, ast.Subscript) and parent.value is call and _subscript_ok(parent, pattern):
+            hits.append(call)
+            continue
+        bound: str | None = None
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+            bound = parent.targets[0].id
+        elif isinstance(parent, (ast.AnnAssign, ast.NamedExpr)) and isinstance(parent.target, ast.Name):
+            bound = parent.target.id
+        if bound is None:
+            continue
+        for node in nodes:
+            if (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == bound
+                and isinstance(node.ctx, ast.Load)
+                and _after(node, call)
+                and _subscript_ok(node, pattern)
+            ):
+                hits.append(call)
+                break
+    return hits
+
+
+def _char_column(line_text: str, byte_offset: int) -> int:
+    """ast gives UTF-8 byte offsets; findings carry character columns."""
+    return len(line_text.encode("utf-8")[:byte_offset].decode("utf-8", errors="replace"))
+
+
+def match_patterns(
+    source: str,
+    path: str,
+    patterns: Sequence[Pattern],
+    *,
+    consumer: str,
+    provider_package: str | None = None,
+) -> list[Finding]:
+    """Findings for every pattern that fires in one consumer file (`path` as Findings report it).
+
+    A file that does not parse yields nothing here (the engine reports parse errors).
+    With `provider_package`, a file that never imports it yields nothing.
+    """
+    if not patterns:
+        return []
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    if provider_package is not None and not _imports_package(tree, provider_package):
+        return []
+    lines = source.splitlines()
+    findings: list[Finding] = []
+    for scope in _scopes(tree):
+        nodes = _scope_nodes(scope)
+        for pattern in patterns:
+            for call in _matches_in_scope(nodes, pattern):
+                line_text = lines[call.lineno - 1] if call.lineno - 1 < len(lines) else ""
+                end_text = lines[call.end_lineno - 1] if call.end_lineno - 1 < len(lines) else ""
+                details = [("pattern", pattern.id), ("method", pattern.method)]
+                if pattern.recipe:
+                    details.append(("recipe", pattern.recipe))
+                findings.append(
+                    Finding(
+                        rule=pattern.id,
+                        severity=pattern.severity,
+                        consumer=consumer,
+                        path=path,
+                        line=call.lineno,
+                        column=_char_column(line_text, call.col_offset),
+                        callee=None,
+                        param=None,
+                        message=pattern.message,
+                        source=line_text.strip(),
+                        advice=pattern.advice,
+                        end_line=call.end_lineno,
+                        end_column=_char_column(end_text, call.end_col_offset),
+                        details=tuple(details),
+                    )
+                )
+    return sorted(findings, key=lambda f: f.sort_key)

@@ -1,0 +1,83 @@
+"""What every output format shares: its options, the findings it shows, the summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import metadata
+
+from apiaudit.findings import CodeOrigin, Finding, Report, Severity
+
+TOOL_NAME = "apiaudit"
+# Where SARIF consumers (code-scanning UIs) send a reader who wants to know the tool.
+INFORMATION_URI = "https://pypi.org/project/apiaudit/"
+CANNOT_JUDGE = "cannot-judge"
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    show_unresolved: bool = False
+    width: int | None = None
+    color: bool = False
+
+
+def tool_version() -> str:
+    """The running apiaudit's version; a source checkout that is not installed says so."""
+    try:
+        import apiaudit
+
+        version = getattr(apiaudit, "__version__", None)
+        if isinstance(version, str) and version:
+            return version
+    except ImportError:  # pragma: no cover - we are inside apiaudit
+        pass
+    try:
+        return metadata.version(TOOL_NAME)
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def sorted_findings(report: Report) -> list[Finding]:
+    return sorted(report.findings, key=lambda f: f.sort_key)
+
+
+def visible_findings(report: Report, show_unresolved: bool) -> list[Finding]:
+    """Findings a human-facing format lists: cannot-judge only when asked for."""
+    return [f for f in sorted_findings(report) if show_unresolved or f.rule != CANNOT_JUDGE]
+
+
+def severity_counts(report: Report) -> dict[str, int]:
+    """Counts per severity that leave cannot-judge out, so that the four numbers add up to all findings."""
+    counts = {s.value: 0 for s in Severity}
+    for f in report.findings:
+        if f.rule != CANNOT_JUDGE:
+            counts[f.severity.value] += 1
+    return counts
+
+
+def origin_label(origin: CodeOrigin) -> str:
+    return f"{origin.name} {origin.version}" if origin.version else f"{origin.name} ({origin.root})"
+
+
+def headline(report: Report) -> str:
+    consumers = ", ".join(origin_label(c) for c in report.consumers) or "(no consumer)"
+    line = f"{consumers} \u00d7 {origin_label(report.provider)}"
+    if report.rules_version:
+        line += f" (rules {report.rules_version})"
+    return line
+
+
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (plural or word + 's')}"
+
+
+def summary_line(report: Report, *, unresolved_listed: bool) -> str:
+    """`3 errors, 1 warning, 12 cannot judge (--show-unresolved to list) in 41 files, 0.42 s`."""
+    counts = severity_counts(report)
+    parts = [_plural(counts["error"], "error"), _plural(counts["warning"], "warning")]
+    if counts["info"]:
+        parts.append(f"{counts['info']} info")
+    cannot = f"{report.cannot_judge} cannot judge"
+    if report.cannot_judge and not unresolved_listed:
+        cannot += " (--show-unresolved to list)"
+    parts.append(cannot)
+    return f"{', '.join(parts)} in {_plural(report.files_scanned, 'file')}, {report.duration_s:.2f} s"

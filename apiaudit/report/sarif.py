@@ -1,0 +1,167 @@
+"""SARIF 2.1.0: one run, the rules that occur, one result per finding.
+
+Paths stay relative (uriBaseId) so a code-scanning upload can map them onto the
+checkout; originalUriBaseIds records where the audited trees lay on this machine.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from apiaudit.findings import ENGINE_RULES, Finding, Report, Severity
+from apiaudit.report.base import (
+    INFORMATION_URI,
+    TOOL_NAME,
+    RenderOptions,
+    tool_version,
+    visible_findings,
+)
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_VERSION = "2.1.0"
+CONSUMER_ROOT = "CONSUMERROOT"
+PROVIDER_ROOT = "PROVIDERROOT"
+LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def _dir_uri(root: str) -> str:
+    # SARIF requires a base URI that ends in a slash.
+    uri = Path(root).absolute().as_uri()
+    return uri if uri.endswith("/") else uri + "/"
+
+
+def _relative_uri(path: str) -> str:
+    return quote(path.replace("\\", "/"), safe="/")
+
+
+def _consumer_base_ids(report: Report) -> dict[str, str]:
+    """CONSUMERROOT for the first consumer, CONSUMERROOT2, 3, ... for the others."""
+    ids: dict[str, str] = {}
+    for i, consumer in enumerate(report.consumers):
+        ids.setdefault(consumer.name, CONSUMER_ROOT if i == 0 else f"{CONSUMER_ROOT}{i + 1}")
+    return ids
+
+
+def _rule_descriptors(findings: list[Finding]) -> list[dict[str, Any]]:
+    descriptors: dict[str, dict[str, Any]] = {}
+    for f in findings:
+        if f.rule in descriptors:
+            continue
+        known = ENGINE_RULES.get(f.rule)
+        # Recipe rules are not in ENGINE_RULES; their first finding's message describes them.
+        text = known.summary if known else f.message
+        severity = known.severity if known else f.severity
+        descriptors[f.rule] = {
+            "id": f.rule,
+            "shortDescription": {"text": text},
+            "defaultConfiguration": {"level": LEVELS[severity]},
+            "properties": {"origin": "engine" if known else "recipe"},
+        }
+    return [descriptors[rule] for rule in sorted(descriptors)]
+
+
+def _region(f: Finding) -> dict[str, Any] | None:
+    if f.line < 1:  # a whole-file finding (e.g. a file that did not parse at all)
+        return None
+    region: dict[str, Any] = {"startLine": f.line, "startColumn": max(f.column, 0) + 1}
+    if f.end_line is not None and f.end_line >= f.line:
+        region["endLine"] = f.end_line
+        if f.end_column is not None:
+            end_column = f.end_column + 1
+            if f.end_line > f.line or end_column >= region["startColumn"]:
+                region["endColumn"] = end_column
+    return region
+
+
+def _result(f: Finding, rule_index: dict[str, int], base_ids: dict[str, str]) -> dict[str, Any]:
+    physical: dict[str, Any] = {
+        "artifactLocation": {"uri": _relative_uri(f.path), "uriBaseId": base_ids.get(f.consumer, CONSUMER_ROOT)}
+    }
+    region = _region(f)
+    if region:
+        physical["region"] = region
+    text = f.message if not f.advice else f"{f.message} Fix: {f.advice}"
+    result: dict[str, Any] = {
+        "ruleId": f.rule,
+        "ruleIndex": rule_index[f.rule],
+        "level": LEVELS[f.severity],
+        "message": {"text": text},
+        "locations": [{"physicalLocation": physical}],
+    }
+    related = _provider_location(f)
+    if related:
+        result["relatedLocations"] = [related]
+    properties = {
+        key: value
+        for key, value in (
+            ("consumer", f.consumer),
+            ("callee", f.callee),
+            ("param", f.param),
+            ("signature", f.signature),
+            ("providerLocation", f.provider_location),
+            ("advice", f.advice),
+        )
+        if value is not None
+    }
+    if f.details:
+        properties["details"] = dict(f.details)
+    result["properties"] = properties
+    return result
+
+
+def _provider_location(f: Finding) -> dict[str, Any] | None:
+    """The callee's definition in the provider, when it exists and its line is known."""
+    if not f.provider_location:
+        return None
+    path, _, line = f.provider_location.rpartition(":")
+    if not path or not line.isdigit() or int(line) < 1:
+        return None
+    return {
+        "id": 0,
+        "physicalLocation": {
+            "artifactLocation": {"uri": _relative_uri(path), "uriBaseId": PROVIDER_ROOT},
+            "region": {"startLine": int(line)},
+        },
+        "message": {"text": f.signature or f.callee or "provider definition"},
+    }
+
+
+def report_to_sarif(report: Report, *, show_unresolved: bool = False) -> dict[str, Any]:
+    findings = visible_findings(report, show_unresolved)
+    rules = _rule_descriptors(findings)
+    rule_index = {r["id"]: i for i, r in enumerate(rules)}
+    base_ids = _consumer_base_ids(report)
+    original_uri_base_ids: dict[str, Any] = {}
+    for consumer in report.consumers:
+        original_uri_base_ids.setdefault(base_ids[consumer.name], {"uri": _dir_uri(consumer.root)})
+    original_uri_base_ids[PROVIDER_ROOT] = {"uri": _dir_uri(report.provider.root)}
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": TOOL_NAME,
+                "version": tool_version(),
+                "informationUri": INFORMATION_URI,
+                "rules": rules,
+            }
+        },
+        "originalUriBaseIds": original_uri_base_ids,
+        "results": [_result(f, rule_index, base_ids) for f in findings],
+        "properties": {
+            "consumers": [f"{c.name}=={c.version}" if c.version else c.name for c in report.consumers],
+            "provider": f"{report.provider.name}=={report.provider.version}"
+            if report.provider.version
+            else report.provider.name,
+            "cannotJudge": report.cannot_judge,
+            "filesScanned": report.files_scanned,
+            "callsChecked": report.calls_checked,
+        },
+    }
+    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    return json.dumps(report_to_sarif(report, show_unresolved=options.show_unresolved), indent=2, ensure_ascii=False) + "\n"
+

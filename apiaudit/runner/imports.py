@@ -1,0 +1,77 @@
+"""Importing the runner's heavy libraries: a clear message when the extra is missing, and overlays.
+
+Nothing here is imported by `scan`: torch, transformers and speculators live in the
+`runner` extra and are imported only when a stage runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+from apiaudit.errors import InputError
+
+RUNNER_MODULES = ("torch", "transformers", "datasets", "safetensors", "speculators")
+INSTALL_HINT = "install the runner extra: scripts/install-runner.sh (or pip install 'apiaudit[runner]')"
+
+
+def missing_runner_modules() -> list[str]:
+    """Top-level modules of the runner extra that cannot be found (without importing them)."""
+    return [name for name in RUNNER_MODULES if importlib.util.find_spec(name) is None]
+
+
+def require_runner_extra() -> None:
+    missing = missing_runner_modules()
+    if missing:
+        raise InputError(f"the runner needs {', '.join(missing)}: {INSTALL_HINT}")
+
+
+def activate_overlay(overlay: Path) -> Path:
+    """Make a patched copy of speculators (from `apiaudit fix --into DIR`) the one every stage imports.
+
+    Returns the overlay's speculators package directory. Child processes (torchrun) get it
+    through PYTHONPATH.
+    """
+    root = overlay.expanduser().resolve()
+    package = root / "speculators"
+    if not (package / "__init__.py").is_file():
+        raise InputError(f"--overlay {overlay}: no speculators package in it (expected {package}/__init__.py)")
+    loaded = sys.modules.get("speculators")
+    if loaded is not None and Path(loaded.__file__ or "").resolve().parent != package:
+        raise InputError(f"--overlay {overlay}: speculators was already imported from {loaded.__file__}")
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    importlib.invalidate_caches()
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
+    return package
+
+
+def speculators_package_dir() -> Path | None:
+    """Where `import speculators` would load from (found without importing it)."""
+    spec = importlib.util.find_spec("speculators")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))).resolve()
+
+
+def allow_data_generation_without_vllm() -> None:
+    """Let `speculators.data_generation.<submodule>` import on a machine without vLLM.
+
+    The package's `__init__` imports its vLLM hidden-state generator eagerly, so on a
+    machine without vLLM even its vLLM-free preprocessing module fails to import. The
+    hf backend needs only that preprocessing, so when vLLM is absent the package is
+    registered without running its `__init__`; its submodules then import as shipped.
+    """
+    name = "speculators.data_generation"
+    if name in sys.modules or importlib.util.find_spec("vllm") is not None:
+        return
+    parent = importlib.import_module("speculators")
+    spec = importlib.util.find_spec(name)
+    if spec is None:
+        raise InputError("the installed speculators has no data_generation package (the runner supports 0.3-0.4)")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    parent.data_generation = module

@@ -1,0 +1,45 @@
+"""Where code comes from: a path, an installed distribution, or a released wheel -> CodeTree.
+
+Nothing resolved here is ever imported: installed code is found from its metadata,
+released code is fetched as a wheel and only its .py files are extracted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from apiaudit.errors import InputError
+from apiaudit.sources.base import CodeTree, Reporter, SourceWarning
+from apiaudit.sources.cache import default_cache_dir
+from apiaudit.sources.installed import resolve_installed
+from apiaudit.sources.local import looks_like_path, resolve_path
+from apiaudit.sources.release import check_distribution_name, fetch_release, parse_release_spec
+from apiaudit.sources.release import release_versions as _release_versions
+
+__all__ = ["CodeTree", "Reporter", "SourceWarning", "default_cache_dir", "release_versions", "resolve"]
+
+
+def resolve(spec: str, *, cache_dir: Path | None = None, progress: Reporter | None = None) -> CodeTree:
+    """Resolve what to audit.
+
+    `spec` is a path (package dir, job script, or folder of both), `NAME==VERSION`
+    (a released wheel, cached under `cache_dir`), or a bare distribution NAME
+    installed in this Python.
+    """
+    spec = spec.strip()
+    if not spec:
+        raise InputError("empty source: give a path, NAME==VERSION, or an installed distribution NAME")
+    if looks_like_path(spec):
+        return resolve_path(spec)
+    if "==" in spec:
+        name, version = parse_release_spec(spec)
+        return fetch_release(name, version, cache_dir=cache_dir or default_cache_dir(), progress=progress)
+    if any(op in spec for op in ("<", ">", "!=", "~=", "=", "@", "[", " ")):
+        raise InputError(f"cannot audit {spec!r}: give a path, NAME==VERSION, or an installed distribution NAME")
+    check_distribution_name(spec)
+    return resolve_installed(spec)
+
+
+def release_versions(name: str, *, include_prereleases: bool = False) -> list[str]:
+    """Every version of NAME the package index offers, oldest first (pre-releases only when asked)."""
+    return _release_versions(name, include_prereleases=include_prereleases)

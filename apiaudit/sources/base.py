@@ -1,0 +1,68 @@
+"""The code an audit reads: where it lies, what it is called, which version it is."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from apiaudit.findings import CodeOrigin
+
+
+@dataclass(frozen=True)
+class CodeTree:
+    """A body of Python source to read (never import).
+
+    `root` is the directory that would be on sys.path: `root/<package>/...` for each
+    of `packages`. `scripts` are loose `.py` files (job scripts) under `root` that
+    belong to no package. A package tree has `packages` and no `scripts`; a folder
+    of scripts has `scripts` and may have no `packages`.
+    """
+
+    name: str
+    version: str | None
+    root: Path
+    packages: tuple[str, ...]
+    scripts: tuple[Path, ...] = ()
+    kind: str = "path"  # "installed" | "release" | "path"
+
+    def origin(self) -> CodeOrigin:
+        return CodeOrigin(name=self.name, version=self.version, root=str(self.root), kind=self.kind)
+
+    def python_files(self) -> list[Path]:
+        """Every .py file of the tree, packages first, sorted for stable output."""
+        files: list[Path] = []
+        for pkg in self.packages:
+            base = self.root / pkg
+            if base.is_dir():
+                files.extend(sorted(p for p in base.rglob("*.py") if "__pycache__" not in p.parts))
+            elif (self.root / f"{pkg}.py").is_file():
+                files.append(self.root / f"{pkg}.py")
+        files.extend(sorted(self.scripts))
+        return files
+
+
+@runtime_checkable
+class Reporter(Protocol):
+    """Anything that can show one line of progress for long work (fetching, extracting)."""
+
+    def step(self, message: str) -> None: ...
+
+
+def report_step(progress: Reporter | None, message: str) -> None:
+    """Tell `progress` about a step of long work; silent when there is no reporter."""
+    if progress is not None:
+        progress.step(message)
+
+
+def report_warning(progress: Reporter | None, message: str) -> None:
+    """Say something went wrong but was handled: through `progress` when given, else as a warning."""
+    if progress is not None:
+        progress.step(message)
+    else:
+        warnings.warn(message, SourceWarning, stacklevel=3)
+
+
+class SourceWarning(UserWarning):
+    """A recoverable problem while resolving code (e.g. a broken cache entry that was rebuilt)."""

@@ -1,0 +1,78 @@
+"""Code given as a path on disk: a package directory, a job script, or a folder of both."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from apiaudit.errors import InputError
+from apiaudit.sources.base import CodeTree
+
+# Folders that hold no code of the project itself (tool caches, virtual environments, VCS data).
+_SKIPPED_DIR_NAMES = frozenset({"__pycache__", "node_modules", "site-packages", "dist-packages"})
+
+
+def looks_like_path(spec: str) -> bool:
+    """A spec is a path when it exists, contains a path separator, or names a .py file."""
+    separators = {"/", os.sep} | ({os.altsep} if os.altsep else set())
+    if any(sep in spec for sep in separators) or spec.endswith(".py"):
+        return True
+    try:
+        return Path(spec).expanduser().exists()
+    except (OSError, ValueError):  # e.g. a name too long for the file system
+        return False
+
+
+def resolve_path(spec: str) -> CodeTree:
+    path = Path(spec).expanduser()
+    if not path.exists():
+        raise InputError(f"no such file or directory: {spec}")
+    path = path.resolve()
+
+    if path.is_file():
+        if path.suffix != ".py":
+            raise InputError(f"not a Python file or directory: {spec}")
+        return CodeTree(name=path.stem, version=None, root=path.parent, packages=(), scripts=(path,), kind="path")
+
+    if (path / "__init__.py").is_file():
+        return CodeTree(name=path.name, version=None, root=path.parent, packages=(path.name,), kind="path")
+
+    packages: list[str] = []
+    scripts: list[Path] = []
+    for entry in sorted(path.iterdir()):
+        if entry.is_file() and entry.suffix == ".py":
+            scripts.append(entry)
+        elif entry.is_dir() and not _is_skipped_dir(entry):
+            if (entry / "__init__.py").is_file():
+                packages.append(entry.name)
+            else:
+                scripts.extend(_python_files_below(entry))
+    if not packages and not scripts:
+        raise InputError(f"no Python files under {spec}")
+    return CodeTree(
+        name=path.name,
+        version=None,
+        root=path,
+        packages=tuple(packages),
+        scripts=tuple(sorted(scripts)),
+        kind="path",
+    )
+
+
+def _is_skipped_dir(directory: Path) -> bool:
+    # A nested virtual environment would drown the project in third-party code.
+    return (
+        directory.name.startswith(".")
+        or directory.name in _SKIPPED_DIR_NAMES
+        or (directory / "pyvenv.cfg").is_file()
+    )
+
+
+def _python_files_below(directory: Path) -> list[Path]:
+    """Every .py file under a folder that is not itself a package (symlinked folders are not followed)."""
+    found: list[Path] = []
+    for current, dirnames, filenames in os.walk(directory):
+        current_path = Path(current)
+        dirnames[:] = sorted(d for d in dirnames if not _is_skipped_dir(current_path / d))
+        found.extend(current_path / f for f in sorted(filenames) if f.endswith(".py"))
+    return found

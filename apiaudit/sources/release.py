@@ -1,0 +1,368 @@
+"""Released wheels from the package index: fetched with pip, reduced to their .py files, cached.
+
+Nothing downloaded is ever imported or executed: only `--only-binary=:all:` wheels are
+fetched (pip builds no sdist), and the wheel is read as a zip archive.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
+
+from apiaudit.errors import InputError
+from apiaudit.sources import cache
+from apiaudit.sources.base import CodeTree, Reporter, report_step, report_warning
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+_RELEASE_SPEC_RE = re.compile(r"^\s*(?P<name>[^=<>!~\s\[]+)\s*==\s*(?P<version>[^=\s]+)\s*$")
+
+# Only the .py files matter, so a wheel built for CPython 3.12 on linux x86_64 serves anywhere.
+LINUX_FALLBACK_ARGS = (
+    "--python-version", "3.12",
+    "--implementation", "cp",
+    "--platform", "manylinux_2_31_x86_64",
+    "--platform", "manylinux_2_28_x86_64",
+    "--platform", "manylinux_2_17_x86_64",
+    "--platform", "manylinux2014_x86_64",
+    "--platform", "manylinux1_x86_64",
+)  # fmt: skip
+
+_SOURCE_SUFFIXES = (".py", ".pyi")
+_KEPT_DIST_INFO_FILES = frozenset({"METADATA", "top_level.txt", "RECORD"})
+
+_NETWORK_FAILURE_RE = re.compile(
+    r"NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution"
+    r"|Name or service not known|nodename nor servname|getaddrinfo failed|Network is unreachable"
+    r"|Connection refused|ConnectTimeoutError|ReadTimeoutError|timed out|Max retries exceeded"
+    r"|ProxyError|SSLError|connection error|Connection broken",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class PipResult:
+    returncode: int
+    output: str  # stdout and stderr together
+
+
+def parse_release_spec(spec: str) -> tuple[str, str]:
+    """`NAME==VERSION` -> (NAME, VERSION); InputError for anything else."""
+    match = _RELEASE_SPEC_RE.match(spec)
+    if not match or not _NAME_RE.match(match["name"]):
+        raise InputError(f"not a release spec: {spec!r}; write NAME==VERSION (e.g. vllm==0.16.0)")
+    name, version = match["name"], match["version"]
+    try:
+        # Normalised ("v1.0" -> "1.0") so one release has one cache entry.
+        return name, str(Version(version))
+    except InvalidVersion:
+        raise InputError(f"not a valid version in {spec!r}: {version}") from None
+
+
+def check_distribution_name(name: str) -> None:
+    if not _NAME_RE.match(name):
+        raise InputError(f"not a valid distribution name: {name!r}")
+
+
+def _run_pip(args: list[str]) -> PipResult:
+    """Run this Python's pip with output captured (none of it reaches our stdout)."""
+    command = [sys.executable, "-m", "pip", *args]
+    try:
+        completed = subprocess.run(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            check=False,
+        )
+    except OSError as exc:
+        raise InputError(f"could not run pip ({sys.executable} -m pip): {exc}") from None
+    if completed.returncode != 0 and "No module named pip" in completed.stdout:
+        raise InputError(f"pip is not installed in this Python ({sys.executable}); it is needed to fetch releases")
+    return PipResult(completed.returncode, completed.stdout)
+
+
+def fetch_release(
+    name: str, version: str, *, cache_dir: Path, progress: Reporter | None = None
+) -> CodeTree:
+    """The cached .py tree of wheel NAME==VERSION, fetching and extracting it on first use."""
+    final = cache.entry_dir(cache_dir, name, version)
+    if final.exists():
+        marker, why = cache.read_valid_marker(final, name, version)
+        if marker is not None:
+            return _release_tree(name, version, final)
+        report_warning(progress, f"cache entry {final} is broken ({why}); fetching {name}=={version} again")
+        cache.remove_entry(final)
+
+    work = cache.new_partial_dir(cache_dir)
+    try:
+        report_step(progress, f"fetching {name}=={version} (first time only)")
+        wheel = _download_wheel(name, version, work / "download", progress)
+        built = work / "tree"
+        marker = _extract_wheel(wheel, built, name, version, progress)
+        (built / cache.MARKER_NAME).write_text(marker.to_json(), encoding="utf-8")
+        wheel.unlink()  # large wheels (vllm: ~500 MB) must not linger; the .py tree is all we read
+        cache.publish_entry(built, final, name, version)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return _release_tree(name, version, final)
+
+
+def _download_wheel(name: str, version: str, dest: Path, progress: Reporter | None) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    base_args = [
+        "download", "--no-deps", "--only-binary=:all:", "--no-cache-dir", "--progress-bar", "off",
+        "--retries", "2", "-vv", "-d", str(dest), f"{name}=={version}",
+    ]  # fmt: skip
+    first = _run_pip(base_args)
+    result = first
+    if first.returncode != 0 and _worth_retrying_for_linux(first.output):
+        report_step(
+            progress,
+            f"no {name}=={version} wheel for this Python/platform; "
+            "fetching the linux x86_64 CPython 3.12 one (only .py files are read)",
+        )
+        result = _run_pip(base_args + list(LINUX_FALLBACK_ARGS))
+    if result.returncode != 0:
+        raise _pip_failure(name, version, result.output, first.output)
+    wheels = sorted(dest.glob("*.whl"))
+    if len(wheels) != 1:
+        raise InputError(f"pip fetched no single wheel for {name}=={version} (got {len(wheels)})")
+    return wheels[0]
+
+
+def _worth_retrying_for_linux(output: str) -> bool:
+    if _index_unreachable(output) or _project_unknown(output):
+        return False
+    return "No matching distribution found" in output or "Could not find a version" in output
+
+
+def _versions_listed(output: str) -> list[str]:
+    """Versions from pip's "(from versions: a, b, c)" error line; [] for "none" or no such line."""
+    versions: list[str] = []
+    for listed in re.findall(r"\(from versions: ([^)]*)\)", output):
+        for item in listed.split(","):
+            item = item.strip()
+            if item and item != "none" and item not in versions:
+                versions.append(item)
+    return versions
+
+
+def _project_unknown(output: str) -> bool:
+    return bool(re.search(r"Could not fetch URL \S+: 404 ", output)) and not _versions_listed(output)
+
+
+def _index_unreachable(output: str) -> bool:
+    """Whether pip failed to talk to an index at all (as opposed to the index saying no)."""
+    evidence = re.findall(r"Could not fetch URL \S+: (.*)", output)
+    evidence += re.findall(r"Retrying \(Retry\(.*", output)
+    evidence += [line for line in output.splitlines() if line.startswith("ERROR:")]
+    return any(_NETWORK_FAILURE_RE.search(line) for line in evidence)
+
+
+def _newest(versions: list[str]) -> str | None:
+    parsed = []
+    for item in versions:
+        try:
+            parsed.append(Version(item))
+        except InvalidVersion:
+            continue
+    if not parsed:
+        return None
+    finals = [v for v in parsed if not v.is_prerelease and not v.is_devrelease]
+    return str(max(finals or parsed))
+
+
+def _version_skipped(output: str, name: str, version: str) -> bool:
+    """Whether pip saw files of NAME==VERSION but skipped them all (sdist only, or other platforms)."""
+    wanted_name, wanted_version = canonicalize_name(name), Version(version)
+    for url in re.findall(r"Skipping link: .*?: (\S+)", output):
+        filename = url.split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+        try:
+            if filename.endswith(".whl"):
+                file_name, file_version, _build, _tags = parse_wheel_filename(filename)
+            else:
+                file_name, file_version = parse_sdist_filename(filename)
+        except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+            continue
+        if file_name == wanted_name and file_version == wanted_version:
+            return True
+    return False
+
+
+def _pip_failure(name: str, version: str, output: str, first_output: str) -> InputError:
+    """Turn pip's failure output into one clear line."""
+    both = first_output + "\n" + output
+    listed = _versions_listed(both)
+    if not listed and _index_unreachable(both):
+        return InputError(f"could not reach the package index to fetch {name}=={version}")
+    if _project_unknown(both):
+        return InputError(f"no distribution named {name} on the package index")
+    if _version_skipped(both, name, version):
+        return InputError(
+            f"{name}=={version} has no wheel apiaudit can read (apiaudit reads wheels only and never builds an sdist)"
+        )
+    if listed and version not in listed and Version(version) not in {_safe_version(v) for v in listed}:
+        return InputError(f"{name} has no release {version}; newest is {_newest(listed)}")
+    if not listed:
+        return InputError(f"{name} publishes no wheel apiaudit can read on the package index")
+    errors = [line.strip() for line in output.splitlines() if line.startswith("ERROR:")]
+    detail = errors[-1][len("ERROR:"):].strip() if errors else "pip failed"
+    return InputError(f"could not fetch {name}=={version}: {detail}")
+
+
+def _safe_version(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def _member_target(member: str, dist_info_names: set[str]) -> str | None:
+    """Where a wheel member lands in the cache entry, or None to skip it.
+
+    Raises InputError for a member path that could escape the entry (absolute, `..`, drive).
+    """
+    if member.endswith("/"):
+        return None
+    if "\\" in member or "\0" in member or member.startswith("/") or re.match(r"^[A-Za-z]:", member):
+        raise InputError(f"refusing a wheel with an unsafe member path: {member!r}")
+    parts = PurePosixPath(member).parts
+    if any(part in ("..", ".", "") for part in parts):
+        raise InputError(f"refusing a wheel with an unsafe member path: {member!r}")
+    top = parts[0]
+    if top.endswith(".data"):
+        # purelib/platlib install into site-packages itself; scripts, headers and data do not.
+        if len(parts) > 2 and parts[1] in ("purelib", "platlib") and member.endswith(_SOURCE_SUFFIXES):
+            return "/".join(parts[2:])
+        return None
+    if top.endswith(".dist-info"):
+        if len(parts) == 2 and parts[1] in _KEPT_DIST_INFO_FILES and top in dist_info_names:
+            return member
+        return None
+    return member if member.endswith(_SOURCE_SUFFIXES) else None
+
+
+def _extract_wheel(wheel: Path, dest: Path, name: str, version: str, progress: Reporter | None) -> cache.Marker:
+    try:
+        archive = zipfile.ZipFile(wheel)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise InputError(f"the wheel fetched for {name}=={version} is not a readable zip archive: {exc}") from None
+    with archive:
+        infos = archive.infolist()
+        # Only the wheel's own dist-info (one top-level *.dist-info folder) is kept.
+        tops = {info.filename.split("/", 1)[0] for info in infos}
+        dist_info_names = {top for top in tops if top.endswith(".dist-info")}
+        planned = [(info, _member_target(info.filename, dist_info_names)) for info in infos]
+        planned = [(info, target) for info, target in planned if target is not None]
+        source_count = sum(1 for _, target in planned if target.endswith(_SOURCE_SUFFIXES))
+        report_step(progress, f"extracting {source_count} .py files")
+        dest.mkdir(parents=True)
+        root = dest.resolve()
+        for info, target in planned:
+            path = (dest / target).resolve()
+            if root not in path.parents:
+                raise InputError(f"refusing a wheel with an unsafe member path: {info.filename!r}")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with archive.open(info) as source, open(path, "wb") as sink:
+                shutil.copyfileobj(source, sink, 1 << 20)
+    files = cache.tree_files(dest)
+    return cache.Marker(
+        name=name,
+        version=version,
+        wheel=wheel.name,
+        wheel_sha256=_sha256(wheel),
+        file_count=len(files),
+        tree_digest=cache.tree_digest(dest, files),
+    )
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _release_tree(name: str, version: str, entry: Path) -> CodeTree:
+    return CodeTree(name=name, version=version, root=entry, packages=release_packages(entry), kind="release")
+
+
+def release_packages(entry: Path) -> tuple[str, ...]:
+    """Top-level import packages of an extracted wheel: top_level.txt, else folders/modules holding .py files."""
+    for top_level in sorted(entry.glob("*.dist-info/top_level.txt")):
+        names = [line.strip() for line in top_level.read_text(encoding="utf-8").splitlines()]
+        present = [n for n in dict.fromkeys(names) if n and _holds_python(entry, n)]
+        if present:
+            return tuple(present)
+    found = []
+    for child in sorted(entry.iterdir()):
+        if child.name.endswith((".dist-info", ".data")) or child.name.startswith("."):
+            continue
+        if child.is_dir() and _holds_python(entry, child.name):
+            found.append(child.name)
+        elif child.is_file() and child.suffix in _SOURCE_SUFFIXES and child.stem.isidentifier():
+            if child.stem not in found:
+                found.append(child.stem)
+    return tuple(found)
+
+
+def _holds_python(entry: Path, name: str) -> bool:
+    if "/" in name or "\\" in name or name in ("", ".", ".."):
+        return False
+    if (entry / f"{name}.py").is_file() or (entry / f"{name}.pyi").is_file():
+        return True
+    folder = entry / name
+    return folder.is_dir() and any(folder.rglob("*.py"))
+
+
+def release_versions(name: str, *, include_prereleases: bool = False) -> list[str]:
+    """Every version of NAME the package index offers, oldest first."""
+    check_distribution_name(name)
+    # Every version the index has, not just those this interpreter could install.
+    args = ["index", "versions", "-vv", "--retries", "2", "--ignore-requires-python", name]
+    if include_prereleases:
+        args.append("--pre")
+    result = _run_pip(args)
+    versions: list[str] = []
+    if result.returncode == 0:
+        match = re.search(r"^Available versions:\s*(.*)$", result.output, re.MULTILINE)
+        if match:
+            versions = [v.strip() for v in match[1].split(",") if v.strip()]
+    elif re.search(r"unknown command|no such option", result.output, re.IGNORECASE):
+        # Old pip without `pip index`: ask for a version no index can have and read the list pip prints.
+        with tempfile.TemporaryDirectory(prefix="apiaudit-probe-") as scratch:
+            probe = _run_pip(["download", "--no-deps", "--only-binary=:all:", "--no-cache-dir", "-vv",
+                              "--retries", "2", "-d", scratch, f"{name}==0+apiaudit.probe"])  # fmt: skip
+        result = PipResult(1, probe.output)
+        versions = _versions_listed(probe.output)
+        if not include_prereleases:
+            versions = [v for v in versions if (parsed := _safe_version(v)) is not None and not parsed.is_prerelease]
+    if not versions:
+        if _index_unreachable(result.output):
+            raise InputError(f"could not reach the package index to list the releases of {name}")
+        raise InputError(f"no distribution named {name} on the package index")
+    unique = {}
+    for item in versions:
+        parsed = _safe_version(item)
+        if parsed is not None:
+            unique.setdefault(parsed, item)
+    return [unique[v] for v in sorted(unique)]

@@ -1,0 +1,132 @@
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from apiaudit.errors import InputError
+from apiaudit.findings import SCHEMA_VERSION, Report, Severity
+from apiaudit.report import render, report_from_dict, report_to_dict
+
+TOP_LEVEL_KEYS = ["schema_version", "tool", "consumer", "consumers", "provider", "rules_version", "summary", "extras", "findings"]
+FINDING_KEYS = [
+    "rule", "severity", "consumer", "path", "line", "column", "end_line", "end_column", "callee", "param",
+    "message", "provider_location", "signature", "source", "advice", "details",
+]
+ORIGIN_KEYS = ["name", "version", "root", "kind"]
+
+
+def _sorted(report: Report) -> Report:
+    return replace(report, findings=tuple(sorted(report.findings, key=lambda f: f.sort_key)))
+
+
+def test_round_trip_through_json_text_restores_the_report(report):
+    text = render(report, "json")
+    assert report_from_dict(json.loads(text)) == _sorted(report)
+
+
+def test_round_trip_keeps_empty_and_versionless_reports(make_report):
+    empty = make_report(findings=(), rules_version=None, extras=(), duration_s=0.0)
+    assert report_from_dict(report_to_dict(empty)) == empty
+
+
+def test_top_level_keys_types_and_order(report):
+    d = report_to_dict(report)
+    assert list(d) == TOP_LEVEL_KEYS
+    assert d["schema_version"] == SCHEMA_VERSION
+    assert d["tool"]["name"] == "apiaudit" and isinstance(d["tool"]["version"], str) and d["tool"]["version"]
+    assert list(d["consumer"]) == ORIGIN_KEYS and d["consumer"] == d["consumers"][0]
+    assert [c["name"] for c in d["consumers"]] == [c.name for c in report.consumers]
+    assert d["consumers"][1]["version"] is None
+    assert list(d["provider"]) == ORIGIN_KEYS and d["provider"]["name"] == "vllm"
+    assert isinstance(d["extras"], dict)
+
+
+def test_summary_counts_add_up_and_separate_cannot_judge(report):
+    summary = report_to_dict(report)["summary"]
+    assert list(summary) == ["error", "warning", "info", "cannot_judge", "files_scanned", "calls_checked", "duration_s"]
+    by_rule = [f.rule for f in report.findings]
+    assert summary["cannot_judge"] == by_rule.count("cannot-judge") == 2
+    assert summary["error"] == sum(1 for f in report.findings if f.severity is Severity.ERROR)
+    assert summary["warning"] == 2 and summary["info"] == 0
+    assert summary["error"] + summary["warning"] + summary["info"] + summary["cannot_judge"] == len(report.findings)
+    assert (summary["files_scanned"], summary["calls_checked"], summary["duration_s"]) == (41, 230, 0.4213)
+
+
+def test_every_finding_has_required_keys_with_json_types(report):
+    findings = report_to_dict(report)["findings"]
+    assert len(findings) == len(report.findings)
+    for f in findings:
+        assert list(f) == FINDING_KEYS
+        assert f["severity"] in ("error", "warning", "info")
+        for key in ("rule", "consumer", "path", "message"):
+            assert isinstance(f[key], str)
+        for key in ("line", "column"):
+            assert isinstance(f[key], int) and not isinstance(f[key], bool)
+        for key in ("callee", "param", "provider_location", "signature", "source", "advice"):
+            assert f[key] is None or isinstance(f[key], str)
+        for key in ("end_line", "end_column"):
+            assert f[key] is None or isinstance(f[key], int)
+        assert isinstance(f["details"], dict)
+    import_missing = next(f for f in findings if f["rule"] == "import-missing")
+    assert import_missing["param"] is None
+    assert import_missing["details"] == {"moved_to": "vllm.model_executor.models.llama_eagle3_v2"}
+
+
+def test_findings_are_sorted_by_sort_key_whatever_the_input_order(report):
+    reversed_report = replace(report, findings=tuple(reversed(report.findings)))
+    rows = report_to_dict(reversed_report)["findings"]
+    keys = [(r["consumer"], r["path"], r["line"], r["column"], r["rule"], r["param"] or "") for r in rows]
+    assert keys == sorted(keys)
+    assert render(reversed_report, "json") == render(report, "json")
+
+
+def test_cannot_judge_is_always_in_json(report):
+    for show in (False, True):
+        rows = json.loads(render(report, "json", show_unresolved=show))["findings"]
+        assert sum(r["rule"] == "cannot-judge" for r in rows) == 2
+
+
+def test_other_major_schema_version_is_refused(report):
+    d = report_to_dict(report)
+    d["schema_version"] = "2.0"
+    with pytest.raises(InputError, match="schema_version 2.0"):
+        report_from_dict(d)
+
+
+def test_minor_schema_version_is_read(report):
+    d = report_to_dict(report)
+    d["schema_version"] = SCHEMA_VERSION.split(".")[0] + ".99"
+    assert report_from_dict(d) == _sorted(report)
+
+
+@pytest.mark.parametrize(
+    "breakage, expected",
+    [
+        (lambda d: d.pop("findings"), "no 'findings'"),
+        (lambda d: d["findings"][0].pop("line"), r"findings\[0\] has no 'line'"),
+        (lambda d: d["findings"][1].update(line="7"), r"findings\[1\]\.line has the wrong type"),
+        (lambda d: d["findings"][0].update(column=True), "wrong type"),
+        (lambda d: d["findings"][0].update(severity="fatal"), "'fatal' is not one of"),
+        (lambda d: d["provider"].pop("root"), "provider has no 'root'"),
+        (lambda d: d["summary"].pop("files_scanned"), "no 'files_scanned'"),
+        (lambda d: d["findings"][0].update(details={"a": 1}), "details must be an object of strings"),
+    ],
+)
+def test_broken_documents_raise_one_line_input_errors(report, breakage, expected):
+    d = report_to_dict(report)
+    breakage(d)
+    with pytest.raises(InputError, match=expected) as info:
+        report_from_dict(d)
+    assert "\n" not in str(info.value)
+
+
+def test_non_object_document_is_refused():
+    with pytest.raises(InputError, match="top level"):
+        report_from_dict([])
+
+
+def test_unknown_format_is_an_input_error(report):
+    with pytest.raises(InputError, match="unknown output format 'xml'"):
+        render(report, "xml")

@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from apiaudit.findings import Severity
+from apiaudit.report import render
+
+WIDE = 220
+LONG_SOURCE = (
+    "engine = LLMEngine.from_engine_args(EngineArgs(model=model_path, tensor_parallel_size=tp, "
+    "speculative_config=spec_cfg, some_extremely_long_keyword_argument_name_without_any_spaces_at_all=value))"
+)
+
+
+def _squash(text: str) -> str:
+    return "".join(text.split())
+
+
+def test_header_names_consumers_and_provider_with_versions(report):
+    first_line = render(report, "table", width=WIDE).splitlines()[0]
+    assert "speculators 0.3.0" in first_line and "vllm 0.10.1" in first_line
+    assert "jobs" in first_line
+
+
+def test_findings_are_grouped_under_one_heading_per_file(report):
+    out = render(report, "table", width=WIDE, show_unresolved=True)
+    lines = out.splitlines()
+    expected_files = sorted({(f.consumer, f.path) for f in report.findings})
+    headings = [i for i, line in enumerate(lines) if any(line == f"{c}: {p}" for c, p in expected_files)]
+    assert len(headings) == len(expected_files)  # each file heads exactly one group
+    for f in report.findings:
+        heading = lines.index(f"{f.consumer}: {f.path}")
+        following = [h for h in headings if h > heading]
+        section = "\n".join(lines[heading: following[0] if following else len(lines)])
+        assert f.message in section, f"{f.message!r} is not under the heading of {f.path}"
+        assert re.search(rf"\b{f.line}:{f.column + 1}\b", section)
+
+
+def test_single_consumer_headings_are_bare_paths(report):
+    speculators_only = replace(
+        report,
+        consumers=report.consumers[:1],
+        findings=tuple(f for f in report.findings if f.consumer == "speculators"),
+    )
+    lines = render(speculators_only, "table", width=WIDE).splitlines()
+    assert "speculators/convert/eagle.py" in lines
+    assert "speculators/data_generation/generator.py" in lines
+
+
+def test_rows_show_source_signature_location_and_advice(report):
+    out = render(report, "table", width=WIDE)
+    keyword = next(f for f in report.findings if f.param == "disable_log_requests")
+    assert keyword.source in out
+    assert keyword.signature in out and "vllm/engine/arg_utils.py:301" in out
+    assert keyword.advice in out
+    assert "unexpected-keyword" in out and "error" in out
+
+
+def test_cannot_judge_hidden_by_default_but_counted(report):
+    hidden = render(report, "table", width=WIDE)
+    unresolved = [f for f in report.findings if f.rule == "cannot-judge"]
+    for f in unresolved:
+        assert f.message not in hidden
+    summary = hidden.strip().splitlines()[-1]
+    assert "2 errors, 2 warnings, 2 cannot judge (--show-unresolved to list) in 41 files, 0.42 s" == summary
+
+    shown = render(report, "table", width=WIDE, show_unresolved=True)
+    for f in unresolved:
+        assert f.message in shown
+    assert "2 cannot judge in 41 files" in shown.strip().splitlines()[-1]
+
+
+def test_empty_report_says_so_and_still_summarises(make_report):
+    out = render(make_report(findings=(), files_scanned=1, duration_s=0.0), "table", width=WIDE)
+    assert "No findings." in out
+    assert out.strip().splitlines()[-1] == "0 errors, 0 warnings, 0 cannot judge in 1 file, 0.00 s"
+
+
+def test_only_unresolved_findings_is_not_called_clean(make_report, make_finding):
+    report = make_report(findings=(make_finding(rule="cannot-judge", severity=Severity.INFO, message="unbound"),))
+    out = render(report, "table", width=WIDE)
+    assert "No findings." not in out and "unbound" not in out
+    assert "1 cannot judge (--show-unresolved to list)" in out
+
+
+def test_long_lines_wrap_within_the_width(make_report, make_finding):
+    finding = make_finding(source=LONG_SOURCE, signature="EngineArgs(" + ", ".join(f"p{i}: int = {i}" for i in range(40)) + ")")
+    report = make_report(findings=(finding,))
+    for width in (60, 100):
+        out = render(report, "table", width=width)
+        assert max(len(line) for line in out.splitlines()) <= width
+        assert _squash(LONG_SOURCE) in _squash(out)  # folded, never cut off
+        assert _squash(finding.signature) in _squash(out)
+
+
+def test_plain_output_has_no_escape_codes_and_color_adds_them(report):
+    assert "\x1b[" not in render(report, "table")
+    assert "\x1b[" in render(report, "table", color=True)
+
+
+def test_markup_like_text_is_printed_literally(make_report, make_finding):
+    finding = make_finding(source="x = cfg[bold]['a'][/bold]", message="[red]not markup[/red]")
+    out = render(make_report(findings=(finding,)), "table", width=WIDE)
+    assert "cfg[bold]['a'][/bold]" in out and "[red]not markup[/red]" in out

@@ -1,0 +1,259 @@
+"""Released wheels: fetched with real pip, reduced to .py files, cached, reused, rebuilt when broken.
+
+Offline tests build a tiny wheel and serve it to the real pip through --find-links
+(PIP_NO_INDEX); `network` tests fetch a real small release (speculators==0.3.0).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+
+from apiaudit.errors import InputError
+from apiaudit.sources import SourceWarning, release_versions, resolve
+from apiaudit.sources import release as release_module
+from apiaudit.sources.cache import MARKER_NAME
+
+SMALL_RELEASE = "speculators==0.3.0"
+
+
+class Recorder:
+    """A progress reporter that remembers every step."""
+
+    def __init__(self) -> None:
+        self.steps: list[str] = []
+
+    def step(self, message: str) -> None:
+        self.steps.append(message)
+
+
+def forbid_pip(monkeypatch) -> None:
+    def refuse(args):
+        raise AssertionError(f"pip was run although the release is cached: {args}")
+
+    monkeypatch.setattr(release_module, "_run_pip", refuse)
+
+
+def build_wheel(folder: Path, name: str, version: str, members: dict[str, bytes | str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    wheel = folder / f"{name}-{version}-py3-none-any.whl"
+    dist_info = f"{name}-{version}.dist-info"
+    base = {
+        f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{dist_info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{dist_info}/RECORD": "",
+    }
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for member, content in {**base, **members}.items():
+            archive.writestr(member, content)
+    return wheel
+
+
+TOY_MEMBERS: dict[str, bytes | str] = {
+    "toypkg/__init__.py": "from toypkg.mod import f\n",
+    "toypkg/mod.py": "def f(a, *, b=1): ...\n",
+    "toypkg/mod.pyi": "def f(a: int, *, b: int = ...) -> None: ...\n",
+    "toypkg/data.json": "{}",
+    "toypkg/_native.cpython-312-x86_64-linux-gnu.so": b"\x7fELF junk",
+    "toypkg-1.0.dist-info/top_level.txt": "toypkg\n",
+    "toypkg-1.0.dist-info/entry_points.txt": "[console_scripts]\ntoy = toypkg:f\n",
+    "toypkg-1.0.data/purelib/toypkg_extra/__init__.py": "",
+    "toypkg-1.0.data/scripts/toy-tool.py": "print('never extracted')\n",
+}
+
+
+@pytest.fixture
+def local_index(tmp_path, monkeypatch) -> Path:
+    """Point the real pip at a folder of wheels only (no index, no user pip config)."""
+    links = tmp_path / "links"
+    build_wheel(links, "toypkg", "1.0", TOY_MEMBERS)
+    build_wheel(links, "toypkg", "0.9", {"toypkg/__init__.py": ""})
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(links))
+    monkeypatch.delenv("PIP_EXTRA_INDEX_URL", raising=False)
+    monkeypatch.delenv("PIP_INDEX_URL", raising=False)
+    return links
+
+
+def test_release_is_reduced_to_python_files_and_cached(tmp_path, local_index, monkeypatch):
+    cache_dir = tmp_path / "cache"
+    progress = Recorder()
+
+    tree = resolve("toypkg==1.0", cache_dir=cache_dir, progress=progress)
+
+    assert (tree.kind, tree.name, tree.version) == ("release", "toypkg", "1.0")
+    assert tree.root == cache_dir / "releases" / "toypkg-1.0"
+    assert tree.packages == ("toypkg",)  # from top_level.txt
+    on_disk = sorted(p.relative_to(tree.root).as_posix() for p in tree.root.rglob("*") if p.is_file())
+    assert on_disk == [
+        MARKER_NAME,
+        "toypkg-1.0.dist-info/METADATA",
+        "toypkg-1.0.dist-info/RECORD",
+        "toypkg-1.0.dist-info/top_level.txt",
+        "toypkg/__init__.py",
+        "toypkg/mod.py",
+        "toypkg/mod.pyi",
+        "toypkg_extra/__init__.py",  # .data/purelib installs at the root
+    ]
+    assert not list(cache_dir.rglob("*.whl")), "the wheel must be deleted after extraction"
+    assert not [p for p in (cache_dir / "releases").iterdir() if p.name != "toypkg-1.0"], "no work folders left"
+    marker = json.loads((tree.root / MARKER_NAME).read_text())
+    assert marker["wheel"] == "toypkg-1.0-py3-none-any.whl"
+    assert marker["file_count"] == len(on_disk) - 1
+    assert len(marker["wheel_sha256"]) == 64
+    assert progress.steps[0] == "fetching toypkg==1.0 (first time only)"
+    assert "extracting 4 .py files" in progress.steps
+
+    forbid_pip(monkeypatch)
+    again = resolve("toypkg==1.0", cache_dir=cache_dir)
+    assert again == tree
+
+
+def test_unknown_version_names_the_newest_release(tmp_path, local_index):
+    with pytest.raises(InputError) as caught:
+        resolve("toypkg==7.0", cache_dir=tmp_path / "cache")
+    assert str(caught.value) == "toypkg has no release 7.0; newest is 1.0"
+    assert not (tmp_path / "cache" / "releases" / "toypkg-7.0").exists()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda root: (root / MARKER_NAME).unlink(), id="marker-deleted"),
+        pytest.param(lambda root: (root / "toypkg" / "mod.py").unlink(), id="file-deleted"),
+        pytest.param(lambda root: (root / "toypkg" / "mod.py").write_text(""), id="file-truncated"),
+        pytest.param(lambda root: (root / MARKER_NAME).write_text("{not json"), id="marker-garbled"),
+    ],
+)
+def test_broken_cache_entry_is_rebuilt_with_one_line_notice(tmp_path, local_index, damage):
+    cache_dir = tmp_path / "cache"
+    tree = resolve("toypkg==1.0", cache_dir=cache_dir)
+    damage(tree.root)
+
+    progress = Recorder()
+    rebuilt = resolve("toypkg==1.0", cache_dir=cache_dir, progress=progress)
+
+    assert rebuilt == tree
+    assert (rebuilt.root / "toypkg" / "mod.py").read_text() == "def f(a, *, b=1): ...\n"
+    assert (rebuilt.root / MARKER_NAME).is_file()
+    assert progress.steps[0].startswith(f"cache entry {tree.root} is broken (")
+    assert "\n" not in progress.steps[0]
+    assert progress.steps[1] == "fetching toypkg==1.0 (first time only)"
+
+
+def test_broken_cache_entry_without_reporter_warns(tmp_path, local_index):
+    cache_dir = tmp_path / "cache"
+    tree = resolve("toypkg==1.0", cache_dir=cache_dir)
+    (tree.root / MARKER_NAME).unlink()
+    with pytest.warns(SourceWarning, match="is broken"):
+        resolve("toypkg==1.0", cache_dir=cache_dir)
+
+
+def test_unreachable_index_is_one_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # nothing listens on the discard port
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "no-links"))
+    monkeypatch.delenv("PIP_EXTRA_INDEX_URL", raising=False)
+    monkeypatch.delenv("PIP_NO_INDEX", raising=False)
+    (tmp_path / "no-links").mkdir()
+
+    with pytest.raises(InputError) as caught:
+        resolve("speculators==0.3.0", cache_dir=tmp_path / "cache")
+    assert str(caught.value) == "could not reach the package index to fetch speculators==0.3.0"
+
+    with pytest.raises(InputError, match="could not reach the package index"):
+        release_versions("speculators")
+
+
+@pytest.mark.parametrize("spec", ["vllm==", "vllm==not a version", "vllm==1.0==2"])
+def test_malformed_release_spec_is_rejected_before_pip(spec, monkeypatch, tmp_path):
+    forbid_pip(monkeypatch)
+    with pytest.raises(InputError):
+        resolve(spec, cache_dir=tmp_path)
+
+
+# --- wheel members -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "member", ["../escape.py", "/abs/escape.py", "pkg/../../escape.py", "C:/escape.py", "pkg\\..\\escape.py"]
+)
+def test_wheel_member_escaping_the_cache_is_refused(tmp_path, member):
+    wheel = build_wheel(tmp_path / "wheels", "evil", "1.0", {"evil/__init__.py": "", member: "boom = 1\n"})
+    dest = tmp_path / "out" / "tree"
+    with pytest.raises(InputError, match="unsafe member path"):
+        release_module._extract_wheel(wheel, dest, "evil", "1.0", None)
+    assert not list((tmp_path).rglob("escape.py"))
+
+
+def test_packages_without_top_level_txt_are_the_folders_holding_python(tmp_path):
+    wheel = build_wheel(
+        tmp_path / "wheels",
+        "multi",
+        "1.0",
+        {"alpha/__init__.py": "", "beta/sub/mod.py": "", "gamma.py": "", "assets/logo.png": b"\x89PNG"},
+    )
+    dest = tmp_path / "tree"
+    release_module._extract_wheel(wheel, dest, "multi", "1.0", None)
+    assert release_module.release_packages(dest) == ("alpha", "beta", "gamma")
+
+
+# --- the real package index ----------------------------------------------------------------
+
+
+@pytest.mark.network
+def test_real_release_is_fetched_once_then_reused_offline(tmp_path, monkeypatch):
+    cache_dir = tmp_path / "cache"
+    progress = Recorder()
+
+    tree = resolve(SMALL_RELEASE, cache_dir=cache_dir, progress=progress)
+
+    assert (tree.kind, tree.name, tree.version) == ("release", "speculators", "0.3.0")
+    assert tree.packages == ("speculators",)
+    files = tree.python_files()
+    assert files and all(f.suffix == ".py" and f.is_relative_to(tree.root / "speculators") for f in files)
+    assert not list(cache_dir.rglob("*.whl"))
+    assert any(step.startswith("extracting ") for step in progress.steps)
+
+    forbid_pip(monkeypatch)
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
+    assert resolve(SMALL_RELEASE, cache_dir=cache_dir) == tree
+
+
+@pytest.mark.network
+def test_real_unknown_project_is_one_clear_error(tmp_path):
+    with pytest.raises(InputError) as caught:
+        resolve("apiaudit-surely-unpublished-project==1.0", cache_dir=tmp_path)
+    assert str(caught.value) == "no distribution named apiaudit-surely-unpublished-project on the package index"
+
+
+@pytest.mark.network
+def test_real_unknown_version_names_a_published_newest(tmp_path):
+    with pytest.raises(InputError) as caught:
+        resolve("speculators==999.0", cache_dir=tmp_path)
+    message = str(caught.value)
+    assert message.startswith("speculators has no release 999.0; newest is ")
+    assert Version(message.rsplit(" ", 1)[-1]) >= Version("0.3.0")
+
+
+@pytest.mark.network
+def test_real_release_versions_are_oldest_first():
+    versions = release_versions("speculators")
+    assert "0.3.0" in versions
+    assert versions == sorted(versions, key=Version)
+    assert not any(Version(v).is_prerelease for v in versions)
+    with pytest.raises(InputError, match="no distribution named"):
+        release_versions("apiaudit-surely-unpublished-project")
+
+
+@pytest.mark.network
+def test_shared_release_cache_fixture_serves_real_releases(released, monkeypatch):
+    tree = released(SMALL_RELEASE)
+    forbid_pip(monkeypatch)
+    assert released(SMALL_RELEASE) == tree
