@@ -1,0 +1,34 @@
+"""apiaudit: find every call-site mismatch between a consumer and a provider's internal API, statically.
+
+Public API (everything else is internal and may change):
+
+    scan(consumers, provider, ...) -> Report      the audit itself
+    preflight(consumers, provider, ...) -> Report  the gate: raises PreflightFailed on blocking findings
+    Report, Finding, Severity                     the results
+    InputError                                    raised for bad input
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from apiaudit.errors import InputError
+from apiaudit.findings import Finding, Report, Severity
+
+
+def scan(*args, **kwargs) -> Report:
+    from apiaudit.audit import scan as _scan
+
+    return _scan(*args, **kwargs)
+
+
+def __getattr__(name: str):
+    # The gate imports the scan engine; load it only when asked for.
+    if name in ("preflight", "PreflightFailed"):
+        from apiaudit import preflight as _module
+
+        return getattr(_module, name)
+    raise AttributeError(f"module 'apiaudit' has no attribute {name!r}")
+
+
+__all__ = ["__version__", "scan", "preflight", "PreflightFailed", "Report", "Finding", "Severity", "InputError"]

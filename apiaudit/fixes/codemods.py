@@ -257,7 +257,7 @@ def append_argument(call: cst.Call, new_arg: cst.Arg) -> cst.Call:
         else:
             args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=sep), whitespace_after_arg=cst.SimpleWhitespace(""))
             new_arg = new_arg.with_changes(whitespace_after_arg=tail)
-    return call.with_changes(args=args)
+    return call.with_changes(args=[*args, new_arg])
 
 
 def _merge_empty_lines(ws, extra: Sequence[cst.EmptyLine]):
@@ -311,11 +311,6 @@ def _remove_aliases(node: cst.ImportFrom, names: set[str]) -> cst.ImportFrom:
     if aliases and kept and aliases[-1] not in kept:
         kept[-1] = kept[-1].with_changes(comma=aliases[-1].comma)  # keep a trailing comma, or none
     return node.with_changes(names=kept)
-
-
-def _import_statement(module: str, name: str, asname: str | None) -> cst.SimpleStatementLine:
-    alias = f"{name} as {asname}" if asname and asname != name else name
-    return cst.parse_statement(f"from {module} import {alias}\n")  # type: ignore[return-value]
 
 
 def _imports_name(body: Sequence[cst.CSTNode], module_code: str, name: str) -> bool:
@@ -455,13 +450,16 @@ class _Transformer(cst.CSTTransformer):
                 new_body[position] = node.with_changes(module=cst.parse_expression(new_module), names=renamed)
             else:
                 new_body[position] = _remove_aliases(node, {e.name for e in moving})
+                by_module: dict[str, list[str]] = defaultdict(list)  # one new statement per module
                 for edit in moving:
                     alias = aliases[edit.name]
                     asname = alias.asname.name.value if alias.asname is not None else None
                     if edit.new_name and edit.new_name != edit.name:
-                        extra.append(_import_statement(edit.new_module, edit.new_name, asname or edit.name))
+                        by_module[edit.new_module].append(f"{edit.new_name} as {asname or edit.name}")
                     else:
-                        extra.append(_import_statement(edit.new_module, edit.name, asname))
+                        by_module[edit.new_module].append(f"{edit.name} as {asname}" if asname else edit.name)
+                for module_name, names in by_module.items():
+                    extra.append(cst.parse_statement(f"from {module_name} import {', '.join(names)}\n"))
             for edit in moving:
                 self._record(edit, APPLIED)
         if not extra:

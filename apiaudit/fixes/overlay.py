@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,12 @@ class Overlay:
 
 def _ignore(directory: str, names: list[str]) -> list[str]:
     return [n for n in names if n == "__pycache__" or n.endswith((".pyc", ".pyo"))]
+
+
+def _make_writable(root: Path) -> None:
+    """A copy of a read-only site-packages keeps its modes; the overlay is ours to rewrite."""
+    for path in [root, *root.rglob("*")]:
+        path.chmod(path.stat().st_mode | stat.S_IWUSR)
 
 
 def write_overlay(plan: FixPlan, tree_root: Path, packages: Sequence[str], into_dir: Path) -> Overlay:
@@ -66,8 +73,9 @@ def write_overlay(plan: FixPlan, tree_root: Path, packages: Sequence[str], into_
                     shutil.rmtree(target) if target.is_dir() else target.unlink()
                 if source.is_dir():
                     shutil.copytree(source, target, ignore=_ignore)
+                    _make_writable(target)
                 else:
-                    shutil.copy2(source, target)
+                    shutil.copyfile(source, target)
         written = []
         for file_fix in plan.changed_files:
             target = into_dir / file_fix.path

@@ -1,0 +1,3 @@
+from apiaudit.cli import main
+
+main()

@@ -1,0 +1,52 @@
+"""Fixes: LibCST codemods per fix kind, a planner from findings, an apply journal, and an overlay."""
+
+from __future__ import annotations
+
+from apiaudit.fixes.codemods import (
+    AddKeyword,
+    FileIndex,
+    PositionalToKeyword,
+    RemoveKeyword,
+    RenameAttribute,
+    RenameKeyword,
+    RewriteImport,
+    apply_edits,
+)
+from apiaudit.fixes.journal import JournalEntry, apply, default_journal_dir, revert
+from apiaudit.fixes.overlay import Overlay, write_overlay
+from apiaudit.fixes.plan import (
+    FileFix,
+    FixedFinding,
+    FixPlan,
+    Unfixable,
+    describe_unfixable,
+    plan_fixes,
+    unified_diff,
+)
+from apiaudit.fixes.scope import Candidate, scope_candidates
+
+__all__ = [
+    "AddKeyword",
+    "Candidate",
+    "FileFix",
+    "FileIndex",
+    "FixPlan",
+    "FixedFinding",
+    "JournalEntry",
+    "Overlay",
+    "PositionalToKeyword",
+    "RemoveKeyword",
+    "RenameAttribute",
+    "RenameKeyword",
+    "RewriteImport",
+    "Unfixable",
+    "apply",
+    "apply_edits",
+    "default_journal_dir",
+    "describe_unfixable",
+    "plan_fixes",
+    "revert",
+    "scope_candidates",
+    "unified_diff",
+    "write_overlay",
+]

@@ -1,0 +1,193 @@
+"""Training one EAGLE-3 draft, in this process or as one torchrun rank.
+
+Run by torchrun as ``python -m apiaudit.runner.train_worker PARAMS.json``; the train
+stage writes PARAMS.json. Everything that trains is speculators': its draft model, data
+set, packing sampler, collate function, trainer and checkpointer.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from apiaudit.runner.train import STEP_MARK
+
+
+def draft_layer_config(model_path: str, num_layers: int):
+    """The draft's decoder-layer config: the target's shape with `num_layers` layers (speculators' recipe)."""
+    from transformers import AutoConfig, LlamaConfig
+
+    verifier = AutoConfig.from_pretrained(model_path)
+    verifier = getattr(verifier, "text_config", verifier)
+    layer_config = LlamaConfig(
+        vocab_size=verifier.vocab_size,
+        hidden_size=verifier.hidden_size,
+        intermediate_size=verifier.intermediate_size,
+        num_hidden_layers=num_layers,
+        num_attention_heads=verifier.num_attention_heads,
+        num_key_value_heads=verifier.num_key_value_heads,
+        hidden_act=verifier.hidden_act,
+        max_position_embeddings=verifier.max_position_embeddings,
+        initializer_range=verifier.initializer_range,
+        rms_norm_eps=verifier.rms_norm_eps,
+        head_dim=getattr(verifier, "head_dim", None),
+    )
+    # speculators registers this attention for the draft's packed, block-masked sequences.
+    layer_config._attn_implementation = "simple_flex_attention"
+    return layer_config
+
+
+def split_samples(params: dict[str, Any]) -> tuple[list[str], list[str]]:
+    from speculators.train.data import split_files
+
+    train_files, val_files = split_files(params["samples_dir"], ratio=1.0 - params["val_ratio"], seed=params["seed"])
+    if not train_files:
+        train_files, val_files = val_files, []
+    return [str(f) for f in train_files], [str(f) for f in val_files]
+
+
+def count_steps(params: dict[str, Any]) -> int:
+    """Optimizer steps the run will take (packed batches per epoch x epochs), for the progress bar."""
+    from speculators.train.data import Eagle3SampleFileDataset
+    from speculators.train.distributed_batch_sampler import MultipackDistributedBatchSamplerV2
+
+    train_files, _ = split_samples(params)
+    dataset = Eagle3SampleFileDataset(max_len=params["total_seq_len"], file_list=train_files)
+    world = params["gpus"] if params["gpus"] > 1 else 1
+    sampler = MultipackDistributedBatchSamplerV2(
+        batch_max_length=params["total_seq_len"], lengths=dataset.approx_lengths, num_replicas=world, rank=0
+    )
+    return max(1, len(sampler)) * params["epochs"]
+
+
+def train_draft(params: dict[str, Any], on_step: Callable[[dict], None] | None = None) -> Path:
+    """Train the draft as `params` say; returns the checkpoint folder of the last epoch."""
+    import numpy as np
+    import torch
+    from speculators.models.eagle3 import Eagle3DraftModel
+    from speculators.train.data import Eagle3SampleFileDataset, create_collate_fn
+    from speculators.train.distributed_batch_sampler import MultipackDistributedBatchSamplerV2
+    from speculators.train.noise_transforms import AddUniformNoise
+    from speculators.train.trainer import Trainer, TrainerConfig
+    from speculators.train.utils import maybe_destroy_distributed, maybe_setup_distributed
+    from torch.utils.data import DataLoader
+
+    torch.manual_seed(params["seed"])
+    local_rank, world_size, rank, is_distributed = maybe_setup_distributed()
+    on_gpu = params["device"] == "cuda"
+    device = torch.device("cuda", local_rank) if on_gpu else torch.device("cpu")
+
+    d2t = torch.from_numpy(np.load(params["d2t_path"])).to(device)
+    t2d = torch.from_numpy(np.load(params["t2d_path"])).to(device)
+    draft = Eagle3DraftModel.from_training_args(
+        verifier_config=draft_layer_config(params["model_path"], params["num_layers"]),
+        t2d=t2d,
+        d2t=d2t,
+        draft_vocab_size=params["draft_vocab_size"],
+        norm_before_residual=params["norm_before_residual"],
+        ttt_steps=params["ttt_steps"],
+        verifier_name_or_path=params["model_path"],
+    )
+    train_kwargs, val_kwargs = Eagle3DraftModel.get_trainer_kwargs(
+        use_off_policy_tokens=False,
+        ttt_steps=params["ttt_steps"],
+        ttt_step_loss_decay=params["ttt_step_loss_decay"],
+    )
+
+    hidden_dtype = getattr(torch, params["hidden_states_dtype"])
+    max_len = params["total_seq_len"]
+    train_files, val_files = split_samples(params)
+
+    def loader(files: list[str], noise: bool) -> DataLoader:
+        transform = (
+            AddUniformNoise(std=params["noise_std"], tensors=("hidden_states", "verifier_last_hidden_states"))
+            if noise and params["noise_std"] > 0
+            else None
+        )
+        dataset = Eagle3SampleFileDataset(
+            max_len=max_len, file_list=files, transform=transform, hidden_states_dtype=hidden_dtype
+        )
+        sampler = MultipackDistributedBatchSamplerV2(
+            batch_max_length=max_len, lengths=dataset.approx_lengths, num_replicas=world_size, rank=rank
+        )
+        return DataLoader(
+            dataset,
+            batch_sampler=sampler,
+            num_workers=params["num_workers"],
+            pin_memory=on_gpu,
+            collate_fn=create_collate_fn(max_len),
+        )
+
+    trainer_config = TrainerConfig(
+        lr=params["lr"],
+        num_epochs=params["epochs"],
+        save_path=params["save_path"],
+        resume_from_checkpoint=params["resume"],
+        is_distributed=is_distributed,
+        # speculators' trainer moves the model and batches with `.to(local_rank)`: a GPU
+        # index on CUDA, the CPU device otherwise.
+        local_rank=local_rank if on_gpu else device,
+        train_call_kwargs=train_kwargs,
+        val_call_kwargs=val_kwargs,
+        scheduler_type=params["scheduler"],
+    )
+    step_handler = _StepHandler(on_step, announce=is_distributed and rank == 0)
+    metrics = logging.getLogger("speculators.metrics")
+    metrics.setLevel(logging.INFO)
+    metrics.addHandler(step_handler)
+    try:
+        trainer = Trainer(draft, trainer_config, loader(train_files, noise=True),
+                          loader(val_files, noise=False) if val_files else None)
+        trainer.run_training()
+    finally:
+        metrics.removeHandler(step_handler)
+        maybe_destroy_distributed()
+    return Path(params["save_path"]) / str(params["epochs"] - 1)
+
+
+class _StepHandler(logging.Handler):
+    """Turns the trainer's per-step metric records into progress (and a log line of the loss)."""
+
+    def __init__(self, on_step: Callable[[dict], None] | None, *, announce: bool) -> None:
+        super().__init__(level=logging.INFO)
+        self.on_step = on_step
+        self.announce = announce
+        self.log = logging.getLogger("apiaudit.runner.train")
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.msg
+        if not isinstance(message, dict) or "train" not in message:
+            if isinstance(message, dict) and "val" in message:
+                self.log.info("validation epoch %s: %s", message.get("epoch"), _rounded(message["val"]))
+            return
+        step = getattr(record, "step", None)
+        self.log.info("step %s epoch %s: %s", step, message.get("epoch"), _rounded(message["train"]))
+        if self.announce:
+            print(f"{STEP_MARK}{step}", flush=True)
+        if self.on_step is not None:
+            self.on_step(message)
+
+
+def _rounded(values: Any) -> Any:
+    if isinstance(values, dict):
+        return {k: round(v, 4) if isinstance(v, float) and math.isfinite(v) else v for k, v in values.items()}
+    return values
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m apiaudit.runner.train_worker PARAMS.json", file=sys.stderr)
+        return 2
+    params = json.loads(Path(args[0]).read_text(encoding="utf-8"))
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stdout)
+    train_draft(params)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
