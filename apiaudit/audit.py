@@ -65,7 +65,7 @@ def scan(
         origins.append(tree.origin())
         paths = tree.python_files()
         progress.start(f"reading {tree.name}", len(paths))
-        files = collect(tree, options, on_file=progress.advance, files=paths)
+        files = collect(tree, options, on_file=progress.advance, files=paths, cache_dir=cache_dir if use_index_cache else None)
         progress.start(f"checking {tree.name} against {provider_tree.name}", len(files))
         found, calls = run_checks(tree.name, index, files, hosts, on_file=progress.advance)
         findings.extend(apply_recipes(book, found, files, tree, provider_tree))

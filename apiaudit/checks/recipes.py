@@ -8,6 +8,7 @@ from dataclasses import replace
 from apiaudit.consumer.model import ConsumerFile
 from apiaudit.findings import Finding
 from apiaudit.recipes import RuleBook
+from apiaudit.recipes.model import IN_SCOPE_PLACEHOLDER
 from apiaudit.recipes.patterns import match_patterns
 from apiaudit.sources.base import CodeTree
 
@@ -15,8 +16,8 @@ from apiaudit.sources.base import CodeTree
 def apply_recipes(book: RuleBook, findings: list[Finding], files: tuple[ConsumerFile, ...], tree: CodeTree, provider: CodeTree) -> list[Finding]:
     out = [_explain(book, f) for f in findings]
     for file in files:
-        if file.error is not None or not file.lines:
-            continue
+        if file.error is not None or not file.lines or not (file.imports or file.uses):
+            continue  # patterns only matter where the provider is used
         for package in provider.packages:
             out.extend(match_patterns("\n".join(file.lines) + "\n", file.path, book.patterns, consumer=tree.name, provider_package=package))
     return out
@@ -36,7 +37,8 @@ def _explain(book: RuleBook, finding: Finding) -> Finding:
             continue
         if recipe.change == "added-parameter" and finding.rule == "missing-required" and finding.param == recipe.param:
             extra = [("value", recipe.value or "")] + [("import", s) for s in recipe.imports]
-            return _with(finding, recipe, f"Pass `{recipe.param}={recipe.value}`.", *extra)
+            shown = IN_SCOPE_PLACEHOLDER.sub(lambda m: f"<the {m.group(1)} value in scope>", recipe.value or "")
+            return _with(finding, recipe, f"Pass `{recipe.param}={shown}`.", *extra)
         if recipe.change == "removed-parameter" and finding.rule == "unexpected-keyword" and finding.param == recipe.param:
             return _with(finding, recipe, f"Remove `{recipe.param}=` from the call.")
         if recipe.change == "renamed-parameter" and finding.rule == "unexpected-keyword" and finding.param == recipe.old:

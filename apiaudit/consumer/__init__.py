@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import ast
+import hashlib
+import os
+import pickle
+import tempfile
+from dataclasses import astuple
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -37,11 +42,77 @@ def collect_file(tree: CodeTree, path: Path, options: ConsumerOptions) -> Consum
 
 
 def collect(
-    tree: CodeTree, options: ConsumerOptions, on_file: Callable[[str], None] | None = None, files: Iterable[Path] | None = None
+    tree: CodeTree,
+    options: ConsumerOptions,
+    on_file: Callable[[str], None] | None = None,
+    files: Iterable[Path] | None = None,
+    cache_dir: Path | None = None,
 ) -> tuple[ConsumerFile, ...]:
+    """Every file's uses. With `cache_dir`, a file whose bytes and options are unchanged is not re-read."""
+    cache = _FileCache(cache_dir, tree, options) if cache_dir is not None else None
     out = []
     for path in files if files is not None else tree.python_files():
-        out.append(collect_file(tree, path, options))
+        hit = cache.get(path) if cache else None
+        result = hit or collect_file(tree, path, options)
+        if cache and hit is None:
+            cache.put(path, result)
+        out.append(result)
         if on_file:
             on_file(path.name)
+    if cache:
+        cache.save()
     return tuple(out)
+
+
+class _FileCache:
+    """Per consumer tree: file sha256 -> ConsumerFile, valid for one engine and one set of options."""
+
+    def __init__(self, cache_dir: Path, tree: CodeTree, options: ConsumerOptions):
+        here = Path(__file__).parent
+        digest = hashlib.sha256(repr(astuple(options)).encode())
+        for source in sorted(here.glob("*.py")):
+            digest.update(source.read_bytes())
+        self.key = digest.hexdigest()[:16]
+        where = hashlib.sha256(str(tree.root.resolve()).encode()).hexdigest()[:12]
+        self.path = cache_dir / "consumer" / f"{tree.name}-{where}.pickle"
+        self.entries: dict[str, tuple[str, ConsumerFile]] = {}
+        self.dirty = False
+        try:
+            with self.path.open("rb") as fh:
+                data = pickle.load(fh)
+            if data.get("key") == self.key:
+                self.entries = data["entries"]
+        except Exception:  # noqa: BLE001 - a missing or unreadable cache is rebuilt
+            self.entries = {}
+        self._shas: dict[Path, str] = {}
+
+    def _sha(self, path: Path) -> str:
+        if path not in self._shas:
+            self._shas[path] = hashlib.sha256(path.read_bytes()).hexdigest()
+        return self._shas[path]
+
+    def get(self, path: Path) -> ConsumerFile | None:
+        entry = self.entries.get(str(path))
+        try:
+            return entry[1] if entry and entry[0] == self._sha(path) else None
+        except OSError:
+            return None
+
+    def put(self, path: Path, result: ConsumerFile) -> None:
+        try:
+            self.entries[str(path)] = (self._sha(path), result)
+            self.dirty = True
+        except OSError:
+            pass
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump({"key": self.key, "entries": self.entries}, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass

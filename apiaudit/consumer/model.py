@@ -52,7 +52,7 @@ class CallShape:
 
 @dataclass(frozen=True)
 class Step:
-    kind: str  # "attr" | "call" | "instance" | "subscript"
+    kind: str  # "attr" | "call" | "instance" | "subscript" | "dynamic" (getattr with a computed name)
     name: str | None = None  # attribute name
     call: CallShape | None = None
     check: bool = True  # False: replayed from an earlier assignment, already judged there

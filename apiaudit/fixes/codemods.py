@@ -308,8 +308,15 @@ def remove_argument(call: cst.Call, index: int) -> cst.Call:
 def _remove_aliases(node: cst.ImportFrom, names: set[str]) -> cst.ImportFrom:
     aliases = list(node.names)
     kept = [a for a in aliases if a.evaluated_name not in names]
-    if aliases and kept and aliases[-1] not in kept:
-        kept[-1] = kept[-1].with_changes(comma=aliases[-1].comma)  # keep a trailing comma, or none
+    if aliases and kept and aliases[-1] not in kept:  # the new last name ends the list as the old last did
+        old_end, own = aliases[-1].comma, kept[-1].comma
+        if isinstance(old_end, cst.Comma) and isinstance(own, cst.Comma):
+            own_ws, end_ws = own.whitespace_after, old_end.whitespace_after
+            if isinstance(own_ws, _PW) and isinstance(end_ws, _PW):  # keep this line's comment
+                end_ws = own_ws.with_changes(empty_lines=[*own_ws.empty_lines, *end_ws.empty_lines], last_line=end_ws.last_line)
+            kept[-1] = kept[-1].with_changes(comma=own.with_changes(whitespace_after=end_ws))
+        else:
+            kept[-1] = kept[-1].with_changes(comma=old_end)
     return node.with_changes(names=kept)
 
 
@@ -437,7 +444,8 @@ class _Transformer(cst.CSTTransformer):
                 continue
             node = new_body[position]
             aliases = {a.evaluated_name: a for a in node.names} if not isinstance(node.names, cst.ImportStar) else {}
-            moving = [e for e in edits if e.name in aliases]
+            order = list(aliases)
+            moving = sorted((e for e in edits if e.name in aliases), key=lambda e: order.index(e.name))
             targets = {(e.new_module, e.new_name) for e in moving}
             if len(moving) == len(aliases) and len(targets) == 1:  # everything moves to one place: rewrite in place
                 new_module, _ = next(iter(targets))
@@ -499,6 +507,8 @@ def apply_edits(index: FileIndex, edits: Sequence[Edit], add_imports: Sequence[s
                 plan.outcomes[id(edit)] = Outcome(edit, CONFLICT, "a relative import is not rewritten")
             elif isinstance(node.names, cst.ImportStar):
                 plan.outcomes[id(edit)] = Outcome(edit, CONFLICT, "a star import is not rewritten")
+            elif node.module is not None and index.code(node.module) == edit.new_module:
+                plan.outcomes[id(edit)] = Outcome(edit, ALREADY)
             elif any(a.evaluated_name == edit.name for a in node.names):
                 plan.import_edits[id(node)].append(edit)
             elif _imports_name(index.module.body, edit.new_module, edit.new_name or edit.name):

@@ -43,15 +43,16 @@ class JournalEntry:
 
 def _writable(path: Path) -> bool:
     """Writable by us, and not marked read-only (root ignores permission bits; we do not)."""
+    any_write = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
     try:
-        mode = path.stat().st_mode
+        mode, parent_mode = path.stat().st_mode, path.parent.stat().st_mode
     except OSError:
         return False
-    parent = path.parent
     return (
-        bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+        bool(mode & any_write)
+        and bool(parent_mode & any_write)  # the rewrite is a rename inside the directory
         and os.access(path, os.W_OK)
-        and os.access(parent, os.W_OK | os.X_OK)
+        and os.access(path.parent, os.W_OK | os.X_OK)
     )
 
 

@@ -36,7 +36,7 @@ from apiaudit.recipes.model import IN_SCOPE_PLACEHOLDER, Recipe, RuleBook
 @dataclass(frozen=True)
 class FixedFinding:
     finding: Finding
-    description: str  # "removed keyword kv_cache_specs", "added block_size=VLLM_BLOCK_SIZE (module constant)"
+    description: str  # "removed keyword legacy", "added block_size=DEFAULT_BLOCK_SIZE (module constant)"
     recipe: str | None = None
 
 

@@ -2,7 +2,7 @@
 
 A candidate is one of (the issue's three kinds, nothing cleverer):
   - a same-named variable: a parameter or local of an enclosing function, or a module-level name;
-  - a module constant whose name ends in the parameter's name (``VLLM_BLOCK_SIZE`` for ``block_size``);
+  - a module constant whose name ends in the parameter's name (``KV_BLOCK_SIZE`` for ``block_size``);
   - an attribute of a config object already in scope: ``<...config>.<param>`` read in an
     enclosing function, or ``x.<param>`` where ``x = SomeConfig(<param>=...)`` there.
 A fix uses a candidate only when exactly one fits; otherwise the candidates are listed.

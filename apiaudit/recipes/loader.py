@@ -1,7 +1,7 @@
 """Load and validate rules/*.toml into a RuleBook.
 
 Every problem in a rule file is one InputError naming the file and the entry, e.g.
-``rules/vllm.toml: recipe 'x' [3]: unknown change 'foo'`` ([3] = the third [[recipe]] table).
+``rules/acme.toml: recipe 'x' [3]: unknown change 'foo'`` ([3] = the third [[recipe]] table).
 """
 
 from __future__ import annotations

@@ -64,17 +64,22 @@ def run_extract(ctx: StageContext) -> StageResult:
 
     if todo:
         generate = _open_backend(ctx)
-        for batch in _batches_by_length(prepared, todo, config.extract.batch_size):
+        missing = set(todo)
+        for batch in _batches_by_length(prepared, range(total), config.extract.batch_size):
+            if missing.isdisjoint(batch):
+                continue
             token_ids = [prepared[i]["input_ids"] for i in batch]
             layer_states = generate(token_ids)
             for index, ids, states in zip(batch, token_ids, layer_states):
+                if index not in missing:
+                    continue
                 sample = {
                     "input_ids": ids.to(torch.long),
                     "loss_mask": prepared[index]["loss_mask"].to(torch.long),
                     "hidden_states": [s.contiguous() for s in states],
                 }
                 _save_atomically(sample, sample_path(samples_dir, index))
-            ctx.reporter.advance(len(batch))
+                ctx.reporter.advance(1)
 
     lengths = {str(i): int(len(prepared[i]["input_ids"])) for i in range(total)}
     lengths_file = ctx.stage_dir / SAMPLES_DIR / LENGTHS_FILE
@@ -171,8 +176,13 @@ class HfHiddenStates:
 
 
 def _batches_by_length(prepared, indices: Iterable[int], batch_size: int) -> list[list[int]]:
-    """Samples of similar length together, so little of each batch is padding."""
-    ordered = sorted(indices, key=lambda i: len(prepared[i]["input_ids"]))
+    """Samples of similar length together, so little of each batch is padding.
+
+    Batches are cut from all samples, not only the missing ones: a sample redone after
+    its file was lost is computed in the same batch as before, so its states come out
+    the same and the stages downstream stay current.
+    """
+    ordered = sorted(indices, key=lambda i: (len(prepared[i]["input_ids"]), i))
     return [ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size)]
 
 

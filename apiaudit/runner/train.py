@@ -42,6 +42,7 @@ def run_train(ctx: StageContext) -> StageResult:
     if not resume and checkpoints.exists():
         shutil.rmtree(checkpoints)
     params = {
+        **config.section("train"),
         "model_path": str(config.model.path),
         "samples_dir": str(ctx.upstream("extract") / SAMPLES_DIR),
         "d2t_path": str(ctx.upstream("vocab") / D2T_FILE),
@@ -50,7 +51,6 @@ def run_train(ctx: StageContext) -> StageResult:
         "device": device,
         "resume": resume,
         "draft_vocab_size": config.vocab.draft_vocab_size,
-        **config.section("train"),
     }
     params_path = ctx.stage_dir / PARAMS_FILE
     params_path.write_text(json.dumps(params, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -17,7 +17,10 @@ from typing import Any, Callable
 from apiaudit.runner.train import STEP_MARK
 
 
-def draft_layer_config(model_path: str, num_layers: int):
+CPU_ATTENTION = "apiaudit_dense_block_mask_attention"
+
+
+def draft_layer_config(model_path: str, num_layers: int, *, device: str = "cuda"):
     """The draft's decoder-layer config: the target's shape with `num_layers` layers (speculators' recipe)."""
     from transformers import AutoConfig, LlamaConfig
 
@@ -36,9 +39,38 @@ def draft_layer_config(model_path: str, num_layers: int):
         rms_norm_eps=verifier.rms_norm_eps,
         head_dim=getattr(verifier, "head_dim", None),
     )
+    use_draft_attention(layer_config, device=device)
+    return layer_config
+
+
+def use_draft_attention(layer_config, *, device: str) -> None:
+    """Set the attention the draft's decoder layers use (the config does not save it)."""
     # speculators registers this attention for the draft's packed, block-masked sequences.
     layer_config._attn_implementation = "simple_flex_attention"
-    return layer_config
+    if device == "cpu":
+        # FlexAttention has no backward pass on the CPU: attend with the same mask, made dense.
+        _register_cpu_attention()
+        layer_config._attn_implementation = CPU_ATTENTION
+
+
+def _register_cpu_attention() -> None:
+    from transformers.modeling_utils import AttentionInterface
+
+    AttentionInterface.register(CPU_ATTENTION, dense_block_mask_attention)
+
+
+def dense_block_mask_attention(module, query, key, value, attention_mask, scaling=None, **_kwargs):
+    """speculators' draft attention for the CPU: its BlockMask turned dense by speculators' own
+    converter (which evaluates the mask function at every position), then PyTorch's SDPA."""
+    import torch
+    from speculators.models.eagle3.attention import block_mask_to_dense_attention_mask
+
+    dense = block_mask_to_dense_attention_mask(attention_mask, query.device, torch.bool)
+    dense = dense[..., : query.shape[2], : key.shape[2]]
+    output = torch.nn.functional.scaled_dot_product_attention(
+        query, key, value, attn_mask=dense, scale=scaling, enable_gqa=query.shape[1] != key.shape[1]
+    )
+    return output.transpose(1, 2).contiguous(), None
 
 
 def split_samples(params: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -84,7 +116,7 @@ def train_draft(params: dict[str, Any], on_step: Callable[[dict], None] | None =
     d2t = torch.from_numpy(np.load(params["d2t_path"])).to(device)
     t2d = torch.from_numpy(np.load(params["t2d_path"])).to(device)
     draft = Eagle3DraftModel.from_training_args(
-        verifier_config=draft_layer_config(params["model_path"], params["num_layers"]),
+        verifier_config=draft_layer_config(params["model_path"], params["num_layers"], device=params["device"]),
         t2d=t2d,
         d2t=d2t,
         draft_vocab_size=params["draft_vocab_size"],

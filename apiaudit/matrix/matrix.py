@@ -1,0 +1,269 @@
+"""The compatibility matrix: one consumer scanned against every provider release in a range.
+
+Fetches are I/O bound (a provider wheel can be ~500 MB) and run in a thread pool;
+scans are CPU bound and run in a small process pool as each fetch lands. Both share
+one cache directory: the release cache publishes entries atomically and the provider
+index cache is keyed per release, so concurrent runs only ever cost duplicate work.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from apiaudit import sources
+from apiaudit.audit import scan
+from apiaudit.errors import InputError
+from apiaudit.findings import CodeOrigin, Report, Severity
+from apiaudit.matrix.ranges import (
+    DeclaredRequirement,
+    ProviderRange,
+    as_requirement,
+    declared_requirements,
+    parse_provider_range,
+    select_releases,
+)
+from apiaudit.progress import NullProgress, Progress
+from apiaudit.sources import cache as release_cache
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    """One provider release: what the scan found, or why it could not run."""
+
+    version: str
+    errors: int = 0
+    warnings: int = 0
+    cannot_judge: int = 0
+    rules: tuple[str, ...] = ()  # rule ids of errors and warnings, sorted, each once
+    fetched: bool = False  # True when this run downloaded the wheel (False: it was cached)
+    failure: str | None = None  # the one-line reason the release could not be scanned
+    report: Report | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def scanned(self) -> bool:
+        return self.failure is None
+
+    @property
+    def compatible(self) -> bool:
+        """No error-severity finding: warnings and cannot-judge do not break compatibility."""
+        return self.failure is None and self.errors == 0
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    consumer: str
+    version: str
+    declared: bool  # the consumer's requirement allows this release
+    compatible: bool  # the scan found no error against it
+
+
+@dataclass(frozen=True)
+class MatrixResult:
+    consumers: tuple[CodeOrigin, ...]
+    provider: ProviderRange
+    rows: tuple[MatrixRow, ...]
+    declared: tuple[DeclaredRequirement, ...]
+    include_prereleases: bool = False
+    duration_s: float = 0.0
+
+    @property
+    def scanned_versions(self) -> tuple[str, ...]:
+        return tuple(r.version for r in self.rows if r.scanned)
+
+    @property
+    def compatible_versions(self) -> tuple[str, ...]:
+        return tuple(r.version for r in self.rows if r.compatible)
+
+    @property
+    def compatible_range(self) -> tuple[str, bool]:
+        """(requirement text over the scanned releases, contiguous?); ("", True) when none is compatible."""
+        return as_requirement(self.compatible_versions, self.scanned_versions)
+
+    def declared_for(self, consumer: str) -> tuple[DeclaredRequirement, ...]:
+        return tuple(d for d in self.declared if d.consumer == consumer)
+
+    def declared_allows(self, consumer: str, version: str) -> bool | None:
+        """Whether any of the consumer's declared requirements allows `version`; None: it declares none."""
+        declared = self.declared_for(consumer)
+        if not declared:
+            return None
+        return any(d.allows(version) for d in declared)
+
+    @property
+    def disagreements(self) -> tuple[Disagreement, ...]:
+        out = []
+        for origin in self.consumers:
+            for row in self.rows:
+                if not row.scanned:
+                    continue
+                allowed = self.declared_allows(origin.name, row.version)
+                if allowed is not None and allowed != row.compatible:
+                    out.append(Disagreement(origin.name, row.version, allowed, row.compatible))
+        return tuple(out)
+
+    def exit_code(self) -> int:
+        """0 when some release is compatible and every declared range agrees with the scans, else 1."""
+        return 0 if self.compatible_versions and not self.disagreements else 1
+
+
+def run_matrix(
+    consumers: Sequence[str],
+    provider: str,
+    *,
+    cache_dir: Path | None = None,
+    rules_dirs: Sequence[Path] = (),
+    include_prereleases: bool = False,
+    fetch_jobs: int = 4,
+    scan_jobs: int | None = None,
+    progress: Progress | None = None,
+    available: Sequence[str] | None = None,
+) -> MatrixResult:
+    """Scan `consumers` against each release of `provider` (a range like ``vllm>=0.11,<=0.17``).
+
+    `available` replaces the package index's list of releases (oldest first), for
+    callers that already know it. Raises InputError for bad input, an empty range,
+    a range the index has no release in, or an unreachable index.
+    """
+    started = time.perf_counter()
+    if not consumers:
+        raise InputError("give the consumer to check, e.g. --consumer speculators==0.4.0")
+    progress = progress or NullProgress()
+    cache_dir = Path(cache_dir) if cache_dir else sources.default_cache_dir()
+    provider_range = parse_provider_range(provider)
+    listed = list(available) if available is not None else sources.release_versions(
+        provider_range.name, include_prereleases=include_prereleases
+    )
+    versions = select_releases(listed, provider_range, include_prereleases=include_prereleases)
+
+    # The consumers first: a bad --consumer is one line before any provider wheel is fetched.
+    consumer_trees = [sources.resolve(spec, cache_dir=cache_dir, progress=progress) for spec in consumers]
+    declared = tuple(d for tree in consumer_trees for d in declared_requirements(tree, provider_range.name))
+    consumer_specs = [_stable_spec(spec, tree) for spec, tree in zip(consumers, consumer_trees)]
+
+    rows = _fetch_and_scan(
+        consumer_specs, provider_range.name, versions, cache_dir, list(rules_dirs), progress,
+        fetch_jobs=fetch_jobs, scan_jobs=scan_jobs,
+    )  # fmt: skip
+    failures = {r.failure for r in rows}
+    if all(not r.scanned for r in rows) and len(failures) == 1:
+        raise InputError(next(iter(failures)) or "no release could be scanned")
+    return MatrixResult(
+        consumers=tuple(t.origin() for t in consumer_trees),
+        provider=provider_range,
+        rows=tuple(rows),
+        declared=declared,
+        include_prereleases=include_prereleases,
+        duration_s=round(time.perf_counter() - started, 3),
+    )
+
+
+def _stable_spec(spec: str, tree: sources.CodeTree) -> str:
+    # A worker process must read the very tree resolved here, not re-resolve a name differently.
+    if tree.kind == "release":
+        return f"{tree.name}=={tree.version}"
+    return spec
+
+
+class _LockedSteps:
+    """Lets fetch threads report steps through one progress object safely."""
+
+    def __init__(self, progress: Progress):
+        self._progress = progress
+        self._lock = threading.Lock()
+
+    def step(self, message: str) -> None:
+        with self._lock:
+            self._progress.step(message)
+
+
+def _fetch(name: str, version: str, cache_dir: Path, reporter: _LockedSteps) -> bool:
+    """Make sure NAME==VERSION is in the release cache; True when this call downloaded it."""
+    entry = release_cache.entry_dir(cache_dir, name, version)
+    cached = entry.exists() and release_cache.read_valid_marker(entry, name, version)[0] is not None
+    sources.resolve(f"{name}=={version}", cache_dir=cache_dir, progress=reporter)
+    return not cached
+
+
+def _scan_one(consumers: list[str], provider_spec: str, cache_dir: str, rules_dirs: list[str]) -> Report:
+    """One scan, run in a worker process (module-level so it pickles)."""
+    return scan(consumers, provider_spec, cache_dir=Path(cache_dir), rules_dirs=[Path(d) for d in rules_dirs])
+
+
+def _default_scan_jobs() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(4, cores))
+
+
+def _fetch_and_scan(
+    consumers: list[str],
+    name: str,
+    versions: list[str],
+    cache_dir: Path,
+    rules_dirs: list[Path],
+    progress: Progress,
+    *,
+    fetch_jobs: int,
+    scan_jobs: int | None,
+) -> list[MatrixRow]:
+    reporter = _LockedSteps(progress)
+    scan_jobs = scan_jobs or _default_scan_jobs()
+    progress.start(f"scanning {len(consumers)} consumer(s) against {len(versions)} {name} release(s)", len(versions))
+    rows: dict[str, MatrixRow] = {}
+    fetched: dict[str, bool] = {}
+    # Fetch threads are running while scan workers start: spawn, never fork a threaded process.
+    context = multiprocessing.get_context("spawn")
+    with ThreadPoolExecutor(max_workers=max(1, fetch_jobs), thread_name_prefix="apiaudit-fetch") as fetchers, \
+            _scan_pool(scan_jobs, context) as scanners:  # fmt: skip
+        pending: dict[Future, tuple[str, str]] = {
+            fetchers.submit(_fetch, name, v, cache_dir, reporter): ("fetch", v) for v in versions
+        }
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                stage, version = pending.pop(future)
+                try:
+                    value = future.result()
+                except InputError as exc:
+                    rows[version] = MatrixRow(version, fetched=fetched.get(version, False), failure=str(exc))
+                    progress.advance(version)
+                    continue
+                if stage == "fetch":
+                    fetched[version] = bool(value)
+                    job = scanners.submit(
+                        _scan_one, consumers, f"{name}=={version}", str(cache_dir), [str(d) for d in rules_dirs]
+                    )
+                    pending[job] = ("scan", version)
+                else:
+                    rows[version] = _row(version, value, fetched.get(version, False))
+                    progress.advance(version)
+    return [rows[v] for v in versions]
+
+
+def _scan_pool(jobs: int, context):
+    if jobs <= 1:
+        return ThreadPoolExecutor(max_workers=1, thread_name_prefix="apiaudit-scan")
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+
+
+def _row(version: str, report: Report, fetched: bool) -> MatrixRow:
+    judged = [f for f in report.findings if f.rule != "cannot-judge"]
+    rules = sorted({f.rule for f in judged if f.severity.at_least(Severity.WARNING)})
+    return MatrixRow(
+        version=version,
+        errors=report.count(Severity.ERROR),
+        warnings=report.count(Severity.WARNING),
+        cannot_judge=report.cannot_judge,
+        rules=tuple(rules),
+        fetched=fetched,
+        report=report,
+    )

@@ -1,0 +1,99 @@
+"""Scan speed against named baselines, measured side by side in one run. Prints ratios.
+
+    python bench/scan.py [--consumer speculators==0.3.0] [--provider vllm==0.16.0] [--repeat 3]
+
+Baselines:
+- griffe-full-load: Griffe's own static load of the whole provider package (what a
+  non-lazy tool would pay before checking one call).
+- pyright (only if installed): type-checking the same consumer files against the same provider.
+Measured:
+- cold scan: a fresh provider index (no index cache; releases already fetched).
+- warm scan: the provider index answered from its cache.
+Targets (issue 2): cold <= 0.25 x griffe-full-load; warm < 0.5 s of work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from apiaudit import sources  # noqa: E402
+from apiaudit.audit import scan  # noqa: E402
+
+
+def best_of(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def griffe_full_load(tree) -> None:
+    import griffe
+
+    loader = griffe.GriffeLoader(search_paths=[str(tree.root)], allow_inspection=False)
+    for package in tree.packages:
+        loader.load(package)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--consumer", default="speculators==0.3.0")
+    ap.add_argument("--provider", default="vllm==0.16.0")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--cache-dir", type=Path, default=None)
+    args = ap.parse_args()
+    cache = args.cache_dir or sources.default_cache_dir()
+    provider = sources.resolve(args.provider, cache_dir=cache)
+    consumer = sources.resolve(args.consumer, cache_dir=cache)
+    print(f"consumer {consumer.name} {consumer.version}, provider {provider.name} {provider.version}; best of {args.repeat}")
+
+    full = best_of(lambda: griffe_full_load(provider), max(1, args.repeat - 1))
+    index_dir = Path(tempfile.mkdtemp(prefix="apiaudit-bench-"))
+    try:
+        def cold():
+            shutil.rmtree(index_dir / "index", ignore_errors=True)
+            scan([args.consumer], args.provider, cache_dir=cache, use_index_cache=False)
+
+        cold_s = best_of(cold, args.repeat)
+        # Warm: one run fills the index cache under a private dir, later runs read it.
+        for _ in range(2):
+            pass
+        warm_cache = Path(tempfile.mkdtemp(prefix="apiaudit-bench-warm-"))
+        (warm_cache / "releases").symlink_to(Path(cache) / "releases", target_is_directory=True)
+        scan([args.consumer], args.provider, cache_dir=warm_cache)
+        warm_s = best_of(lambda: scan([args.consumer], args.provider, cache_dir=warm_cache), args.repeat)
+        shutil.rmtree(warm_cache, ignore_errors=True)
+    finally:
+        shutil.rmtree(index_dir, ignore_errors=True)
+
+    print(f"{'griffe-full-load (baseline)':32s} {full:7.2f} s   1.00x")
+    print(f"{'apiaudit cold scan':32s} {cold_s:7.2f} s   {cold_s / full:.2f}x of baseline (target <= 0.25x)")
+    print(f"{'apiaudit warm scan':32s} {warm_s:7.2f} s   {warm_s / full:.2f}x of baseline (target < 0.5 s)")
+    pyright = shutil.which("pyright")
+    if pyright:
+        files = [str(p) for p in consumer.python_files()]
+        env_path = str(provider.root)
+
+        def run_pyright():
+            subprocess.run([pyright, "--pythonpath", sys.executable, *files], capture_output=True, env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"})
+
+        py_s = best_of(run_pyright, 1)
+        print(f"{'pyright on the same files':32s} {py_s:7.2f} s   apiaudit cold is {py_s / cold_s:.1f}x faster")
+    else:
+        print("pyright not installed: skipped (pip install pyright to compare)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""Binding follows CPython's rules; each case is what `inspect.signature(f).bind(...)` would say."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from apiaudit.checks.binding import bind, bind_any
+from apiaudit.consumer.model import Arg, CallShape, Site
+from apiaudit.provider.model import Extra, Param, ParamKind, Signature
+
+P = ParamKind
+
+
+def sig(*params, extra=Extra.FORBID):
+    return Signature(tuple(params), origin="def f", extra=extra)
+
+
+def call(positional=0, keywords=(), star=False, starstar=False):
+    args = [Arg("positional", None, Site(1, 0)) for _ in range(positional)]
+    if star:
+        args.append(Arg("star", None, Site(1, 0)))
+    args += [Arg("keyword", k, Site(2, 4)) for k in keywords]
+    if starstar:
+        args.append(Arg("starstar", None, Site(1, 0)))
+    return CallShape(tuple(args))
+
+
+def rules(binding):
+    return sorted((p.rule, p.param) for p in binding.problems)
+
+
+A = Param("a", P.POSITIONAL_OR_KEYWORD)
+B_DEFAULT = Param("b", P.POSITIONAL_OR_KEYWORD, has_default=True, default="1")
+K_ONLY = Param("k", P.KEYWORD_ONLY)
+POS_ONLY = Param("x", P.POSITIONAL_ONLY)
+VARARGS = Param("args", P.VAR_POSITIONAL)
+VARKW = Param("kwargs", P.VAR_KEYWORD)
+
+
+def _python_says(params_src: str, call_src: str) -> bool:
+    namespace: dict = {}
+    exec(f"def f({params_src}): pass", namespace)
+    try:
+        eval(f"inspect.signature(f).bind({call_src})", {"inspect": inspect, "f": namespace["f"]})
+        return True
+    except TypeError:
+        return False
+
+
+@pytest.mark.parametrize(
+    "params, params_src, shape, call_src, expected",
+    [
+        ((A, B_DEFAULT), "a, b=1", call(1), "1", []),
+        ((A, B_DEFAULT), "a, b=1", call(0), "", [("missing-required", "a")]),
+        ((A, B_DEFAULT), "a, b=1", call(3), "1, 2, 3", [("too-many-positional", None)]),
+        ((A,), "a", call(1, ["zz"]), "1, zz=2", [("unexpected-keyword", "zz")]),
+        ((A,), "a", call(1, ["a"]), "1, a=2", [("duplicate-argument", "a")]),
+        ((POS_ONLY,), "x, /", call(0, ["x"]), "x=1", [("missing-required", "x"), ("positional-only-by-keyword", "x")]),
+        ((POS_ONLY, VARKW), "x, /, **kwargs", call(1, ["x"]), "1, x=2", []),
+        ((A, K_ONLY), "a, *, k", call(1), "1", [("missing-required", "k")]),
+        ((A, VARARGS, VARKW), "a, *args, **kwargs", call(5, ["q"]), "1,2,3,4,5, q=1", []),
+    ],
+)
+def test_bind_agrees_with_python(params, params_src, shape, call_src, expected):
+    binding = bind(sig(*params), shape, "f")
+    assert rules(binding) == expected
+    assert (not expected) == _python_says(params_src, call_src)
+
+
+def test_splats_make_missing_parameters_uncertain_but_bad_keywords_still_errors():
+    binding = bind(sig(A, K_ONLY), call(0, ["zz"], starstar=True), "f")
+    assert rules(binding) == [("unexpected-keyword", "zz")]
+    assert binding.uncertain
+
+
+def test_extra_ignore_is_a_warning_and_allow_is_fine():
+    ignored = bind(sig(A, extra=Extra.IGNORE), call(1, ["zz"]), "Model")
+    assert [(p.rule, p.severity) for p in ignored.problems] == [("unexpected-keyword", "warning")]
+    assert bind(sig(A, extra=Extra.ALLOW), call(1, ["zz"]), "Model").problems == ()
+
+
+def test_a_call_fitting_any_overload_is_fine_else_runtime_decides():
+    int_overload = sig(Param("x", P.POSITIONAL_OR_KEYWORD))
+    str_overload = sig(Param("s", P.KEYWORD_ONLY))
+    impl = sig(Param("x", P.POSITIONAL_OR_KEYWORD, has_default=True), Param("s", P.KEYWORD_ONLY, has_default=True))
+    assert bind_any((int_overload, str_overload), impl, call(0, ["s"]), "f").problems == ()
+    assert rules(bind_any((int_overload, str_overload), impl, call(0, ["nope"]), "f")) == [("unexpected-keyword", "nope")]

@@ -1,0 +1,83 @@
+"""The scan engine on the real released wheels (issue 2, done-means 1 and 2).
+
+The wheels are fetched once into the shared test cache with `pip download --no-deps`;
+only their .py files are read. Nothing here imports vllm or speculators.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from apiaudit.audit import scan
+from apiaudit.findings import Severity
+
+pytestmark = pytest.mark.network
+
+GENERATOR = "speculators/data_generation/vllm_hidden_states_generator.py"
+
+
+def _errors(report, prefix):
+    return [f for f in report.findings if f.severity is Severity.ERROR and f.path.startswith(prefix)]
+
+
+def _call_line(tree_root, path, callee_name, keyword=None):
+    """The first line of the call to `callee_name` in the consumer's source (found independently with ast)."""
+    source = (tree_root / path).read_text()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if name == callee_name and (keyword is None or any(k.arg == keyword for k in node.keywords)):
+                return node.lineno
+    raise AssertionError(f"no call to {callee_name} in {path}")
+
+
+def test_speculators_030_on_vllm_016_names_the_three_generator_breaks(released, release_cache):
+    consumer = released("speculators==0.3.0")
+    report = scan(["speculators==0.3.0"], "vllm==0.16.0", cache_dir=release_cache)
+    got = {(f.rule, f.callee, f.param, f.line) for f in _errors(report, GENERATOR)}
+    expected = {
+        (
+            "missing-required",
+            "vllm.config.scheduler.SchedulerConfig",
+            "is_encoder_decoder",
+            _call_line(consumer.root, GENERATOR, "SchedulerConfig"),
+        ),
+        (
+            "unexpected-keyword",
+            "vllm.v1.core.kv_cache_utils.get_kv_cache_config_from_groups",
+            "kv_cache_specs",
+            _call_line(consumer.root, GENERATOR, "get_kv_cache_config_from_groups"),
+        ),
+        (
+            "missing-required",
+            "vllm.v1.core.sched.scheduler.Scheduler",
+            "block_size",
+            _call_line(consumer.root, GENERATOR, "Scheduler"),
+        ),
+    }
+    assert got == expected
+    for finding in _errors(report, GENERATOR):
+        assert finding.provider_location and finding.provider_location.startswith("vllm/")
+        assert finding.signature and finding.advice and finding.source
+    assert report.exit_code() == 1
+
+
+@pytest.mark.parametrize(
+    "consumer, provider",
+    [("speculators==0.4.0", "vllm==0.16.0"), ("speculators==0.3.0", "vllm==0.11.0")],
+)
+def test_pairs_shipped_together_have_no_error_in_data_generation(consumer, provider, release_cache):
+    report = scan([consumer], provider, cache_dir=release_cache)
+    assert _errors(report, "speculators/data_generation/") == []
+    # The engine did look: calls into vLLM were bound, and cannot-judge is counted, not hidden.
+    assert report.calls_checked > 20
+
+
+def test_warm_scan_gives_the_same_report_from_the_index_cache(release_cache, tmp_path):
+    cold = scan(["speculators==0.3.0"], "vllm==0.16.0", cache_dir=release_cache, use_index_cache=False)
+    first = scan(["speculators==0.3.0"], "vllm==0.16.0", cache_dir=release_cache)
+    warm = scan(["speculators==0.3.0"], "vllm==0.16.0", cache_dir=release_cache)
+    assert cold.findings == first.findings == warm.findings

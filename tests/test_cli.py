@@ -1,0 +1,111 @@
+"""The command line as a user meets it: exit codes, one-line errors, formats, `python -m apiaudit`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from apiaudit.cli import cli
+
+
+@pytest.fixture
+def project(tmp_path):
+    prov = tmp_path / "prov" / "tinyprov"
+    prov.mkdir(parents=True)
+    (prov / "__init__.py").write_text("def make(a, *, b):\n    return a\n")
+    cons = tmp_path / "jobs"
+    cons.mkdir()
+    (cons / "good.py").write_text("from tinyprov import make\nmake(1, b=2)\n")
+    (cons / "bad.py").write_text(textwrap.dedent("""\
+        from tinyprov import make, gone
+        make(1, c=2)
+    """))
+    (cons / "broken.py").write_text("def oops(:\n")
+    return prov, cons, tmp_path / "cache"
+
+
+def run(*args):
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.output
+
+
+def test_json_report_exit_1_and_the_scan_goes_on_past_a_broken_file(project):
+    prov, cons, cache = project
+    code, out = run("scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--format", "json")
+    assert code == 1
+    doc = json.loads(out)
+    got = sorted((f["rule"], f["path"], f["line"], f["param"]) for f in doc["findings"])
+    assert got == [
+        ("import-missing", "bad.py", 1, None),
+        ("missing-required", "bad.py", 2, "b"),
+        ("parse-error", "broken.py", 1, None),
+        ("unexpected-keyword", "bad.py", 2, "c"),
+    ]
+    assert doc["schema_version"] and doc["provider"]["name"] == "tinyprov"
+
+
+def test_fail_on_and_clean_exit(project, tmp_path):
+    prov, cons, cache = project
+    good = tmp_path / "only-good.py"
+    good.write_text((cons / "good.py").read_text())
+    code, _ = run("scan", "--consumer", str(good), "--provider", str(prov), "--cache-dir", str(cache), "--format", "json")
+    assert code == 0
+
+
+def test_output_file_and_sarif(project, tmp_path):
+    prov, cons, cache = project
+    out = tmp_path / "report.sarif"
+    code, _ = run("scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--format", "sarif", "-o", str(out))
+    assert code == 1
+    assert json.loads(out.read_text())["version"] == "2.1.0"
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--consumer", "/no/such/dir", "--provider", "PROV"], "no such file or directory"),
+        (["--consumer", "CONS", "--provider", "surely-not-installed-dist-xyz"], "not installed"),
+        (["--consumer", "CONS", "--provider", "PROV", "--rules", "/no/such/rules"], "rules directory does not exist"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(project, args, needle):
+    prov, cons, cache = project
+    args = [a.replace("PROV", str(prov)).replace("CONS", str(cons)) for a in args]
+    code, out = run("scan", *args, "--cache-dir", str(cache))
+    assert code == 2
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in out
+
+
+def test_bad_rule_file_names_file_and_entry(project, tmp_path):
+    prov, cons, cache = project
+    rules = tmp_path / "myrules"
+    rules.mkdir()
+    (rules / "tinyprov.toml").write_text('[provider]\nname = "tinyprov"\n[[recipe]]\nid = "x"\nchange = "teleported"\n')
+    code, out = run("scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--rules", str(rules))
+    assert code == 2 and "tinyprov.toml" in out and "'x'" in out
+
+
+def test_python_dash_m_works_the_same(project):
+    prov, cons, cache = project
+    proc = subprocess.run(
+        [sys.executable, "-m", "apiaudit", "scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--format", "github"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 1
+    assert "::error file=bad.py,line=2" in proc.stdout
+    assert proc.stderr.strip() == ""
+
+
+def test_scan_writes_nothing_but_its_cache_and_output(project):
+    prov, cons, cache = project
+    before = {p: p.read_bytes() for p in list(cons.rglob("*")) + list(prov.rglob("*")) if p.is_file()}
+    run("scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--format", "json")
+    after = {p: p.read_bytes() for p in list(cons.rglob("*")) + list(prov.rglob("*")) if p.is_file()}
+    assert before == after
