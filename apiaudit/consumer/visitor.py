@@ -374,13 +374,15 @@ class ModuleVisitor:
         if isinstance(node, ast.Call):
             if isinstance(node.func, ast.Name) and node.func.id == "super" and cls is not None:
                 return Value(root=Root("super", cls.dotted))
-            if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2:
+            if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) == 3:
+                return None  # getattr with a default never raises
+            if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) == 2:
                 # getattr(obj, "name") is obj.name; a computed name cannot be judged.
                 base = self._value(node.args[0], env, cls, fresh)
                 if base is None or base.root is None:
                     return None
                 name = node.args[1]
-                if isinstance(name, ast.Constant) and isinstance(name.value, str) and len(node.args) == 2:
+                if isinstance(name, ast.Constant) and isinstance(name.value, str):
                     return Value(base.root, base.steps + (Step("attr", name=name.value, check=fresh),))
                 return Value(base.root, base.steps + (Step("dynamic", check=fresh),))
             base = self._value(node.func, env, cls, fresh)
