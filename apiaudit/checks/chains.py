@@ -75,10 +75,13 @@ def _bound_function_self(ctx: CheckContext, function: str):
             return ("unknown-binding", function)
         root, steps = b.target
         value = _root_value(ctx, _pseudo_use(root, steps))
-        for step in steps:
-            if value is None:
-                break
-            value = _step(ctx, None, None, value, step, [], False)
+        try:
+            for step in steps:
+                if value is None:
+                    break
+                value = _step(ctx, None, None, value, step, [], False)
+        except _Stop:
+            value = None
         if not isinstance(value, InstanceValue):
             return ("unknown-binding", function)
         classes.extend(value.classes)

@@ -60,13 +60,12 @@ def _register_cpu_attention() -> None:
 
 
 def dense_block_mask_attention(module, query, key, value, attention_mask, scaling=None, **_kwargs):
-    """speculators' draft attention for the CPU: its BlockMask turned dense by speculators' own
-    converter (which evaluates the mask function at every position), then PyTorch's SDPA."""
+    """speculators' draft attention for the CPU: the BlockMask's mask function evaluated at every
+    (query, key) position by PyTorch's `create_mask`, then PyTorch's SDPA with that mask."""
     import torch
-    from speculators.models.eagle3.attention import block_mask_to_dense_attention_mask
+    from torch.nn.attention.flex_attention import create_mask
 
-    dense = block_mask_to_dense_attention_mask(attention_mask, query.device, torch.bool)
-    dense = dense[..., : query.shape[2], : key.shape[2]]
+    dense = create_mask(attention_mask.mask_mod, 1, 1, query.shape[2], key.shape[2], device=query.device)
     output = torch.nn.functional.scaled_dot_product_attention(
         query, key, value, attn_mask=dense, scale=scaling, enable_gqa=query.shape[1] != key.shape[1]
     )

@@ -166,3 +166,14 @@ def test_byte_columns_from_an_ast_engine_match_too(tmp_path: Path) -> None:
     finding = Finding("unexpected-keyword", Severity.ERROR, "c", "accents.py", 2, byte_column, BUILD, "legacy", "m")
     plan = plan_fixes([finding], tmp_path, RECIPES)
     assert plan.files[0].patched.decode() == 'def f():\n    s = "é"; return build(a=1)\n'
+
+
+def test_windows_line_endings_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "crlf.py"
+    path.write_bytes(b"x = build(\r\n    a=1,\r\n    legacy=2,\r\n)\r\ny = make(\r\n    a=1,\r\n)\r\n")
+    findings = [
+        Finding("unexpected-keyword", Severity.ERROR, "c", "crlf.py", 1, 4, BUILD, "legacy", "m"),
+        Finding("missing-required", Severity.ERROR, "c", "crlf.py", 5, 4, MAKE, "mode", "m", details=(("value", "1"),)),
+    ]
+    patched = plan_fixes(findings, tmp_path, RECIPES).files[0].patched
+    assert patched == b"x = build(\r\n    a=1,\r\n)\r\ny = make(\r\n    a=1,\r\n    mode=1,\r\n)\r\n"
