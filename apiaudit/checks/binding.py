@@ -68,6 +68,7 @@ def bind(sig: Signature, shape: CallShape, callee: str) -> Binding:
         elif param.kind is ParamKind.POSITIONAL_ONLY:
             if has_varkw:
                 continue  # it lands in **kwargs instead
+            filled.add(param.name)  # CPython reports only the keyword misuse, not a missing argument
             problems.append(
                 Problem(
                     "positional-only-by-keyword",
@@ -85,7 +86,11 @@ def bind(sig: Signature, shape: CallShape, callee: str) -> Binding:
 
     uncertain = None
     if shape.has_star or shape.has_starstar:
-        uncertain = "the call unpacks *args/**kwargs, so which parameters it fills cannot be known statically"
+        absorbs = (not shape.has_star or has_varargs) and (not shape.has_starstar or has_varkw)
+        unfilled = [p for p in params if p.required and p.name not in filled]
+        # Certain only when the callee swallows whatever the splats hold and nothing can be filled twice.
+        if not (absorbs and not unfilled and not (shape.has_starstar and filled)):
+            uncertain = "the call unpacks *args/**kwargs, so which parameters it fills cannot be known statically"
     else:
         for p in params:
             if p.required and p.name not in filled:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from apiaudit.checks.binding import bind_any
 from apiaudit.checks.context import CheckContext
@@ -144,6 +144,10 @@ def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
     if isinstance(value, InstanceValue):
         if name in value.own:
             return None  # the consumer's own member
+        if name == "__init__":
+            # super().__init__(...): the constructor of the (first) provider class, self bound.
+            owner = value.classes[0]
+            return SymbolValue(Symbol(f"{owner}.__init__", SymbolKind.FUNCTION), via="instance", owner=owner)
         results = [(c, ctx.index.class_member(c, name, instance=True)) for c in value.classes]
         for cls, res in results:
             if isinstance(res, Found):
@@ -213,9 +217,13 @@ def _call(ctx, file, use, value, step, findings, report):
     sym = value.symbol
     if sym.kind is SymbolKind.MODULE:
         return None
-    if sym.path.endswith(".__init__") and value.via == "instance":
-        # super().__init__(...) / self.__init__: the class's constructor signature, self bound.
-        info = ctx.index.call(sym.path.rsplit(".", 1)[0], via="module")
+    if sym.path.endswith(".__init__") and value.via == "instance" and value.owner:
+        # super().__init__(...): the class's constructor signature, self bound; named by the
+        # class that defines __init__ (or the class itself when __init__ is synthesized).
+        info = ctx.index.call(value.owner, via="module")
+        defined = ctx.index.class_member(value.owner, "__init__", instance=True)
+        init_path = defined.symbol.path if isinstance(defined, Found) and defined.symbol.kind is SymbolKind.FUNCTION else f"{info.callee.path}.__init__"
+        info = replace(info, callee=replace(info.callee, path=init_path, kind=SymbolKind.FUNCTION))
     else:
         info = ctx.index.call(sym.path, via=value.via)
     if step.call is None or not report:

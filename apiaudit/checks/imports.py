@@ -5,16 +5,12 @@ from __future__ import annotations
 from apiaudit.checks.context import CheckContext
 from apiaudit.consumer.model import ConsumerFile, ImportUse
 from apiaudit.findings import Finding, Severity
-from apiaudit.provider.model import Found, Missing, SymbolKind
+from apiaudit.provider.model import Found, Missing
 
 
 def check_import(ctx: CheckContext, file: ConsumerFile, imp: ImportUse) -> list[Finding]:
-    module = ctx.index.resolve(imp.module)
-    if not (isinstance(module, Found) and module.symbol.kind is SymbolKind.MODULE):
-        if isinstance(module, Found) or isinstance(module, Missing):
-            moved = module.moved_to if isinstance(module, Missing) else ()
-            return [_missing(ctx, file, imp, imp.module, f"No module named '{imp.module}'", moved)]
-        return [_unknown(ctx, file, imp, imp.module, module.reason)]
+    if not ctx.index.module_exists(imp.module):
+        return [_missing(ctx, file, imp, imp.module, f"No module named '{imp.module}'", ())]
     if imp.name is None:
         return []
     target = f"{imp.module}.{imp.name}"

@@ -7,12 +7,12 @@ import hashlib
 import os
 import pickle
 import tempfile
-from dataclasses import astuple
+from dataclasses import astuple, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
 from apiaudit.consumer.model import ConsumerFile, ConsumerOptions, Site
-from apiaudit.consumer.visitor import ModuleVisitor
+from apiaudit.consumer.visitor import ModuleVisitor, module_imports
 from apiaudit.sources.base import CodeTree
 
 
@@ -26,12 +26,12 @@ def module_name(tree: CodeTree, path: Path) -> tuple[str, bool]:
     return ".".join(parts) if parts else path.stem, is_package
 
 
-def collect_file(tree: CodeTree, path: Path, options: ConsumerOptions) -> ConsumerFile:
+def collect_file(tree: CodeTree, path: Path, options: ConsumerOptions, syntax: ast.Module | None = None) -> ConsumerFile:
     rel = path.relative_to(tree.root).as_posix()
     module, is_package = module_name(tree, path)
     try:
         source = path.read_bytes().decode("utf-8", errors="replace")
-        syntax = ast.parse(source, filename=rel)
+        syntax = syntax or ast.parse(source, filename=rel)
     except SyntaxError as exc:
         return ConsumerFile(
             path=rel, module=module, error=f"{exc.msg}", error_site=Site(exc.lineno or 1, max((exc.offset or 1) - 1, 0))
@@ -49,11 +49,14 @@ def collect(
     cache_dir: Path | None = None,
 ) -> tuple[ConsumerFile, ...]:
     """Every file's uses. With `cache_dir`, a file whose bytes and options are unchanged is not re-read."""
+    paths = list(files if files is not None else tree.python_files())
+    trees, reexports = _reexports(tree, paths, options)
+    options = replace(options, reexports=tuple(sorted(reexports.items())))
     cache = _FileCache(cache_dir, tree, options) if cache_dir is not None else None
     out = []
-    for path in files if files is not None else tree.python_files():
+    for path in paths:
         hit = cache.get(path) if cache else None
-        result = hit or collect_file(tree, path, options)
+        result = hit or collect_file(tree, path, options, trees.get(path))
         if cache and hit is None:
             cache.put(path, result)
         out.append(result)
@@ -62,6 +65,30 @@ def collect(
     if cache:
         cache.save()
     return tuple(out)
+
+
+def _reexports(tree: CodeTree, paths: list[Path], options: ConsumerOptions) -> tuple[dict[Path, ast.Module], dict[str, str]]:
+    """Consumer names that stand for provider objects (`from engine.x import P` in compat.py makes
+    `driver.compat.P` the provider's P), followed through chains of consumer re-exports."""
+    trees: dict[Path, ast.Module] = {}
+    bindings: dict[str, str] = {}
+    for path in paths:
+        try:
+            syntax = ast.parse(path.read_bytes())
+        except (SyntaxError, ValueError, OSError, RecursionError):
+            continue
+        trees[path] = syntax
+        module, is_package = module_name(tree, path)
+        bindings.update(module_imports(syntax, module, is_package))
+    tops = set(options.provider_packages)
+    resolved: dict[str, str] = {}
+    for name in bindings:
+        target, hops = bindings[name], 0
+        while target in bindings and hops < 20:
+            target, hops = bindings[target], hops + 1
+        if target.split(".")[0] in tops:
+            resolved[name] = target
+    return trees, resolved
 
 
 class _FileCache:

@@ -135,5 +135,7 @@ class ConsumerOptions:
     """Facts the visitor needs from outside: which names are the provider's, and rule-data hooks."""
 
     provider_packages: tuple[str, ...]
+    # consumer names that are provider objects re-exported: ("driver.compat.Params", "engine.params.Params")
+    reexports: tuple[tuple[str, str], ...] = ()
     rpc_methods: tuple[tuple[str, int | None, str | None], ...] = ()  # (method, name_arg, name_keyword)
     injection_keywords: tuple[str, ...] = ()

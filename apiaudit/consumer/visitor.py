@@ -67,7 +67,7 @@ class ModuleVisitor:
         self.rpc_calls: list[RpcCall] = []
         self.method_bindings: list[MethodBinding] = []
         self.module_env: dict[str, object] = {}
-        self.consumer_tops: set[str] = {module.split(".")[0]}
+        self.reexports = dict(options.reexports)
 
     # ---------------------------------------------------------------- entry
     def run(self, tree: ast.Module) -> ConsumerFile:
@@ -270,6 +270,12 @@ class ModuleVisitor:
     def _value_for_import(self, dotted: str) -> Value | None:
         if self._is_provider(dotted):
             return Value(root=Root("symbol", dotted))
+        return self._consumer_value(dotted)
+
+    def _consumer_value(self, dotted: str) -> Value:
+        """A consumer name, unless the consumer merely re-exports a provider object under it."""
+        if dotted in self.reexports:
+            return Value(root=Root("symbol", self.reexports[dotted]))
         return Value(consumer=dotted)
 
     def _import(self, module: str, name: str | None, alias: ast.alias, env, guard, emit):
@@ -369,7 +375,7 @@ class ModuleVisitor:
             if base is None:
                 return None
             if base.root is None:
-                return Value(consumer=f"{base.consumer}.{node.attr}") if base.consumer else None
+                return self._consumer_value(f"{base.consumer}.{node.attr}") if base.consumer else None
             return Value(base.root, base.steps + (Step("attr", name=node.attr, check=fresh),))
         if isinstance(node, ast.Call):
             if isinstance(node.func, ast.Name) and node.func.id == "super" and cls is not None:
@@ -516,3 +522,37 @@ def _union_members(node) -> list:
 def _short(text: str, limit: int = 120) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def module_imports(tree: ast.Module, module: str, is_package: bool) -> dict[str, str]:
+    """Module-level names bound by imports: local dotted name -> imported dotted path (absolute)."""
+    package = module if is_package else module.rpartition(".")[0]
+    out: dict[str, str] = {}
+
+    def absolute(name: str | None, level: int) -> str:
+        if level == 0:
+            return name or ""
+        parts = package.split(".") if package else []
+        if level > 1:
+            parts = parts[: len(parts) - (level - 1)]
+        return ".".join(parts + ([name] if name else []))
+
+    def walk(stmts):
+        for stmt in stmts:
+            if isinstance(stmt, ast.ImportFrom):
+                base = absolute(stmt.module, stmt.level)
+                for alias in stmt.names:
+                    if alias.name != "*":
+                        out[f"{module}.{alias.asname or alias.name}"] = f"{base}.{alias.name}"
+            elif isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    if alias.asname:
+                        out[f"{module}.{alias.asname}"] = alias.name
+            elif isinstance(stmt, ast.If) and not _is_type_checking(stmt.test):
+                walk(stmt.body)
+                walk(stmt.orelse)
+            elif isinstance(stmt, ast.Try):
+                walk(stmt.body)
+
+    walk(tree.body)
+    return out

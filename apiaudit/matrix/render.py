@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from pathlib import Path
+from typing import Any, Sequence
 
 from apiaudit.findings import SCHEMA_VERSION
+from apiaudit.matrix.emit import EmittedRecipe
+from apiaudit.matrix.explain import ExplainResult
 from apiaudit.matrix.matrix import MatrixResult
 from apiaudit.report.base import TOOL_NAME, tool_version
 
@@ -122,3 +125,102 @@ def _table(result: MatrixResult) -> str:
     lines.append(f"{tail}, {result.duration_s:.2f} s")
     return "\n".join(lines) + "\n"
 
+
+
+# --- explain ---------------------------------------------------------------------------------
+
+
+def explain_to_dict(result: ExplainResult, emitted: Sequence[EmittedRecipe] = (), rules_file: str | None = None) -> dict[str, Any]:
+    consumer = result.report.consumers[0]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": TOOL_NAME, "version": tool_version()},
+        "kind": "explain",
+        "consumer": {"name": consumer.name, "version": consumer.version, "root": consumer.root, "kind": consumer.kind},
+        "provider": {"name": result.provider, "version": result.report.provider.version},
+        "baseline": {"version": result.baseline, "reason": result.baseline_reason},
+        "releases": list(result.releases),
+        "fetched": list(result.fetched),
+        "explanations": [
+            {
+                "finding": {
+                    "rule": e.finding.rule,
+                    "severity": e.finding.severity.value,
+                    "path": e.finding.path,
+                    "line": e.finding.line,
+                    "column": e.finding.column,
+                    "callee": e.finding.callee,
+                    "param": e.finding.param,
+                    "message": e.finding.message,
+                },
+                "introduced_in": e.introduced_in,
+                "last_without": e.last_without,
+                "probes": list(e.probes),
+                "undated": e.why_undated,
+                "change": None
+                if e.change is None
+                else {
+                    "kind": e.change.kind,
+                    "before": e.change.before,
+                    "after": e.change.after,
+                    "old": e.change.old_name,
+                    "new": e.change.new_name,
+                    "symbol": e.change.symbol,
+                    "note": e.change.note or None,
+                },
+            }
+            for e in result.explanations
+        ],
+        "fix_candidates": [
+            {k: v for k, v in vars(r).items() if v is not None} for r in emitted
+        ],
+        "rules_file": rules_file,
+        "duration_s": result.duration_s,
+    }
+
+
+def render_explain(
+    result: ExplainResult, fmt: str, emitted: Sequence[EmittedRecipe] = (), rules_file: str | None = None
+) -> str:
+    if fmt == "json":
+        return json.dumps(explain_to_dict(result, emitted, rules_file), indent=2, ensure_ascii=False) + "\n"
+    consumer = result.report.consumers[0]
+    lines = [
+        f"apiaudit explain: {consumer.name} {consumer.version or ''} × {result.provider} {result.report.provider.version}".replace("  ", " "),
+        f"bisecting {len(result.releases)} releases from {result.baseline} ({result.baseline_reason}) to {result.releases[-1]}",
+        "",
+    ]
+    if not result.explanations:
+        lines.append("no finding to explain")
+    for e in result.explanations:
+        f = e.finding
+        about = f" {f.param}" if f.param else (f" {f.detail('attribute')}" if f.detail("attribute") else "")
+        lines.append(f"{f.path}:{f.line}  {f.severity.value} {f.rule}{about}")
+        if e.introduced_in is None:
+            lines.append(f"  not dated: {e.why_undated}")
+            lines.append("")
+            continue
+        probes = f"; probed {', '.join(e.probes)}" if e.probes else ""
+        lines.append(f"  introduced in {result.provider} {e.introduced_in} (last without it: {e.last_without}{probes})")
+        if e.change is not None:
+            what = e.change.kind
+            if e.change.old_name and e.change.new_name:
+                what += f": {e.change.old_name} -> {e.change.new_name}"
+            elif e.change.old_name or e.change.new_name:
+                what += f": {e.change.old_name or e.change.new_name}"
+            if e.change.note:
+                what += f" ({e.change.note})"
+            lines.append(f"  change  {what}")
+            if e.change.before or e.change.after:
+                lines.append(f"  {e.last_without:<7} {e.change.before or '(absent)'}")
+                lines.append(f"  {e.introduced_in:<7} {e.change.after or '(absent)'}")
+        lines.append("")
+    dated = sum(1 for e in result.explanations if e.introduced_in)
+    tail = f"{dated} of {len(result.explanations)} findings dated"
+    tail += f", {len(result.fetched)} releases fetched" if result.fetched else ", nothing fetched"
+    lines.append(f"{tail}, {result.duration_s:.2f} s")
+    if rules_file:
+        lines.append(f"wrote {len(emitted)} fix candidate(s) to {rules_file} (use: apiaudit fix --rules {Path(rules_file).parent})")
+    elif emitted:
+        lines.append(f"{len(emitted)} fix candidate(s): {', '.join(r.id for r in emitted)} (--emit-rules DIR writes them)")
+    return "\n".join(lines) + "\n"

@@ -6,11 +6,12 @@ Exit codes as `scan`: 0 clean, 1 blocking findings, 2 bad input.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
-from apiaudit.errors import InputError
+from apiaudit.cli_options import EXIT_FINDINGS, audit_options, guarded
 from apiaudit.preflight import PreflightFailed, preflight
 from apiaudit.preflight.gate import DEFAULT_SCRIPT_PROVIDER, format_finding, parse_severity, summary_line
 
@@ -18,27 +19,25 @@ from apiaudit.preflight.gate import DEFAULT_SCRIPT_PROVIDER, format_finding, par
 @click.command(
     "preflight",
     help=(
-        "Audit before a run; exit 1 on blocking findings. Use as `apiaudit preflight ... || exit 1` "
-        "at the top of a job script. Job scripts given with --consumer are checked against the installed "
-        "speculators, and the installed stack as `scan` does, in one pass."
+        "Audit before a run: one line when clean, the blocking findings and exit 1 otherwise. "
+        "Put `apiaudit preflight ... || exit 1` at the top of a job script. Job scripts given with "
+        "--consumer are checked against the installed speculators and the installed stack as `scan` "
+        "checks it, in one pass."
     ),
 )
-@click.option("--consumer", "-c", "consumers", multiple=True, metavar="SPEC",
-              help="Code that makes the calls: distribution NAME, NAME==VERSION, or a path (package, job script, "
-                   "folder of scripts). Repeatable. Default: scan's default consumers.")
-@click.option("--provider", "-p", metavar="SPEC", default=None,
-              help="Code that is called (as for scan). Given: every consumer is checked against it alone.")
-@click.option("--script-provider", metavar="SPEC", default=DEFAULT_SCRIPT_PROVIDER, show_default=True,
+@audit_options
+@click.option("--script-provider", metavar="X", default=DEFAULT_SCRIPT_PROVIDER, show_default=True,
               help="What job scripts are checked against when --provider is not given.")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True,
-              help="Lowest severity that fails the gate.")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Where fetched releases and provider indexes are cached.")
-@click.option("--rules-dir", "rules_dirs", multiple=True, type=click.Path(path_type=Path),
-              help="Extra folder of rules/*.toml recipes. Repeatable.")
+@click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True)
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write the full report here (.sarif, .txt/.md table, else JSON), pass or fail.")
-def preflight_command(consumers, provider, script_provider, fail_on, cache_dir, rules_dirs, report_path) -> None:
+              help="Also write the full report here, pass or fail (.sarif, .txt/.md table, else JSON).")
+@click.option("--no-progress", is_flag=True, help="Never show progress bars.")
+@guarded
+def preflight_command(consumers, provider, rules_dirs, cache_dir, script_provider, fail_on, report_path,
+                      no_progress) -> None:
+    from apiaudit.progress import for_terminal
+
+    progress = for_terminal(False if no_progress else None)
     try:
         report = preflight(
             list(consumers) or None,
@@ -48,15 +47,15 @@ def preflight_command(consumers, provider, script_provider, fail_on, cache_dir, 
             rules_dirs=tuple(rules_dirs),
             report_path=report_path,
             script_provider=script_provider,
+            progress=progress,
         )
     except PreflightFailed as failed:
+        progress.close()
         for finding in failed.blocking:
             click.echo(format_finding(finding))
             if finding.advice:
                 click.echo(f"    fix: {finding.advice}")
         click.echo(summary_line(failed.report, failed.fail_on))
-        raise SystemExit(1) from None
-    except InputError as exc:
-        click.echo(f"apiaudit preflight: error: {exc}", err=True)
-        raise SystemExit(2) from None
+        sys.exit(EXIT_FINDINGS)
+    progress.close()
     click.echo(summary_line(report, parse_severity(fail_on)))

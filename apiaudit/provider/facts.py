@@ -64,6 +64,9 @@ class FactsExtension(griffe.Extension):
     def on_module_instance(self, *, node: ast.AST, mod: griffe.Module, **kwargs: Any) -> None:
         if not isinstance(node, ast.Module):
             return
+        typing_only = _typing_only_names(node.body)
+        if typing_only:
+            mod.extra.setdefault(KEY, {})["typing_only"] = sorted(typing_only)
         getattr_defs = [n for n in _top_level(node.body) if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"]
         if not getattr_defs:
             return
@@ -78,7 +81,8 @@ class FactsExtension(griffe.Extension):
                     if isinstance(k, ast.Constant) and isinstance(k.value, str):
                         if isinstance(v, ast.Constant) and isinstance(v.value, str):
                             lazy[k.value] = v.value
-        mod.extra[KEY] = {"has_getattr": True, "lazy_map": lazy}
+        closed = all(_only_serves_map(g) for g in getattr_defs)
+        mod.extra.setdefault(KEY, {}).update({"has_getattr": True, "lazy_map": lazy, "lazy_map_closed": closed})
 
 
 def _top_level(body: list[ast.stmt]):
@@ -131,3 +135,58 @@ def _flatten(target: ast.AST):
         yield from _flatten(target.value)
     else:
         yield target
+
+
+def _is_type_checking(test: ast.AST) -> bool:
+    if isinstance(test, ast.Name):
+        return test.id == "TYPE_CHECKING"
+    return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+
+
+def _bound_names(stmts) -> set[str]:
+    names: set[str] = set()
+    for stmt in stmts:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in stmt.names if a.name != "*"}
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+        elif isinstance(stmt, ast.Assign):
+            names |= {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Name):
+            names.add(stmt.target.id)
+        elif isinstance(stmt, ast.If):
+            if _is_type_checking(stmt.test):
+                names |= _bound_names(stmt.orelse)
+            else:
+                names |= _bound_names(stmt.body) | _bound_names(stmt.orelse)
+        elif isinstance(stmt, ast.Try):
+            names |= _bound_names(stmt.body) | _bound_names(stmt.orelse) | _bound_names(stmt.finalbody)
+            for h in stmt.handlers:
+                names |= _bound_names(h.body)
+    return names
+
+
+def _typing_only_names(body) -> set[str]:
+    """Names a module binds only under `if TYPE_CHECKING:` (absent when the module runs)."""
+    typing_names: set[str] = set()
+    for stmt in body:
+        if isinstance(stmt, ast.If) and _is_type_checking(stmt.test):
+            typing_names |= _bound_names(stmt.body)
+    return typing_names - _bound_names(body)
+
+
+def _only_serves_map(func: ast.FunctionDef) -> bool:
+    """A module __getattr__ that serves its map and otherwise raises AttributeError."""
+    last = func.body[-1] if func.body else None
+    if _raises_attribute_error(last):
+        return True
+    if isinstance(last, ast.If) and last.orelse and _raises_attribute_error(last.orelse[-1]):
+        return True
+    return False
+
+
+def _raises_attribute_error(stmt) -> bool:
+    if not isinstance(stmt, ast.Raise) or stmt.exc is None:
+        return False
+    exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+    return isinstance(exc, ast.Name) and exc.id == "AttributeError"

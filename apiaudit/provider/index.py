@@ -162,6 +162,9 @@ class ProviderIndex:
     def _module_member(self, module: griffe.Module, name: str, seen: tuple[str, ...]) -> Resolution:
         owner = self._symbol(module)
         member = module.members.get(name)
+        module_facts = facts(module)
+        if member is not None and name in module_facts.get("typing_only", ()):
+            member = None  # bound only under `if TYPE_CHECKING:`: absent at run time
         if member is not None:
             if member.is_alias:
                 target = member.target_path
@@ -178,7 +181,6 @@ class ProviderIndex:
             return Found(self._symbol(submodule))
         if self.loader.is_package_dir(f"{module.path}.{name}"):
             return Found(Symbol(f"{module.path}.{name}", SymbolKind.MODULE))
-        module_facts = facts(module)
         lazy = module_facts.get("lazy_map", {})
         if name in lazy:
             target = _lazy_target(module, lazy[name])
@@ -198,9 +200,16 @@ class ProviderIndex:
                     unknown = res
         if unknown is not None:
             return unknown
-        if module_facts.get("has_getattr"):
+        if module_facts.get("has_getattr") and not module_facts.get("lazy_map_closed"):
             return Unknown(f"{module.path}.{name}", f"{module.path} defines a module __getattr__")
         return Missing(f"{module.path}.{name}", owner)
+
+    def module_exists(self, dotted: str) -> bool:
+        """Is there a module file (or namespace directory) to import? `import a.b` never asks a.__getattr__."""
+        return self._cached(
+            ("module-exists", dotted),
+            lambda: self.loader.module_file(dotted) is not None or self.loader.is_package_dir(dotted),
+        )
 
     # ------------------------------------------------------------------ MRO
     def mro(self, class_path: str) -> tuple[Any, ...]:

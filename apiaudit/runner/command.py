@@ -6,11 +6,12 @@ Exit codes: 0 done, 1 preflight refused to start or a stage failed, 2 bad input
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
-from apiaudit.errors import InputError
+from apiaudit.cli_options import EXIT_FINDINGS, guarded
 from apiaudit.runner.config import STAGES
 
 
@@ -28,7 +29,8 @@ from apiaudit.runner.config import STAGES
 @click.option("--overlay", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
               help="Run against the patched speculators in DIR (from `apiaudit fix --into DIR`).")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Cache for preflight's fetched releases and provider indexes.")
+              envvar="APIAUDIT_CACHE_DIR", help="Cache for preflight's fetched releases and provider indexes.")
+@guarded
 def run_command(config_path: Path, stages: tuple[str, ...], force: bool, overlay: Path | None,
                 cache_dir: Path | None) -> None:
     from apiaudit.runner.config import load_config
@@ -44,13 +46,10 @@ def run_command(config_path: Path, stages: tuple[str, ...], force: bool, overlay
     except PreflightRefused as refused:
         click.echo(str(refused.failure))
         click.echo("apiaudit run: not starting: preflight found blocking findings (--force to start anyway)", err=True)
-        raise SystemExit(1) from None
-    except InputError as exc:
-        click.echo(f"apiaudit run: error: {exc}", err=True)
-        raise SystemExit(2) from None
+        sys.exit(EXIT_FINDINGS)
     except StageFailed as exc:
         click.echo(f"apiaudit run: stage failed: {exc}", err=True)
-        raise SystemExit(1) from None
+        sys.exit(EXIT_FINDINGS)
     ran = [s for s in summary.stages if s.status == "ran"]
     total = sum(s.duration_s for s in ran)
     click.echo(f"run {config.run_dir}: {len(ran)} stage(s) ran in {total:.1f}s, "

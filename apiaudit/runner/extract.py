@@ -187,8 +187,14 @@ def _batches_by_length(prepared, indices: Iterable[int], batch_size: int) -> lis
 
 
 def _save_atomically(sample: dict, path: Path) -> None:
+    import io
+
     import torch
 
+    # Serialised in memory: torch.save names the archive after the file it writes, and
+    # a temporary name would make a redone sample differ from the original byte for byte.
+    buffer = io.BytesIO()
+    torch.save(sample, buffer)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    torch.save(sample, tmp)
+    tmp.write_bytes(buffer.getvalue())
     os.replace(tmp, path)

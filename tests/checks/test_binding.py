@@ -57,7 +57,7 @@ def _python_says(params_src: str, call_src: str) -> bool:
         ((A, B_DEFAULT), "a, b=1", call(3), "1, 2, 3", [("too-many-positional", None)]),
         ((A,), "a", call(1, ["zz"]), "1, zz=2", [("unexpected-keyword", "zz")]),
         ((A,), "a", call(1, ["a"]), "1, a=2", [("duplicate-argument", "a")]),
-        ((POS_ONLY,), "x, /", call(0, ["x"]), "x=1", [("missing-required", "x"), ("positional-only-by-keyword", "x")]),
+        ((POS_ONLY,), "x, /", call(0, ["x"]), "x=1", [("positional-only-by-keyword", "x")]),
         ((POS_ONLY, VARKW), "x, /, **kwargs", call(1, ["x"]), "1, x=2", []),
         ((A, K_ONLY), "a, *, k", call(1), "1", [("missing-required", "k")]),
         ((A, VARARGS, VARKW), "a, *args, **kwargs", call(5, ["q"]), "1,2,3,4,5, q=1", []),

@@ -1,0 +1,495 @@
+"""Date each finding: the first provider release where it appears, found by bisecting releases.
+
+The predicate is cheap: rather than a whole scan per probed release, only the finding's
+own site (its import, call chain or pattern match, on its line) is re-checked by the
+engine against that release's provider index. The consumer's code is the same in every
+probe, so a finding is "present" in a release when the re-check yields the same rule on
+the same line for the same parameter or attribute. Findings bisect in lock step, so each
+round fetches the releases all of them need at once, in parallel.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from packaging.version import Version
+
+from apiaudit import sources
+from apiaudit.audit import scan
+from apiaudit.checks import HostRules
+from apiaudit.checks.chains import check_use
+from apiaudit.checks.context import CheckContext
+from apiaudit.checks.imports import check_import
+from apiaudit.checks.rpc import check_rpc
+from apiaudit.consumer import collect
+from apiaudit.consumer.model import ConsumerFile, ConsumerOptions
+from apiaudit.errors import InputError
+from apiaudit.findings import Finding, Report, Severity
+from apiaudit.matrix.ranges import declared_requirements
+from apiaudit.progress import NullProgress, Progress
+from apiaudit.provider.cache import open_index, save_index
+from apiaudit.provider.index import ProviderIndex
+from apiaudit.provider.model import CallInfo, Found, ParamKind, Signature, SymbolKind
+from apiaudit.recipes import RuleBook, load_rulebook
+from apiaudit.recipes.patterns import match_patterns
+from apiaudit.sources.base import CodeTree
+
+# Kinds of change, as explain reports them (docs/matrix.md lists them).
+REMOVED_PARAMETER = "removed-parameter"
+ADDED_PARAMETER = "added-parameter-without-default"
+DEFAULT_REMOVED = "default-removed"
+RENAMED_PARAMETER = "renamed-parameter"
+MADE_POSITIONAL_ONLY = "made-positional-only"
+POSITIONAL_REMOVED = "positional-parameters-reduced"
+MOVED = "moved"
+REMOVED = "removed"
+RENAMED_ATTRIBUTE = "renamed-attribute"
+RULE_RANGE = "rule-version-range"
+OTHER = "changed"
+
+
+@dataclass(frozen=True)
+class Change:
+    """What changed in the provider between two neighbouring releases, for one finding."""
+
+    kind: str
+    before: str | None  # the callee as it was in the last release without the finding
+    after: str | None  # ... and in the first release with it
+    old_name: str | None = None  # renames: the old parameter/attribute name, moves: the old path
+    new_name: str | None = None  # renames: the new name, moves: the new dotted path
+    symbol: str | None = None  # the callee (renamed-parameter) or owner class (renamed-attribute)
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Explanation:
+    finding: Finding
+    introduced_in: str | None  # first release with the finding; None when not dated
+    last_without: str | None  # the release just before it
+    change: Change | None = None
+    probes: tuple[str, ...] = ()  # releases checked while bisecting, in order
+    why_undated: str | None = None  # e.g. "already present in 0.11.0, the baseline"
+
+
+@dataclass(frozen=True)
+class ExplainResult:
+    report: Report
+    provider: str
+    baseline: str
+    baseline_reason: str  # "--since", "declared by speculators (vllm==0.11.0)"
+    releases: tuple[str, ...]  # the releases bisected over, baseline .. scanned, oldest first
+    explanations: tuple[Explanation, ...]
+    fetched: tuple[str, ...] = ()  # releases this run had to fetch
+    duration_s: float = 0.0
+
+
+# --- one release, ready to re-check single sites ----------------------------------------
+
+
+class _RecordingIndex:
+    """The provider index, noting which call() answers the checks asked for (to show the callee)."""
+
+    def __init__(self, index: ProviderIndex):
+        self._index = index
+        self.calls: list[CallInfo] = []
+
+    def call(self, path: str, *, via: str) -> CallInfo:
+        info = self._index.call(path, via=via)
+        self.calls.append(info)
+        return info
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._index, name)
+
+
+@dataclass
+class _Release:
+    version: str
+    tree: CodeTree
+    index: ProviderIndex
+    book: RuleBook
+    hosts: HostRules
+    files: tuple[ConsumerFile, ...]
+    consumer: CodeTree
+    memo: dict = field(default_factory=dict)
+
+
+class _Releases:
+    """Each probed release's tree, index and rule book, loaded once and shared by every finding."""
+
+    def __init__(self, name: str, consumer: CodeTree, cache_dir: Path, rules_dirs: Sequence[Path], progress: Progress):
+        self.name = name
+        self.consumer = consumer
+        self.cache_dir = cache_dir
+        self.rules_dirs = [Path(d) for d in rules_dirs]
+        self.progress = progress
+        self.loaded: dict[str, _Release] = {}
+        self.fetched: list[str] = []
+        self._files: dict[tuple, tuple[ConsumerFile, ...]] = {}
+
+    def fetch_all(self, versions: Sequence[str], jobs: int = 4) -> None:
+        missing = [v for v in dict.fromkeys(versions) if v not in self.loaded]
+        if not missing:
+            return
+
+        def fetch(version: str) -> CodeTree:
+            from apiaudit.sources import cache
+
+            entry = cache.entry_dir(self.cache_dir, self.name, version)
+            if not (entry.exists() and cache.read_valid_marker(entry, self.name, version)[0] is not None):
+                self.fetched.append(version)
+            return sources.resolve(f"{self.name}=={version}", cache_dir=self.cache_dir, progress=self.progress)
+
+        with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(missing)))) as pool:
+            trees = list(pool.map(fetch, missing))
+        for version, tree in zip(missing, trees):
+            self.loaded[version] = self._load(version, tree)
+
+    def get(self, version: str) -> _Release:
+        self.fetch_all([version])
+        return self.loaded[version]
+
+    def _load(self, version: str, tree: CodeTree) -> _Release:
+        book = load_rulebook(self.rules_dirs, self.name).applicable(version)
+        options = ConsumerOptions(
+            provider_packages=tree.packages,
+            rpc_methods=tuple((r.method, r.name_arg, r.name_keyword) for r in book.rpcs),
+            injection_keywords=tuple(i.keyword for i in book.injections),
+        )
+        key = (options.provider_packages, options.rpc_methods, options.injection_keywords)
+        if key not in self._files:
+            self._files[key] = collect(self.consumer, options)
+        hosts = HostRules(
+            rpc_hosts={r.method: r.hosts for r in book.rpcs},
+            injection_hosts={i.keyword: i.hosts for i in book.injections},
+        )
+        index = open_index(tree, self.cache_dir)
+        return _Release(version, tree, index, book, hosts, self._files[key], self.consumer)
+
+    def save(self) -> None:
+        for release in self.loaded.values():
+            save_index(release.index, release.tree, self.cache_dir)
+
+
+@dataclass(frozen=True)
+class _SiteCheck:
+    findings: tuple[Finding, ...]
+    calls: tuple[CallInfo, ...]
+
+
+def _recheck_site(release: _Release, finding: Finding) -> _SiteCheck:
+    """What the engine finds on the finding's line, against this release only."""
+    key = (finding.path, finding.line)
+    if key in release.memo:
+        return release.memo[key]
+    recorder = _RecordingIndex(release.index)
+    ctx = CheckContext(release.consumer.name, recorder, release.files, release.hosts)  # type: ignore[arg-type]
+    found: list[Finding] = []
+    file = next((f for f in release.files if f.path == finding.path), None)
+    if file is not None and file.error is None:
+        for imp in file.imports:
+            if imp.site.line == finding.line:
+                found.extend(check_import(ctx, file, imp))
+        for use in file.uses:
+            if use.site.line == finding.line:
+                found.extend(check_use(ctx, file, use))
+        for call in file.rpc_calls:
+            if call.site.line == finding.line:
+                found.extend(check_rpc(ctx, file, call))
+        text = "\n".join(file.lines) + "\n"
+        for package in release.tree.packages:
+            matched = match_patterns(
+                text, file.path, release.book.patterns, consumer=release.consumer.name, provider_package=package
+            )
+            found.extend(f for f in matched if f.line == finding.line)
+    result = _SiteCheck(tuple(found), tuple(recorder.calls))
+    release.memo[key] = result
+    return result
+
+
+def _same(a: Finding, b: Finding) -> bool:
+    if (a.rule, a.path, a.line, a.param) != (b.rule, b.path, b.line, b.param):
+        return False
+    if a.rule == "attribute-missing":
+        return a.detail("attribute") == b.detail("attribute")
+    if a.rule == "import-missing":
+        return a.callee == b.callee
+    return True
+
+
+def present_in(release: _Release, finding: Finding) -> bool:
+    return any(_same(finding, f) for f in _recheck_site(release, finding).findings)
+
+
+# --- explaining a report --------------------------------------------------------------------
+
+
+def explain(
+    consumer: str,
+    provider: str,
+    *,
+    since: str | None = None,
+    cache_dir: Path | None = None,
+    rules_dirs: Sequence[Path] = (),
+    include_prereleases: bool = False,
+    min_severity: Severity = Severity.WARNING,
+    progress: Progress | None = None,
+    available: Sequence[str] | None = None,
+) -> ExplainResult:
+    """Scan `consumer` against `provider` (NAME==VERSION), then date every finding by bisection.
+
+    The bisection runs between `since` (a release where the finding is absent;
+    default: the oldest release the consumer's own requirement allows) and the
+    scanned release. `available` replaces the package index's list of releases.
+    """
+    started = time.perf_counter()
+    progress = progress or NullProgress()
+    cache_dir = Path(cache_dir) if cache_dir else sources.default_cache_dir()
+    if not provider or "==" not in provider:
+        raise InputError(f"explain needs one provider release, NAME==VERSION (e.g. vllm==0.16.0), not {provider!r}")
+    report = scan([consumer], provider, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress)
+    name, scanned = report.provider.name, report.provider.version or ""
+    consumer_tree = sources.resolve(consumer, cache_dir=cache_dir)
+
+    listed = list(available) if available is not None else sources.release_versions(
+        name, include_prereleases=include_prereleases
+    )
+    releases = [v for v in listed if include_prereleases or not Version(v).is_prerelease]
+    if scanned not in releases:
+        releases = sorted({*releases, scanned}, key=Version)
+    baseline, reason = _baseline(since, consumer_tree, name, releases, scanned)
+    window = [v for v in releases if Version(baseline) <= Version(v) <= Version(scanned)]
+
+    wanted = [
+        f for f in report.findings if f.rule != "cannot-judge" and f.severity.at_least(min_severity)
+    ]
+    loader = _Releases(name, consumer_tree, cache_dir, rules_dirs, progress)
+    explanations = _bisect_all(wanted, window, loader, progress)
+    loader.save()
+    return ExplainResult(
+        report=report,
+        provider=name,
+        baseline=baseline,
+        baseline_reason=reason,
+        releases=tuple(window),
+        explanations=tuple(explanations),
+        fetched=tuple(loader.fetched),
+        duration_s=round(time.perf_counter() - started, 3),
+    )
+
+
+def _baseline(since: str | None, consumer: CodeTree, name: str, releases: list[str], scanned: str) -> tuple[str, str]:
+    if since:
+        try:
+            wanted = Version(since.split("==", 1)[-1])
+        except ValueError:
+            raise InputError(f"--since wants a release version such as 0.11.0, not {since!r}") from None
+        match = next((v for v in releases if Version(v) == wanted), None)
+        if match is None:
+            raise InputError(f"{name} has no release {since} on the package index")
+        if Version(match) >= Version(scanned):
+            raise InputError(f"--since {since} is not older than the scanned release {scanned}")
+        return match, "--since"
+    for declared in declared_requirements(consumer, name):
+        allowed = [v for v in releases if declared.allows(v) and Version(v) < Version(scanned)]
+        if allowed:
+            shown = f"{name}{declared.specifier}" + (f" under extra '{declared.extra}'" if declared.extra else "")
+            return allowed[0], f"the oldest release {consumer.name} declares ({shown})"
+    raise InputError(
+        f"{consumer.name} declares no {name} release older than {scanned} to start from: "
+        "pass --since VERSION, a release the consumer worked with"
+    )
+
+
+@dataclass
+class _Search:
+    finding: Finding
+    low: int  # index of a release where the finding is absent
+    high: int  # index of a release where it is present
+    probes: list[str] = field(default_factory=list)
+    undated: str | None = None
+
+
+def _bisect_all(findings: list[Finding], window: list[str], loader: _Releases, progress: Progress) -> list[Explanation]:
+    if not findings:
+        return []
+    baseline, scanned = window[0], window[-1]
+    progress.start(f"dating {len(findings)} finding(s) between {loader.name} {baseline} and {scanned}", len(findings))
+    loader.fetch_all([baseline, scanned])
+    searches = []
+    for finding in findings:
+        search = _Search(finding, 0, len(window) - 1)
+        if not present_in(loader.get(scanned), finding):
+            search.undated = f"the re-check of its site does not reproduce it against {scanned}"
+        elif present_in(loader.get(baseline), finding):
+            search.undated = f"already present in {baseline}, where the search starts"
+        searches.append(search)
+    while True:
+        open_searches = [s for s in searches if s.undated is None and s.high - s.low > 1]
+        if not open_searches:
+            break
+        middles = {id(s): (s.low + s.high) // 2 for s in open_searches}
+        loader.fetch_all([window[middles[id(s)]] for s in open_searches])
+        for search in open_searches:
+            middle = middles[id(search)]
+            version = window[middle]
+            search.probes.append(version)
+            if present_in(loader.get(version), search.finding):
+                search.high = middle
+            else:
+                search.low = middle
+    out = []
+    for search in searches:
+        progress.advance(search.finding.path)
+        if search.undated is not None:
+            out.append(Explanation(search.finding, None, None, None, tuple(search.probes), search.undated))
+            continue
+        before, after = window[search.low], window[search.high]
+        change = describe_change(search.finding, loader.get(before), loader.get(after))
+        out.append(Explanation(search.finding, after, before, change, tuple(search.probes)))
+    return out
+
+
+# --- what changed -----------------------------------------------------------------------------
+
+
+def describe_change(finding: Finding, before: _Release, after: _Release) -> Change:
+    """Classify the provider change behind `finding` between two neighbouring releases."""
+    if finding.rule == "import-missing":
+        return _import_change(finding, before, after)
+    if finding.rule == "attribute-missing":
+        return _attribute_change(finding, before, after)
+    if finding.rule in ("unexpected-keyword", "missing-required", "too-many-positional", "positional-only-by-keyword", "duplicate-argument"):
+        return _signature_change(finding, before, after)
+    pattern = next((p for p in after.book.patterns if p.id == finding.rule), None)
+    if pattern is not None:
+        return Change(RULE_RANGE, None, None, note=f"rule {pattern.id} applies to {before.tree.name}{pattern.versions}")
+    return Change(OTHER, None, None)
+
+
+def _callee_info(release: _Release, finding: Finding) -> CallInfo | None:
+    """The call the engine bound on the finding's line in this release, matched by the callee's name."""
+    name = (finding.callee or "").rsplit(".", 1)[-1]
+    calls = _recheck_site(release, finding).calls
+    named = [c for c in calls if c.callee.name == name or c.callee.path == finding.callee]
+    return named[-1] if named else None
+
+
+def _shown(info: CallInfo | None) -> Signature | None:
+    if info is None or (not info.signatures and info.fallback is None):
+        return None
+    return info.fallback or info.signatures[0]
+
+
+def _render(info: CallInfo | None) -> str | None:
+    signature = _shown(info)
+    if signature is None:
+        return None
+    where = f"  ({signature.location})" if signature.location else ""
+    return signature.render(info.callee.name) + where
+
+
+def _signature_change(finding: Finding, before: _Release, after: _Release) -> Change:
+    old_info, new_info = _callee_info(before, finding), _callee_info(after, finding)
+    old, new = _shown(old_info), _shown(new_info)
+    shown_before, shown_after = _render(old_info), _render(new_info)
+    symbol = new_info.callee.path if new_info else finding.callee
+    if old is None or new is None:
+        return Change(OTHER, shown_before, shown_after, symbol=symbol, note="the callee could not be bound in both releases")
+    if old_info and new_info and old_info.callee.path != new_info.callee.path:
+        moved = Change(MOVED, shown_before, shown_after, old_info.callee.path, new_info.callee.path, symbol)
+    else:
+        moved = None
+    old_names = [p.name for p in old.params]
+    new_names = [p.name for p in new.params]
+    removed = [n for n in old_names if n not in new_names]
+    added = [n for n in new_names if n not in old_names]
+    param = finding.param
+    rename = _rename(old_names, new_names, removed, added)
+    if finding.rule == "unexpected-keyword" and param in removed:
+        if rename and rename[0] == param:
+            return Change(RENAMED_PARAMETER, shown_before, shown_after, param, rename[1], symbol)
+        return Change(REMOVED_PARAMETER, shown_before, shown_after, param, None, symbol)
+    if finding.rule == "missing-required" and param:
+        if param in added:
+            if rename and rename[1] == param:
+                return Change(RENAMED_PARAMETER, shown_before, shown_after, rename[0], param, symbol)
+            return Change(ADDED_PARAMETER, shown_before, shown_after, None, param, symbol)
+        was = old.param(param)
+        if was is not None and (was.has_default or was.kind in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)):
+            return Change(DEFAULT_REMOVED, shown_before, shown_after, None, param, symbol, note=f"default was {was.default}")
+    if finding.rule == "positional-only-by-keyword" and param:
+        return Change(MADE_POSITIONAL_ONLY, shown_before, shown_after, None, param, symbol)
+    if finding.rule == "too-many-positional":
+        return Change(POSITIONAL_REMOVED, shown_before, shown_after, ", ".join(removed) or None, None, symbol)
+    return moved or Change(OTHER, shown_before, shown_after, symbol=symbol)
+
+
+def _rename(old: list[str], new: list[str], removed: list[str], added: list[str]) -> tuple[str, str] | None:
+    """One parameter removed and one added at the same position, nothing else changed: a rename."""
+    if len(removed) != 1 or len(added) != 1 or len(old) != len(new):
+        return None
+    if old.index(removed[0]) != new.index(added[0]):
+        return None
+    if [n for n in old if n != removed[0]] != [n for n in new if n != added[0]]:
+        return None
+    return removed[0], added[0]
+
+
+def _import_change(finding: Finding, before: _Release, after: _Release) -> Change:
+    target = finding.callee or ""
+    old = before.index.resolve(target)
+    old_text = _symbol_text(old)
+    moved_to = [m for k, m in finding.details if k == "candidate"] or (
+        [finding.detail("moved_to")] if finding.detail("moved_to") else []
+    )
+    if not moved_to and "." in target:
+        moved_to = [m for m in after.index.find_definitions(target.rsplit(".", 1)[-1]) if m != target]
+    if len(moved_to) == 1:
+        new = after.index.resolve(moved_to[0])
+        return Change(MOVED, old_text, _symbol_text(new) or moved_to[0], target, moved_to[0], target)
+    note = f"now defined in {', '.join(moved_to)}" if moved_to else ""
+    return Change(REMOVED, old_text, None, target, None, target, note=note)
+
+
+def _symbol_text(resolution) -> str | None:
+    if isinstance(resolution, Found):
+        where = f"  ({resolution.symbol.location})" if resolution.symbol.location else ""
+        return f"{resolution.symbol.path}{where}"
+    return None
+
+
+def _members(index: ProviderIndex, owner: str) -> dict[str, Any]:
+    """Every member along a provider class's MRO (or a module's members), by name."""
+    members: dict[str, Any] = {}
+    res = index.resolve(owner)
+    if isinstance(res, Found) and res.symbol.kind is SymbolKind.MODULE:
+        obj = index.object_at(owner)
+        return dict(getattr(obj, "members", {}) or {})
+    for klass in index.mro(owner):
+        for name, member in getattr(klass, "members", {}).items():
+            members.setdefault(name, member)
+    return members
+
+
+def _attribute_change(finding: Finding, before: _Release, after: _Release) -> Change:
+    owner, attribute = finding.detail("owner") or "", finding.detail("attribute") or ""
+    old_members, new_members = _members(before.index, owner), _members(after.index, owner)
+    old_member = old_members.get(attribute)
+    old_text = f"{owner}.{attribute}" + (f"  ({before.index.location(old_member)})" if old_member is not None else "")
+    moved_to = finding.detail("moved_to")
+    if moved_to:
+        return Change(MOVED, old_text, moved_to, f"{owner}.{attribute}", moved_to, owner)
+    # A rename: exactly one member appeared when this one went, of the same kind.
+    appeared = [n for n in new_members if n not in old_members and not n.startswith("__")]
+    same_kind = [n for n in appeared if old_member is None or getattr(new_members[n], "kind", None) == getattr(old_member, "kind", None)]
+    if len(same_kind) == 1:
+        new_name = same_kind[0]
+        new_text = f"{owner}.{new_name}  ({after.index.location(new_members[new_name])})"
+        return Change(RENAMED_ATTRIBUTE, old_text, new_text, attribute, new_name, owner)
+    note = f"members added in the same release: {', '.join(sorted(appeared))}" if appeared else ""
+    return Change(REMOVED, old_text, None, attribute, None, owner, note=note)
