@@ -45,7 +45,7 @@ def scan(
     provider_tree = sources.resolve(provider, cache_dir=cache_dir, progress=progress)
     if not provider_tree.packages:
         raise InputError(f"{provider} holds no Python package to audit against")
-    book = _rulebook(rules_dirs, provider_tree)
+    book = rulebook_for(rules_dirs, provider_tree)
     index = open_index(provider_tree, cache_dir if use_index_cache else None)
     options = ConsumerOptions(
         provider_packages=provider_tree.packages,
@@ -99,7 +99,8 @@ def _defaults(rules_dirs: Sequence[Path]) -> tuple[str, list[str]]:
     raise InputError("no --provider given and no rules file names a default: pass --provider and --consumer")
 
 
-def _rulebook(rules_dirs: Sequence[Path], provider_tree) -> RuleBook:
+def rulebook_for(rules_dirs: Sequence[Path], provider_tree) -> RuleBook:
+    """The rules for this provider (by distribution or package name), filtered to its version."""
     names = [provider_tree.name, *provider_tree.packages]
     book = None
     for name in dict.fromkeys(names):

@@ -30,10 +30,11 @@ class ProviderRange:
 
     name: str
     specifier: str
+    written: str = ""  # as the user wrote it, for messages
 
     @property
     def text(self) -> str:
-        return f"{self.name}{self.specifier}"
+        return self.written or f"{self.name}{self.specifier}"
 
     def contains(self, version: str, *, prereleases: bool = False) -> bool:
         return SpecifierSet(self.specifier).contains(Version(version), prereleases=prereleases)
@@ -68,7 +69,11 @@ def parse_provider_range(spec: str) -> ProviderRange:
         raise InputError(f"not a provider range: {spec!r}; write NAME and version specifiers, e.g. 'vllm>=0.11,<=0.17'") from None
     if requirement.url or requirement.marker or requirement.extras:
         raise InputError(f"not a provider range: {spec!r}; give only a name and version specifiers (no extras, URL or marker)")
-    return ProviderRange(requirement.name, str(requirement.specifier))
+    provider = ProviderRange(requirement.name, str(requirement.specifier), text)
+    reason = empty_range_reason(provider.specifier)
+    if reason:
+        raise InputError(f"the range {provider.text} is empty: {reason}")
+    return provider
 
 
 def empty_range_reason(specifier: str) -> str | None:
@@ -108,9 +113,6 @@ def select_releases(
     available: Sequence[str], provider: ProviderRange, *, include_prereleases: bool = False
 ) -> list[str]:
     """The releases of `available` (oldest first) inside the range; InputError with the reason when none is."""
-    reason = empty_range_reason(provider.specifier)
-    if reason:
-        raise InputError(f"the range {provider.text} is empty: {reason}")
     chosen = []
     for version in available:
         try:

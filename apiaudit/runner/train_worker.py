@@ -72,6 +72,31 @@ def dense_block_mask_attention(module, query, key, value, attention_mask, scalin
     return output.transpose(1, 2).contiguous(), None
 
 
+def build_draft(params: dict[str, Any], *, t2d, d2t):
+    """A fresh EAGLE-3 draft from speculators' own config classes and model.
+
+    The same construction as speculators 0.4's `Eagle3DraftModel.from_training_args`,
+    spelled out because 0.3 has no such factory: one code path for both releases.
+    """
+    from speculators import SpeculatorsConfig, VerifierConfig
+    from speculators.models.eagle3 import Eagle3DraftModel, Eagle3SpeculatorConfig
+    from speculators.proposals.greedy import GreedyTokenProposalConfig
+
+    layer_config = draft_layer_config(params["model_path"], params["num_layers"], device=params["device"])
+    config = Eagle3SpeculatorConfig(
+        transformer_layer_config=layer_config,
+        draft_vocab_size=params["draft_vocab_size"],
+        norm_before_residual=params["norm_before_residual"],
+        speculators_config=SpeculatorsConfig(
+            algorithm="eagle3",
+            proposal_methods=[GreedyTokenProposalConfig(speculative_tokens=params["ttt_steps"])],
+            default_proposal_method="greedy",
+            verifier=VerifierConfig.from_config(layer_config, name_or_path=params["model_path"]),
+        ),
+    )
+    return Eagle3DraftModel(config=config, t2d=t2d, d2t=d2t)
+
+
 def split_samples(params: dict[str, Any]) -> tuple[list[str], list[str]]:
     from speculators.train.data import split_files
 
@@ -99,7 +124,6 @@ def train_draft(params: dict[str, Any], on_step: Callable[[dict], None] | None =
     """Train the draft as `params` say; returns the checkpoint folder of the last epoch."""
     import numpy as np
     import torch
-    from speculators.models.eagle3 import Eagle3DraftModel
     from speculators.train.data import Eagle3SampleFileDataset, create_collate_fn
     from speculators.train.distributed_batch_sampler import MultipackDistributedBatchSamplerV2
     from speculators.train.noise_transforms import AddUniformNoise
@@ -114,20 +138,13 @@ def train_draft(params: dict[str, Any], on_step: Callable[[dict], None] | None =
 
     d2t = torch.from_numpy(np.load(params["d2t_path"])).to(device)
     t2d = torch.from_numpy(np.load(params["t2d_path"])).to(device)
-    draft = Eagle3DraftModel.from_training_args(
-        verifier_config=draft_layer_config(params["model_path"], params["num_layers"], device=params["device"]),
-        t2d=t2d,
-        d2t=d2t,
-        draft_vocab_size=params["draft_vocab_size"],
-        norm_before_residual=params["norm_before_residual"],
-        ttt_steps=params["ttt_steps"],
-        verifier_name_or_path=params["model_path"],
-    )
-    train_kwargs, val_kwargs = Eagle3DraftModel.get_trainer_kwargs(
-        use_off_policy_tokens=False,
-        ttt_steps=params["ttt_steps"],
-        ttt_step_loss_decay=params["ttt_step_loss_decay"],
-    )
+    draft = build_draft(params, t2d=t2d, d2t=d2t)
+    train_kwargs = {
+        "use_off_policy_tokens": False,
+        "ttt_steps": params["ttt_steps"],
+        "ttt_step_loss_decay": params["ttt_step_loss_decay"],
+    }
+    val_kwargs = dict(train_kwargs)
 
     hidden_dtype = getattr(torch, params["hidden_states_dtype"])
     max_len = params["total_seq_len"]
