@@ -81,8 +81,8 @@ def empty_range_reason(specifier: str) -> str | None:
 
     Only the bounds are compared; that is enough for the ranges people write by hand.
     """
-    lower: tuple[Version, bool] | None = None  # (version, inclusive)
-    upper: tuple[Version, bool] | None = None
+    lower: tuple[Version, bool, str] | None = None  # (version, inclusive, as written)
+    upper: tuple[Version, bool, str] | None = None
     pins: list[Version] = []
     for spec in SpecifierSet(specifier):
         try:
@@ -90,11 +90,11 @@ def empty_range_reason(specifier: str) -> str | None:
         except InvalidVersion:
             continue
         if spec.operator in (">=", ">", "~="):
-            bound = (version, spec.operator != ">")
+            bound = (version, spec.operator != ">", str(spec))
             if lower is None or bound[0] > lower[0] or (bound[0] == lower[0] and not bound[1]):
                 lower = bound
         if spec.operator in ("<=", "<"):
-            bound = (version, spec.operator == "<=")
+            bound = (version, spec.operator == "<=", str(spec))
             if upper is None or bound[0] < upper[0] or (bound[0] == upper[0] and not bound[1]):
                 upper = bound
         if spec.operator in ("==", "===") and not spec.version.endswith(".*"):
@@ -103,7 +103,7 @@ def empty_range_reason(specifier: str) -> str | None:
         return f"it pins two different versions ({', '.join(sorted({str(p) for p in pins}))})"
     if lower and upper:
         if lower[0] > upper[0] or (lower[0] == upper[0] and not (lower[1] and upper[1])):
-            return f"its lower bound {lower[0]} is above its upper bound {upper[0]}"
+            return f"no version is both {lower[2]} and {upper[2]}"
     if pins and not SpecifierSet(specifier).contains(pins[0], prereleases=True):
         return f"it pins {pins[0]} but also excludes it"
     return None

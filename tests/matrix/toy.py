@@ -1,0 +1,96 @@
+"""A toy provider with a known history, published as release cache entries (no network).
+
+The entries are written exactly as sources' cache lays them out, so `resolve("toyprov==1.3")`
+reads them without fetching; the toy provider is apiaudit's own fixture, not a stand-in for vLLM.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from apiaudit.sources import cache
+
+NAME = "toyprov"
+VERSIONS = ("1.0", "1.1", "1.2", "1.3", "1.4")
+
+_BEFORE_RENAME = '''
+def connect(host, port=80):
+    return (host, port)
+
+
+class Client:
+    def __init__(self, url):
+        self.url = url
+
+    def send(self, data):
+        return data
+
+    def close(self):
+        return None
+'''
+
+_AFTER_RENAME = '''
+def connect(address, port=80):
+    return (address, port)
+
+
+class Client:
+    def __init__(self, url, *, retries):
+        self.url = url
+
+    def transmit(self, data):
+        return data
+
+    def close(self):
+        return None
+'''
+
+# The history: 1.3 renames connect(host) to connect(address) and Client.send to
+# Client.transmit, and gives Client.__init__ a required keyword-only `retries`.
+SOURCES = {"1.0": _BEFORE_RENAME, "1.1": _BEFORE_RENAME, "1.2": _BEFORE_RENAME, "1.3": _AFTER_RENAME, "1.4": _AFTER_RENAME}
+FIRST_CHANGED = "1.3"
+
+CONSUMER = '''
+from toyprov.api import Client, connect
+
+
+def run():
+    link = connect(host="example.org")
+    client = Client("http://example.org")
+    client.send(b"payload")
+    return link
+'''
+
+
+def publish(cache_dir: Path) -> None:
+    """Write every toy release into `cache_dir` as a complete release cache entry."""
+    for version in VERSIONS:
+        entry = cache.entry_dir(cache_dir, NAME, version)
+        if entry.exists():
+            continue
+        package = entry / NAME
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text("", encoding="utf-8")
+        (package / "api.py").write_text(textwrap.dedent(SOURCES[version]), encoding="utf-8")
+        info = entry / f"{NAME}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {version}\n\n", encoding="utf-8")
+        (info / "top_level.txt").write_text(f"{NAME}\n", encoding="utf-8")
+        files = cache.tree_files(entry)
+        marker = cache.Marker(NAME, version, f"{NAME}-{version}-py3-none-any.whl", "0" * 64, len(files), cache.tree_digest(entry, files))
+        (entry / cache.MARKER_NAME).write_text(marker.to_json(), encoding="utf-8")
+
+
+def write_consumer(root: Path, requirement: str | None = None) -> Path:
+    """A consumer project using the toy provider; `requirement` goes into its pyproject.toml."""
+    package = root / "toyuser"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "main.py").write_text(textwrap.dedent(CONSUMER), encoding="utf-8")
+    if requirement is not None:
+        (root / "pyproject.toml").write_text(
+            f'[project]\nname = "toyuser"\nversion = "0.1"\n[project.optional-dependencies]\nnet = ["{requirement}"]\n',
+            encoding="utf-8",
+        )
+    return package
