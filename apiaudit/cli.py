@@ -32,9 +32,19 @@ def cli() -> None:
 @click.option("--show-unresolved", is_flag=True, help="List cannot-judge findings too (always counted).")
 @click.option("--no-progress", is_flag=True, help="Never show progress bars.")
 @click.option("--no-index-cache", is_flag=True, help="Rebuild the provider index instead of reading the cache.")
+@click.option("--explain", is_flag=True, help="Date each finding to the release that introduced it (same as `apiaudit explain`).")
+@click.option("--since", metavar="VERSION", help="With --explain: a release without the findings to bisect from.")
 @guarded
-def scan(consumers, provider, rules_dirs, cache_dir, fmt, output, fail_on, show_unresolved, no_progress, no_index_cache):
+def scan(consumers, provider, rules_dirs, cache_dir, fmt, output, fail_on, show_unresolved, no_progress, no_index_cache, explain, since):
     """Report every mismatch between the consumer(s) and the provider. Exit 0 clean, 1 findings, 2 bad input."""
+    if explain:
+        from apiaudit.matrix.command import explain_command
+
+        return click.get_current_context().invoke(
+            explain_command, consumers=consumers, provider=provider, rules_dirs=rules_dirs, cache_dir=cache_dir,
+            since=since, fmt=fmt if fmt in ("table", "json") else None, output=output, emit_rules=None,
+            errors_only=False, include_prereleases=False, no_progress=no_progress,
+        )  # fmt: skip
     progress = for_terminal(False if no_progress else None)
     try:
         report = run_scan(

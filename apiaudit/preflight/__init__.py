@@ -35,18 +35,20 @@ def preflight(
     rules_dirs: Sequence[Path] = (),
     report_path: Path | str | None = None,
     script_provider: str = DEFAULT_SCRIPT_PROVIDER,
+    stack_provider: str | None = None,
     progress=None,
 ) -> Report:
     """Audit before a run: the report when clean, `PreflightFailed` when a finding blocks.
 
-    Consumers and provider are given as to `apiaudit.audit.scan`. Job scripts among the
-    consumers are checked against `script_provider` (the installed speculators) while
-    the installed stack is checked against scan's default provider, in one pass. Bad
+    Consumers and provider are given as to `apiaudit.audit.scan`. Without a provider,
+    job scripts among the consumers are checked against `script_provider` (the installed
+    speculators) and the rest of the stack (the other consumers, or scan's defaults)
+    against `stack_provider` (default: scan's, the installed vLLM), in one pass. Bad
     input raises `apiaudit.errors.InputError`. With `report_path`, the full report is
     written there (format from the suffix: .sarif, .txt/.md table, else JSON) either way.
     """
     threshold = parse_severity(fail_on)
-    layers = plan_layers(consumers, provider, script_provider=script_provider)
+    layers = plan_layers(consumers, provider, script_provider=script_provider, stack_provider=stack_provider)
     return run_gate(layers, fail_on=threshold, cache_dir=cache_dir, rules_dirs=rules_dirs,
                 report_path=report_path, progress=progress)
 

@@ -28,12 +28,15 @@ from apiaudit.preflight.gate import DEFAULT_SCRIPT_PROVIDER, format_finding, par
 @audit_options
 @click.option("--script-provider", metavar="X", default=DEFAULT_SCRIPT_PROVIDER, show_default=True,
               help="What job scripts are checked against when --provider is not given.")
+@click.option("--stack-provider", metavar="X", default=None,
+              help="What the rest of the stack is checked against when --provider is not given "
+                   "(default: scan's default provider, the installed vLLM).")
 @click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True)
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the full report here, pass or fail (.sarif, .txt/.md table, else JSON).")
 @click.option("--no-progress", is_flag=True, help="Never show progress bars.")
 @guarded
-def preflight_command(consumers, provider, rules_dirs, cache_dir, script_provider, fail_on, report_path,
+def preflight_command(consumers, provider, rules_dirs, cache_dir, script_provider, stack_provider, fail_on, report_path,
                       no_progress) -> None:
     from apiaudit.progress import for_terminal
 
@@ -47,6 +50,7 @@ def preflight_command(consumers, provider, rules_dirs, cache_dir, script_provide
             rules_dirs=tuple(rules_dirs),
             report_path=report_path,
             script_provider=script_provider,
+            stack_provider=stack_provider,
             progress=progress,
         )
     except PreflightFailed as failed:

@@ -66,23 +66,24 @@ def plan_layers(
     provider: str | None,
     *,
     script_provider: str = DEFAULT_SCRIPT_PROVIDER,
+    stack_provider: str | None = None,
 ) -> list[Layer]:
     """Which scans the gate runs.
 
     With an explicit provider, one scan: every consumer against it. Otherwise job
     scripts go against `script_provider`, and the installed stack (other consumers, or
-    scan's default consumers) against scan's default provider, so both layers are
-    checked in one pass.
+    scan's default consumers) against `stack_provider` (None: scan's default provider,
+    the installed vLLM), so both layers are checked in one pass.
     """
     given = [c for c in (consumers or ()) if c.strip()]
     if provider is not None or not given:
-        return [Layer(tuple(given) or None, provider, "scan")]
+        return [Layer(tuple(given) or None, provider or stack_provider, "scan")]
     scripts = [c for c in given if is_job_script_spec(c)]
     others = [c for c in given if c not in scripts]
     layers: list[Layer] = []
     if scripts:
         layers.append(Layer(tuple(scripts), script_provider, f"job scripts -> {script_provider}"))
-    layers.append(Layer(tuple(others) or None, None, "stack"))
+    layers.append(Layer(tuple(others) or None, stack_provider, "stack"))
     return layers
 
 

@@ -59,9 +59,13 @@ class ExtractSection:
     gpu_memory_utilization: float = 0.8
 
 
+# speculators' default draft vocabulary; smaller targets keep their whole vocabulary.
+DEFAULT_DRAFT_VOCAB_SIZE = 32000
+
+
 @dataclass(frozen=True)
 class VocabSection:
-    draft_vocab_size: int = 32000
+    draft_vocab_size: int = DEFAULT_DRAFT_VOCAB_SIZE
 
 
 @dataclass(frozen=True)
@@ -188,6 +192,8 @@ def load_config(path: str | Path, *, available_gpus: int | None = None) -> RunCo
     for key in ("consumers", "rules_dirs"):
         sections["preflight"][key] = tuple(sections["preflight"].get(key, ()))
 
+    target = read_target_model(model_path, where)
+    sections["vocab"].setdefault("draft_vocab_size", min(DEFAULT_DRAFT_VOCAB_SIZE, target.vocab_size))
     config = RunConfig(
         source=source.resolve(),
         run_dir=run_dir,
@@ -197,7 +203,7 @@ def load_config(path: str | Path, *, available_gpus: int | None = None) -> RunCo
         vocab=VocabSection(**sections["vocab"]),
         train=TrainSection(**sections["train"]),
         preflight=PreflightSection(**sections["preflight"]),
-        target=read_target_model(model_path, where),
+        target=target,
     )
     _check_values(config, where, available_gpus if available_gpus is not None else detect_gpus())
     return config

@@ -1,0 +1,159 @@
+"""The preflight gate (issue 4, done-means 2): real scans, real speculators and vLLM sources.
+
+A job script written against an older speculators passes `ttt_steps` to
+`Eagle3DraftModel`; speculators 0.3/0.4 do not accept it. Nothing here imports
+speculators or vllm: the installed distribution or the released wheels are read.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from apiaudit.errors import InputError
+from apiaudit.findings import Severity
+from apiaudit.preflight import PreflightFailed, preflight
+from apiaudit.preflight.command import preflight_command
+from apiaudit.preflight.gate import plan_layers
+
+JOBS = Path(__file__).resolve().parents[2] / "fixtures" / "runner" / "jobs"
+STALE_JOB = JOBS / "stale_job.py"
+CURRENT_JOB = JOBS / "current_job.py"
+
+
+def _installed(name: str) -> bool:
+    try:
+        metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+needs_installed_speculators = pytest.mark.skipif(
+    not _installed("speculators"), reason="speculators is not installed here (the runner extra installs it)"
+)
+
+
+def _stale_keyword_finding(findings):
+    return [
+        f
+        for f in findings
+        if f.rule == "unexpected-keyword" and f.param == "ttt_steps" and f.path.endswith("stale_job.py")
+    ]
+
+
+# --- which scans run (no scan needed) ------------------------------------------------------
+
+
+def test_job_scripts_and_stack_are_two_layers():
+    layers = plan_layers([str(STALE_JOB), "speculators"], None, script_provider="speculators==0.4.0")
+    assert [(l.consumers, l.provider) for l in layers] == [
+        ((str(STALE_JOB),), "speculators==0.4.0"),
+        (("speculators",), None),
+    ]
+
+
+def test_folder_of_scripts_counts_as_job_scripts():
+    layers = plan_layers([str(JOBS)], None)
+    assert layers[0].consumers == (str(JOBS),) and layers[0].provider == "speculators"
+    assert layers[1].consumers is None  # the stack: scan's default consumers
+
+
+def test_explicit_provider_means_one_scan():
+    layers = plan_layers([str(STALE_JOB), "speculators"], "vllm==0.16.0")
+    assert [(l.consumers, l.provider) for l in layers] == [((str(STALE_JOB), "speculators"), "vllm==0.16.0")]
+
+
+def test_missing_script_is_bad_input():
+    with pytest.raises(InputError, match="no such file"):
+        plan_layers(["/nonexistent/job.py"], None)
+
+
+# --- against the installed speculators -----------------------------------------------------
+
+
+@needs_installed_speculators
+def test_stale_job_fails_preflight_against_installed_speculators(tmp_path):
+    with pytest.raises(PreflightFailed) as failed:
+        preflight([str(STALE_JOB)], provider="speculators", cache_dir=tmp_path / "cache")
+    found = _stale_keyword_finding(failed.value.blocking)
+    assert found, failed.value.blocking
+    assert found[0].callee.endswith("Eagle3DraftModel")
+    # The message lists every blocking finding, each with its place.
+    message = str(failed.value)
+    assert f"stale_job.py:{found[0].line}:" in message and "ttt_steps" in message
+    assert len(failed.value.blocking) == message.count("\n")
+
+
+@needs_installed_speculators
+def test_current_job_passes_and_returns_the_report(tmp_path):
+    report = preflight([str(CURRENT_JOB)], provider="speculators", cache_dir=tmp_path / "cache",
+                       report_path=tmp_path / "out" / "preflight.json")
+    assert not report.blocking(Severity.ERROR)
+    assert report.provider.name == "speculators" and report.provider.kind == "installed"
+    written = json.loads((tmp_path / "out" / "preflight.json").read_text())
+    assert written["provider"]["name"] == "speculators"
+
+
+@needs_installed_speculators
+def test_cli_prints_the_finding_and_exits_1(tmp_path):
+    result = CliRunner().invoke(
+        preflight_command,
+        ["--consumer", str(STALE_JOB), "--provider", "speculators", "--cache-dir", str(tmp_path), "--no-progress"],
+    )
+    assert result.exit_code == 1, result.output
+    lines = result.output.strip().splitlines()
+    assert any("stale_job.py:" in line and "ttt_steps" in line and "unexpected-keyword" in line for line in lines)
+    assert lines[-1].startswith("preflight FAILED")
+
+
+@needs_installed_speculators
+def test_cli_is_one_line_when_clean(tmp_path):
+    report_file = tmp_path / "report.json"
+    result = CliRunner().invoke(
+        preflight_command,
+        ["--consumer", str(CURRENT_JOB), "--provider", "speculators", "--cache-dir", str(tmp_path),
+         "--report", str(report_file), "--no-progress"],
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.count("\n") == 1 and result.output.startswith("preflight ok: 0 errors")
+    assert json.loads(report_file.read_text())["findings"] is not None
+
+
+def test_cli_bad_input_is_one_line_and_exit_2(tmp_path):
+    provider = tmp_path / "provider_pkg"
+    provider.mkdir()
+    (provider / "__init__.py").write_text("def f(a):\n    return a\n")
+    result = CliRunner().invoke(
+        preflight_command,
+        ["--consumer", str(tmp_path / "missing.py"), "--provider", str(provider), "--cache-dir", str(tmp_path),
+         "--no-progress"],
+    )
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output and "missing.py" in result.output
+
+
+# --- both layers in one pass, on released wheels --------------------------------------------
+
+
+@pytest.mark.network
+def test_both_layers_drift_in_one_pass(release_cache):
+    """Job script -> speculators 0.4.0 and speculators 0.3.0 -> vLLM 0.16.0, one gate."""
+    with pytest.raises(PreflightFailed) as failed:
+        preflight(
+            [str(STALE_JOB), "speculators==0.3.0"],
+            script_provider="speculators==0.4.0",
+            stack_provider="vllm==0.16.0",
+            cache_dir=release_cache,
+        )
+    blocking = failed.value.blocking
+    assert _stale_keyword_finding(blocking)
+    stack = [f for f in blocking if f.path.startswith("speculators/") and f.callee and f.callee.startswith("vllm.")]
+    assert stack, "the speculators -> vLLM layer found nothing"
+    report = failed.value.report
+    assert {c.name for c in report.consumers} >= {"stale_job", "speculators"}
+    assert "speculators 0.4.0" in dict(report.extras)["layers"] and "vllm 0.16.0" in dict(report.extras)["layers"]

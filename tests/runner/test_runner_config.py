@@ -1,0 +1,95 @@
+"""A bad runner config is one clear error before any stage starts (no torch needed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from apiaudit.errors import InputError
+from apiaudit.runner.command import run_command
+from apiaudit.runner.config import default_aux_layers, load_config
+
+CONVERSATIONS = Path(__file__).resolve().parents[2] / "fixtures" / "runner" / "conversations.jsonl"
+
+
+@pytest.fixture
+def model_dir(tmp_path) -> Path:
+    """Only what the config check reads: the model's config.json (8 layers, vocabulary 1000)."""
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text(
+        json.dumps({"model_type": "llama", "num_hidden_layers": 8, "hidden_size": 64, "vocab_size": 1000})
+    )
+    return model
+
+
+def _config(tmp_path: Path, model: Path, body: str = "", *, top: str = "") -> Path:
+    path = tmp_path / "run.toml"
+    path.write_text(
+        f'{top}\n[model]\npath = "{model}"\n\n[data]\nconversations = "{CONVERSATIONS}"\n{body}', encoding="utf-8"
+    )
+    return path
+
+
+def test_minimal_config_gets_speculators_defaults(tmp_path, model_dir):
+    config = load_config(_config(tmp_path, model_dir), available_gpus=0)
+    assert config.aux_layers == default_aux_layers(8) == (2, 4, 5)
+    assert config.captured_layers == (2, 4, 5, 7)
+    assert config.extract.backend == "hf"
+    assert config.run_dir == (tmp_path / "run").resolve()
+    assert config.target.vocab_size == 1000
+
+
+@pytest.mark.parametrize(
+    ("body", "top", "expected"),
+    [
+        ("[train]\nepoch = 3\n", "", r"unknown key train\.epoch \(did you mean train\.epochs\?\)"),
+        ("", "rundir = 'x'", r"unknown key rundir"),
+        ("[extract]\nlayers = [1, 2, 8]\n", "", r"layer index 8 out of range: model has 8 layers \(0\.\.7\)"),
+        ("[extract]\nlayers = [1, 2]\n", "", r"extract\.layers must name 3 auxiliary layers"),
+        ("[train]\ngpus = 2\n", "", r"train\.gpus = 2 but this machine has 0 GPUs"),
+        ('[extract]\nbackend = "vllm"\n', "", r"extract\.gpus = 1 but this machine has 0 GPUs"),
+        ('[extract]\nbackend = "tgi"\n', "", r"extract\.backend must be one of hf, vllm"),
+        ("[vocab]\ndraft_vocab_size = 4096\n", "", r"exceeds the target's vocabulary \(1000 tokens\)"),
+        ("[train]\nlr = 'fast'\n", "", r"train\.lr must be a number"),
+    ],
+)
+def test_bad_config_is_one_clear_error(tmp_path, model_dir, body, top, expected):
+    with pytest.raises(InputError, match=expected):
+        load_config(_config(tmp_path, model_dir, body, top=top), available_gpus=0)
+
+
+def test_missing_model_path(tmp_path):
+    with pytest.raises(InputError, match=r"model\.path: no such model directory: .*nowhere"):
+        load_config(_config(tmp_path, tmp_path / "nowhere"), available_gpus=0)
+
+
+def test_small_model_needs_explicit_layers(tmp_path, model_dir):
+    (model_dir / "config.json").write_text(
+        json.dumps({"num_hidden_layers": 2, "hidden_size": 64, "vocab_size": 1000})
+    )
+    with pytest.raises(InputError, match=r"default extract\.layers.*set extract\.layers"):
+        load_config(_config(tmp_path, model_dir), available_gpus=0)
+
+
+def test_missing_conversations_file(tmp_path, model_dir):
+    path = tmp_path / "run.toml"
+    path.write_text(f'[model]\npath = "{model_dir}"\n[data]\nconversations = "gone.jsonl"\n')
+    with pytest.raises(InputError, match=r"data\.conversations: no such file"):
+        load_config(path, available_gpus=0)
+
+
+def test_enough_gpus_pass(tmp_path, model_dir):
+    config = load_config(_config(tmp_path, model_dir, "[train]\ngpus = 4\n"), available_gpus=4)
+    assert config.train.gpus == 4
+
+
+def test_cli_bad_config_starts_nothing(tmp_path, model_dir):
+    path = _config(tmp_path, model_dir, "[extract]\nlayers = [0, 1, 99]\n")
+    result = CliRunner().invoke(run_command, [str(path)])
+    assert result.exit_code == 2
+    assert "layer index 99 out of range" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "run").exists()
