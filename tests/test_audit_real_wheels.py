@@ -81,3 +81,16 @@ def test_warm_scan_gives_the_same_report_from_the_index_cache(release_cache, tmp
     first = scan(["speculators==0.3.0"], "vllm==0.16.0", cache_dir=release_cache)
     warm = scan(["speculators==0.3.0"], "vllm==0.16.0", cache_dir=release_cache)
     assert cold.findings == first.findings == warm.findings
+
+
+PATTERN_RULES = {"vllm-execute-model-needs-sample-tokens", "vllm-collective-rpc-unique-reply-rank-single-value"}
+
+
+def test_protocol_and_return_shape_rules_fire_on_030_not_040(release_cache):
+    old = scan(["speculators==0.3.0"], "vllm==0.16.0", cache_dir=release_cache)
+    new = scan(["speculators==0.4.0"], "vllm==0.16.0", cache_dir=release_cache)
+    assert {f.rule for f in old.findings if f.path == GENERATOR} >= PATTERN_RULES
+    assert {f.rule for f in new.findings} & PATTERN_RULES == set()
+    for f in old.findings:
+        if f.rule in PATTERN_RULES:
+            assert f.severity is Severity.WARNING and f.advice
