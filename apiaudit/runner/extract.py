@@ -18,11 +18,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from apiaudit.runner.config import RunConfig
 from apiaudit.runner.context import StageContext, StageResult, resolve_device
 from apiaudit.runner.manifest import fingerprint_files
+
+if TYPE_CHECKING:
+    import torch
 
 SAMPLES_DIR = "samples"
 LENGTHS_FILE = "sample_lengths.json"
@@ -47,8 +50,6 @@ def model_inputs(config: RunConfig) -> dict[str, str]:
 
 
 def run_extract(ctx: StageContext) -> StageResult:
-    import torch
-
     from apiaudit.runner.prepare import load_prepared
 
     config = ctx.config
@@ -68,20 +69,16 @@ def run_extract(ctx: StageContext) -> StageResult:
         for batch in _batches_by_length(prepared, range(total), config.extract.batch_size):
             if missing.isdisjoint(batch):
                 continue
-            token_ids = [prepared[i]["input_ids"] for i in batch]
-            layer_states = generate(token_ids)
-            for index, ids, states in zip(batch, token_ids, layer_states):
+            samples = [prepared.sample(i) for i in batch]
+            layer_states = generate([s["input_ids"] for s in samples])
+            for index, sample, states in zip(batch, samples, layer_states, strict=True):
                 if index not in missing:
                     continue
-                sample = {
-                    "input_ids": ids.to(torch.long),
-                    "loss_mask": prepared[index]["loss_mask"].to(torch.long),
-                    "hidden_states": [s.contiguous() for s in states],
-                }
+                sample["hidden_states"] = [s.contiguous() for s in states]
                 _save_atomically(sample, sample_path(samples_dir, index))
                 ctx.reporter.advance(1)
 
-    lengths = {str(i): int(len(prepared[i]["input_ids"])) for i in range(total)}
+    lengths = {str(i): prepared.length(i) for i in range(total)}
     lengths_file = ctx.stage_dir / SAMPLES_DIR / LENGTHS_FILE
     lengths_file.write_text(json.dumps(lengths, sort_keys=True) + "\n", encoding="utf-8")
     outputs = [sample_path(samples_dir, i) for i in range(total)] + [lengths_file]
@@ -108,7 +105,6 @@ def _open_backend(ctx: StageContext):
 
 
 def _vllm_backend(config: RunConfig):
-    import torch
     from speculators.data_generation.vllm_hidden_states_generator import VllmHiddenStatesGenerator
 
     generator = VllmHiddenStatesGenerator(
@@ -120,10 +116,22 @@ def _vllm_backend(config: RunConfig):
     )
 
     def generate(token_ids: Sequence["torch.Tensor"]) -> list[list["torch.Tensor"]]:
-        results = generator.generate([ids.tolist() for ids in token_ids])
-        return [result["hidden_states"] for result in results]
+        requests = [ids.tolist() for ids in token_ids]
+        return in_request_order(requests, generator.generate(requests))
 
     return generate
+
+
+def in_request_order(requests: list[list[int]], results: list[dict]) -> list[list]:
+    """Each request's hidden states, in request order.
+
+    speculators' generator returns results sorted by request id as text ("req_0_10"
+    before "req_0_2"), not in request order; each result carries its tokens, so match by them.
+    """
+    by_tokens: dict[tuple[int, ...], list] = {}
+    for result in results:
+        by_tokens.setdefault(tuple(result["input_ids"].tolist()), []).append(result["hidden_states"])
+    return [by_tokens[tuple(ids)].pop() for ids in requests]
 
 
 class HfHiddenStates:
@@ -182,7 +190,7 @@ def _batches_by_length(prepared, indices: Iterable[int], batch_size: int) -> lis
     its file was lost is computed in the same batch as before, so its states come out
     the same and the stages downstream stay current.
     """
-    ordered = sorted(indices, key=lambda i: (len(prepared[i]["input_ids"]), i))
+    ordered = sorted(indices, key=lambda i: (prepared.length(i), i))
     return [ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size)]
 
 

@@ -17,6 +17,7 @@ from apiaudit.findings import Report
 from apiaudit.runner import manifest as manifests
 from apiaudit.runner.config import STAGES, RunConfig
 from apiaudit.runner.context import LOG_NAME, StageContext, StageResult, stage_dir, stage_logging
+from apiaudit.runner.imports import speculators_package_dir
 from apiaudit.runner.progress import QuietReporter, RunReporter
 
 
@@ -187,6 +188,7 @@ def _run_stage(stage: Stage, config: RunConfig, versions: dict[str, str], report
     started_wall, started = manifests.now(), time.monotonic()
     with stage_logging(directory / LOG_NAME, stage.name) as log:
         log.info("stage %s: running (%s)%s", stage.name, reason, "; resuming an interrupted run" if resume else "")
+        log.info("speculators from %s; versions %s", speculators_package_dir(), versions)
         context = StageContext(config=config, stage=stage.name, reporter=reporter, resume=resume, log=log)
         result = stage.run(context)
         duration = time.monotonic() - started

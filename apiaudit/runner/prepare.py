@@ -96,8 +96,46 @@ def run_prepare(ctx: StageContext) -> StageResult:
     )
 
 
-def load_prepared(run_dir_stage: Path):
-    """The prepared samples as a torch-formatted dataset (input_ids, loss_mask)."""
-    from datasets import load_from_disk
+class PreparedSamples:
+    """The prepared samples, read straight from the saved Arrow table as NumPy arrays.
 
-    return load_from_disk(str(run_dir_stage / DATASET_DIR)).with_format("torch")
+    Not through datasets' torch or numpy formatters: they import torchvision's video
+    reader whenever torchvision is installed, and releases of the two that do not match
+    fail there.
+    """
+
+    def __init__(self, stage_dir: Path) -> None:
+        from datasets import load_from_disk
+
+        table = load_from_disk(str(stage_dir / DATASET_DIR)).data
+        self.input_ids = _list_column(table, "input_ids")
+        self.loss_mask = _list_column(table, "loss_mask")
+
+    def __len__(self) -> int:
+        return len(self.input_ids)
+
+    def length(self, index: int) -> int:
+        return int(self.input_ids[index].shape[0])
+
+    def sample(self, index: int) -> dict:
+        """One sample as the tensors speculators' code reads (input_ids, loss_mask)."""
+        import torch
+
+        return {
+            "input_ids": torch.tensor(self.input_ids[index], dtype=torch.long),
+            "loss_mask": torch.tensor(self.loss_mask[index], dtype=torch.long),
+        }
+
+
+def load_prepared(stage_dir: Path) -> PreparedSamples:
+    return PreparedSamples(stage_dir)
+
+
+def _list_column(table, name: str) -> list:
+    """A column of integer lists as one NumPy array per row (views into the Arrow buffers)."""
+    rows = []
+    for chunk in table.column(name).chunks:
+        values = chunk.values.to_numpy(zero_copy_only=False)
+        offsets = chunk.offsets.to_numpy()
+        rows.extend(values[offsets[i] : offsets[i + 1]] for i in range(len(chunk)))
+    return rows

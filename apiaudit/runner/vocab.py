@@ -37,7 +37,8 @@ def run_vocab(ctx: StageContext) -> StageResult:
     freq_path = out / TOKEN_FREQ_FILE
     # speculators keeps an existing frequency file as is; this stage runs only when its inputs changed.
     freq_path.unlink(missing_ok=True)
-    save_token_frequency_distribution(dataset=prepared, output_path=str(freq_path))
+    samples = [prepared.sample(i) for i in range(len(prepared))]
+    save_token_frequency_distribution(dataset=samples, output_path=str(freq_path))
     ctx.reporter.advance(len(prepared))
     token_freq = torch.load(freq_path, weights_only=True)
 

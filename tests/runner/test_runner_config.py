@@ -93,3 +93,10 @@ def test_cli_bad_config_starts_nothing(tmp_path, model_dir):
     assert result.exit_code == 2
     assert "layer index 99 out of range" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("example", sorted((CONVERSATIONS.parent / "examples").glob("*.toml")), ids=lambda p: p.name)
+def test_example_configs_use_only_known_keys(example):
+    # The examples name models that are not here: every key is accepted, then the model is missing.
+    with pytest.raises(InputError, match=r"model\.path: no such model directory"):
+        load_config(example, available_gpus=8)

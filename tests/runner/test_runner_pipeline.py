@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import CONVERSATIONS, JOBS, write_config
+from runner_helpers import CONVERSATIONS, JOBS, write_config
 
 from apiaudit.runner.command import run_command
 from apiaudit.runner.config import STAGES
@@ -79,7 +79,7 @@ def test_hf_states_match_the_models_own_hidden_state_outputs(first_run, tiny_mod
     model = AutoModelForCausalLM.from_pretrained(str(tiny_model), dtype=torch.float32).eval()
     with torch.no_grad():
         outputs = model(sample["input_ids"][None], output_hidden_states=True)
-    for layer, states in zip((0, 1, 2), sample["hidden_states"][:3]):
+    for layer, states in zip((0, 1, 2), sample["hidden_states"][:3], strict=True):
         torch.testing.assert_close(states, outputs.hidden_states[layer + 1][0], rtol=1e-4, atol=1e-4)
 
 
@@ -182,4 +182,17 @@ def test_overlay_runs_against_the_patched_copy(tiny_model, tmp_path):
     assert preflight_report["provider"]["root"].startswith(str(tmp_path / "patched"))
     assert _manifest(run_dir, "prepare")["versions"]["speculators"].startswith("overlay:")
     log = (run_dir / "prepare" / "stage.log").read_text()
-    assert "stage prepare: done" in log
+    assert f"speculators from {tmp_path / 'patched' / 'speculators'}" in log and "stage prepare: done" in log
+
+
+def test_vllm_results_are_put_back_in_request_order():
+    """Results come back sorted by request id as text; twelve requests put that out of order."""
+    import torch
+
+    from apiaudit.runner.extract import in_request_order
+
+    requests = [[i, i + 1] for i in range(12)]
+    order = sorted(range(12), key=lambda i: f"req_0_{i}")
+    results = [{"input_ids": torch.tensor(requests[i]), "hidden_states": [f"states {i}"]} for i in order]
+    assert order != list(range(12))
+    assert in_request_order(requests, results) == [[f"states {i}"] for i in range(12)]
