@@ -17,17 +17,25 @@ from apiaudit.findings import Finding, Report, Severity
 
 
 def scan(*args, **kwargs) -> Report:
+    """Audit consumers against a provider (see `apiaudit.audit.scan`)."""
     from apiaudit.audit import scan as _scan
 
     return _scan(*args, **kwargs)
 
 
-def __getattr__(name: str):
-    # The gate imports the scan engine; load it only when asked for.
-    if name in ("preflight", "PreflightFailed"):
-        from apiaudit import preflight as _module
+def preflight(*args, **kwargs) -> Report:
+    """The gate: the report when nothing blocks, `PreflightFailed` otherwise (see `apiaudit.gate.preflight`)."""
+    from apiaudit.gate import preflight as _preflight
 
-        return getattr(_module, name)
+    return _preflight(*args, **kwargs)
+
+
+def __getattr__(name: str):
+    # The exception class lives with the gate, which loads the scan engine: import on first use.
+    if name == "PreflightFailed":
+        from apiaudit.gate import PreflightFailed
+
+        return PreflightFailed
     raise AttributeError(f"module 'apiaudit' has no attribute {name!r}")
 
 

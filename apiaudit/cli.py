@@ -71,7 +71,7 @@ def scan(consumers, provider, rules_dirs, cache_dir, fmt, output, fail_on, show_
 # Commands of later stages live beside their stage; each registers itself here.
 for _module, _name in (
     ("apiaudit.fixes.command", "fix_command"),
-    ("apiaudit.preflight.command", "preflight_command"),
+    ("apiaudit.gate.command", "preflight_command"),
     ("apiaudit.runner.command", "run_command"),
     ("apiaudit.matrix.command", "matrix_command"),
     ("apiaudit.matrix.command", "explain_command"),

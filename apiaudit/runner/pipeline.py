@@ -77,7 +77,7 @@ def runner_preflight_layers(config: RunConfig, overlay_package: Path | None):
     the speculators that will run (the overlay when given); with the vllm backend, also
     that speculators against the installed vLLM, whose internals its generator drives.
     """
-    from apiaudit.preflight import Layer
+    from apiaudit.gate import Layer
 
     runner_code = str(Path(__file__).resolve().parent)
     speculators = str(overlay_package) if overlay_package is not None else "speculators"
@@ -132,8 +132,8 @@ def _select(only: Sequence[str] | None) -> tuple[str, ...]:
 
 def _gate(config: RunConfig, overlay_package: Path | None, *, force: bool, reporter: RunReporter,
           cache_dir: Path | None) -> Report:
-    from apiaudit.preflight import PreflightFailed, run_gate, summary_line
-    from apiaudit.preflight.gate import parse_severity
+    from apiaudit.gate import PreflightFailed, run_gate, summary_line
+    from apiaudit.gate.gate import parse_severity
 
     threshold = parse_severity(config.preflight.fail_on)
     rules_dirs = [Path(d) if Path(d).is_absolute() else config.source.parent / d for d in config.preflight.rules_dirs]

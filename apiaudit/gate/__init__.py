@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Sequence
 
 from apiaudit.findings import Report, Severity
-from apiaudit.preflight.gate import (
+from apiaudit.gate.gate import (
     DEFAULT_SCRIPT_PROVIDER,
     Layer,
     PreflightFailed,
@@ -34,7 +34,7 @@ def preflight(
     cache_dir: Path | None = None,
     rules_dirs: Sequence[Path] = (),
     report_path: Path | str | None = None,
-    script_provider: str = DEFAULT_SCRIPT_PROVIDER,
+    script_provider: str | None = DEFAULT_SCRIPT_PROVIDER,
     stack_provider: str | None = None,
     progress=None,
 ) -> Report:
@@ -48,7 +48,8 @@ def preflight(
     written there (format from the suffix: .sarif, .txt/.md table, else JSON) either way.
     """
     threshold = parse_severity(fail_on)
-    layers = plan_layers(consumers, provider, script_provider=script_provider, stack_provider=stack_provider)
+    layers = plan_layers(consumers, provider, script_provider=script_provider, stack_provider=stack_provider,
+                         rules_dirs=rules_dirs)
     return run_gate(layers, fail_on=threshold, cache_dir=cache_dir, rules_dirs=rules_dirs,
                 report_path=report_path, progress=progress)
 

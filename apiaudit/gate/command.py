@@ -12,8 +12,8 @@ from pathlib import Path
 import click
 
 from apiaudit.cli_options import EXIT_FINDINGS, audit_options, guarded
-from apiaudit.preflight import PreflightFailed, preflight
-from apiaudit.preflight.gate import DEFAULT_SCRIPT_PROVIDER, format_finding, parse_severity, summary_line
+from apiaudit.gate import PreflightFailed, preflight
+from apiaudit.gate.gate import DEFAULT_SCRIPT_PROVIDER, format_finding, parse_severity, summary_line
 
 
 @click.command(
@@ -26,8 +26,9 @@ from apiaudit.preflight.gate import DEFAULT_SCRIPT_PROVIDER, format_finding, par
     ),
 )
 @audit_options
-@click.option("--script-provider", metavar="X", default=DEFAULT_SCRIPT_PROVIDER, show_default=True,
-              help="What job scripts are checked against when --provider is not given.")
+@click.option("--script-provider", metavar="X", default=DEFAULT_SCRIPT_PROVIDER,
+              help="What job scripts are checked against when --provider is not given "
+                   "(default: the library the rules name, speculators for vLLM).")
 @click.option("--stack-provider", metavar="X", default=None,
               help="What the rest of the stack is checked against when --provider is not given "
                    "(default: scan's default provider, the installed vLLM).")

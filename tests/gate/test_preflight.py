@@ -16,9 +16,9 @@ from click.testing import CliRunner
 
 from apiaudit.errors import InputError
 from apiaudit.findings import Severity
-from apiaudit.preflight import PreflightFailed, preflight
-from apiaudit.preflight.command import preflight_command
-from apiaudit.preflight.gate import plan_layers
+from apiaudit.gate import PreflightFailed, preflight
+from apiaudit.gate.command import preflight_command
+from apiaudit.gate.gate import plan_layers
 
 JOBS = Path(__file__).resolve().parents[2] / "fixtures" / "runner" / "jobs"
 STALE_JOB = JOBS / "stale_job.py"

@@ -16,8 +16,20 @@ from typing import Sequence
 from apiaudit.errors import InputError
 from apiaudit.findings import CodeOrigin, Finding, Report, Severity
 
-# The library job scripts are written against; it is a name, not engine knowledge of it.
-DEFAULT_SCRIPT_PROVIDER = "speculators"
+# Job scripts are written against the library the rules name as the provider's default
+# consumer (rules/vllm.toml: speculators); `None` here means "ask the rules".
+DEFAULT_SCRIPT_PROVIDER = None
+
+
+def default_script_provider(rules_dirs: Sequence[Path] = ()) -> str:
+    from apiaudit.recipes.loader import bundled_rules_dir, load_rule_file
+
+    for directory in [bundled_rules_dir(), *map(Path, rules_dirs)]:
+        for path in sorted(directory.glob("*.toml")) if directory.is_dir() else ():
+            consumers = load_rule_file(path).default_consumers
+            if consumers:
+                return consumers[0]
+    raise InputError("no rules file names the library job scripts call: pass --script-provider")
 
 
 @dataclass(frozen=True)
@@ -65,8 +77,9 @@ def plan_layers(
     consumers: Sequence[str] | None,
     provider: str | None,
     *,
-    script_provider: str = DEFAULT_SCRIPT_PROVIDER,
+    script_provider: str | None = DEFAULT_SCRIPT_PROVIDER,
     stack_provider: str | None = None,
+    rules_dirs: Sequence[Path] = (),
 ) -> list[Layer]:
     """Which scans the gate runs.
 
@@ -82,6 +95,7 @@ def plan_layers(
     others = [c for c in given if c not in scripts]
     layers: list[Layer] = []
     if scripts:
+        script_provider = script_provider or default_script_provider(rules_dirs)
         layers.append(Layer(tuple(scripts), script_provider, f"job scripts -> {script_provider}"))
     layers.append(Layer(tuple(others) or None, stack_provider, "stack"))
     return layers
