@@ -12,6 +12,7 @@ from apiaudit.audit import rulebook_for, scan
 from apiaudit.cli_options import audit_options, guarded
 from apiaudit.errors import InputError
 from apiaudit.fixes import apply, default_journal_dir, describe_unfixable, plan_fixes, revert, unified_diff, write_overlay
+from apiaudit.fixes.plan import sha256_bytes
 from apiaudit.progress import for_terminal
 
 
@@ -30,6 +31,11 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, do_apply, into, do_r
     if do_revert:
         return _revert(consumers, provider, rules_dirs, cache)
 
+    # What the scan reads, hashed first: a file edited after this point is refused, not patched.
+    scanned = {}
+    for spec in consumers:
+        tree = sources.resolve(spec, cache_dir=cache)
+        scanned[tree.name] = {p.relative_to(tree.root).as_posix(): sha256_bytes(p.read_bytes()) for p in tree.python_files()}
     progress = for_terminal(False if no_progress else None)
     try:
         report = scan(list(consumers) or None, provider, cache_dir=cache, rules_dirs=list(rules_dirs), progress=progress)
@@ -41,7 +47,7 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, do_apply, into, do_r
     for origin in report.consumers:
         findings = [f for f in report.findings if f.consumer == origin.name]
         root = Path(origin.root)
-        plan = plan_fixes(findings, root, book)
+        plan = plan_fixes(findings, root, book, scanned_sha256=scanned.get(origin.name))
         diff = unified_diff(plan)
         if into:
             tree = sources.resolve(_spec(origin), cache_dir=cache)
