@@ -67,8 +67,6 @@ def main() -> int:
 
         cold_s = best_of(cold, args.repeat)
         # Warm: one run fills the index cache under a private dir, later runs read it.
-        for _ in range(2):
-            pass
         warm_cache = Path(tempfile.mkdtemp(prefix="apiaudit-bench-warm-"))
         (warm_cache / "releases").symlink_to(Path(cache) / "releases", target_is_directory=True)
         scan([args.consumer], args.provider, cache_dir=warm_cache)
