@@ -40,7 +40,7 @@ TRANSPARENT_BASES: dict[str, frozenset[str]] = {
     "typing_extensions.NamedTuple": frozenset({"_replace", "_asdict", "_fields", "_field_defaults", "_make", "count", "index"}),
 }
 # Externals whose __init__ the class shapes synthesize (their attributes stay unknown).
-SHAPED_BASES = frozenset({"pydantic.BaseModel", "pydantic.main.BaseModel"})
+SHAPED_BASES = frozenset({"pydantic.BaseModel", "pydantic.main.BaseModel", "msgspec.Struct"})
 SELF_TYPES = frozenset({"typing.Self", "typing_extensions.Self"})
 
 _GRIFFE_KIND = {
@@ -409,6 +409,9 @@ class _ClassCtx:
 
     def resolve_object(self, dotted: str) -> Any:
         return self._index.object_at(dotted)
+
+    def mro_of(self, class_path: str) -> list:
+        return list(self._index.mro(class_path))
 
 
 _PARAM_KIND = {

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from apiaudit.provider.shapes import namedtuple, pydantic_dataclass, pydantic_model, stdlib_dataclass, transform
+from apiaudit.provider.shapes import msgspec_struct, namedtuple, pydantic_dataclass, pydantic_model, stdlib_dataclass, transform
 from apiaudit.provider.shapes.base import ClassContext, DataShape, synthesize
 
-PLUGINS = (stdlib_dataclass, pydantic_dataclass, transform, pydantic_model, namedtuple)
+PLUGINS = (stdlib_dataclass, pydantic_dataclass, transform, pydantic_model, msgspec_struct, namedtuple)
 
 
 def detect(ctx: ClassContext) -> DataShape | None:

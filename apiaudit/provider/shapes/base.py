@@ -37,6 +37,8 @@ class ClassContext(Protocol):
 
     def resolve_object(self, dotted: str) -> Any: ...
 
+    def mro_of(self, class_path: str) -> list: ...
+
 
 @dataclass(frozen=True)
 class DataShape:
@@ -65,7 +67,7 @@ def synthesize(shape: DataShape, ctx: ClassContext, location: str | None) -> Sig
     for klass in reversed([k for k in ctx.mro if isinstance(k, griffe.Class)]):
         if not shape.contributes(klass):
             continue
-        kw_only = shape.kw_only_default or _decorator_kw_only(klass)
+        kw_only = shape.kw_only_default or _decorator_kw_only(klass) or _class_keyword_kw_only(klass)
         for name in facts(klass).get("body_fields", []):
             member = klass.members.get(name)
             if member is None or not isinstance(member, griffe.Attribute):
@@ -100,6 +102,12 @@ def _decorator_kw_only(klass: griffe.Class) -> bool:
         if isinstance(value, griffe.ExprCall) and ex.literal_bool(ex.keyword(value, "kw_only")):
             return True
     return False
+
+
+def _class_keyword_kw_only(klass: griffe.Class) -> bool:
+    """`class C(Base, kw_only=True)`: a class keyword (PEP 681 bases and metaclasses, msgspec)."""
+    keywords = getattr(klass, "keywords", None) or {}
+    return ex.literal_bool(keywords.get("kw_only")) is True
 
 
 def _field_param(name: str, member: griffe.Attribute, kw_only: bool, shape: DataShape) -> Param | None:
