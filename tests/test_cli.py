@@ -109,3 +109,8 @@ def test_scan_writes_nothing_but_its_cache_and_output(project):
     run("scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--format", "json")
     after = {p: p.read_bytes() for p in list(cons.rglob("*")) + list(prov.rglob("*")) if p.is_file()}
     assert before == after
+
+
+def test_every_stage_registers_its_command():
+    # cli.py tolerates a missing optional stage; none may be missing from this package.
+    assert set(cli.commands) == {"scan", "fix", "preflight", "run", "matrix", "explain"}
