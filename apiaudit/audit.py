@@ -20,6 +20,7 @@ from apiaudit.findings import Finding, Report
 from apiaudit.progress import NullProgress, Progress
 from apiaudit.provider.cache import open_index, save_index
 from apiaudit.recipes import RuleBook, load_rulebook
+from apiaudit.recipes.loader import default_target
 
 
 def scan(
@@ -87,16 +88,10 @@ def scan(
 
 def _defaults(rules_dirs: Sequence[Path]) -> tuple[str, list[str]]:
     """With no arguments: the provider and consumers the rule files name (data, not code)."""
-    from apiaudit.recipes.loader import bundled_rules_dir, load_rule_file
-
-    for directory in [bundled_rules_dir(), *map(Path, rules_dirs)]:
-        if not directory.is_dir():
-            continue
-        for path in sorted(directory.glob("*.toml")):
-            rule_file = load_rule_file(path)
-            if rule_file.default_consumers:
-                return rule_file.provider, list(rule_file.default_consumers)
-    raise InputError("no --provider given and no rules file names a default: pass --provider and --consumer")
+    target = default_target(list(map(Path, rules_dirs)))
+    if target is None:
+        raise InputError("no --provider given and no rules file names a default: pass --provider and --consumer")
+    return target[0], list(target[1])
 
 
 def rulebook_for(rules_dirs: Sequence[Path], provider_tree) -> RuleBook:

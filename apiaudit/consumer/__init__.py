@@ -48,17 +48,27 @@ def collect(
     files: Iterable[Path] | None = None,
     cache_dir: Path | None = None,
 ) -> tuple[ConsumerFile, ...]:
-    """Every file's uses. With `cache_dir`, a file whose bytes and options are unchanged is not re-read."""
+    """Every file's uses. With `cache_dir`, a file whose bytes (and the tree's re-exports) are unchanged is not re-read."""
     paths = list(files if files is not None else tree.python_files())
-    trees, reexports = _reexports(tree, paths, options)
-    options = replace(options, reexports=tuple(sorted(reexports.items())))
     cache = _FileCache(cache_dir, tree, options) if cache_dir is not None else None
+    trees: dict[Path, ast.Module] = {}
+    bindings: dict[str, str] = {}
+    for path in paths:
+        found = cache.bindings(path) if cache else None
+        if found is None:
+            found = _module_bindings(tree, path, trees)
+            if cache:
+                cache.put_bindings(path, found)
+        bindings.update(found)
+    reexports = _resolve_reexports(bindings, options)
+    options = replace(options, reexports=tuple(sorted(reexports.items())))
+    variant = hashlib.sha256(repr(options.reexports).encode()).hexdigest()[:16]
     out = []
     for path in paths:
-        hit = cache.get(path) if cache else None
+        hit = cache.result(path, variant) if cache else None
         result = hit or collect_file(tree, path, options, trees.get(path))
         if cache and hit is None:
-            cache.put(path, result)
+            cache.put_result(path, variant, result)
         out.append(result)
         if on_file:
             on_file(path.name)
@@ -67,19 +77,20 @@ def collect(
     return tuple(out)
 
 
-def _reexports(tree: CodeTree, paths: list[Path], options: ConsumerOptions) -> tuple[dict[Path, ast.Module], dict[str, str]]:
+def _module_bindings(tree: CodeTree, path: Path, trees: dict[Path, ast.Module]) -> dict[str, str]:
+    """A file's module-level import bindings; its parsed tree is kept for the visitor."""
+    try:
+        syntax = ast.parse(path.read_bytes())
+    except (SyntaxError, ValueError, OSError, RecursionError):
+        return {}
+    trees[path] = syntax
+    module, is_package = module_name(tree, path)
+    return module_imports(syntax, module, is_package)
+
+
+def _resolve_reexports(bindings: dict[str, str], options: ConsumerOptions) -> dict[str, str]:
     """Consumer names that stand for provider objects (`from engine.x import P` in compat.py makes
     `driver.compat.P` the provider's P), followed through chains of consumer re-exports."""
-    trees: dict[Path, ast.Module] = {}
-    bindings: dict[str, str] = {}
-    for path in paths:
-        try:
-            syntax = ast.parse(path.read_bytes())
-        except (SyntaxError, ValueError, OSError, RecursionError):
-            continue
-        trees[path] = syntax
-        module, is_package = module_name(tree, path)
-        bindings.update(module_imports(syntax, module, is_package))
     tops = set(options.provider_packages)
     resolved: dict[str, str] = {}
     for name in bindings:
@@ -88,11 +99,14 @@ def _reexports(tree: CodeTree, paths: list[Path], options: ConsumerOptions) -> t
             target, hops = bindings[target], hops + 1
         if target.split(".")[0] in tops:
             resolved[name] = target
-    return trees, resolved
+    return resolved
 
 
 class _FileCache:
-    """Per consumer tree: file sha256 -> ConsumerFile, valid for one engine and one set of options."""
+    """Per consumer tree and file sha256: its import bindings, and its uses for one set of re-exports.
+
+    Valid for one consumer-stage engine and one set of options; anything unreadable is rebuilt.
+    """
 
     def __init__(self, cache_dir: Path, tree: CodeTree, options: ConsumerOptions):
         here = Path(__file__).parent
@@ -102,7 +116,8 @@ class _FileCache:
         self.key = digest.hexdigest()[:16]
         where = hashlib.sha256(str(tree.root.resolve()).encode()).hexdigest()[:12]
         self.path = cache_dir / "consumer" / f"{tree.name}-{where}.pickle"
-        self.entries: dict[str, tuple[str, ConsumerFile]] = {}
+        # str(path) -> (sha256, bindings, variant or None, ConsumerFile or None)
+        self.entries: dict[str, tuple] = {}
         self.dirty = False
         try:
             with self.path.open("rb") as fh:
@@ -113,24 +128,37 @@ class _FileCache:
             self.entries = {}
         self._shas: dict[Path, str] = {}
 
-    def _sha(self, path: Path) -> str:
+    def _sha(self, path: Path) -> str | None:
         if path not in self._shas:
-            self._shas[path] = hashlib.sha256(path.read_bytes()).hexdigest()
+            try:
+                self._shas[path] = hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError:
+                return None
         return self._shas[path]
 
-    def get(self, path: Path) -> ConsumerFile | None:
+    def _entry(self, path: Path) -> tuple | None:
         entry = self.entries.get(str(path))
-        try:
-            return entry[1] if entry and entry[0] == self._sha(path) else None
-        except OSError:
-            return None
+        return entry if entry and entry[0] == self._sha(path) else None
 
-    def put(self, path: Path, result: ConsumerFile) -> None:
-        try:
-            self.entries[str(path)] = (self._sha(path), result)
+    def bindings(self, path: Path) -> dict[str, str] | None:
+        entry = self._entry(path)
+        return entry[1] if entry else None
+
+    def result(self, path: Path, variant: str) -> ConsumerFile | None:
+        entry = self._entry(path)
+        return entry[3] if entry and entry[2] == variant else None
+
+    def put_bindings(self, path: Path, bindings: dict[str, str]) -> None:
+        sha = self._sha(path)
+        if sha is not None:
+            self.entries[str(path)] = (sha, bindings, None, None)
             self.dirty = True
-        except OSError:
-            pass
+
+    def put_result(self, path: Path, variant: str, result: ConsumerFile) -> None:
+        entry = self._entry(path)
+        if entry is not None:
+            self.entries[str(path)] = (entry[0], entry[1], variant, result)
+            self.dirty = True
 
     def save(self) -> None:
         if not self.dirty:

@@ -210,9 +210,8 @@ class ModuleVisitor:
 
     # --------------------------------------------------------- definitions
     def _function(self, node, outer_env, cls, qual, emit):
+        # Methods see module names, not the class body's; plain functions see their enclosing scope.
         env = dict(outer_env) if cls is None else dict(self.module_env)
-        if cls is None:
-            env.update({k: v for k, v in outer_env.items()})
         args = node.args
         all_args = list(args.posonlyargs) + list(args.args)
         first = all_args[0].arg if all_args else None

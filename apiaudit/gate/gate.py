@@ -22,13 +22,11 @@ DEFAULT_SCRIPT_PROVIDER = None
 
 
 def default_script_provider(rules_dirs: Sequence[Path] = ()) -> str:
-    from apiaudit.recipes.loader import bundled_rules_dir, load_rule_file
+    from apiaudit.recipes.loader import default_target
 
-    for directory in [bundled_rules_dir(), *map(Path, rules_dirs)]:
-        for path in sorted(directory.glob("*.toml")) if directory.is_dir() else ():
-            consumers = load_rule_file(path).default_consumers
-            if consumers:
-                return consumers[0]
+    target = default_target(list(map(Path, rules_dirs)))
+    if target is not None:
+        return target[1][0]
     raise InputError("no rules file names the library job scripts call: pass --script-provider")
 
 

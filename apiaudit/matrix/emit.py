@@ -56,21 +56,19 @@ def fix_candidates(result: ExplainResult, known: RuleBook | None = None) -> list
             continue
         since = explanation.introduced_in
         where = f"{result.provider} {since}"
-        if change.kind == RENAMED_PARAMETER and change.old_name and change.new_name:
+        if change.kind in (RENAMED_PARAMETER, RENAMED_ATTRIBUTE) and change.old_name and change.new_name:
+            owner = change.symbol.rsplit(".", 1)[-1]
+            what = (
+                f"{owner} renamed {change.old_name} to {change.new_name}"
+                if change.kind == RENAMED_PARAMETER
+                else f"{owner}.{change.old_name} became {change.new_name}"
+            )
             recipe = EmittedRecipe(
-                id=_slug("explained", change.symbol.rsplit(".", 1)[-1], change.old_name, "to", change.new_name),
-                symbol=change.symbol, versions=f">={since}", change="renamed-parameter",
+                id=_slug("explained", owner, change.old_name, "to", change.new_name),
+                symbol=change.symbol, versions=f">={since}",
+                change="renamed-parameter" if change.kind == RENAMED_PARAMETER else "renamed-attribute",
                 old=change.old_name, new=change.new_name,
-                rationale=f"{change.symbol.rsplit('.', 1)[-1]} renamed {change.old_name} to {change.new_name} in {where} "
-                f"(dated by apiaudit explain, last without it: {explanation.last_without})",
-            )  # fmt: skip
-        elif change.kind == RENAMED_ATTRIBUTE and change.old_name and change.new_name:
-            recipe = EmittedRecipe(
-                id=_slug("explained", change.symbol.rsplit(".", 1)[-1], change.old_name, "to", change.new_name),
-                symbol=change.symbol, versions=f">={since}", change="renamed-attribute",
-                old=change.old_name, new=change.new_name,
-                rationale=f"{change.symbol.rsplit('.', 1)[-1]}.{change.old_name} became {change.new_name} in {where} "
-                f"(dated by apiaudit explain, last without it: {explanation.last_without})",
+                rationale=f"{what} in {where} (dated by apiaudit explain, last without it: {explanation.last_without})",
             )  # fmt: skip
         elif change.kind == MOVED and explanation.finding.rule == "import-missing" and change.old_name and change.new_name:
             module, _, name = change.new_name.rpartition(".")

@@ -126,8 +126,6 @@ class ProviderIndex:
         if module is None:
             return Missing(dotted, None)
         if module.path == dotted:
-            if modname.count(".") < len(parts) - 1:
-                pass
             self._objects[dotted] = module
             return Found(self._symbol(module))
         obj: Any = module
@@ -296,8 +294,7 @@ class ProviderIndex:
             # `Alias = SomeClass` at module or class level: follow the assigned name.
             target = ex.canonical(obj.value) if obj.value is not None and "property" not in obj.labels else None
             if target and target != sym.path:
-                info = self.call(target, via="module")
-                return info
+                return self.call(target, via="module")
         return CallInfo(sym, (), unknown=f"{sym.path} is not a function or class the index can bind")
 
     def _function_call(self, sym: Symbol, func: griffe.Function, via: str) -> CallInfo:

@@ -64,6 +64,16 @@ def bundled_rules_dir() -> Path:
     return package_dir.parent / "rules"
 
 
+def default_target(dirs: list[Path] = ()) -> tuple[str, tuple[str, ...]] | None:
+    """The first rules file naming default consumers: (provider, its default consumers)."""
+    for directory in [bundled_rules_dir(), *map(Path, dirs)]:
+        for path in sorted(directory.glob("*.toml")) if directory.is_dir() else ():
+            rule_file = load_rule_file(path)
+            if rule_file.default_consumers:
+                return rule_file.provider, tuple(rule_file.default_consumers)
+    return None
+
+
 def _display(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
