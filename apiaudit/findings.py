@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 
 class Severity(str, enum.Enum):
@@ -80,6 +80,10 @@ class Finding:
     # Machine-readable facts for fixes: moved-to modules for import-missing,
     # parameter names for surplus positionals, a recipe's id and change, ...
     details: tuple[tuple[str, str], ...] = ()
+    # True when the finding sits behind a guard the engine could not decide on the audited
+    # release (`guard` is that guard's source text): it may never run.
+    conditional: bool = False
+    guard: str | None = None
 
     def detail(self, key: str) -> str | None:
         for k, v in self.details:

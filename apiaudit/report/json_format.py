@@ -36,6 +36,8 @@ def _finding_to_dict(f: Finding) -> dict[str, Any]:
         "source": f.source,
         "advice": f.advice,
         "details": dict(f.details),
+        "conditional": f.conditional,
+        "guard": f.guard,
     }
 
 
@@ -133,6 +135,8 @@ def _finding_from_dict(d: Any, where: str) -> Finding:
         end_line=opt_int("end_line"),
         end_column=opt_int("end_column"),
         details=_str_map(d.get("details"), f"{where}.details"),
+        conditional=bool(d.get("conditional", False)) if isinstance(d, dict) else False,
+        guard=opt_str("guard"),
     )
 
 

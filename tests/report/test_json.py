@@ -12,7 +12,7 @@ from apiaudit.report import render, report_from_dict, report_to_dict
 TOP_LEVEL_KEYS = ["schema_version", "tool", "consumer", "consumers", "provider", "rules_version", "summary", "extras", "findings"]
 FINDING_KEYS = [
     "rule", "severity", "consumer", "path", "line", "column", "end_line", "end_column", "callee", "param",
-    "message", "provider_location", "signature", "source", "advice", "details",
+    "message", "provider_location", "signature", "source", "advice", "details", "conditional", "guard",
 ]
 ORIGIN_KEYS = ["name", "version", "root", "kind"]
 
