@@ -74,7 +74,6 @@ def scan(
         calls_checked += calls
     if use_index_cache:
         save_index(index, provider_tree, cache_dir)
-    progress.close()
     return Report(
         consumers=tuple(origins),
         provider=provider_tree.origin(),

@@ -13,6 +13,9 @@ from apiaudit.errors import InputError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
+# Spelled once for every command that has them (scan, fix, preflight, matrix, explain).
+FAIL_ON_HELP = "Lowest severity that makes the exit code 1: error, warning, info, or never. cannot-judge never fails."
+
 
 def audit_options(func):
     """--consumer/--provider/--rules/--cache-dir, as `scan` defines them."""
@@ -49,6 +52,32 @@ def audit_options(func):
         return func(*args, **kwargs)
 
     return wrapper
+
+
+def fail_on_option(func):
+    """--fail-on error|warning|info|never (default error)."""
+    from apiaudit.findings import FAIL_ON_CHOICES
+
+    return click.option(
+        "--fail-on", type=click.Choice(FAIL_ON_CHOICES), default="error", show_default=True, help=FAIL_ON_HELP
+    )(func)
+
+
+def output_option(what: str = "the report", *, aliases: tuple[str, ...] = ()):
+    """-o/--output FILE; the format follows the file's suffix unless --format says otherwise."""
+
+    def decorate(func):
+        names = ["--output", "-o", *aliases]
+        return click.option(
+            *names,
+            "output",
+            type=click.Path(path_type=Path),
+            metavar="FILE",
+            help=f"Write {what} to FILE instead of stdout (.json, .sarif, .txt: the format follows the suffix "
+            "unless --format is given).",
+        )(func)
+
+    return decorate
 
 
 def guarded(func):

@@ -127,8 +127,26 @@ class Report:
     def at_or_above(self, threshold: Severity) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.severity.at_least(threshold) and f.rule != "cannot-judge")
 
-    def blocking(self, fail_on: Severity = Severity.ERROR) -> tuple[Finding, ...]:
-        return self.at_or_above(fail_on)
+    def blocking(self, fail_on: Severity | None = Severity.ERROR) -> tuple[Finding, ...]:
+        """Findings that fail a run at `fail_on` (None: `--fail-on never`, nothing blocks)."""
+        return () if fail_on is None else self.at_or_above(fail_on)
 
-    def exit_code(self, fail_on: Severity = Severity.ERROR) -> int:
+    def exit_code(self, fail_on: Severity | None = Severity.ERROR) -> int:
         return 1 if self.blocking(fail_on) else 0
+
+
+# `--fail-on` everywhere: the lowest severity that makes the exit code 1, or never.
+FAIL_ON_CHOICES = ("error", "warning", "info", "never")
+
+
+def parse_fail_on(value: str | Severity | None) -> Severity | None:
+    """'error'|'warning'|'info' -> that severity; 'never' -> None. ValueError for anything else."""
+    if value is None or isinstance(value, Severity):
+        return value
+    text = str(value).strip().lower()
+    if text == "never":
+        return None
+    try:
+        return Severity(text)
+    except ValueError:
+        raise ValueError(f"unknown --fail-on value {value!r} (choose from {', '.join(FAIL_ON_CHOICES)})") from None

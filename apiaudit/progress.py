@@ -1,9 +1,14 @@
-"""Progress for long work: a no-op for library calls, rich bars on a terminal."""
+"""Progress for long work: bars on a terminal, one plain line per notice elsewhere (CI logs).
+
+A library call gets `NullProgress` (silent). The CLI picks with `for_terminal`: rich bars on a
+TTY; on anything else (a CI log, a pipe) each notice (`step`) is one `apiaudit: ...` line on
+stderr and bars are not drawn. Whoever opens a progress closes it; stages only draw into it.
+"""
 
 from __future__ import annotations
 
 import sys
-from typing import Protocol
+from typing import Protocol, TextIO
 
 
 class Progress(Protocol):
@@ -27,6 +32,17 @@ class NullProgress:
         pass
 
 
+class PlainProgress(NullProgress):
+    """Notices as single lines on stderr; no bars (they would flood a log)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self._stream = stream
+
+    def step(self, message: str) -> None:
+        stream = self._stream or sys.stderr
+        print(f"apiaudit: {message}", file=stream, flush=True)
+
+
 class RichProgress:
     """Bars on stderr, so stdout stays clean for JSON and diffs."""
 
@@ -46,24 +62,38 @@ class RichProgress:
         )
         self._bars.start()
         self._task = None
+        self._closed = False
 
     def step(self, message: str) -> None:
-        self._bars.console.log(message)
+        if self._closed:
+            print(f"apiaudit: {message}", file=sys.stderr, flush=True)
+            return
+        # print, not log: a notice is a sentence for a person, not a timestamped log record.
+        self._bars.console.print(f"apiaudit: {message}", markup=False, highlight=False)
 
     def start(self, description: str, total: int) -> None:
+        if self._closed:
+            return
         if self._task is not None:
             self._bars.remove_task(self._task)
         self._task = self._bars.add_task(description, total=total)
 
     def advance(self, label: str = "") -> None:
-        if self._task is not None:
+        if self._task is not None and not self._closed:
             self._bars.advance(self._task)
 
     def close(self) -> None:
-        self._bars.stop()
+        if not self._closed:
+            self._closed = True
+            self._bars.stop()
 
 
 def for_terminal(enabled: bool | None = None) -> Progress:
+    """Bars when stderr is a terminal (or `enabled`); plain notice lines otherwise.
+
+    `enabled=False` (--no-progress) draws no bars but still says, in one line each, what
+    long work is under way (a first fetch of a release, a rebuilt cache).
+    """
     if enabled is None:
         enabled = sys.stderr.isatty()
-    return RichProgress() if enabled else NullProgress()
+    return RichProgress() if enabled else PlainProgress()

@@ -111,6 +111,30 @@ def test_scan_writes_nothing_but_its_cache_and_output(project):
     assert before == after
 
 
-def test_every_stage_registers_its_command():
-    # cli.py tolerates a missing optional stage; none may be missing from this package.
-    assert set(cli.commands) == {"scan", "fix", "preflight", "run", "matrix", "explain"}
+def test_every_command_loads_on_demand():
+    from apiaudit.cli import COMMANDS, LazyGroup
+
+    assert isinstance(cli, LazyGroup)
+    assert set(COMMANDS) == {"scan", "fix", "preflight", "run", "matrix", "explain"}
+    ctx = cli.make_context("apiaudit", [], resilient_parsing=True)
+    for name in COMMANDS:
+        assert cli.get_command(ctx, name).name == name
+
+
+def test_starting_the_cli_imports_no_engine():
+    # `apiaudit --version` and the group itself pay for click only; a command imports its stage.
+    code = "import sys, apiaudit.cli; heavy = {'griffe', 'libcst', 'rich', 'apiaudit.audit'} & set(sys.modules); print(sorted(heavy))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
+
+
+def test_output_suffix_picks_the_format_and_fail_on_never(project, tmp_path):
+    prov, cons, cache = project
+    sarif = tmp_path / "out" / "r.sarif"
+    code, _ = run("scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "-o", str(sarif))
+    assert code == 1
+    assert json.loads(sarif.read_text())["version"] == "2.1.0"
+    code, _ = run("scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--format", "json", "--fail-on", "never")
+    assert code == 0
+    code, out = run("scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--explain", "-o", str(sarif))
+    assert code == 2 and "--explain writes a table or JSON" in out

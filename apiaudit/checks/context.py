@@ -29,6 +29,25 @@ class HostRules:
     injection_hosts: dict = field(default_factory=dict)  # keyword -> tuple of provider class paths
 
 
+SOURCE_MAX_LINES = 8
+
+
+def source_text(lines: tuple[str, ...], site: Site) -> str | None:
+    """The consumer's text of the site: every line of a multi-line call (dedented, at most
+    SOURCE_MAX_LINES), so the offending keyword on a later line is visible too."""
+    if not 0 < site.line <= len(lines):
+        return None
+    last = min(site.end_line or site.line, len(lines), site.line + SOURCE_MAX_LINES - 1)
+    chunk = [lines[site.line - 1].strip()]
+    rest = list(lines[site.line : last])
+    if rest:
+        indent = min((len(x) - len(x.lstrip()) for x in rest if x.strip()), default=0)
+        chunk += [x[indent:].rstrip() for x in rest]
+    if (site.end_line or site.line) > last:
+        chunk.append("…")
+    return "\n".join(chunk)
+
+
 class CheckContext:
     def __init__(self, consumer: str, index: ProviderIndex, files: tuple[ConsumerFile, ...], hosts: HostRules):
         self.consumer = consumer
@@ -90,7 +109,7 @@ class CheckContext:
         details: tuple[tuple[str, str], ...] = (),
     ) -> Finding:
         sev = severity or (ENGINE_RULES[rule].severity if rule in ENGINE_RULES else Severity.WARNING)
-        source = file.lines[site.line - 1].strip() if 0 < site.line <= len(file.lines) else None
+        source = source_text(file.lines, site)
         if advice is None and rule in ADVICE:
             advice = ADVICE[rule].format(param=param or "")
         return Finding(

@@ -7,11 +7,10 @@ Exit codes as `scan`: 0 clean, 1 blocking findings, 2 bad input.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
-from apiaudit.cli_options import EXIT_FINDINGS, audit_options, guarded
+from apiaudit.cli_options import EXIT_FINDINGS, audit_options, fail_on_option, guarded, output_option
 from apiaudit.gate import PreflightFailed, preflight
 from apiaudit.gate.gate import DEFAULT_SCRIPT_PROVIDER, format_finding, parse_severity, summary_line
 
@@ -32,12 +31,11 @@ from apiaudit.gate.gate import DEFAULT_SCRIPT_PROVIDER, format_finding, parse_se
 @click.option("--stack-provider", metavar="X", default=None,
               help="What the rest of the stack is checked against when --provider is not given "
                    "(default: scan's default provider, the installed vLLM).")
-@click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True)
-@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write the full report here, pass or fail (.sarif, .txt/.md table, else JSON).")
-@click.option("--no-progress", is_flag=True, help="Never show progress bars.")
+@fail_on_option
+@output_option("the full report, pass or fail,", aliases=("--report",))
+@click.option("--no-progress", is_flag=True, help="Draw no progress bars (notices stay one line each on stderr).")
 @guarded
-def preflight_command(consumers, provider, rules_dirs, cache_dir, script_provider, stack_provider, fail_on, report_path,
+def preflight_command(consumers, provider, rules_dirs, cache_dir, script_provider, stack_provider, fail_on, output,
                       no_progress) -> None:
     from apiaudit.progress import for_terminal
 
@@ -49,7 +47,7 @@ def preflight_command(consumers, provider, rules_dirs, cache_dir, script_provide
             fail_on=fail_on,
             cache_dir=cache_dir,
             rules_dirs=tuple(rules_dirs),
-            report_path=report_path,
+            report_path=output,
             script_provider=script_provider,
             stack_provider=stack_provider,
             progress=progress,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from apiaudit.errors import InputError
-from apiaudit.findings import CodeOrigin, Finding, Report, Severity
+from apiaudit.findings import CodeOrigin, Finding, Report, Severity, parse_fail_on
 
 # Job scripts are written against the library the rules name as the provider's default
 # consumer (rules/vllm.toml: speculators); `None` here means "ask the rules".
@@ -42,23 +42,22 @@ class Layer:
 class PreflightFailed(Exception):
     """Raised by `preflight()` when a finding blocks the run; the message lists every one."""
 
-    def __init__(self, report: Report, fail_on: Severity) -> None:
+    def __init__(self, report: Report, fail_on: Severity | None) -> None:
         self.report = report
         self.fail_on = fail_on
         self.blocking: tuple[Finding, ...] = report.blocking(fail_on)
         lines = [f"preflight failed: {len(self.blocking)} blocking finding{_s(len(self.blocking))} "
-                 f"(fail on {fail_on.value} and above)"]
+                 f"(fail on {fail_on.value if fail_on else 'never'} and above)"]
         lines.extend(f"  {format_finding(f)}" for f in self.blocking)
         super().__init__("\n".join(lines))
 
 
-def parse_severity(value: str | Severity) -> Severity:
-    if isinstance(value, Severity):
-        return value
+def parse_severity(value: str | Severity | None) -> Severity | None:
+    """A --fail-on value: a severity, or None for 'never'."""
     try:
-        return Severity(str(value).lower())
-    except ValueError:
-        raise InputError(f"unknown severity {value!r} (choose from error, warning, info)") from None
+        return parse_fail_on(value)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
 def is_job_script_spec(spec: str) -> bool:
@@ -152,16 +151,11 @@ def merge_reports(reports: Sequence[Report], *, duration_s: float | None = None)
 
 
 def write_report(report: Report, path: Path, fmt: str | None = None) -> None:
-    """Write the report to `path` in `fmt` (default: from the suffix, JSON otherwise)."""
-    from apiaudit.report import render
+    """Write the report to `path` in `fmt` (default: from the suffix, JSON otherwise), whole or not at all."""
+    from apiaudit.report import format_for_output, render, write_output
 
-    chosen = fmt or {".sarif": "sarif", ".txt": "table", ".md": "table"}.get(path.suffix.lower(), "json")
-    text = render(report, chosen)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write report {path}: {exc.strerror or exc}") from None
+    chosen = format_for_output(fmt, path, interactive=False)
+    write_output(render(report, chosen), path, chosen, quiet=True)
 
 
 def format_finding(finding: Finding) -> str:
@@ -171,7 +165,7 @@ def format_finding(finding: Finding) -> str:
     return f"{where}: {finding.severity.value} {finding.rule}: {finding.message}{target}"
 
 
-def summary_line(report: Report, fail_on: Severity) -> str:
+def summary_line(report: Report, fail_on: Severity | None) -> str:
     """The one line preflight prints when clean (and after the findings when not)."""
     blocking = len(report.blocking(fail_on))
     verdict = "ok" if blocking == 0 else f"FAILED ({blocking} blocking)"

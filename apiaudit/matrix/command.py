@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from apiaudit.cli_options import audit_options, guarded
+from apiaudit.cli_options import audit_options, fail_on_option, guarded, output_option
 from apiaudit.errors import InputError
 from apiaudit.findings import Severity
 from apiaudit.matrix.render import MATRIX_FORMATS, render_explain, render_matrix
@@ -15,28 +15,25 @@ from apiaudit.progress import for_terminal
 
 
 def _emit(text: str, output: Path | None, fmt: str) -> None:
-    if output is None:
-        click.echo(text, nl=not text.endswith("\n"))
-        return
-    try:
-        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
-    click.echo(f"apiaudit: wrote {fmt} output to {output}", err=True)
+    from apiaudit.report import write_output
+
+    write_output(text, output, fmt)
 
 
 def _format(fmt: str | None, output: Path | None) -> str:
-    return fmt or ("table" if output is None and sys.stdout.isatty() else "json")
+    from apiaudit.report import format_for_output
+
+    return format_for_output(fmt, output, interactive=sys.stdout.isatty(), formats=MATRIX_FORMATS)
 
 
 @click.command("matrix")
 @audit_options
 @click.option("--format", "fmt", type=click.Choice(MATRIX_FORMATS), help="Output format (default: table on a terminal, else json).")
-@click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the matrix here instead of stdout.")
+@output_option("the matrix")
 @click.option("--pre", "include_prereleases", is_flag=True, help="Include pre-releases in the range.")
 @click.option("--jobs", "fetch_jobs", type=click.IntRange(1, 32), default=4, show_default=True, help="Releases fetched at once.")
 @click.option("--scan-jobs", type=click.IntRange(1, 32), help="Scans run at once (default: the CPU cores, at most 4).")
-@click.option("--no-progress", is_flag=True, help="Never show progress bars.")
+@click.option("--no-progress", is_flag=True, help="Draw no progress bars (notices stay one line each on stderr).")
 @guarded
 def matrix_command(consumers, provider, rules_dirs, cache_dir, fmt, output, include_prereleases, fetch_jobs, scan_jobs, no_progress):
     """Scan the consumer against every provider release in a range.
@@ -68,20 +65,24 @@ def matrix_command(consumers, provider, rules_dirs, cache_dir, fmt, output, incl
 @click.option("--since", metavar="VERSION", help="A provider release where the consumer worked: the bisection starts there "
               "(default: the oldest release the consumer's own requirement allows).")  # fmt: skip
 @click.option("--format", "fmt", type=click.Choice(MATRIX_FORMATS), help="Output format (default: table on a terminal, else json).")
-@click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the explanation here instead of stdout.")
+@output_option("the explanation")
 @click.option("--emit-rules", type=click.Path(path_type=Path, file_okay=False), metavar="DIR",
               help="Write unambiguous renames and moves as a rules file in DIR, for `apiaudit fix --rules DIR`.")  # fmt: skip
 @click.option("--errors-only", is_flag=True, help="Explain error findings only (default: errors and warnings).")
 @click.option("--pre", "include_prereleases", is_flag=True, help="Bisect over pre-releases too.")
-@click.option("--no-progress", is_flag=True, help="Never show progress bars.")
+@fail_on_option
+@click.option("--no-progress", is_flag=True, help="Draw no progress bars (notices stay one line each on stderr).")
 @guarded
-def explain_command(consumers, provider, rules_dirs, cache_dir, since, fmt, output, emit_rules, errors_only, include_prereleases, no_progress):
+def explain_command(consumers, provider, rules_dirs, cache_dir, since, fmt, output, emit_rules, errors_only, include_prereleases, fail_on, no_progress):
     """Date each finding: the first provider release with it, and what changed there.
 
     --provider is the release the consumer is scanned against (NAME==VERSION). Each
     finding is bisected over the releases between --since and that one; the old and
-    new signature are shown with the kind of change. Exit 0 on success, 2 on bad input.
+    new signature are shown with the kind of change. Exit codes as `scan`: 1 when the
+    scanned release has findings at or above --fail-on, 0 otherwise, 2 on bad input.
     """
+    from apiaudit.findings import parse_fail_on
+
     from apiaudit.matrix.emit import fix_candidates, write_rules
     from apiaudit.matrix.explain import explain
     from apiaudit.recipes import load_rulebook
@@ -108,4 +109,4 @@ def explain_command(consumers, provider, rules_dirs, cache_dir, since, fmt, outp
         emitted, rules_file = fix_candidates(result, load_rulebook(list(rules_dirs), result.provider)), None
     fmt = _format(fmt, output)
     _emit(render_explain(result, fmt, emitted, rules_file), output, fmt)
-    sys.exit(0)
+    sys.exit(result.report.exit_code(parse_fail_on(fail_on)))

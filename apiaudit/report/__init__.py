@@ -2,26 +2,27 @@
 
 JSON is the complete, versioned record (docs/report-format.md) and reads back
 with `report_from_dict`; table, SARIF and GitHub annotations are views of it.
+Only the chosen format's module is imported.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import errno
+import importlib
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from apiaudit.errors import InputError
-from apiaudit.findings import Report
-from apiaudit.report import github, json_format, sarif, table
 from apiaudit.report.base import RenderOptions
-from apiaudit.report.json_format import report_from_dict, report_to_dict
+
+if TYPE_CHECKING:
+    from apiaudit.findings import Report
 
 FORMATS = ("table", "json", "sarif", "github")
-
-_RENDERERS: dict[str, Callable[[Report, RenderOptions], str]] = {
-    "table": table.render,
-    "json": json_format.render,
-    "sarif": sarif.render,
-    "github": github.render,
-}
+_MODULES = {"table": "table", "json": "json_format", "sarif": "sarif", "github": "github"}
+# What `-o FILE` writes when --format is not given.
+SUFFIX_FORMATS = {".json": "json", ".sarif": "sarif", ".txt": "table", ".md": "table", ".log": "table"}
 
 
 def render(
@@ -37,10 +38,57 @@ def render(
     `show_unresolved` lists cannot-judge findings in table, SARIF and GitHub output
     (JSON always has them); `width` and `color` apply to the table only.
     """
-    renderer = _RENDERERS.get(fmt)
-    if renderer is None:
+    module = _MODULES.get(fmt)
+    if module is None:
         raise InputError(f"unknown output format '{fmt}' (choose from {', '.join(FORMATS)})")
+    renderer = importlib.import_module(f"apiaudit.report.{module}").render
     return renderer(report, RenderOptions(show_unresolved=show_unresolved, width=width, color=color))
 
 
-__all__ = ["FORMATS", "RenderOptions", "render", "report_from_dict", "report_to_dict"]
+def format_for_output(fmt: str | None, output: Path | None, *, interactive: bool, formats: tuple[str, ...] = FORMATS) -> str:
+    """--format if given; else what -o's suffix says; else table on a terminal, JSON otherwise."""
+    if fmt:
+        return fmt
+    if output is not None:
+        by_suffix = SUFFIX_FORMATS.get(Path(output).suffix.lower())
+        if by_suffix in formats:
+            return by_suffix
+        return "json"
+    return "table" if interactive else "json"
+
+
+def write_output(text: str, output: Path | None, fmt: str, *, quiet: bool = False) -> None:
+    """Print `text`, or write it to `output` whole (never a partial file) and say so on stderr
+    (unless `quiet`: the preflight gate's clean run is one line)."""
+    if not text.endswith("\n"):
+        text += "\n"
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    from apiaudit.atomic import atomic_write
+
+    path = Path(output).expanduser()
+    if path.is_dir():
+        raise InputError(f"cannot write {fmt} output to {output}: it is a directory")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, text)
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            raise InputError(f"no space left on device writing {output}") from None
+        raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
+    if not quiet:
+        print(f"apiaudit: wrote {fmt} output to {output}", file=sys.stderr)
+
+
+def __getattr__(name: str) -> Any:
+    # The JSON helpers are public here but load only when asked for.
+    if name in ("report_from_dict", "report_to_dict"):
+        from apiaudit.report import json_format
+
+        return getattr(json_format, name)
+    raise AttributeError(f"module 'apiaudit.report' has no attribute {name!r}")
+
+
+__all__ = ["FORMATS", "RenderOptions", "format_for_output", "render", "report_from_dict", "report_to_dict", "write_output"]

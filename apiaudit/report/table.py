@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from io import StringIO
 from itertools import groupby
 
@@ -13,7 +14,9 @@ from rich.text import Text
 from apiaudit.findings import Finding, Report
 from apiaudit.report.base import RenderOptions, headline, summary_line, visible_findings
 
+# Used when the width cannot be known (not a terminal, no $COLUMNS).
 DEFAULT_WIDTH = 120
+MIN_WIDTH = 60
 # Below this width severity and rule move into the finding cell, leaving it room to read.
 NARROW_WIDTH = 90
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -32,13 +35,15 @@ def _detail_cell(f: Finding) -> RenderableType:
     """
     rows: list[tuple[str, str, str]] = []
     if f.source:
-        rows.append(("call", f.source.strip(), ""))
+        rows.append(("call", f.source.strip("\n"), ""))
     if f.signature and f.provider_location:
         rows.append(("provider", f"{f.signature}  ({f.provider_location})", ""))
     elif f.signature or f.provider_location:
         rows.append(("provider", f.signature or f.provider_location or "", ""))
     elif f.callee:
         rows.append(("provider", f"{f.callee} (not found)", ""))
+    if f.conditional and f.guard:
+        rows.append(("only if", f.guard, "yellow"))
     if f.advice:
         rows.append(("fix", f.advice, "green"))
     message = Text(f.message, style="bold", overflow="fold")
@@ -61,21 +66,29 @@ def _file_table(findings: list[Finding], width: int) -> Table:
     table.add_column("line:col", no_wrap=True, justify="right")
     if width >= NARROW_WIDTH:
         table.add_column("severity", no_wrap=True)
-        table.add_column("rule", overflow="fold", max_width=28)
+        # A rule id is a name to search for: never folded mid-word, at most a third of the width.
+        rule_width = min(max(len(f.rule) for f in findings), width // 3)
+        table.add_column("rule", no_wrap=True, overflow="ellipsis", min_width=rule_width, max_width=rule_width)
     # fold, not ellipsis: a long identifier must wrap inside the cell, never vanish.
     table.add_column("finding", overflow="fold", ratio=1)
     for f in findings:
+        position = _position(f) + ("\n(if)" if f.conditional else "")
         if width >= NARROW_WIDTH:
-            table.add_row(_position(f), _severity_text(f), Text(f.rule), _detail_cell(f))
+            table.add_row(position, _severity_text(f), Text(f.rule), _detail_cell(f))
         else:
             # Too narrow for four columns: severity and rule head the finding cell instead.
             head = _severity_text(f).append(f" {f.rule}", style="")
-            table.add_row(_position(f), Group(head, _detail_cell(f)))
+            table.add_row(position, Group(head, _detail_cell(f)))
     return table
 
 
+def terminal_width() -> int:
+    """$COLUMNS or the terminal's width; DEFAULT_WIDTH when neither is known."""
+    return max(MIN_WIDTH, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
+
+
 def render(report: Report, options: RenderOptions) -> str:
-    width = options.width or DEFAULT_WIDTH
+    width = max(MIN_WIDTH, options.width) if options.width else terminal_width()
     out = StringIO()
     console = Console(
         file=out,

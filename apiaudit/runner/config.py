@@ -375,5 +375,5 @@ def _check_values(config: RunConfig, where: str, available_gpus: int) -> None:
         )
     if train.gpus > 1 and train.device == "cpu":
         raise InputError(f"{where}: train.gpus = {train.gpus} with train.device = \"cpu\": several GPUs need CUDA")
-    if config.preflight.fail_on not in ("error", "warning", "info"):
-        raise InputError(f"{where}: preflight.fail_on must be error, warning or info")
+    if config.preflight.fail_on not in ("error", "warning", "info", "never"):
+        raise InputError(f"{where}: preflight.fail_on must be error, warning, info or never")

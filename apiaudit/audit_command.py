@@ -1,0 +1,61 @@
+"""`apiaudit scan`: the audit, rendered. Exit 0 clean, 1 findings at or above --fail-on, 2 bad input, 3 a bug."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from apiaudit.cli_options import audit_options, fail_on_option, guarded, output_option
+from apiaudit.errors import InputError
+
+SCAN_FORMATS = ("table", "json", "sarif", "github")
+
+
+@click.command("scan")
+@audit_options
+@click.option("--format", "fmt", type=click.Choice(SCAN_FORMATS), help="Output format (default: from -o's suffix; else table on a terminal, json otherwise).")
+@output_option()
+@fail_on_option
+@click.option("--show-unresolved", is_flag=True, help="List cannot-judge findings too (always counted).")
+@click.option("--no-progress", is_flag=True, help="Draw no progress bars (notices stay one line each on stderr).")
+@click.option("--no-index-cache", is_flag=True, help="Rebuild the provider index instead of reading the cache.")
+@click.option("--explain", is_flag=True, help="Date each finding to the release that introduced it (same as `apiaudit explain`).")
+@click.option("--since", metavar="VERSION", help="With --explain: a release without the findings to bisect from.")
+@guarded
+def scan_command(consumers, provider, rules_dirs, cache_dir, fmt, output, fail_on, show_unresolved, no_progress, no_index_cache, explain, since):
+    """Report every mismatch between the consumer(s) and the provider. Exit 0 clean, 1 findings, 2 bad input."""
+    from apiaudit.report import format_for_output
+
+    chosen = format_for_output(fmt, output, interactive=sys.stdout.isatty())
+    if explain:
+        from apiaudit.matrix.command import explain_command
+
+        if chosen not in ("table", "json"):
+            raise InputError(f"--explain writes a table or JSON, not {chosen}")
+        return click.get_current_context().invoke(
+            explain_command, consumers=consumers, provider=provider, rules_dirs=rules_dirs, cache_dir=cache_dir,
+            since=since, fmt=chosen, output=output, emit_rules=None, errors_only=False, include_prereleases=False,
+            no_progress=no_progress, fail_on=fail_on,
+        )  # fmt: skip
+    from apiaudit.audit import scan
+    from apiaudit.findings import parse_fail_on
+    from apiaudit.progress import for_terminal
+    from apiaudit.report import render, write_output
+
+    progress = for_terminal(False if no_progress else None)
+    try:
+        report = scan(
+            list(consumers) or None,
+            provider,
+            cache_dir=cache_dir,
+            rules_dirs=list(rules_dirs),
+            progress=progress,
+            use_index_cache=not no_index_cache,
+        )
+    finally:
+        progress.close()
+    to_terminal = output is None and sys.stdout.isatty()
+    text = render(report, chosen, show_unresolved=show_unresolved, color=to_terminal and chosen == "table")
+    write_output(text, output, chosen)
+    sys.exit(report.exit_code(parse_fail_on(fail_on)))
