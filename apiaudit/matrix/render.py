@@ -10,7 +10,7 @@ from apiaudit.findings import SCHEMA_VERSION
 from apiaudit.matrix.emit import EmittedRecipe
 from apiaudit.matrix.explain import ExplainResult
 from apiaudit.matrix.matrix import MatrixResult
-from apiaudit.report.base import TOOL_NAME, tool_version
+from apiaudit.report.base import TOOL_NAME, terminal_width, tool_version, wrap
 
 MATRIX_FORMATS = ("table", "json")
 
@@ -91,8 +91,13 @@ def _table(result: MatrixResult) -> str:
             ]
         )
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header) - 1)]
+    width = terminal_width()
     for cells in [header, *body]:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(cells, widths)) + "  " + cells[-1])
+        lead = "  ".join(c.ljust(w) for c, w in zip(cells, widths)) + "  "
+        # The rule list wraps under its own column, so every line fits the terminal.
+        wrapped = wrap(cells[-1], max(20, width - len(lead)), hanging="") if cells[-1] else [""]
+        lines.append((lead + wrapped[0]).rstrip())
+        lines.extend((" " * len(lead) + more).rstrip() for more in wrapped[1:])
     lines.append("")
 
     compatible, contiguous = result.compatible_range
@@ -185,9 +190,10 @@ def render_explain(
     if fmt == "json":
         return json.dumps(explain_to_dict(result, emitted, rules_file), indent=2, ensure_ascii=False) + "\n"
     consumer = result.report.consumers[0]
+    width = terminal_width()
     lines = [
         f"apiaudit explain: {consumer.name} {consumer.version or ''} × {result.provider} {result.report.provider.version}".replace("  ", " "),
-        f"bisecting {len(result.releases)} releases from {result.baseline} ({result.baseline_reason}) to {result.releases[-1]}",
+        *wrap(f"bisecting {len(result.releases)} releases from {result.baseline} ({result.baseline_reason}) to {result.releases[-1]}", width),
         "",
     ]
     if not result.explanations:
@@ -195,13 +201,13 @@ def render_explain(
     for e in result.explanations:
         f = e.finding
         about = f" {f.param}" if f.param else (f" {f.detail('attribute')}" if f.detail("attribute") else "")
-        lines.append(f"{f.path}:{f.line}  {f.severity.value} {f.rule}{about}")
+        lines.extend(wrap(f"{f.path}:{f.line}  {f.severity.value} {f.rule}{about}", width))
         if e.introduced_in is None:
-            lines.append(f"  not dated: {e.why_undated}")
+            lines.extend(wrap(f"not dated: {e.why_undated}", width, indent="  "))
             lines.append("")
             continue
         probes = f"; probed {', '.join(e.probes)}" if e.probes else ""
-        lines.append(f"  introduced in {result.provider} {e.introduced_in} (last without it: {e.last_without}{probes})")
+        lines.extend(wrap(f"introduced in {result.provider} {e.introduced_in} (last without it: {e.last_without}{probes})", width, indent="  "))
         if e.change is not None:
             what = e.change.kind
             if e.change.old_name and e.change.new_name:
@@ -210,10 +216,8 @@ def render_explain(
                 what += f": {e.change.old_name or e.change.new_name}"
             if e.change.note:
                 what += f" ({e.change.note})"
-            lines.append(f"  change  {what}")
-            if e.change.before or e.change.after:
-                lines.append(f"  {e.last_without:<7} {e.change.before or '(absent)'}")
-                lines.append(f"  {e.introduced_in:<7} {e.change.after or '(absent)'}")
+            lines.extend(wrap(f"change  {what}", width, indent="  "))
+            lines.extend(_signature_diff(e.change.before, e.change.after, e.last_without or "", e.introduced_in, width))
         lines.append("")
     dated = sum(1 for e in result.explanations if e.introduced_in)
     tail = f"{dated} of {len(result.explanations)} findings dated"
@@ -224,3 +228,44 @@ def render_explain(
     elif emitted:
         lines.append(f"{len(emitted)} fix candidate(s): {', '.join(r.id for r in emitted)} (--emit-rules DIR writes them)")
     return "\n".join(lines) + "\n"
+
+
+def _split_params(signature: str) -> tuple[str, list[str]]:
+    """`name(a, b: dict[str, int] = {}, *, c)` -> ("name", ["a", "b: dict[str, int] = {}", "*", "c"])."""
+    head, _, rest = signature.partition("(")
+    params, depth, current = [], 0, ""
+    for char in rest:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth < 0:  # the parenthesis that closes the parameter list; a location may follow
+                break
+        if char == "," and depth == 0:
+            params.append(current.strip())
+            current = ""
+        else:
+            current += char
+    if current.strip():
+        params.append(current.strip())
+    return head.strip(), params
+
+
+def _signature_diff(before: str | None, after: str | None, old: str, new: str, width: int) -> list[str]:
+    """What changed between two signatures, one parameter a line: `-` gone in `new`, `+` new there.
+
+    Unchanged parameters are left out: the reader wants the change, not two whole signatures."""
+    if not before and not after:
+        return []
+    if not before or not after or "(" not in before or "(" not in after:
+        return [*wrap(f"{old:<7} {before or '(absent)'}", width, indent="  "), *wrap(f"{new:<7} {after or '(absent)'}", width, indent="  ")]
+    name_before, params_before = _split_params(before)
+    name_after, params_after = _split_params(after)
+    lines = wrap(f"{name_after or name_before}(...) from {old} to {new}:", width, indent="  ")
+    gone = [p for p in params_before if p not in params_after]
+    added = [p for p in params_after if p not in params_before]
+    lines += [line for p in gone for line in wrap(f"- {p}", width, indent="    ", hanging="  ")]
+    lines += [line for p in added for line in wrap(f"+ {p}", width, indent="    ", hanging="  ")]
+    if not gone and not added:
+        lines += wrap("(same parameters; their order or kinds changed)", width, indent="    ")
+    return lines

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import textwrap
 from dataclasses import dataclass
 from importlib import metadata
 
@@ -11,6 +13,26 @@ TOOL_NAME = "apiaudit"
 # Where SARIF consumers (code-scanning UIs) send a reader who wants to know the tool.
 INFORMATION_URI = "https://pypi.org/project/apiaudit/"
 CANNOT_JUDGE = "cannot-judge"
+# Used when the width cannot be known (not a terminal, no $COLUMNS).
+DEFAULT_WIDTH = 120
+MIN_WIDTH = 60
+
+
+def terminal_width() -> int:
+    """$COLUMNS or the terminal's width; DEFAULT_WIDTH when neither is known."""
+    return max(MIN_WIDTH, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
+
+
+def wrap(text: str, width: int, indent: str = "", hanging: str = "    ") -> list[str]:
+    """`text` as lines of at most `width` characters: `indent` before the first, `hanging` after.
+
+    Long dotted names break only at dots or spaces, never mid-identifier."""
+    if len(indent) + len(text) <= width:
+        return [indent + text]
+    return textwrap.wrap(
+        text, width=width, initial_indent=indent, subsequent_indent=indent + hanging,
+        break_long_words=False, break_on_hyphens=False,
+    ) or [indent]
 
 
 @dataclass(frozen=True)

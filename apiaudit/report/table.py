@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from io import StringIO
 from itertools import groupby
 
@@ -12,11 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from apiaudit.findings import Finding, Report
-from apiaudit.report.base import RenderOptions, headline, summary_line, visible_findings
+from apiaudit.report.base import MIN_WIDTH, RenderOptions, headline, summary_line, terminal_width, visible_findings
 
-# Used when the width cannot be known (not a terminal, no $COLUMNS).
-DEFAULT_WIDTH = 120
-MIN_WIDTH = 60
 # Below this width severity and rule move into the finding cell, leaving it room to read.
 NARROW_WIDTH = 90
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -80,11 +76,6 @@ def _file_table(findings: list[Finding], width: int) -> Table:
             head = _severity_text(f).append(f" {f.rule}", style="")
             table.add_row(position, Group(head, _detail_cell(f)))
     return table
-
-
-def terminal_width() -> int:
-    """$COLUMNS or the terminal's width; DEFAULT_WIDTH when neither is known."""
-    return max(MIN_WIDTH, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
 
 
 def render(report: Report, options: RenderOptions) -> str:
