@@ -7,6 +7,7 @@ matrix share.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
@@ -61,17 +62,25 @@ def scan(
     findings: list[Finding] = []
     origins = []
     files_scanned = calls_checked = 0
-    for spec in consumers:
-        tree = sources.resolve(spec, cache_dir=cache_dir, progress=progress)
-        origins.append(tree.origin())
+    trees = [sources.resolve(spec, cache_dir=cache_dir, progress=progress) for spec in consumers]
+    labels = consumer_labels(trees)
+    for tree, label in zip(trees, labels):
+        origins.append(replace(tree.origin(), label=label if label != tree.name else None))
         paths = tree.python_files()
         progress.start(f"reading {tree.name}", len(paths))
         files = collect(tree, options, on_file=progress.advance, files=paths, cache_dir=cache_dir if use_index_cache else None)
         progress.start(f"checking {tree.name} against {provider_tree.name}", len(files))
-        found, calls = run_checks(tree.name, index, files, hosts, on_file=progress.advance)
-        findings.extend(apply_recipes(book, found, files, tree, provider_tree))
+        found, _calls = run_checks(label, index, files, hosts, on_file=progress.advance)
+        findings.extend(apply_recipes(book, found, files, tree, provider_tree, consumer=label))
         files_scanned += len(files)
-        calls_checked += calls
+        uses = sum(len(f.imports) + len(f.uses) + len(f.rpc_calls) for f in files)
+        if not uses and not any(f.error for f in files):
+            # Green on nothing checked would be a lie: a typo'd --provider, or the wrong consumer.
+            raise InputError(
+                f"{tree.name} never uses {provider_tree.name} (packages {', '.join(provider_tree.packages)}): "
+                "nothing to check; is --provider right?"
+            )
+        calls_checked += uses
     if use_index_cache:
         save_index(index, provider_tree, cache_dir)
     return Report(
@@ -83,6 +92,20 @@ def scan(
         duration_s=round(time.perf_counter() - started, 3),
         rules_version=book.fingerprint or None,
     )
+
+
+def consumer_labels(trees: Sequence[sources.CodeTree]) -> list[str]:
+    """One name per consumer: its own, or `name==version` / `name (root)` where names repeat."""
+    names = [t.name for t in trees]
+    labels = []
+    for tree in trees:
+        if names.count(tree.name) == 1:
+            labels.append(tree.name)
+        elif tree.version and sum(1 for t in trees if t.name == tree.name and t.version == tree.version) == 1:
+            labels.append(f"{tree.name}=={tree.version}")
+        else:
+            labels.append(f"{tree.name} ({tree.root})")
+    return labels
 
 
 def _defaults(rules_dirs: Sequence[Path]) -> tuple[str, list[str]]:

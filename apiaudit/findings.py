@@ -104,6 +104,14 @@ class CodeOrigin:
     version: str | None
     root: str
     kind: str  # "installed" | "release" | "path"
+    # Set when two consumers of one report share a name (two releases of one distribution,
+    # two checkouts): findings, table headings and SARIF roots use it to tell them apart.
+    label: str | None = None
+
+    @property
+    def key(self) -> str:
+        """What findings name as their `consumer`: the label when there is one, else the name."""
+        return self.label or self.name
 
 
 @dataclass(frozen=True)

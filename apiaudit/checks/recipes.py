@@ -13,13 +13,16 @@ from apiaudit.recipes.patterns import match_patterns
 from apiaudit.sources.base import CodeTree
 
 
-def apply_recipes(book: RuleBook, findings: list[Finding], files: tuple[ConsumerFile, ...], tree: CodeTree, provider: CodeTree) -> list[Finding]:
+def apply_recipes(
+    book: RuleBook, findings: list[Finding], files: tuple[ConsumerFile, ...], tree: CodeTree, provider: CodeTree,
+    consumer: str | None = None,
+) -> list[Finding]:
     out = [_explain(book, f) for f in findings]
     for file in files:
         if file.error is not None or not file.lines or not (file.imports or file.uses):
             continue  # patterns only matter where the provider is used
         for package in provider.packages:
-            out.extend(match_patterns("\n".join(file.lines) + "\n", file.path, book.patterns, consumer=tree.name, provider_package=package))
+            out.extend(match_patterns("\n".join(file.lines) + "\n", file.path, book.patterns, consumer=consumer or tree.name, provider_package=package))
     return out
 
 

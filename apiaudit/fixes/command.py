@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from apiaudit import sources
-from apiaudit.audit import rulebook_for, scan
+from apiaudit.audit import consumer_labels, rulebook_for, scan
 from apiaudit.cli_options import audit_options, guarded
 from apiaudit.errors import InputError
 from apiaudit.fixes import apply, default_journal_dir, describe_unfixable, plan_fixes, revert, unified_diff, write_overlay
@@ -33,9 +33,9 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, do_apply, into, do_r
 
     # What the scan reads, hashed first: a file edited after this point is refused, not patched.
     scanned = {}
-    for spec in consumers:
-        tree = sources.resolve(spec, cache_dir=cache)
-        scanned[tree.name] = {p.relative_to(tree.root).as_posix(): sha256_bytes(p.read_bytes()) for p in tree.python_files()}
+    trees = [sources.resolve(spec, cache_dir=cache) for spec in consumers]
+    for tree, label in zip(trees, consumer_labels(trees)):
+        scanned[label] = {p.relative_to(tree.root).as_posix(): sha256_bytes(p.read_bytes()) for p in tree.python_files()}
     progress = for_terminal(False if no_progress else None)
     try:
         report = scan(list(consumers) or None, provider, cache_dir=cache, rules_dirs=list(rules_dirs), progress=progress)
@@ -45,9 +45,9 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, do_apply, into, do_r
     book = rulebook_for(list(rules_dirs), provider_tree)
     exit_code = 0
     for origin in report.consumers:
-        findings = [f for f in report.findings if f.consumer == origin.name]
+        findings = [f for f in report.findings if f.consumer == origin.key]
         root = Path(origin.root)
-        plan = plan_fixes(findings, root, book, scanned_sha256=scanned.get(origin.name))
+        plan = plan_fixes(findings, root, book, scanned_sha256=scanned.get(origin.key))
         diff = unified_diff(plan)
         if into:
             tree = sources.resolve(_spec(origin), cache_dir=cache)

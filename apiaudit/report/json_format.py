@@ -15,7 +15,7 @@ from apiaudit.report.base import TOOL_NAME, RenderOptions, severity_counts, sort
 
 
 def _origin_to_dict(origin: CodeOrigin) -> dict[str, Any]:
-    return {"name": origin.name, "version": origin.version, "root": origin.root, "kind": origin.kind}
+    return {"name": origin.name, "version": origin.version, "root": origin.root, "kind": origin.kind, "label": origin.key}
 
 
 def _finding_to_dict(f: Finding) -> dict[str, Any]:
@@ -101,6 +101,7 @@ def _origin_from_dict(d: Any, where: str) -> CodeOrigin:
         version=_require(d, "version", str, where, nullable=True),
         root=_require(d, "root", str, where),
         kind=_require(d, "kind", str, where),
+        label=d.get("label") if isinstance(d.get("label"), str) and d.get("label") != d.get("name") else None,
     )
 
 

@@ -41,7 +41,7 @@ def _consumer_base_ids(report: Report) -> dict[str, str]:
     """CONSUMERROOT for the first consumer, CONSUMERROOT2, 3, ... for the others."""
     ids: dict[str, str] = {}
     for i, consumer in enumerate(report.consumers):
-        ids.setdefault(consumer.name, CONSUMER_ROOT if i == 0 else f"{CONSUMER_ROOT}{i + 1}")
+        ids.setdefault(consumer.key, CONSUMER_ROOT if i == 0 else f"{CONSUMER_ROOT}{i + 1}")
     return ids
 
 
@@ -136,7 +136,7 @@ def report_to_sarif(report: Report, *, show_unresolved: bool = False) -> dict[st
     base_ids = _consumer_base_ids(report)
     original_uri_base_ids: dict[str, Any] = {}
     for consumer in report.consumers:
-        original_uri_base_ids.setdefault(base_ids[consumer.name], {"uri": _dir_uri(consumer.root)})
+        original_uri_base_ids.setdefault(base_ids[consumer.key], {"uri": _dir_uri(consumer.root)})
     original_uri_base_ids[PROVIDER_ROOT] = {"uri": _dir_uri(report.provider.root)}
     run: dict[str, Any] = {
         "tool": {

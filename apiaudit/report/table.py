@@ -95,7 +95,7 @@ def render(report: Report, options: RenderOptions) -> str:
     )
     console.print(Text(f"apiaudit: {headline(report)}", style="bold"))
     shown = visible_findings(report, options.show_unresolved)
-    several_consumers = len({c.name for c in report.consumers}) > 1
+    several_consumers = len({c.key for c in report.consumers}) > 1
     if not shown:
         console.print()
         console.print(Text("No findings." if not report.findings else "No findings to list.", style="green"))

@@ -26,6 +26,9 @@ class CodeTree:
     packages: tuple[str, ...]
     scripts: tuple[Path, ...] = ()
     kind: str = "path"  # "installed" | "release" | "path"
+    # A subpackage given as the consumer (`.../speculators/data_generation`): only its files
+    # are read, but module names stay those Python uses (`speculators.data_generation.x`).
+    only: tuple[Path, ...] = ()
 
     def origin(self) -> CodeOrigin:
         return CodeOrigin(name=self.name, version=self.version, root=str(self.root), kind=self.kind)
@@ -40,6 +43,8 @@ class CodeTree:
             elif (self.root / f"{pkg}.py").is_file():
                 files.append(self.root / f"{pkg}.py")
         files.extend(sorted(self.scripts))
+        if self.only:
+            files = [f for f in files if any(f == o or o in f.parents for o in self.only)]
         return files
 
 

@@ -35,7 +35,11 @@ def resolve_path(spec: str) -> CodeTree:
         return CodeTree(name=path.stem, version=None, root=path.parent, packages=(), scripts=(path,), kind="path")
 
     if (path / "__init__.py").is_file():
-        return CodeTree(name=path.name, version=None, root=path.parent, packages=(path.name,), kind="path")
+        top = path
+        while (top.parent / "__init__.py").is_file() and top.parent != top:
+            top = top.parent  # a subpackage: its modules are named from the top package down
+        only = (path,) if top != path else ()
+        return CodeTree(name=top.name, version=None, root=top.parent, packages=(top.name,), kind="path", only=only)
 
     packages: list[str] = []
     scripts: list[Path] = []

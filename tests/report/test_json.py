@@ -14,7 +14,7 @@ FINDING_KEYS = [
     "rule", "severity", "consumer", "path", "line", "column", "end_line", "end_column", "callee", "param",
     "message", "provider_location", "signature", "source", "advice", "details", "conditional", "guard",
 ]
-ORIGIN_KEYS = ["name", "version", "root", "kind"]
+ORIGIN_KEYS = ["name", "version", "root", "kind", "label"]
 
 
 def _sorted(report: Report) -> Report:

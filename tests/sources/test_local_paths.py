@@ -109,3 +109,16 @@ def test_default_cache_dir_precedence(monkeypatch, tmp_path):
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert default_cache_dir() == tmp_path / "home" / ".cache" / "apiaudit"
+
+
+def test_a_subpackage_keeps_the_module_names_python_uses(tmp_path):
+    write(tmp_path / "proj" / "mypkg" / "__init__.py")
+    write(tmp_path / "proj" / "mypkg" / "other.py")
+    write(tmp_path / "proj" / "mypkg" / "sub" / "__init__.py")
+    write(tmp_path / "proj" / "mypkg" / "sub" / "mod.py")
+
+    tree = resolve(str(tmp_path / "proj" / "mypkg" / "sub"))
+
+    assert (tree.name, tree.packages, tree.root) == ("mypkg", ("mypkg",), (tmp_path / "proj").resolve())
+    rel = [p.relative_to(tree.root).as_posix() for p in tree.python_files()]
+    assert rel == ["mypkg/sub/__init__.py", "mypkg/sub/mod.py"]

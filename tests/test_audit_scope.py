@@ -1,0 +1,57 @@
+"""What one scan covers: every consumer told apart, a subpackage in its package, and never green on nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from apiaudit.audit import scan
+from apiaudit.errors import InputError
+
+
+def _tree(tmp_path: Path) -> tuple[Path, Path]:
+    provider = tmp_path / "prov" / "eng"
+    provider.mkdir(parents=True)
+    (provider / "__init__.py").write_text("class Worker:\n    def ping(self):\n        pass\n\ndef make(a, *, b):\n    return a\n")
+    app = tmp_path / "one" / "app"
+    (app / "ext").mkdir(parents=True)
+    (app / "__init__.py").write_text("")
+    (app / "ext" / "__init__.py").write_text("")
+    # The subpackage imports its sibling by its full name, as Python names it.
+    (app / "ext" / "calls.py").write_text("from app.ext import helpers\nfrom eng import make\nmake(1, c=2)\n")
+    (app / "ext" / "helpers.py").write_text("X = 1\n")
+    return provider, app
+
+
+def test_two_consumers_of_one_name_are_told_apart(tmp_path):
+    provider, app = _tree(tmp_path)
+    twin = tmp_path / "two" / "app"
+    twin.mkdir(parents=True)
+    (twin / "__init__.py").write_text("from eng import make\nmake(2)\n")
+    report = scan([str(app), str(twin)], str(provider), cache_dir=tmp_path / "cache")
+    keys = {c.key for c in report.consumers}
+    assert len(keys) == 2 and all(k.startswith("app (") for k in keys)
+    assert {f.consumer for f in report.findings} == keys
+
+
+def test_a_subpackage_is_scanned_inside_its_package(tmp_path):
+    provider, app = _tree(tmp_path)
+    report = scan([str(app / "ext")], str(provider), cache_dir=tmp_path / "cache")
+    assert {f.path for f in report.findings} == {"app/ext/calls.py"}
+    assert report.files_scanned == 3  # ext/__init__, calls, helpers: not app/__init__
+
+
+def test_counts_cover_every_use_checked(tmp_path):
+    provider, app = _tree(tmp_path)
+    report = scan([str(app)], str(provider), cache_dir=tmp_path / "cache")
+    errors = [f for f in report.findings if f.severity.value == "error"]
+    assert report.calls_checked >= len(errors) > 0
+
+
+def test_nothing_to_check_is_bad_input_not_green(tmp_path):
+    provider, _app = _tree(tmp_path)
+    lone = tmp_path / "lone.py"
+    lone.write_text("import json\nprint(json.dumps({}))\n")
+    with pytest.raises(InputError, match="never uses eng"):
+        scan([str(lone)], str(provider), cache_dir=tmp_path / "cache")
