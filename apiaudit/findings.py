@@ -25,11 +25,38 @@ class Severity(str, enum.Enum):
         return self.rank >= other.rank
 
 
+class FixKind(str, enum.Enum):
+    """What `apiaudit fix` does for a rule's findings (docs/fix.md)."""
+
+    REMOVE_KEYWORD = "remove-keyword"
+    RENAME_KEYWORD = "rename-keyword"
+    ADD_KEYWORD = "add-keyword"
+    POSITIONAL_TO_KEYWORD = "positional-to-keyword"
+    RENAME_ATTRIBUTE = "rename-attribute"
+    REWRITE_IMPORT = "rewrite-import"
+    NONE = "none"
+
+
+# Where each rule is documented: the section of docs/rules.md named by the rule id.
+RULES_DOC = "docs/rules.md"
+
+
 @dataclass(frozen=True)
 class RuleInfo:
+    """Everything a rule id means, in one place: reports, advice, SARIF descriptors and fix read it."""
+
     id: str
     severity: Severity
     summary: str
+    advice: str | None = None  # a template; `{param}` is the finding's parameter
+    fix: FixKind = FixKind.NONE
+
+    @property
+    def help_uri(self) -> str:
+        return f"{RULES_DOC}#{self.id}"
+
+    def advice_for(self, param: str | None) -> str | None:
+        return self.advice.format(param=param or "...") if self.advice else None
 
 
 # Stable rule ids produced by the engine itself. Recipe rules (rules/*.toml) add
@@ -37,15 +64,25 @@ class RuleInfo:
 ENGINE_RULES: dict[str, RuleInfo] = {
     r.id: r
     for r in (
-        RuleInfo("import-missing", Severity.ERROR, "a module or name imported from the provider does not exist"),
-        RuleInfo("unexpected-keyword", Severity.ERROR, "the callee accepts no parameter of that name"),
-        RuleInfo("missing-required", Severity.ERROR, "a required parameter of the callee is not passed"),
-        RuleInfo("too-many-positional", Severity.ERROR, "more positional arguments than the callee accepts"),
-        RuleInfo("positional-only-by-keyword", Severity.ERROR, "a positional-only parameter is passed by keyword"),
-        RuleInfo("duplicate-argument", Severity.ERROR, "a parameter receives a value both positionally and by keyword"),
-        RuleInfo("attribute-missing", Severity.ERROR, "an attribute used on a provider module, class or instance does not exist"),
-        RuleInfo("rpc-missing", Severity.ERROR, "a string RPC names a worker method that exists nowhere it could run"),
-        RuleInfo("cannot-judge", Severity.INFO, "a call into the provider that could not be resolved or bound with certainty"),
+        RuleInfo("import-missing", Severity.ERROR, "a module or name imported from the provider does not exist",
+                 "Remove the import, or pin the provider to a release that has it.", FixKind.REWRITE_IMPORT),
+        RuleInfo("unexpected-keyword", Severity.ERROR, "the callee accepts no parameter of that name",
+                 "Remove `{param}=` from the call, or pass it under the name the callee now uses.", FixKind.REMOVE_KEYWORD),
+        RuleInfo("missing-required", Severity.ERROR, "a required parameter of the callee is not passed",
+                 "Pass `{param}=...`: the callee now requires it.", FixKind.ADD_KEYWORD),
+        RuleInfo("too-many-positional", Severity.ERROR, "more positional arguments than the callee accepts",
+                 "Pass the surplus arguments by keyword, or drop the ones the callee no longer takes.",
+                 FixKind.POSITIONAL_TO_KEYWORD),
+        RuleInfo("positional-only-by-keyword", Severity.ERROR, "a positional-only parameter is passed by keyword",
+                 "Pass `{param}` positionally."),
+        RuleInfo("duplicate-argument", Severity.ERROR, "a parameter receives a value both positionally and by keyword",
+                 "Pass `{param}` once, either positionally or by keyword."),
+        RuleInfo("attribute-missing", Severity.ERROR, "an attribute used on a provider module, class or instance does not exist",
+                 "Use the attribute's current name in the provider, or guard the access.", FixKind.RENAME_ATTRIBUTE),
+        RuleInfo("rpc-missing", Severity.ERROR, "a string RPC names a worker method that exists nowhere it could run",
+                 "Define the method on the worker extension class, or call one the provider's worker has."),
+        RuleInfo("cannot-judge", Severity.INFO, "a call into the provider that could not be resolved or bound with certainty",
+                 "Check this call by hand, or make it statically visible (no splats, no dynamic names)."),
         RuleInfo("parse-error", Severity.ERROR, "a consumer file could not be parsed; nothing in it was checked"),
     )
 }

@@ -8,19 +8,6 @@ from apiaudit.consumer.model import ClassFacts, ConsumerFile, Site
 from apiaudit.findings import ENGINE_RULES, Finding, Severity
 from apiaudit.provider.index import ProviderIndex
 
-ADVICE = {
-    "unexpected-keyword": "Remove `{param}=` from the call, or pass it under the name the callee now uses.",
-    "missing-required": "Pass `{param}=...`: the callee now requires it.",
-    "too-many-positional": "Pass the surplus arguments by keyword, or drop the ones the callee no longer takes.",
-    "positional-only-by-keyword": "Pass `{param}` positionally.",
-    "duplicate-argument": "Pass `{param}` once, either positionally or by keyword.",
-    "attribute-missing": "Use the attribute's current name in the provider, or guard the access.",
-    "rpc-missing": "Define the method on the worker extension class, or call one the provider's worker has.",
-    "import-missing": "Remove the import, or pin the provider to a release that has it.",
-    "cannot-judge": "Check this call by hand, or make it statically visible (no splats, no dynamic names).",
-}
-
-
 @dataclass(frozen=True)
 class HostRules:
     """Rule data the checks need: where string RPCs run, and which keywords inject classes where."""
@@ -110,8 +97,8 @@ class CheckContext:
     ) -> Finding:
         sev = severity or (ENGINE_RULES[rule].severity if rule in ENGINE_RULES else Severity.WARNING)
         source = source_text(file.lines, site)
-        if advice is None and rule in ADVICE:
-            advice = ADVICE[rule].format(param=param or "")
+        if advice is None and rule in ENGINE_RULES:
+            advice = ENGINE_RULES[rule].advice_for(param)
         return Finding(
             rule=rule,
             severity=sev,

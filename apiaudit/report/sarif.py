@@ -58,8 +58,11 @@ def _rule_descriptors(findings: list[Finding]) -> list[dict[str, Any]]:
             "id": f.rule,
             "shortDescription": {"text": text},
             "defaultConfiguration": {"level": LEVELS[severity]},
+            "helpUri": known.help_uri if known else "docs/recipes.md",
             "properties": {"origin": "engine" if known else "recipe"},
         }
+        if known and known.advice:
+            descriptors[f.rule]["help"] = {"text": f"{known.summary}. {known.advice_for(None)}"}
     return [descriptors[rule] for rule in sorted(descriptors)]
 
 
