@@ -239,8 +239,15 @@ def _call(ctx, file, use, value, step, findings, report):
     for problem in binding.problems:
         details = (("arg_line", str(problem.arg_line)),) if problem.arg_line else ()
         if problem.rule == "too-many-positional":
-            names = [p.name for p in shown.params if p.kind.value in ("positional-only", "positional-or-keyword")]
-            details += (("positional_names", ",".join(names)), ("positional_given", str(step.call.positional)))
+            # The positional slots, then the keyword-only parameters in order: a surplus
+            # positional argument most often fills a parameter that became keyword-only.
+            positional = [p.name for p in shown.params if p.kind.value in ("positional-only", "positional-or-keyword")]
+            keyword_only = [p.name for p in shown.params if p.kind.value == "keyword-only"]
+            details += (
+                ("positional_names", ",".join(positional + keyword_only)),
+                ("max_positional", str(len(positional))),
+                ("positional_given", str(step.call.positional)),
+            )
         findings.append(
             ctx.finding(
                 file,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from apiaudit.findings import Finding, Severity
+from apiaudit.findings import ENGINE_RULES, Finding, FixKind, Severity
 from apiaudit.fixes.codemods import (
     ALREADY,
     APPLIED,
@@ -30,7 +30,8 @@ from apiaudit.fixes.codemods import (
     callee_name_of,
 )
 from apiaudit.fixes.scope import scope_candidates
-from apiaudit.recipes.model import IN_SCOPE_PLACEHOLDER, Recipe, RuleBook
+from apiaudit.recipes.changes import IN_SCOPE_PLACEHOLDER, FixRequest
+from apiaudit.recipes.model import Recipe, RuleBook
 
 
 @dataclass(frozen=True)
@@ -83,42 +84,33 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def _recipe_for(finding: Finding, recipes: Sequence[Recipe]) -> Recipe | None:
+    """The recipe a finding names (recipes explain findings in the checks), else the first that explains it."""
     wanted = finding.detail("recipe")
     if wanted:
         return next((r for r in recipes if r.id == wanted), None)
-    attribute = finding.detail("attribute") or finding.param
-    for recipe in recipes:
-        if finding.rule == recipe.id:
-            return recipe
-        if finding.rule == "unexpected-keyword" and recipe.change in ("removed-parameter", "renamed-parameter"):
-            name = recipe.param if recipe.change == "removed-parameter" else recipe.old
-            if name == finding.param and recipe.matches_symbol(finding.callee):
-                return recipe
-        elif finding.rule == "missing-required" and recipe.change == "added-parameter":
-            if recipe.param == finding.param and recipe.matches_symbol(finding.callee):
-                return recipe
-        elif finding.rule == "attribute-missing" and recipe.change == "renamed-attribute":
-            if recipe.old == attribute and (finding.callee is None or recipe.matches_symbol(finding.callee)):
-                return recipe
-        elif finding.rule == "import-missing" and recipe.change == "moved-symbol":
-            if recipe.symbol in _imported_paths(finding):
-                return recipe
+    return next((r for r in recipes if r.explains(finding)), None)
+
+
+def _request(finding: Finding, recipe: Recipe | None) -> FixRequest | None:
+    """What edit would fix `finding`: the recipe's, else what the rule and the finding's own facts allow."""
+    if recipe is not None:
+        return recipe.change.fix()
+    info = ENGINE_RULES.get(finding.rule)
+    kind = info.fix if info else FixKind.NONE
+    if kind is FixKind.REMOVE_KEYWORD:
+        renamed = finding.detail("renamed_to")
+        if renamed:
+            return FixRequest(FixKind.RENAME_KEYWORD, old=finding.param, new=renamed)
+        return FixRequest(FixKind.REMOVE_KEYWORD, keyword=finding.param)
+    if kind is FixKind.ADD_KEYWORD:
+        return FixRequest(FixKind.ADD_KEYWORD, keyword=finding.param, value=finding.detail("value"))
+    if kind is FixKind.RENAME_ATTRIBUTE and finding.detail("renamed_to"):
+        return FixRequest(FixKind.RENAME_ATTRIBUTE, old=finding.detail("attribute") or finding.param, new=finding.detail("renamed_to"))
+    if kind is FixKind.REWRITE_IMPORT:
+        return FixRequest(FixKind.REWRITE_IMPORT, module=finding.detail("moved_to"), new=finding.detail("new_name"))
+    if kind is FixKind.POSITIONAL_TO_KEYWORD:
+        return FixRequest(FixKind.POSITIONAL_TO_KEYWORD)
     return None
-
-
-def _imported_name(finding: Finding) -> str | None:
-    return finding.detail("name") or finding.param or (finding.callee.rsplit(".", 1)[-1] if finding.callee else None)
-
-
-def _imported_paths(finding: Finding) -> set[str]:
-    """Dotted paths a missing import could stand for: module.name, or the callee as reported."""
-    paths = set()
-    name, module = _imported_name(finding), finding.detail("module")
-    if name and module:
-        paths.add(f"{module}.{name}")
-    if finding.callee:
-        paths.add(finding.callee)
-    return paths
 
 
 @dataclass(frozen=True)
@@ -157,60 +149,61 @@ def _resolve_value(
     return filled, f"from scope: {', '.join(whys)}", ()
 
 
+def _imported_name(finding: Finding) -> str | None:
+    return finding.detail("name") or finding.param or (finding.callee.rsplit(".", 1)[-1] if finding.callee else None)
+
+
 def _intent(finding: Finding, recipe: Recipe | None, index: FileIndex) -> _Intent | Unfixable:
+    request = _request(finding, recipe)
+    if request is None:
+        advice = f": {finding.advice}" if finding.advice else ""
+        return Unfixable(finding, f"no automatic fix for '{finding.rule}'{advice}")
     rid = recipe.id if recipe else None
     because = f" ({recipe.id}: {recipe.rationale})" if recipe else ""
     callee_name = callee_name_of(finding.callee)
     at = (finding.line, finding.column)
-    change = recipe.change if recipe else None
-    rule = finding.rule
-
-    if change == "renamed-parameter" or (change is None and rule == "unexpected-keyword" and finding.detail("renamed_to")):
-        old = recipe.old if recipe else finding.param
-        new = recipe.new if recipe else finding.detail("renamed_to")
-        edit = RenameKeyword(*at, old=old, new=new, callee_name=callee_name)
-        return _Intent(finding, edit, f"renamed keyword {old} to {new}{because}", rid)
-    if change == "removed-parameter" or (change is None and rule == "unexpected-keyword"):
-        keyword = (recipe.param if recipe else None) or finding.param
-        if not keyword:
+    kind = request.kind
+    if kind is FixKind.RENAME_KEYWORD:
+        if not request.old or not request.new:
+            return Unfixable(finding, "the finding names no keyword to rename")
+        edit: Edit = RenameKeyword(*at, old=request.old, new=request.new, callee_name=callee_name)
+        return _Intent(finding, edit, f"renamed keyword {request.old} to {request.new}{because}", rid)
+    if kind is FixKind.REMOVE_KEYWORD:
+        if not request.keyword:
             return Unfixable(finding, "the finding names no keyword to remove")
-        return _Intent(finding, RemoveKeyword(*at, keyword=keyword, callee_name=callee_name), f"removed keyword {keyword}{because}", rid)
-    if change == "added-parameter" or (change is None and rule == "missing-required"):
-        param = (recipe.param if recipe else None) or finding.param
+        edit = RemoveKeyword(*at, keyword=request.keyword, callee_name=callee_name)
+        return _Intent(finding, edit, f"removed keyword {request.keyword}{because}", rid)
+    if kind is FixKind.ADD_KEYWORD:
+        param = request.keyword
         if not param:
             return Unfixable(finding, "the finding names no parameter to add")
-        rule_value = finding.detail("value") or (recipe.value if recipe else None)
-        value, how, candidates = _resolve_value(finding, index, param, rule_value)
+        value, how, candidates = _resolve_value(finding, index, param, request.value)
         if value is None:
             return Unfixable(finding, how, candidates)
         how = f" ({how})" if how else ""
         edit = AddKeyword(*at, keyword=param, value=value, callee_name=callee_name)
-        imports = recipe.imports if recipe else ()
-        return _Intent(finding, edit, f"added {param}={value}{how}{because}", rid, imports)
-    if change == "renamed-attribute" or (change is None and rule == "attribute-missing" and finding.detail("renamed_to")):
-        old = recipe.old if recipe else (finding.detail("attribute") or finding.param)
-        new = recipe.new if recipe else finding.detail("renamed_to")
-        return _Intent(finding, RenameAttribute(*at, old=old, new=new), f"renamed attribute {old} to {new}{because}", rid)
-    if change == "moved-symbol" or (change is None and rule == "import-missing"):
+        return _Intent(finding, edit, f"added {param}={value}{how}{because}", rid, request.imports)
+    if kind is FixKind.RENAME_ATTRIBUTE:
+        if not request.old or not request.new:
+            return Unfixable(finding, "no known new name for the attribute")
+        edit = RenameAttribute(*at, old=request.old, new=request.new)
+        return _Intent(finding, edit, f"renamed attribute {request.old} to {request.new}{because}", rid)
+    if kind is FixKind.REWRITE_IMPORT:
         name = _imported_name(finding)
-        new_module = recipe.module if recipe else finding.detail("moved_to")
-        if not new_module:
+        if not request.module:
             return Unfixable(finding, f"no known new location for {name or 'the imported name'}")
         if not name:
             return Unfixable(finding, "the finding names no imported name")
-        new_name = (recipe.new if recipe else None) or finding.detail("new_name")
-        edit = RewriteImport(*at, name=name, new_module=new_module, new_name=new_name)
-        target = f"{new_module}.{new_name or name}"
-        return _Intent(finding, edit, f"import {name} from {target.rsplit('.', 1)[0]}{because}", rid)
-    if rule == "too-many-positional":
+        edit = RewriteImport(*at, name=name, new_module=request.module, new_name=request.new)
+        return _Intent(finding, edit, f"import {name} from {request.module}{because}", rid)
+    if kind is FixKind.POSITIONAL_TO_KEYWORD:
         names = finding.detail("positional_names")
-        max_positional = finding.detail("max_positional")
-        if names is None or max_positional is None or not max_positional.isdigit():
+        accepted = finding.detail("max_positional")
+        if not names or accepted is None or not accepted.isdigit():
             return Unfixable(finding, "the parameter names of the surplus positional arguments are unknown")
-        edit = PositionalToKeyword(*at, names=tuple(names.split(",")), max_positional=int(max_positional), callee_name=callee_name)
-        return _Intent(finding, edit, "passed the surplus positional arguments by keyword", rid)
-    advice = f": {finding.advice}" if finding.advice else ""
-    return Unfixable(finding, f"no automatic fix for '{rule}'{advice}")
+        edit = PositionalToKeyword(*at, names=tuple(names.split(",")), max_positional=int(accepted), callee_name=callee_name)
+        return _Intent(finding, edit, f"passed the surplus positional arguments by keyword{because}", rid)
+    return Unfixable(finding, f"no automatic fix for '{finding.rule}'")
 
 
 def _file_for(path: str, files: Path | Mapping[str, Path]) -> Path | None:

@@ -10,11 +10,12 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from apiaudit.errors import InputError
 from apiaudit.matrix.explain import MOVED, RENAMED_ATTRIBUTE, RENAMED_PARAMETER, ExplainResult
 from apiaudit.recipes import RuleBook, load_rulebook
+from apiaudit.recipes.changes import Change, MovedSymbol, RenamedAttribute, RenamedParameter
 
 
 @dataclass(frozen=True)
@@ -22,18 +23,22 @@ class EmittedRecipe:
     id: str
     symbol: str
     versions: str
-    change: str
+    change: Change
     rationale: str
-    old: str | None = None
-    new: str | None = None
-    module: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The recipe as its TOML table holds it (also explain's JSON form)."""
+        fields: dict[str, Any] = {"id": self.id, "symbol": self.symbol, "versions": self.versions}
+        fields["change"] = self.change.kind.value
+        fields.update(self.change.toml())
+        fields["rationale"] = self.rationale
+        return fields
 
     def toml(self) -> str:
         lines = ["[[recipe]]"]
-        for key in ("id", "symbol", "versions", "change", "old", "new", "module", "rationale"):
-            value = getattr(self, key)
-            if value is not None:
-                lines.append(f"{key} = {_toml_string(value)}")
+        for key, value in self.as_dict().items():
+            shown = "[" + ", ".join(_toml_string(v) for v in value) + "]" if isinstance(value, list) else _toml_string(value)
+            lines.append(f"{key} = {shown}")
         return "\n".join(lines)
 
 
@@ -63,11 +68,11 @@ def fix_candidates(result: ExplainResult, known: RuleBook | None = None) -> list
                 if change.kind == RENAMED_PARAMETER
                 else f"{owner}.{change.old_name} became {change.new_name}"
             )
+            renamed = RenamedParameter if change.kind == RENAMED_PARAMETER else RenamedAttribute
             recipe = EmittedRecipe(
                 id=_slug("explained", owner, change.old_name, "to", change.new_name),
                 symbol=change.symbol, versions=f">={since}",
-                change="renamed-parameter" if change.kind == RENAMED_PARAMETER else "renamed-attribute",
-                old=change.old_name, new=change.new_name,
+                change=renamed(old=change.old_name, new=change.new_name),
                 rationale=f"{what} in {where} (dated by apiaudit explain, last without it: {explanation.last_without})",
             )  # fmt: skip
         elif change.kind == MOVED and explanation.finding.rule == "import-missing" and change.old_name and change.new_name:
@@ -75,8 +80,8 @@ def fix_candidates(result: ExplainResult, known: RuleBook | None = None) -> list
             old_name = change.old_name.rsplit(".", 1)[-1]
             recipe = EmittedRecipe(
                 id=_slug("explained", "moved", change.old_name),
-                symbol=change.old_name, versions=f">={since}", change="moved-symbol",
-                module=module, new=name if name != old_name else None,
+                symbol=change.old_name, versions=f">={since}",
+                change=MovedSymbol(module=module, new=name if name != old_name else None),
                 rationale=f"{change.old_name} moved to {change.new_name} in {where} (dated by apiaudit explain)",
             )  # fmt: skip
         else:
@@ -89,13 +94,8 @@ def fix_candidates(result: ExplainResult, known: RuleBook | None = None) -> list
 
 def _already_known(recipe: EmittedRecipe, book: RuleBook) -> bool:
     for existing in book.recipes:
-        if existing.change != recipe.change:
-            continue
-        if recipe.change == "moved-symbol":
-            if existing.symbol == recipe.symbol and existing.module == recipe.module:
-                return True
-        elif existing.old == recipe.old and existing.new == recipe.new and (
-            recipe.change == "renamed-attribute" or existing.matches_symbol(recipe.symbol)
+        if existing.change == recipe.change and (
+            isinstance(recipe.change, RenamedAttribute) or existing.matches_symbol(recipe.symbol)
         ):
             return True
     return False

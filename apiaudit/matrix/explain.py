@@ -35,28 +35,30 @@ from apiaudit.provider.cache import open_index, save_index
 from apiaudit.provider.index import ProviderIndex
 from apiaudit.provider.model import CallInfo, Found, ParamKind, Signature, SymbolKind
 from apiaudit.recipes import RuleBook, load_rulebook
+from apiaudit.recipes.changes import ChangeKind
 from apiaudit.recipes.patterns import match_patterns
 from apiaudit.sources.base import CodeTree
 
-# Kinds of change, as explain reports them (docs/matrix.md lists them).
-REMOVED_PARAMETER = "removed-parameter"
-ADDED_PARAMETER = "added-parameter-without-default"
-DEFAULT_REMOVED = "default-removed"
-RENAMED_PARAMETER = "renamed-parameter"
-MADE_POSITIONAL_ONLY = "made-positional-only"
-POSITIONAL_REMOVED = "positional-parameters-reduced"
-MOVED = "moved"
-REMOVED = "removed"
-RENAMED_ATTRIBUTE = "renamed-attribute"
-RULE_RANGE = "rule-version-range"
-OTHER = "changed"
+# Kinds of change, as explain reports them (docs/matrix.md lists them): the rules' own
+# vocabulary, so a dated rename or move is the recipe that fixes it.
+REMOVED_PARAMETER = ChangeKind.REMOVED_PARAMETER
+ADDED_PARAMETER = ChangeKind.ADDED_PARAMETER
+DEFAULT_REMOVED = ChangeKind.DEFAULT_REMOVED
+RENAMED_PARAMETER = ChangeKind.RENAMED_PARAMETER
+MADE_POSITIONAL_ONLY = ChangeKind.MADE_POSITIONAL_ONLY
+POSITIONAL_REMOVED = ChangeKind.POSITIONAL_REDUCED
+MOVED = ChangeKind.MOVED_SYMBOL
+REMOVED = ChangeKind.REMOVED
+RENAMED_ATTRIBUTE = ChangeKind.RENAMED_ATTRIBUTE
+RULE_RANGE = ChangeKind.RULE_RANGE
+OTHER = ChangeKind.OTHER
 
 
 @dataclass(frozen=True)
 class Change:
     """What changed in the provider between two neighbouring releases, for one finding."""
 
-    kind: str
+    kind: ChangeKind
     before: str | None  # the callee as it was in the last release without the finding
     after: str | None  # ... and in the first release with it
     old_name: str | None = None  # renames: the old parameter/attribute name, moves: the old path
@@ -201,11 +203,10 @@ def _recheck_site(release: _Release, finding: Finding) -> _SiteCheck:
             if call.site.line == finding.line:
                 found.extend(check_rpc(ctx, file, call))
         text = "\n".join(file.lines) + "\n"
-        for package in release.tree.packages:
-            matched = match_patterns(
-                text, file.path, release.book.patterns, consumer=release.consumer.name, provider_package=package
-            )
-            found.extend(f for f in matched if f.line == finding.line)
+        matched = match_patterns(
+            text, file.path, release.book.patterns, consumer=release.consumer.name, provider_packages=release.tree.packages
+        )
+        found.extend(f for f in matched if f.line == finding.line)
     result = _SiteCheck(tuple(found), tuple(recorder.calls))
     release.memo[key] = result
     return result

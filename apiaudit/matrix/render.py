@@ -165,7 +165,7 @@ def explain_to_dict(result: ExplainResult, emitted: Sequence[EmittedRecipe] = ()
                 "change": None
                 if e.change is None
                 else {
-                    "kind": e.change.kind,
+                    "kind": e.change.kind.value,
                     "before": e.change.before,
                     "after": e.change.after,
                     "old": e.change.old_name,
@@ -177,7 +177,7 @@ def explain_to_dict(result: ExplainResult, emitted: Sequence[EmittedRecipe] = ()
             for e in result.explanations
         ],
         "fix_candidates": [
-            {k: v for k, v in vars(r).items() if v is not None} for r in emitted
+            r.as_dict() for r in emitted
         ],
         "rules_file": rules_file,
         "duration_s": result.duration_s,
@@ -209,7 +209,7 @@ def render_explain(
         probes = f"; probed {', '.join(e.probes)}" if e.probes else ""
         lines.extend(wrap(f"introduced in {result.provider} {e.introduced_in} (last without it: {e.last_without}{probes})", width, indent="  "))
         if e.change is not None:
-            what = e.change.kind
+            what = e.change.kind.value
             if e.change.old_name and e.change.new_name:
                 what += f": {e.change.old_name} -> {e.change.new_name}"
             elif e.change.old_name or e.change.new_name:

@@ -18,6 +18,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from apiaudit.errors import InputError
 from apiaudit.findings import ENGINE_RULES, Severity
+from apiaudit.recipes.changes import CHANGE_CLASSES
 from apiaudit.recipes.model import (
     CHANGE_KINDS,
     IN_SCOPE_PLACEHOLDER,
@@ -42,13 +43,6 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _TOP_KEYS = {"provider", "recipe", "pattern", "rpc", "injection"}
 _PROVIDER_KEYS = {"name", "default_consumers"}
 _RECIPE_COMMON = {"id", "symbol", "versions", "change", "rationale"}
-_RECIPE_BY_CHANGE = {
-    "removed-parameter": ({"param"}, set()),
-    "added-parameter": ({"param", "value"}, {"imports"}),
-    "renamed-parameter": ({"old", "new"}, set()),
-    "moved-symbol": ({"module"}, {"new"}),
-    "renamed-attribute": ({"old", "new"}, set()),
-}
 _PATTERN_REQUIRED = {"id", "versions", "kind", "method", "message"}
 _PATTERN_OPTIONAL = {"severity", "advice", "then", "same_receiver", "when_keyword", "subscript", "min_args", "recipe"}
 _RPC_KEYS = ({"method", "hosts"}, {"name_arg", "name_keyword"})
@@ -158,29 +152,35 @@ def _check_import(entry: _Entry, statement: str) -> None:
 
 
 def _recipe(entry: _Entry, raw: dict, source: str) -> Recipe:
-    if "change" in raw and raw["change"] not in CHANGE_KINDS:
-        change = raw["change"]
-        raise entry.error(f"unknown change {change!r} (expected one of: {', '.join(CHANGE_KINDS)})")
-    change = raw.get("change")
-    required, optional = _RECIPE_BY_CHANGE.get(change, (set(), set()))
+    change_name = raw.get("change")
+    if "change" in raw and change_name not in CHANGE_CLASSES:
+        raise entry.error(f"unknown change {change_name!r} (expected one of: {', '.join(CHANGE_KINDS)})")
+    change_class = CHANGE_CLASSES.get(change_name)
+    required = set(change_class.required_keys) if change_class else set()
+    optional = set(change_class.optional_keys) if change_class else set()
     _check_keys(entry, raw, _RECIPE_COMMON | required, optional)
+    if change_class is None:
+        raise entry.error("missing key 'change'")
     recipe_id = _string(entry, raw, "id", _ID, "a kebab-case id")
     symbol = _string(entry, raw, "symbol", _DOTTED, "a dotted path")
     versions = _specifier(entry, raw)
     rationale = _string(entry, raw, "rationale")
-    param = _string(entry, raw, "param", _IDENT, "an identifier")
-    value = _string(entry, raw, "value")
-    if value is not None:
-        _check_value_expression(entry, value)
-    imports = _string_list(entry, raw, "imports")
-    for statement in imports:
-        _check_import(entry, statement)
-    old = _string(entry, raw, "old", _IDENT, "an identifier")
-    new = _string(entry, raw, "new", _IDENT, "an identifier")
-    module = _string(entry, raw, "module", _DOTTED, "a dotted module path")
+    fields: dict[str, Any] = {}
+    for key in ("param", "old", "new"):
+        if key in raw:
+            fields[key] = _string(entry, raw, key, _IDENT, "an identifier")
+    if "module" in raw:
+        fields["module"] = _string(entry, raw, "module", _DOTTED, "a dotted module path")
+    if "value" in raw:
+        fields["value"] = _string(entry, raw, "value")
+        _check_value_expression(entry, fields["value"])
+    if "imports" in raw:
+        fields["imports"] = _string_list(entry, raw, "imports")
+        for statement in fields["imports"]:
+            _check_import(entry, statement)
     return Recipe(
-        id=recipe_id, symbol=symbol, versions=versions, change=change, rationale=rationale,
-        param=param, value=value, imports=imports, old=old, new=new, module=module, source=source,
+        id=recipe_id or "", symbol=symbol or "", versions=versions, change=change_class(**fields),
+        rationale=rationale or "", source=source,
     )  # fmt: skip
 
 

@@ -15,42 +15,39 @@ from pathlib import Path
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from apiaudit.findings import RuleInfo, Severity
+from apiaudit.findings import Finding, RuleInfo, Severity
+from apiaudit.recipes.changes import CHANGE_KINDS, IN_SCOPE_PLACEHOLDER, AddedParameter, Change, ChangeKind, MovedSymbol
 
-CHANGE_KINDS = ("removed-parameter", "added-parameter", "renamed-parameter", "moved-symbol", "renamed-attribute")
 PATTERN_KINDS = ("call-not-followed-by", "result-subscripted", "method-called")
 SUBSCRIPT_KINDS = ("any", "int-literal")
 
-# `{in_scope:NAME}` inside a recipe value: "the value for NAME found in the call's scope"
-# (same search as for a missing parameter without a rule; see apiaudit.fixes.scope).
-IN_SCOPE_PLACEHOLDER = re.compile(r"\{in_scope:([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @dataclass(frozen=True)
 class Recipe:
     """How one provider change is fixed at a call site.
 
-    `symbol` is the dotted path where the callee is defined (for moved-symbol: the
-    OLD import path). Change-specific fields that do not apply are None/empty.
+    `symbol` is the dotted path where the callee is defined (for a moved symbol: the OLD
+    import path); `change` is one of the classes in `apiaudit.recipes.changes`, which owns
+    what the change means (which finding it explains, its advice, its edit, its TOML form).
     """
 
     id: str
     symbol: str
     versions: str
-    change: str
+    change: Change
     rationale: str
-    param: str | None = None  # removed-/added-parameter
-    value: str | None = None  # added-parameter: a Python expression, may hold {in_scope:NAME}
-    imports: tuple[str, ...] = ()  # added-parameter: statements the value needs
-    old: str | None = None  # renamed-parameter / renamed-attribute
-    new: str | None = None  # renamed-parameter / renamed-attribute / moved-symbol (new name, optional)
-    module: str | None = None  # moved-symbol: the module the symbol now lives in
     source: str = ""  # "file.toml" it came from, for messages
+
+    @property
+    def kind(self) -> ChangeKind:
+        return self.change.kind
 
     @property
     def scope_names(self) -> tuple[str, ...]:
         """Names whose value must be found in the call's scope ({in_scope:NAME})."""
-        return tuple(IN_SCOPE_PLACEHOLDER.findall(self.value or ""))
+        value = self.change.value if isinstance(self.change, AddedParameter) else ""
+        return tuple(IN_SCOPE_PLACEHOLDER.findall(value))
 
     def matches_symbol(self, callee: str | None) -> bool:
         """True when `callee` (as a Finding reports it) is this recipe's symbol.
@@ -61,6 +58,24 @@ class Recipe:
             return False
         strip = lambda s: s[: -len(".__init__")] if s.endswith(".__init__") else s  # noqa: E731
         return strip(callee) == strip(self.symbol)
+
+    def explains(self, finding: Finding) -> bool:
+        """Does this recipe explain (and fix) `finding`?"""
+        if isinstance(self.change, MovedSymbol):
+            return self.change.explains(finding, self.symbol in imported_paths(finding))
+        return self.change.explains(finding, self.matches_symbol(finding.callee))
+
+
+def imported_paths(finding: Finding) -> set[str]:
+    """Dotted paths a missing import could stand for: module.name, or the callee as reported."""
+    paths = set()
+    name = finding.detail("name") or finding.param or (finding.callee.rsplit(".", 1)[-1] if finding.callee else None)
+    module = finding.detail("module")
+    if name and module:
+        paths.add(f"{module}.{name}")
+    if finding.callee:
+        paths.add(finding.callee)
+    return paths
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,14 @@ from apiaudit.recipes.model import Pattern
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-def _imports_package(tree: ast.Module, package: str) -> bool:
+def _imports_package(tree: ast.Module, packages: Sequence[str]) -> bool:
+    tops = set(packages)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            if any(a.name == package or a.name.startswith(package + ".") for a in node.names):
+            if any(a.name.split(".")[0] in tops for a in node.names):
                 return True
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            if node.module == package or node.module.startswith(package + "."):
+            if node.module.split(".")[0] in tops:
                 return True
     return False
 
@@ -138,12 +139,12 @@ def match_patterns(
     patterns: Sequence[Pattern],
     *,
     consumer: str,
-    provider_package: str | None = None,
+    provider_packages: Sequence[str] | None = None,
 ) -> list[Finding]:
     """Findings for every pattern that fires in one consumer file (`path` as Findings report it).
 
     A file that does not parse yields nothing here (the engine reports parse errors).
-    With `provider_package`, a file that never imports it yields nothing.
+    With `provider_packages`, a file that imports none of them yields nothing.
     """
     if not patterns:
         return []
@@ -151,7 +152,7 @@ def match_patterns(
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
-    if provider_package is not None and not _imports_package(tree, provider_package):
+    if provider_packages is not None and not _imports_package(tree, provider_packages):
         return []
     lines = source.splitlines()
     findings: list[Finding] = []

@@ -12,25 +12,26 @@ from fix_helpers import EXPECTED, FIXTURES, locate, make_finding
 from apiaudit.findings import Finding, Severity
 from apiaudit.fixes import plan_fixes
 from apiaudit.recipes import Recipe
+from apiaudit.recipes.changes import AddedParameter, MovedSymbol, RenamedAttribute, RenamedParameter
 
 BUILD = "provider.api.build"
 MAKE = "provider.api.make"
 
 RECIPES = (
-    Recipe(id="build-renamed-num-blocks", symbol=BUILD, versions=">=2", change="renamed-parameter",
-           rationale="renamed in 2.0", old="num_blocks", new="block_count"),
-    Recipe(id="build-mode", symbol=BUILD, versions=">=2", change="added-parameter", rationale="required in 2.0",
-           param="mode", value="Mode.FAST", imports=("from provider.modes import Mode",)),
-    Recipe(id="config-encoder", symbol="provider.api.SchedulerConfig", versions=">=2", change="added-parameter",
-           rationale="required in 2.0", param="is_encoder_decoder", value="False"),
-    Recipe(id="scheduler-block-size", symbol="provider.api.Scheduler", versions=">=2", change="added-parameter",
-           rationale="required in 2.0", param="block_size", value="{in_scope:block_size}"),
-    Recipe(id="cdiv-moved", symbol="provider.utils.cdiv", versions=">=2", change="moved-symbol",
-           rationale="moved in 2.0", module="provider.utils.math"),
-    Recipe(id="old-name-moved", symbol="provider.old.OldName", versions=">=2", change="moved-symbol",
-           rationale="moved and renamed in 2.0", module="provider.new", new="NewName"),
-    Recipe(id="embed-renamed", symbol="provider.models.Model", versions=">=2", change="renamed-attribute",
-           rationale="renamed in 2.0", old="get_input_embeddings", new="embed_input_ids"),
+    Recipe(id="build-renamed-num-blocks", symbol=BUILD, versions=">=2", rationale="renamed in 2.0",
+           change=RenamedParameter(old="num_blocks", new="block_count")),
+    Recipe(id="build-mode", symbol=BUILD, versions=">=2", rationale="required in 2.0",
+           change=AddedParameter(param="mode", value="Mode.FAST", imports=("from provider.modes import Mode",))),
+    Recipe(id="config-encoder", symbol="provider.api.SchedulerConfig", versions=">=2", rationale="required in 2.0",
+           change=AddedParameter(param="is_encoder_decoder", value="False")),
+    Recipe(id="scheduler-block-size", symbol="provider.api.Scheduler", versions=">=2", rationale="required in 2.0",
+           change=AddedParameter(param="block_size", value="{in_scope:block_size}")),
+    Recipe(id="cdiv-moved", symbol="provider.utils.cdiv", versions=">=2", rationale="moved in 2.0",
+           change=MovedSymbol(module="provider.utils.math")),
+    Recipe(id="old-name-moved", symbol="provider.old.OldName", versions=">=2", rationale="moved and renamed in 2.0",
+           change=MovedSymbol(module="provider.new", new="NewName")),
+    Recipe(id="embed-renamed", symbol="provider.models.Model", versions=">=2", rationale="renamed in 2.0",
+           change=RenamedAttribute(old="get_input_embeddings", new="embed_input_ids")),
 )  # fmt: skip
 
 

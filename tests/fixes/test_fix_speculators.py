@@ -59,7 +59,7 @@ def fixed(released, tmp_path: Path):
     book = load_rulebook([], "vllm").applicable("0.16.0")
     findings = _signature_findings((site / GENERATOR).read_text())
     for path in (GENERATOR, WORKER):
-        findings += match_patterns((site / path).read_text(), path, book.patterns, consumer="speculators", provider_package="vllm")
+        findings += match_patterns((site / path).read_text(), path, book.patterns, consumer="speculators", provider_packages=("vllm",))
     plan = plan_fixes(findings, site, book)
     overlay = write_overlay(plan, site, ["speculators"], tmp_path / "overlay")
     return plan, overlay, site, book
@@ -107,7 +107,7 @@ def test_what_cannot_be_fixed_is_listed_with_advice(fixed) -> None:
         "vllm-execute-model-needs-sample-tokens",
     ]
     assert all(u.finding.advice and u.finding.advice in u.reason for u in plan.unfixable)
-    left = match_patterns((overlay.directory / WORKER).read_text(), WORKER, book.patterns, consumer="s", provider_package="vllm")
+    left = match_patterns((overlay.directory / WORKER).read_text(), WORKER, book.patterns, consumer="s", provider_packages=("vllm",))
     assert left == []
 
 

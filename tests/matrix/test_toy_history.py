@@ -106,12 +106,12 @@ def test_emitted_rules_load_back_and_feed_the_scan(tmp_path, toy_cache):
     path, recipes = write_rules(result, tmp_path / "rules")
     assert path is not None and path.parent == tmp_path / "rules"
     book = load_rulebook([tmp_path / "rules"], "toyprov")
-    assert {(r.change, r.old, r.new, r.versions) for r in book.recipes} == {
+    assert {(r.kind.value, r.change.old, r.change.new, r.versions) for r in book.recipes} == {
         ("renamed-parameter", "host", "address", f">={toy.FIRST_CHANGED}"),
         ("renamed-attribute", "send", "transmit", f">={toy.FIRST_CHANGED}"),
     }
     # A second explain with those rules in force finds nothing new to emit.
     again = explain(consumer, "toyprov==1.4", cache_dir=toy_cache, available=toy.VERSIONS, rules_dirs=[tmp_path / "rules"])
-    renamed = [f for f in again.report.findings if f.detail("rename_to")]
-    assert {f.detail("rename_to") for f in renamed} == {"address", "transmit"}
+    renamed = [f for f in again.report.findings if f.detail("renamed_to")]
+    assert {f.detail("renamed_to") for f in renamed} == {"address", "transmit"}
     assert write_rules(again, tmp_path / "more", rules_dirs=[tmp_path / "rules"]) == (None, [])

@@ -9,6 +9,7 @@ import pytest
 
 from apiaudit.errors import InputError
 from apiaudit.findings import ENGINE_RULES, Severity
+from apiaudit.recipes.changes import AddedParameter
 from apiaudit.recipes import CHANGE_KINDS, bundled_rules_dir, load_rule_file, load_rulebook
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,7 +46,7 @@ def test_the_shipped_vllm_rules_load_and_validate() -> None:
     ids = [r.id for r in book.recipes] + [p.id for p in book.patterns]
     assert len(ids) == len(set(ids))
     for recipe in book.recipes:
-        assert recipe.change in CHANGE_KINDS
+        assert recipe.kind.value in CHANGE_KINDS
         assert re.search(r"\b0\.\d+\.\d+\b", recipe.rationale), f"{recipe.id}: rationale names no release"
     for pattern in book.patterns:
         assert pattern.id not in ENGINE_RULES and pattern.severity is Severity.WARNING
@@ -57,12 +58,15 @@ def test_the_shipped_vllm_rules_load_and_validate() -> None:
 
 def test_the_vllm_rules_cover_the_drift_that_breaks_speculators_0_3_0() -> None:
     book = load_rulebook([], "vllm").applicable("0.16.0")
-    changes = {(r.symbol.rsplit(".", 1)[-1], r.change, r.param or r.old) for r in book.recipes}
+    changes = {
+        (r.symbol.rsplit(".", 1)[-1], r.kind.value, getattr(r.change, "param", None) or getattr(r.change, "old", None))
+        for r in book.recipes
+    }
     assert ("SchedulerConfig", "added-parameter", "is_encoder_decoder") in changes
     assert ("Scheduler", "added-parameter", "block_size") in changes
     assert ("get_kv_cache_config_from_groups", "removed-parameter", "kv_cache_specs") in changes
     assert ("VllmModel", "renamed-attribute", "get_input_embeddings") in changes
-    values = {r.param: r.value for r in book.recipes if r.change == "added-parameter"}
+    values = {r.change.param: r.change.value for r in book.recipes if isinstance(r.change, AddedParameter)}
     assert values["is_encoder_decoder"] == "False" and values["block_size"] == "{in_scope:block_size}"
     kinds = {p.kind: p for p in book.patterns}
     assert kinds["call-not-followed-by"].method == "execute_model" and kinds["call-not-followed-by"].then == "sample_tokens"
@@ -87,7 +91,7 @@ def test_a_user_directory_adds_rules(tmp_path: Path) -> None:
     book = load_rulebook([tmp_path / "mine"], "vllm")
     assert "demo-added" in {r.id for r in book.recipes}
     assert book.default_consumers == ("speculators", "myjobs")
-    assert book.recipe("demo-added").imports == ("from demo.modes import Mode",)
+    assert book.recipe("demo-added").change.imports == ("from demo.modes import Mode",)
     assert load_rulebook([tmp_path / "mine"], "vllm").fingerprint != load_rulebook([], "vllm").fingerprint
 
 

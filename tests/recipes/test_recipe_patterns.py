@@ -18,7 +18,7 @@ CALLED = Pattern(id="demo-renamed", severity=Severity.ERROR, versions="", kind="
 
 
 def _match(source: str, *patterns: Pattern, package: str | None = "provider") -> list[tuple[str, int, int]]:
-    found = match_patterns(textwrap.dedent(source), "pkg/mod.py", patterns, consumer="pkg", provider_package=package)
+    found = match_patterns(textwrap.dedent(source), "pkg/mod.py", patterns, consumer="pkg", provider_packages=(package,) if package else None)
     return [(f.rule, f.line, f.column) for f in found]
 
 
@@ -87,7 +87,7 @@ def test_method_called_respects_min_args_and_links_its_recipe() -> None:
         def forward(self, ids):
             return self.old_name(ids) + self.old_name()
         """
-    (finding,) = match_patterns(textwrap.dedent(source), "pkg/mod.py", [CALLED], consumer="pkg", provider_package="provider")
+    (finding,) = match_patterns(textwrap.dedent(source), "pkg/mod.py", [CALLED], consumer="pkg", provider_packages=("provider",))
     assert (finding.line, finding.column, finding.severity) == (4, 11, Severity.ERROR)
     assert finding.detail("recipe") == "demo-rename" and finding.detail("pattern") == "demo-renamed"
     assert finding.source == "return self.old_name(ids) + self.old_name()"
@@ -126,7 +126,7 @@ def test_vllm_patterns_fire_on_speculators_0_3_0_and_not_on_0_4_0(released) -> N
         found = set()
         for file in tree.python_files():
             rel = str(file.relative_to(tree.root))
-            for f in match_patterns(file.read_text(), rel, patterns, consumer=tree.name, provider_package="vllm"):
+            for f in match_patterns(file.read_text(), rel, patterns, consumer=tree.name, provider_packages=("vllm",)):
                 found.add((f.rule, f.path))
         return found
 

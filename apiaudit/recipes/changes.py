@@ -1,0 +1,166 @@
+"""Kinds of provider change, as rule data: one frozen class per kind a recipe can fix.
+
+Each class owns everything its kind means: the TOML keys it takes (and its TOML form, for
+`explain --emit-rules`), which finding it explains, the advice it gives, and the edit that
+fixes it (a `FixRequest`, which `apiaudit.fixes` turns into a LibCST edit). `explain` names
+the changes it dates with the same `ChangeKind` vocabulary.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar, Union
+
+from apiaudit.findings import Finding, FixKind
+
+# `{in_scope:NAME}` inside an added parameter's value: "the value for NAME found in the call's
+# scope" (the same search as for a missing parameter without a rule; see apiaudit.fixes.scope).
+IN_SCOPE_PLACEHOLDER = re.compile(r"\{in_scope:([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class ChangeKind(str, enum.Enum):
+    # Kinds a [[recipe]] can name (`change = "..."`): each has a class below.
+    REMOVED_PARAMETER = "removed-parameter"
+    ADDED_PARAMETER = "added-parameter"
+    RENAMED_PARAMETER = "renamed-parameter"
+    MOVED_SYMBOL = "moved-symbol"
+    RENAMED_ATTRIBUTE = "renamed-attribute"
+    # Kinds only `explain` reports (no recipe fixes them mechanically).
+    DEFAULT_REMOVED = "default-removed"
+    MADE_POSITIONAL_ONLY = "made-positional-only"
+    POSITIONAL_REDUCED = "positional-parameters-reduced"
+    REMOVED = "removed"
+    RULE_RANGE = "rule-version-range"
+    OTHER = "changed"
+
+
+@dataclass(frozen=True)
+class FixRequest:
+    """An edit a change asks for, in the fix stage's terms (docs/fix.md)."""
+
+    kind: FixKind
+    keyword: str | None = None  # remove-keyword / add-keyword
+    value: str | None = None  # add-keyword: an expression, may hold {in_scope:NAME}
+    imports: tuple[str, ...] = ()  # add-keyword: statements the value needs
+    old: str | None = None  # rename-keyword / rename-attribute
+    new: str | None = None  # rename-keyword / rename-attribute / rewrite-import (new name)
+    module: str | None = None  # rewrite-import: the module the name now lives in
+
+
+@dataclass(frozen=True)
+class RemovedParameter:
+    param: str
+    kind: ClassVar[ChangeKind] = ChangeKind.REMOVED_PARAMETER
+    required_keys: ClassVar[frozenset[str]] = frozenset({"param"})
+    optional_keys: ClassVar[frozenset[str]] = frozenset()
+
+    def explains(self, finding: Finding, symbol_matches: bool) -> bool:
+        return symbol_matches and finding.rule == "unexpected-keyword" and finding.param == self.param
+
+    def advice(self) -> tuple[str, tuple[tuple[str, str], ...]]:
+        return f"Remove `{self.param}=` from the call.", ()
+
+    def fix(self) -> FixRequest:
+        return FixRequest(FixKind.REMOVE_KEYWORD, keyword=self.param)
+
+    def toml(self) -> dict[str, Any]:
+        return {"param": self.param}
+
+
+@dataclass(frozen=True)
+class AddedParameter:
+    param: str
+    value: str
+    imports: tuple[str, ...] = ()
+    kind: ClassVar[ChangeKind] = ChangeKind.ADDED_PARAMETER
+    required_keys: ClassVar[frozenset[str]] = frozenset({"param", "value"})
+    optional_keys: ClassVar[frozenset[str]] = frozenset({"imports"})
+
+    def explains(self, finding: Finding, symbol_matches: bool) -> bool:
+        return symbol_matches and finding.rule == "missing-required" and finding.param == self.param
+
+    def advice(self) -> tuple[str, tuple[tuple[str, str], ...]]:
+        shown = IN_SCOPE_PLACEHOLDER.sub(lambda m: f"<the {m.group(1)} value in scope>", self.value)
+        return f"Pass `{self.param}={shown}`.", (("value", self.value), *(("import", s) for s in self.imports))
+
+    def fix(self) -> FixRequest:
+        return FixRequest(FixKind.ADD_KEYWORD, keyword=self.param, value=self.value, imports=self.imports)
+
+    def toml(self) -> dict[str, Any]:
+        return {"param": self.param, "value": self.value, **({"imports": list(self.imports)} if self.imports else {})}
+
+
+@dataclass(frozen=True)
+class RenamedParameter:
+    old: str
+    new: str
+    kind: ClassVar[ChangeKind] = ChangeKind.RENAMED_PARAMETER
+    required_keys: ClassVar[frozenset[str]] = frozenset({"old", "new"})
+    optional_keys: ClassVar[frozenset[str]] = frozenset()
+
+    def explains(self, finding: Finding, symbol_matches: bool) -> bool:
+        return symbol_matches and finding.rule == "unexpected-keyword" and finding.param == self.old
+
+    def advice(self) -> tuple[str, tuple[tuple[str, str], ...]]:
+        return f"Rename `{self.old}=` to `{self.new}=`.", (("renamed_to", self.new),)
+
+    def fix(self) -> FixRequest:
+        return FixRequest(FixKind.RENAME_KEYWORD, old=self.old, new=self.new)
+
+    def toml(self) -> dict[str, Any]:
+        return {"old": self.old, "new": self.new}
+
+
+@dataclass(frozen=True)
+class MovedSymbol:
+    """`symbol` (the recipe's, the OLD import path) now lives in `module` (as `new`, when renamed)."""
+
+    module: str
+    new: str | None = None
+    kind: ClassVar[ChangeKind] = ChangeKind.MOVED_SYMBOL
+    required_keys: ClassVar[frozenset[str]] = frozenset({"module"})
+    optional_keys: ClassVar[frozenset[str]] = frozenset({"new"})
+
+    def explains(self, finding: Finding, symbol_matches: bool) -> bool:
+        return symbol_matches and finding.rule == "import-missing"
+
+    def advice(self) -> tuple[str, tuple[tuple[str, str], ...]]:
+        return f"Import it from `{self.module}`.", (("moved_to", self.module),)
+
+    def fix(self) -> FixRequest:
+        return FixRequest(FixKind.REWRITE_IMPORT, module=self.module, new=self.new)
+
+    def toml(self) -> dict[str, Any]:
+        return {"module": self.module, **({"new": self.new} if self.new else {})}
+
+
+@dataclass(frozen=True)
+class RenamedAttribute:
+    old: str
+    new: str
+    kind: ClassVar[ChangeKind] = ChangeKind.RENAMED_ATTRIBUTE
+    required_keys: ClassVar[frozenset[str]] = frozenset({"old", "new"})
+    optional_keys: ClassVar[frozenset[str]] = frozenset()
+
+    def explains(self, finding: Finding, symbol_matches: bool) -> bool:
+        # The attribute is looked up on whatever the object is; the owner need not match.
+        return finding.rule == "attribute-missing" and finding.detail("attribute") == self.old
+
+    def advice(self) -> tuple[str, tuple[tuple[str, str], ...]]:
+        return f"Use `{self.new}` instead.", (("renamed_to", self.new),)
+
+    def fix(self) -> FixRequest:
+        return FixRequest(FixKind.RENAME_ATTRIBUTE, old=self.old, new=self.new)
+
+    def toml(self) -> dict[str, Any]:
+        return {"old": self.old, "new": self.new}
+
+
+Change = Union[RemovedParameter, AddedParameter, RenamedParameter, MovedSymbol, RenamedAttribute]
+# `change = "..."` in a rule file -> the class that holds it.
+CHANGE_CLASSES: dict[str, type] = {
+    cls.kind.value: cls for cls in (RemovedParameter, AddedParameter, RenamedParameter, MovedSymbol, RenamedAttribute)
+}
+CHANGE_KINDS = tuple(CHANGE_CLASSES)
