@@ -13,9 +13,20 @@ from __future__ import annotations
 from functools import cache
 
 import pytest
-from truth_tables import KNOWN_GAPS, Pair, Score, load_known_gaps, load_pairs, score
+from truth_tables import (
+    KNOWN_GAPS,
+    ExpectedBreak,
+    MustNotFlag,
+    NotFlagKind,
+    Pair,
+    Score,
+    load_known_gaps,
+    load_pairs,
+    score,
+)
 
 from apiaudit import scan
+from apiaudit.findings import Finding, Severity
 
 PAIRS = load_pairs()
 GAPS = load_known_gaps()
@@ -76,3 +87,49 @@ def _explain(result: Score) -> str:
     lines += [f"  false     {key}" for key in result.false_errors]
     lines += [f"  violation {key}" for key in result.violations]
     return "\n".join(lines)
+
+
+# The scoring itself, on hand-made findings (no scan): what counts as found, false, a violation.
+
+
+def _finding(path: str, line: int, rule: str, *, conditional: bool = False, severity: Severity = Severity.ERROR):
+    return Finding(
+        rule=rule, severity=severity, consumer="c", path=path, line=line, column=0,
+        callee=None, param=None, message="", conditional=conditional,
+    )  # fmt: skip
+
+
+def _pair(kind: NotFlagKind = NotFlagKind.FINE) -> Pair:
+    expected = ExpectedBreak("pkg/a.py", 10, "import-missing", "prov.x", "x", "prov/x.py:1")
+    quiet = MustNotFlag("pkg/a.py", 20, kind, "guarded")
+    return Pair("c", "c==1", "prov==2", ("pkg/a.py",), (expected,), (quiet,))
+
+
+def test_an_expected_break_counts_only_as_an_unconditional_error_at_its_line_and_rule():
+    pair = _pair()
+    assert score(pair, [_finding("pkg/a.py", 10, "import-missing")]).recall == 1.0
+    assert score(pair, [_finding("pkg/a.py", 10, "import-missing", conditional=True)]).recall == 0.0
+    assert score(pair, [_finding("pkg/a.py", 11, "import-missing")]).recall == 0.0
+    assert score(pair, [_finding("pkg/a.py", 10, "attribute-missing")]).recall == 0.0
+
+
+def test_false_errors_are_unconditional_errors_in_scope_the_table_does_not_expect():
+    result = score(
+        _pair(),
+        [
+            _finding("pkg/a.py", 30, "rpc-missing"),
+            _finding("pkg/a.py", 31, "rpc-missing", conditional=True),
+            _finding("pkg/a.py", 32, "cannot-judge", severity=Severity.INFO),
+            _finding("pkg/other.py", 33, "rpc-missing"),
+        ],
+    )
+    assert result.false_errors == ("pkg/a.py:30 rpc-missing",)
+    assert not result.found_clean
+
+
+def test_a_dead_line_tolerates_no_error_a_runtime_line_tolerates_a_conditional_one():
+    conditional = [_finding("pkg/a.py", 20, "import-missing", conditional=True)]
+    assert score(_pair(NotFlagKind.DEAD), conditional).violations == ("pkg/a.py:20 import-missing",)
+    assert score(_pair(NotFlagKind.RUNTIME), conditional).violations == ()
+    unconditional = [_finding("pkg/a.py", 20, "import-missing")]
+    assert score(_pair(NotFlagKind.RUNTIME), unconditional).violations == ("pkg/a.py:20 import-missing",)
