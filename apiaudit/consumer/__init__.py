@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from apiaudit.consumer.model import ConsumerFile, ConsumerOptions, Site
+from apiaudit.consumer.positions import to_characters
 from apiaudit.consumer.visitor import ModuleVisitor, module_imports
 from apiaudit.sources.base import CodeTree
 
@@ -33,12 +34,14 @@ def collect_file(tree: CodeTree, path: Path, options: ConsumerOptions, syntax: a
         source = path.read_bytes().decode("utf-8", errors="replace")
         syntax = syntax or ast.parse(source, filename=rel)
     except SyntaxError as exc:
+        # SyntaxError.offset is 1-based and already counts characters.
         return ConsumerFile(
             path=rel, module=module, error=f"{exc.msg}", error_site=Site(exc.lineno or 1, max((exc.offset or 1) - 1, 0))
         )
     except (OSError, ValueError, RecursionError) as exc:
         return ConsumerFile(path=rel, module=module, error=str(exc), error_site=Site(1, 0))
-    return ModuleVisitor(source, rel, module, is_package, options).run(syntax)
+    found = ModuleVisitor(source, rel, module, is_package, options).run(syntax)
+    return to_characters(found, found.lines)
 
 
 def collect(

@@ -134,19 +134,16 @@ class FileIndex:
         self.module = cst.parse_module(source)
         self._wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
         self._positions = self._wrapper.resolve(PositionProvider)
-        self._lines = self.module.code.splitlines()
         self.calls: dict[tuple[int, int], list[cst.Call]] = defaultdict(list)
         self.attributes: dict[tuple[int, int], list[cst.Attribute]] = defaultdict(list)
         self.import_froms: list[tuple[cst.ImportFrom, CodeRange]] = []
         self.enclosing: dict[int, tuple[cst.FunctionDef, ...]] = {}
         self._collect()
 
-    def _keys(self, node: cst.CSTNode) -> set[tuple[int, int]]:
-        """(line, character column) and (line, UTF-8 byte column): engines built on ast count bytes."""
+    def _key(self, node: cst.CSTNode) -> tuple[int, int]:
+        """(line, character column): the unit findings use (apiaudit.consumer.positions)."""
         start = self._positions[node].start
-        line_text = self._lines[start.line - 1] if start.line - 1 < len(self._lines) else ""
-        byte_column = len(line_text[: start.column].encode("utf-8"))
-        return {(start.line, start.column), (start.line, byte_column)}
+        return (start.line, start.column)
 
     def _collect(self) -> None:
         index = self
@@ -162,13 +159,11 @@ class FileIndex:
                 self.functions.pop()
 
             def visit_Call(self, node: cst.Call) -> None:
-                for key in index._keys(node):
-                    index.calls[key].append(node)
+                index.calls[index._key(node)].append(node)
                 index.enclosing[id(node)] = tuple(reversed(self.functions))
 
             def visit_Attribute(self, node: cst.Attribute) -> None:
-                for key in index._keys(node):
-                    index.attributes[key].append(node)
+                index.attributes[index._key(node)].append(node)
 
             def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
                 index.import_froms.append((node, index._positions[node]))
@@ -196,8 +191,6 @@ class FileIndex:
     def resolve_import(self, line: int, column: int) -> cst.ImportFrom | None:
         for node, span in self.import_froms:
             if (span.start.line, span.start.column) <= (line, column) <= (span.end.line, span.end.column):
-                return node
-            if span.start.line == line:  # a byte column past a non-ASCII character
                 return node
         return None
 

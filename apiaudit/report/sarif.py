@@ -150,6 +150,8 @@ def report_to_sarif(report: Report, *, show_unresolved: bool = False) -> dict[st
                 "rules": rules,
             }
         },
+        # Findings count columns in characters (apiaudit.consumer.positions).
+        "columnKind": "unicodeCodePoints",
         "originalUriBaseIds": original_uri_base_ids,
         "results": [_result(f, rule_index, base_ids) for f in findings],
         "properties": {
