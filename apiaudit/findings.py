@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Literal
 
 SCHEMA_VERSION = "1.1"
+
+# Where audited code came from: an installed distribution, a fetched release wheel, a path.
+SourceKind = Literal["installed", "release", "path"]
 
 
 class Severity(str, enum.Enum):
@@ -140,7 +144,7 @@ class CodeOrigin:
     name: str
     version: str | None
     root: str
-    kind: str  # "installed" | "release" | "path"
+    kind: SourceKind
     # Set when two consumers of one report share a name (two releases of one distribution,
     # two checkouts): findings, table headings and SARIF roots use it to tell them apart.
     label: str | None = None

@@ -12,6 +12,7 @@ fixed code a no-op.
 
 from __future__ import annotations
 
+import enum
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,10 +21,16 @@ from typing import Union
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-APPLIED = "applied"
-ALREADY = "already-applied"
-NOT_FOUND = "not-found"
-CONFLICT = "conflict"
+class EditStatus(str, enum.Enum):
+    """What became of one edit."""
+
+    APPLIED = "applied"
+    ALREADY = "already-applied"  # the change is already there: fixing fixed code is a no-op
+    NOT_FOUND = "not-found"
+    CONFLICT = "conflict"
+
+
+APPLIED, ALREADY, NOT_FOUND, CONFLICT = EditStatus.APPLIED, EditStatus.ALREADY, EditStatus.NOT_FOUND, EditStatus.CONFLICT
 
 
 @dataclass(frozen=True)
@@ -87,7 +94,7 @@ CALL_EDITS = (RemoveKeyword, RenameKeyword, AddKeyword, PositionalToKeyword)
 @dataclass(frozen=True)
 class Outcome:
     edit: Edit
-    status: str  # APPLIED | ALREADY | NOT_FOUND | CONFLICT
+    status: EditStatus
     note: str = ""
 
 
@@ -359,7 +366,7 @@ def _equal_style(call: cst.Call) -> cst.AssignEqual:
     return cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
-def _apply_call_edit(call: cst.Call, edit: Edit) -> tuple[cst.Call, str, str]:
+def _apply_call_edit(call: cst.Call, edit: Edit) -> tuple[cst.Call, EditStatus, str]:
     if isinstance(edit, RemoveKeyword):
         index = _keyword_index(call, edit.keyword)
         if index is None:
@@ -413,7 +420,7 @@ class _Transformer(cst.CSTTransformer):
         self.plan = plan
         self.index = index
 
-    def _record(self, edit: Edit, status: str, note: str = "") -> None:
+    def _record(self, edit: Edit, status: EditStatus, note: str = "") -> None:
         self.plan.outcomes[id(edit)] = Outcome(edit, status, note)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal, get_args
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -18,8 +19,10 @@ from packaging.version import InvalidVersion, Version
 from apiaudit.findings import Finding, RuleInfo, Severity
 from apiaudit.recipes.changes import CHANGE_KINDS, IN_SCOPE_PLACEHOLDER, AddedParameter, Change, ChangeKind, MovedSymbol
 
-PATTERN_KINDS = ("call-not-followed-by", "result-subscripted", "method-called")
-SUBSCRIPT_KINDS = ("any", "int-literal")
+PatternKind = Literal["call-not-followed-by", "result-subscripted", "method-called"]
+SubscriptKind = Literal["any", "int-literal"]
+PATTERN_KINDS: tuple[PatternKind, ...] = get_args(PatternKind)
+SUBSCRIPT_KINDS: tuple[SubscriptKind, ...] = get_args(SubscriptKind)
 
 
 
@@ -95,14 +98,14 @@ class Pattern:
     id: str
     severity: Severity
     versions: str
-    kind: str
+    kind: PatternKind
     method: str
     message: str
     advice: str | None = None
     then: str | None = None
     same_receiver: bool = True
     when_keyword: str | None = None
-    subscript: str = "any"
+    subscript: SubscriptKind = "any"
     min_args: int | None = None
     recipe: str | None = None
     source: str = ""

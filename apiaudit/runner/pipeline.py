@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Literal, Sequence
 
 from apiaudit.errors import InputError
 from apiaudit.findings import Report
@@ -47,7 +47,7 @@ def _stages() -> dict[str, Stage]:
 @dataclass
 class StageOutcome:
     stage: str
-    status: str  # "ran" | "skipped"
+    status: Literal["ran", "skipped"]
     duration_s: float
     summary: str
     reason: str = ""

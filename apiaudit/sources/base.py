@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from apiaudit.findings import CodeOrigin
+from apiaudit.findings import CodeOrigin, SourceKind
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class CodeTree:
     root: Path
     packages: tuple[str, ...]
     scripts: tuple[Path, ...] = ()
-    kind: str = "path"  # "installed" | "release" | "path"
+    kind: SourceKind = "path"
     # A subpackage given as the consumer (`.../speculators/data_generation`): only its files
     # are read, but module names stay those Python uses (`speculators.data_generation.x`).
     only: tuple[Path, ...] = ()
