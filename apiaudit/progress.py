@@ -50,6 +50,7 @@ class RichProgress:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
         from rich.progress import Progress as Bars
+        from rich.progress import TaskID
 
         self._bars = Bars(
             SpinnerColumn(),
@@ -61,7 +62,7 @@ class RichProgress:
             transient=True,
         )
         self._bars.start()
-        self._task = None
+        self._task: TaskID | None = None
         self._closed = False
 
     def step(self, message: str) -> None:

@@ -291,6 +291,7 @@ def remove_argument(call: cst.Call, index: int) -> cst.Call:
         return call.with_changes(args=args)
     prev = args[-1]  # the removed argument was last: the one before it ends the list now
     prev_ws = prev.comma.whitespace_after if isinstance(prev.comma, cst.Comma) else prev.whitespace_after_arg
+    end: cst.BaseParenthesizableWhitespace
     if isinstance(prev_ws, _PW) and isinstance(removed_tail, _PW):
         end = prev_ws.with_changes(empty_lines=[*prev_ws.empty_lines, *removed_tail.empty_lines], last_line=removed_tail.last_line)
     elif isinstance(prev_ws, _PW) and _has_comment(prev_ws):
@@ -306,6 +307,8 @@ def remove_argument(call: cst.Call, index: int) -> cst.Call:
 
 
 def _remove_aliases(node: cst.ImportFrom, names: set[str]) -> cst.ImportFrom:
+    if isinstance(node.names, cst.ImportStar):
+        return node
     aliases = list(node.names)
     kept = [a for a in aliases if a.evaluated_name not in names]
     if aliases and kept and aliases[-1] not in kept:  # the new last name ends the list as the old last did
@@ -527,7 +530,7 @@ def apply_edits(index: FileIndex, edits: Sequence[Edit], add_imports: Sequence[s
 
 def _add_imports(module: cst.Module, statements: Sequence[str]) -> cst.Module:
     body = list(module.body)
-    new_lines = []
+    new_lines: list[cst.SimpleStatementLine | cst.BaseCompoundStatement] = []
     for text in statements:
         statement = cst.parse_statement(text.strip() + "\n")
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None

@@ -262,15 +262,15 @@ def plan_fixes(
         if not intents:
             continue
         imports = tuple(dict.fromkeys(i for intent in intents for i in intent.imports))
-        result = apply_edits(index, [i.edit for i in intents], imports)
-        patched = result.code
+        edited = apply_edits(index, [i.edit for i in intents], imports)
+        patched = edited.code
         try:
             compile(patched, str(file), "exec")
         except SyntaxError as exc:  # a safety net: never hand back code that does not compile
             unfixable.extend(Unfixable(i.finding, f"the edit would not compile ({exc.msg})") for i in intents)
             continue
         fixed: list[FixedFinding] = []
-        for intent, outcome in zip(intents, result.outcomes):
+        for intent, outcome in zip(intents, edited.outcomes):
             if outcome.status == APPLIED:
                 fixed.append(FixedFinding(intent.finding, intent.description, intent.recipe))
             elif outcome.status == ALREADY:

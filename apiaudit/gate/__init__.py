@@ -57,7 +57,7 @@ def preflight(
 def run_gate(
     layers: Sequence[Layer],
     *,
-    fail_on: Severity = Severity.ERROR,
+    fail_on: Severity | None = Severity.ERROR,
     cache_dir: Path | None = None,
     rules_dirs: Sequence[Path] = (),
     report_path: Path | str | None = None,

@@ -108,21 +108,21 @@ def _table(result: MatrixResult) -> str:
         runs = " | ".join(f"{result.provider.name}{run}" for run in compatible.split(" | "))
         lines.append(f"compatible: {runs}{note}")
     for consumer in result.consumers:
-        declared = result.declared_for(consumer.name)
-        if not declared:
+        requirements = result.declared_for(consumer.name)
+        if not requirements:
             lines.append(f"declared:   {consumer.name} declares no requirement on {result.provider.name}")
             continue
-        for d in declared:
-            where = f" (extra '{d.extra}')" if d.extra else ""
-            lines.append(f"declared:   {consumer.name} requires {result.provider.name}{d.specifier or ' (any version)'}{where}")
+        for requirement in requirements:
+            where = f" (extra '{requirement.extra}')" if requirement.extra else ""
+            lines.append(f"declared:   {consumer.name} requires {result.provider.name}{requirement.specifier or ' (any version)'}{where}")
     disagreements = result.disagreements
     if not disagreements and result.declared:
         lines.append("agreement:  the declared range and the scans agree on every release scanned")
-    for d in disagreements:
-        if d.declared:
-            lines.append(f"disagree:   {d.version}: {d.consumer} declares it but the scan finds errors")
+    for disagreement in disagreements:
+        if disagreement.declared:
+            lines.append(f"disagree:   {disagreement.version}: {disagreement.consumer} declares it but the scan finds errors")
         else:
-            lines.append(f"disagree:   {d.version}: the scan finds no error but {d.consumer} does not declare it")
+            lines.append(f"disagree:   {disagreement.version}: the scan finds no error but {disagreement.consumer} does not declare it")
     fetched = sum(1 for r in result.rows if r.fetched)
     failed = sum(1 for r in result.rows if r.failure)
     tail = f"{len(result.rows)} releases, {fetched} fetched, {len(result.rows) - fetched - failed} from cache"

@@ -160,7 +160,7 @@ class RenamedAttribute:
 
 Change = Union[RemovedParameter, AddedParameter, RenamedParameter, MovedSymbol, RenamedAttribute]
 # `change = "..."` in a rule file -> the class that holds it.
-CHANGE_CLASSES: dict[str, type] = {
+CHANGE_CLASSES: dict[str, type[Change]] = {
     cls.kind.value: cls for cls in (RemovedParameter, AddedParameter, RenamedParameter, MovedSymbol, RenamedAttribute)
 }
 CHANGE_KINDS = tuple(CHANGE_CLASSES)

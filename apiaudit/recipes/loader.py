@@ -12,7 +12,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -45,8 +45,8 @@ _PROVIDER_KEYS = {"name", "default_consumers"}
 _RECIPE_COMMON = {"id", "symbol", "versions", "change", "rationale"}
 _PATTERN_REQUIRED = {"id", "versions", "kind", "method", "message"}
 _PATTERN_OPTIONAL = {"severity", "advice", "then", "same_receiver", "when_keyword", "subscript", "min_args", "recipe"}
-_RPC_KEYS = ({"method", "hosts"}, {"name_arg", "name_keyword"})
-_INJECTION_KEYS = ({"keyword", "hosts"}, set())
+_RPC_KEYS: tuple[set[str], set[str]] = ({"method", "hosts"}, {"name_arg", "name_keyword"})
+_INJECTION_KEYS: tuple[set[str], set[str]] = ({"keyword", "hosts"}, set())
 
 
 def bundled_rules_dir() -> Path:
@@ -58,7 +58,7 @@ def bundled_rules_dir() -> Path:
     return package_dir.parent / "rules"
 
 
-def default_target(dirs: list[Path] = ()) -> tuple[str, tuple[str, ...]] | None:
+def default_target(dirs: Sequence[Path] = ()) -> tuple[str, tuple[str, ...]] | None:
     """The first rules file naming default consumers: (provider, its default consumers)."""
     for directory in [bundled_rules_dir(), *map(Path, dirs)]:
         for path in sorted(directory.glob("*.toml")) if directory.is_dir() else ():
@@ -109,6 +109,14 @@ def _string(entry: _Entry, raw: dict, key: str, pattern: re.Pattern | None = Non
     return value
 
 
+def _required_string(entry: _Entry, raw: dict, key: str, pattern: re.Pattern | None = None, what: str = "") -> str:
+    """A key `_check_keys` already required: present, a non-empty string."""
+    value = _string(entry, raw, key, pattern, what)
+    if value is None:
+        raise entry.error(f"missing key {key!r}")
+    return value
+
+
 def _string_list(entry: _Entry, raw: dict, key: str, pattern: re.Pattern | None = None, what: str = "") -> tuple[str, ...]:
     if key not in raw:
         return ()
@@ -155,16 +163,16 @@ def _recipe(entry: _Entry, raw: dict, source: str) -> Recipe:
     change_name = raw.get("change")
     if "change" in raw and change_name not in CHANGE_CLASSES:
         raise entry.error(f"unknown change {change_name!r} (expected one of: {', '.join(CHANGE_KINDS)})")
-    change_class = CHANGE_CLASSES.get(change_name)
-    required = set(change_class.required_keys) if change_class else set()
-    optional = set(change_class.optional_keys) if change_class else set()
+    change_class = CHANGE_CLASSES.get(change_name) if isinstance(change_name, str) else None
+    required: set[str] = set(change_class.required_keys) if change_class else set()
+    optional: set[str] = set(change_class.optional_keys) if change_class else set()
     _check_keys(entry, raw, _RECIPE_COMMON | required, optional)
     if change_class is None:
         raise entry.error("missing key 'change'")
-    recipe_id = _string(entry, raw, "id", _ID, "a kebab-case id")
-    symbol = _string(entry, raw, "symbol", _DOTTED, "a dotted path")
+    recipe_id = _required_string(entry, raw, "id", _ID, "a kebab-case id")
+    symbol = _required_string(entry, raw, "symbol", _DOTTED, "a dotted path")
     versions = _specifier(entry, raw)
-    rationale = _string(entry, raw, "rationale")
+    rationale = _required_string(entry, raw, "rationale")
     fields: dict[str, Any] = {}
     for key in ("param", "old", "new"):
         if key in raw:
@@ -179,8 +187,8 @@ def _recipe(entry: _Entry, raw: dict, source: str) -> Recipe:
         for statement in fields["imports"]:
             _check_import(entry, statement)
     return Recipe(
-        id=recipe_id or "", symbol=symbol or "", versions=versions, change=change_class(**fields),
-        rationale=rationale or "", source=source,
+        id=recipe_id, symbol=symbol, versions=versions, change=change_class(**fields),
+        rationale=rationale, source=source,
     )  # fmt: skip
 
 
@@ -210,13 +218,13 @@ def _pattern(entry: _Entry, raw: dict, source: str) -> Pattern:
     min_args = raw.get("min_args")
     if min_args is not None and (not isinstance(min_args, int) or isinstance(min_args, bool) or min_args < 0):
         raise entry.error("'min_args' must be a non-negative integer")
-    pattern_id = _string(entry, raw, "id", _ID, "a kebab-case id")
+    pattern_id = _required_string(entry, raw, "id", _ID, "a kebab-case id")
     if pattern_id in ENGINE_RULES:
         raise entry.error(f"id {pattern_id!r} is an engine rule id; a pattern needs its own")
     return Pattern(
         id=pattern_id, severity=severity, versions=_specifier(entry, raw), kind=kind,
-        method=_string(entry, raw, "method", _IDENT, "a method name"), message=_string(entry, raw, "message"),
-        advice=_string(entry, raw, "advice"), then=then, same_receiver=same_receiver,
+        method=_required_string(entry, raw, "method", _IDENT, "a method name"),
+        message=_required_string(entry, raw, "message"), advice=_string(entry, raw, "advice"), then=then, same_receiver=same_receiver,
         when_keyword=_string(entry, raw, "when_keyword", _IDENT, "an identifier"), subscript=subscript,
         min_args=min_args, recipe=_string(entry, raw, "recipe", _ID, "a kebab-case id"), source=source,
     )  # fmt: skip
@@ -238,14 +246,14 @@ def _rpc(entry: _Entry, raw: dict, source: str) -> RpcRule:
     if name_arg is None and name_keyword is None:
         raise entry.error("needs 'name_arg' or 'name_keyword' (where the RPC's method name is passed)")
     return RpcRule(
-        method=_string(entry, raw, "method", _IDENT, "a method name"), hosts=_hosts(entry, raw),
+        method=_required_string(entry, raw, "method", _IDENT, "a method name"), hosts=_hosts(entry, raw),
         name_arg=name_arg, name_keyword=name_keyword, source=source,
     )  # fmt: skip
 
 
 def _injection(entry: _Entry, raw: dict, source: str) -> InjectionRule:
     _check_keys(entry, raw, *_INJECTION_KEYS)
-    keyword = _string(entry, raw, "keyword", _IDENT, "an identifier")
+    keyword = _required_string(entry, raw, "keyword", _IDENT, "an identifier")
     return InjectionRule(keyword=keyword, hosts=_hosts(entry, raw), source=source)
 
 
@@ -282,7 +290,7 @@ def load_rule_file(path: Path) -> RuleFile:
         raise InputError(f"{shown}: needs a [provider] table with name = \"...\"")
     provider_entry = _Entry(shown, "provider", 1, {})
     _check_keys(provider_entry, provider_raw, {"name"}, _PROVIDER_KEYS - {"name"})
-    provider = _string(provider_entry, provider_raw, "name")
+    provider = _required_string(provider_entry, provider_raw, "name")
     consumers = _string_list(provider_entry, provider_raw, "default_consumers")
 
     def entries(table: str, build) -> tuple:
@@ -326,13 +334,14 @@ def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = Tr
             continue  # an installation without bundled rules still works with --rules
         for path in _rule_files(directory):
             rule_file = load_rule_file(path)
-            for table, items in (("recipe", rule_file.recipes), ("pattern", rule_file.patterns)):
-                for index, item in enumerate(items, start=1):
-                    if item.id in seen_ids:
-                        raise InputError(
-                            f"{_display(path)}: {table} '{item.id}' [{index}]: duplicate id (also in {seen_ids[item.id]})"
-                        )
-                    seen_ids[item.id] = _display(path)
+            numbered = [("recipe", i, r.id) for i, r in enumerate(rule_file.recipes, start=1)]
+            numbered += [("pattern", i, p.id) for i, p in enumerate(rule_file.patterns, start=1)]
+            for table, index, item_id in numbered:
+                if item_id in seen_ids:
+                    raise InputError(
+                        f"{_display(path)}: {table} '{item_id}' [{index}]: duplicate id (also in {seen_ids[item_id]})"
+                    )
+                seen_ids[item_id] = _display(path)
             files.append(rule_file)
     mine = [f for f in files if f.provider == provider]
     recipe_ids = {r.id for f in mine for r in f.recipes}

@@ -71,8 +71,8 @@ def _call_qualifies(call: ast.Call, pattern: Pattern) -> bool:
     return True
 
 
-def _after(node: ast.AST, anchor: ast.AST) -> bool:
-    return (node.lineno, node.col_offset) > (anchor.end_lineno, anchor.end_col_offset)
+def _after(node: ast.expr, anchor: ast.expr) -> bool:
+    return (node.lineno, node.col_offset) > (anchor.end_lineno or anchor.lineno, anchor.end_col_offset or 0)
 
 
 def _subscript_ok(subscript: ast.Subscript, pattern: Pattern) -> bool:
@@ -80,14 +80,19 @@ def _subscript_ok(subscript: ast.Subscript, pattern: Pattern) -> bool:
 
 
 def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[ast.Call]:
-    calls = [(n, _method_call(n)) for n in nodes]
-    calls = [(n, rm) for n, rm in calls if rm is not None]
+    calls: list[tuple[ast.Call, tuple[str, str]]] = []
+    for node in nodes:
+        receiver_method = _method_call(node)
+        if receiver_method is not None and isinstance(node, ast.Call):
+            calls.append((node, receiver_method))
     targets = [n for n, (_, method) in calls if method == pattern.method and _call_qualifies(n, pattern)]
     if pattern.kind == "method-called":
         return targets
     if pattern.kind == "call-not-followed-by":
         hits = []
         for call in targets:
+            if not isinstance(call.func, ast.Attribute):
+                continue
             receiver = ast.unparse(call.func.value)
             followed = any(
                 method == pattern.then and (not pattern.same_receiver or other_receiver == receiver) and _after(n, call)
@@ -160,8 +165,9 @@ def match_patterns(
         nodes = _scope_nodes(scope)
         for pattern in patterns:
             for call in _matches_in_scope(nodes, pattern):
+                end_line = call.end_lineno or call.lineno
                 line_text = lines[call.lineno - 1] if call.lineno - 1 < len(lines) else ""
-                end_text = lines[call.end_lineno - 1] if call.end_lineno - 1 < len(lines) else ""
+                end_text = lines[end_line - 1] if end_line - 1 < len(lines) else ""
                 details = [("pattern", pattern.id), ("method", pattern.method)]
                 if pattern.recipe:
                     details.append(("recipe", pattern.recipe))
@@ -178,8 +184,8 @@ def match_patterns(
                         message=pattern.message,
                         source=line_text.strip(),
                         advice=pattern.advice,
-                        end_line=call.end_lineno,
-                        end_column=_char_column(end_text, call.end_col_offset),
+                        end_line=end_line,
+                        end_column=_char_column(end_text, call.end_col_offset or 0),
                         details=tuple(details),
                     )
                 )

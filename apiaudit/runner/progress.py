@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 
 class RunReporter(Protocol):
@@ -45,8 +45,8 @@ class ConsoleReporter:
         self._unit = ""
         self._done = 0
         self._last_line = 0.0
-        self._progress = None
-        self._task = None
+        self._progress: Any = None  # a rich Progress while a stage draws its bar
+        self._task: Any = None
 
     def stage_started(self, stage: str, total: int | None, unit: str) -> None:
         self._stage, self._total, self._unit, self._done = stage, total, unit, 0
