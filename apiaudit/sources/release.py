@@ -7,6 +7,7 @@ fetched (pip builds no sdist), and the wheel is read as a zip archive.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -79,21 +80,44 @@ def check_distribution_name(name: str) -> None:
         raise InputError(f"not a valid distribution name: {name!r}")
 
 
+# `-I`: no working directory or script folder on sys.path, no user site-packages, and every
+# PYTHON* variable (PYTHONPATH, PYTHONSTARTUP, ...) ignored; pip also runs in a private empty
+# folder. So nothing in an audited checkout (a `pip/` package, a `sitecustomize.py`) can run.
+PIP_PYTHON_FLAGS = ("-I",)
+
+
+def pip_command(args: list[str]) -> list[str]:
+    """The exact command apiaudit runs pip with (documented in docs/security.md)."""
+    return [sys.executable, *PIP_PYTHON_FLAGS, "-m", "pip", *args]
+
+
+def pip_environment() -> dict[str, str]:
+    """This process's environment without the PYTHON* variables that make Python load code.
+
+    `-I` already ignores them; removing them too keeps pip safe if it starts another Python.
+    PIP_* settings (index, proxy, find-links) are kept: they are configuration, not code.
+    """
+    return {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}
+
+
 def _run_pip(args: list[str]) -> PipResult:
-    """Run this Python's pip with output captured (none of it reaches our stdout)."""
-    command = [sys.executable, "-m", "pip", *args]
+    """Run this Python's pip, isolated, with output captured (none of it reaches our stdout)."""
+    command = pip_command(args)
     try:
-        completed = subprocess.run(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-            check=False,
-        )
+        with tempfile.TemporaryDirectory(prefix="apiaudit-pip-") as private_cwd:
+            completed = subprocess.run(
+                command,
+                cwd=private_cwd,
+                env=pip_environment(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",
+                check=False,
+            )
     except OSError as exc:
-        raise InputError(f"could not run pip ({sys.executable} -m pip): {exc}") from None
+        raise InputError(f"could not run pip ({sys.executable} -I -m pip): {exc}") from None
     if completed.returncode != 0 and "No module named pip" in completed.stdout:
         raise InputError(f"pip is not installed in this Python ({sys.executable}); it is needed to fetch releases")
     return PipResult(completed.returncode, completed.stdout)
@@ -129,7 +153,7 @@ def _download_wheel(name: str, version: str, dest: Path, progress: Reporter | No
     dest.mkdir(parents=True, exist_ok=True)
     base_args = [
         "download", "--no-deps", "--only-binary=:all:", "--no-cache-dir", "--progress-bar", "off",
-        "--retries", "2", "-vv", "-d", str(dest), f"{name}=={version}",
+        "--retries", "2", "-vv", "-d", str(dest.resolve()), f"{name}=={version}",
     ]  # fmt: skip
     first = _run_pip(base_args)
     result = first
