@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import pickle
 import textwrap
 
 import griffe
 import pytest
 
+from apiaudit import cachefmt
 from apiaudit.audit import scan
 from apiaudit.provider import cache as index_cache
 
@@ -53,13 +57,94 @@ def test_a_changed_provider_file_invalidates_the_entry(pair):
 def test_a_corrupt_entry_is_rebuilt_with_one_line(pair, capsys):
     prov, cons, cache = pair
     first = scan([str(cons)], str(prov), cache_dir=cache)
-    entries = list((cache / "index").glob("*.pickle"))
+    entries = list((cache / "index").glob("*.json"))
     assert len(entries) == 1
-    entries[0].write_bytes(b"not a pickle")
+    entries[0].write_bytes(b"not a cache file")
     again = scan([str(cons)], str(prov), cache_dir=cache)
     assert again.findings == first.findings
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "rebuilding" in err[0]
+
+
+class _Hostile:
+    """Unpickling this writes the marker file: proof that a cache entry ran code."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+def test_a_planted_pickle_never_runs_and_the_entry_is_rebuilt(pair, tmp_path, capsys):
+    prov, cons, cache = pair
+    cold = scan([str(cons)], str(prov), cache_dir=cache)
+    entry = next((cache / "index").glob("*.json"))
+    marker = tmp_path / "pickle-ran"
+    payload = pickle.dumps({"engine": "x", "touched": {}, "memo": {}, "boom": _Hostile(marker)})
+    # Where a pickle cache lived and where the data cache lives now.
+    entry.with_suffix(".pickle").write_bytes(payload)
+    entry.write_bytes(payload)
+    capsys.readouterr()
+
+    warm = scan([str(cons)], str(prov), cache_dir=cache)
+
+    assert not marker.exists(), "a cache entry ran code"
+    assert warm.findings == cold.findings
+    assert "rebuilding" in capsys.readouterr().err
+    assert cachefmt.read(entry, index_cache.KIND)["engine"] == index_cache._engine_fingerprint()
+
+
+def _rewrite_payload(entry, edit):
+    """Change an entry's payload and, with a valid hash, as a deliberate forger would."""
+    header, _, payload = entry.read_bytes().partition(b"\n")
+    payload = edit(payload)
+    head = json.loads(header)
+    head["sha256"] = hashlib.sha256(payload).hexdigest()
+    entry.write_bytes(json.dumps(head).encode() + b"\n" + payload)
+
+
+def test_a_tampered_entry_fails_its_hash_and_is_rebuilt_with_one_line(pair, capsys, monkeypatch):
+    prov, cons, cache = pair
+    cold = scan([str(cons)], str(prov), cache_dir=cache)
+    entry = next((cache / "index").glob("*.json"))
+    header, _, payload = entry.read_bytes().partition(b"\n")
+    assert b'"b"' in payload
+    entry.write_bytes(header + b"\n" + payload.replace(b'"b"', b'"z"'))  # same length, hash not updated
+    capsys.readouterr()
+    visits = []
+    real_visit = griffe.visit
+    monkeypatch.setattr(griffe, "visit", lambda *a, **k: visits.append(a[0]) or real_visit(*a, **k))
+
+    again = scan([str(cons)], str(prov), cache_dir=cache)
+
+    assert again.findings == cold.findings
+    assert visits, "a tampered entry must not be trusted"
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "does not match its hash" in err[0] and "rebuilding" in err[0]
+
+
+@pytest.mark.parametrize("forged", ["os:system", "subprocess:Popen", "builtins:eval", "pickle:loads"])
+def test_a_forged_type_name_selects_nothing_and_runs_nothing(pair, capsys, forged):
+    prov, cons, cache = pair
+    cold = scan([str(cons)], str(prov), cache_dir=cache)
+    entry = next((cache / "index").glob("*.json"))
+    name = b"apiaudit.provider.model:Param"
+    _rewrite_payload(entry, lambda payload: payload.replace(name, forged.encode(), 1))
+    capsys.readouterr()
+    assert scan([str(cons)], str(prov), cache_dir=cache).findings == cold.findings
+    assert "unregistered type" in capsys.readouterr().err
+
+
+def test_the_cache_key_includes_python_and_griffe_versions(pair, monkeypatch):
+    prov, cons, cache = pair
+    scan([str(cons)], str(prov), cache_dir=cache)
+    monkeypatch.setattr(cachefmt, "environment_key", lambda: "cpython-9.9.9/griffe-0.0")
+    visits = []
+    real_visit = griffe.visit
+    monkeypatch.setattr(griffe, "visit", lambda *a, **k: visits.append(a[0]) or real_visit(*a, **k))
+    scan([str(cons)], str(prov), cache_dir=cache)
+    assert visits, "an entry written under another Python or Griffe must not be trusted"
 
 
 def test_the_cache_key_includes_the_engine(pair, monkeypatch):
