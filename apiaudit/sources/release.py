@@ -297,8 +297,9 @@ def _safe_version(text: str) -> Version | None:
 class WheelLimits:
     """What apiaudit extracts from one wheel at most (docs/scan.md lists them).
 
-    Generous: the largest vLLM wheel keeps ~1,500 files, ~21 MB, none over 0.3 MB, and its
-    .py files deflate ~6:1. A wheel past any limit is refused before anything is written.
+    Generous: vLLM 0.33.0 (336 MB) has 5,802 members and keeps 3,234 files, 51 MB in all,
+    none over 0.8 MB, none deflated more than 12-fold. A wheel past any limit is refused
+    before anything is written.
     """
 
     max_members: int = 100_000  # entries in the archive, kept or not
