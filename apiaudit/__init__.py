@@ -16,6 +16,11 @@ __version__ = "0.1.0"
 
 from apiaudit.errors import InputError
 
+TYPE_CHECKING = False  # the typing-spec spelling that needs no `import typing`
+if TYPE_CHECKING:
+    from apiaudit.findings import Finding, Report, Severity
+    from apiaudit.gate import PreflightFailed
+
 # Loaded on first use, so importing the package runs nothing from outside it.
 _LAZY = {
     "Finding": ("apiaudit.findings", "Finding"),

@@ -36,7 +36,7 @@ class DiskFullError(InputError, OSError):
         super().__init__(errno.ENOSPC, f"no space left on device writing {where}")
 
     def __str__(self) -> str:
-        return self.strerror
+        return self.strerror or ""
 
 
 def is_disk_full(exc: BaseException) -> bool:

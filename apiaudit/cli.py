@@ -11,7 +11,8 @@ import click
 
 from apiaudit import __version__
 from apiaudit.audit import scan as run_scan
-from apiaudit.cli_options import audit_options, guarded
+from apiaudit.atomic import atomic_write
+from apiaudit.cli_options import OutputFile, audit_options, guarded, install_signal_handlers, prepare_output
 from apiaudit.findings import Severity
 from apiaudit.progress import for_terminal
 from apiaudit.report import FORMATS, render
@@ -27,7 +28,7 @@ def cli() -> None:
 @cli.command()
 @audit_options
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Output format (default: table on a terminal, else json).")
-@click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report here instead of stdout.")
+@click.option("--output", "-o", type=OutputFile(), help="Write the report here instead of stdout.")
 @click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True)
 @click.option("--show-unresolved", is_flag=True, help="List cannot-judge findings too (always counted).")
 @click.option("--no-progress", is_flag=True, help="Never show progress bars.")
@@ -61,7 +62,8 @@ def scan(consumers, provider, rules_dirs, cache_dir, fmt, output, fail_on, show_
     fmt = fmt or ("table" if to_terminal else "json")
     text = render(report, fmt, show_unresolved=show_unresolved, color=to_terminal and fmt == "table")
     if output is not None:
-        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        prepare_output(output)
+        atomic_write(output, text if text.endswith("\n") else text + "\n")
         click.echo(f"apiaudit: wrote {fmt} report to {output}", err=True)
     else:
         click.echo(text)
@@ -83,6 +85,7 @@ for _module, _name in (
 
 
 def main() -> None:
+    install_signal_handlers()
     cli(prog_name="apiaudit")
 
 

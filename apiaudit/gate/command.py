@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from apiaudit.cli_options import EXIT_FINDINGS, audit_options, guarded
+from apiaudit.cli_options import EXIT_FINDINGS, OutputFile, audit_options, guarded
 from apiaudit.gate import PreflightFailed, preflight
 from apiaudit.gate.gate import DEFAULT_SCRIPT_PROVIDER, format_finding, parse_severity, summary_line
 
@@ -33,7 +33,7 @@ from apiaudit.gate.gate import DEFAULT_SCRIPT_PROVIDER, format_finding, parse_se
               help="What the rest of the stack is checked against when --provider is not given "
                    "(default: scan's default provider, the installed vLLM).")
 @click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True)
-@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--report", "report_path", type=OutputFile(), default=None,
               help="Also write the full report here, pass or fail (.sarif, .txt/.md table, else JSON).")
 @click.option("--no-progress", is_flag=True, help="Never show progress bars.")
 @guarded

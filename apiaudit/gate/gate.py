@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
+from apiaudit.atomic import DiskFullError, atomic_write
 from apiaudit.errors import InputError
 from apiaudit.findings import CodeOrigin, Finding, Report, Severity
 
@@ -159,7 +160,9 @@ def write_report(report: Report, path: Path, fmt: str | None = None) -> None:
     text = render(report, chosen)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        atomic_write(path, text if text.endswith("\n") else text + "\n")
+    except DiskFullError:
+        raise
     except OSError as exc:
         raise InputError(f"cannot write report {path}: {exc.strerror or exc}") from None
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from apiaudit.cli_options import audit_options, guarded
+from apiaudit.atomic import DiskFullError, atomic_write
+from apiaudit.cli_options import OutputFile, audit_options, guarded, prepare_output
 from apiaudit.errors import InputError
 from apiaudit.findings import Severity
 from apiaudit.matrix.render import MATRIX_FORMATS, render_explain, render_matrix
@@ -19,7 +20,10 @@ def _emit(text: str, output: Path | None, fmt: str) -> None:
         click.echo(text, nl=not text.endswith("\n"))
         return
     try:
-        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        prepare_output(output)
+        atomic_write(output, text if text.endswith("\n") else text + "\n")
+    except DiskFullError:
+        raise
     except OSError as exc:
         raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
     click.echo(f"apiaudit: wrote {fmt} output to {output}", err=True)
@@ -32,7 +36,7 @@ def _format(fmt: str | None, output: Path | None) -> str:
 @click.command("matrix")
 @audit_options
 @click.option("--format", "fmt", type=click.Choice(MATRIX_FORMATS), help="Output format (default: table on a terminal, else json).")
-@click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the matrix here instead of stdout.")
+@click.option("--output", "-o", type=OutputFile(), help="Write the matrix here instead of stdout.")
 @click.option("--pre", "include_prereleases", is_flag=True, help="Include pre-releases in the range.")
 @click.option("--jobs", "fetch_jobs", type=click.IntRange(1, 32), default=4, show_default=True, help="Releases fetched at once.")
 @click.option("--scan-jobs", type=click.IntRange(1, 32), help="Scans run at once (default: the CPU cores, at most 4).")
@@ -68,7 +72,7 @@ def matrix_command(consumers, provider, rules_dirs, cache_dir, fmt, output, incl
 @click.option("--since", metavar="VERSION", help="A provider release where the consumer worked: the bisection starts there "
               "(default: the oldest release the consumer's own requirement allows).")  # fmt: skip
 @click.option("--format", "fmt", type=click.Choice(MATRIX_FORMATS), help="Output format (default: table on a terminal, else json).")
-@click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the explanation here instead of stdout.")
+@click.option("--output", "-o", type=OutputFile(), help="Write the explanation here instead of stdout.")
 @click.option("--emit-rules", type=click.Path(path_type=Path, file_okay=False), metavar="DIR",
               help="Write unambiguous renames and moves as a rules file in DIR, for `apiaudit fix --rules DIR`.")  # fmt: skip
 @click.option("--errors-only", is_flag=True, help="Explain error findings only (default: errors and warnings).")
