@@ -192,13 +192,52 @@ def loads(kind: str, raw: bytes) -> Any:
     if header.get("sha256") != hashlib.sha256(payload).hexdigest():
         raise CacheFormatError("its content does not match its hash")
     try:
-        data = json.loads(payload)
-    except (ValueError, RecursionError):
-        raise CacheFormatError("its content is not JSON") from None
-    try:
-        return decode(data)
-    except RecursionError:
-        raise CacheFormatError("its content nests too deeply") from None
+        # The hook rebuilds each object as the parser closes it (innermost first), in one pass.
+        return json.loads(payload, object_hook=_rebuild)
+    except CacheFormatError:
+        raise
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise CacheFormatError(f"its content is not a valid entry ({type(exc).__name__})") from None
+
+
+def _rebuild(obj: dict) -> Any:
+    """One JSON object, its members already rebuilt: a tagged value, or a dataclass's field map."""
+    if len(obj) == 1:
+        ((tag, items),) = obj.items()
+        if tag == "$t":
+            return tuple(_items(items))
+        if tag == "$l":
+            return _items(items)
+        if tag == "$d":
+            pairs = _items(items)
+            if not all(isinstance(pair, list) and len(pair) == 2 for pair in pairs):
+                raise CacheFormatError("a malformed mapping")
+            return {k: v for k, v in pairs}
+        if tag == "$fs":
+            return frozenset(_items(items))
+        if tag == "$s":
+            return set(_items(items))
+    if len(obj) == 2 and "$e" in obj and "v" in obj:
+        cls = _registered(obj["$e"])
+        if not issubclass(cls, enum.Enum):
+            raise CacheFormatError(f"{obj['$e']} is not an enum")
+        try:
+            return cls(obj["v"])
+        except ValueError:
+            raise CacheFormatError(f"no such {obj['$e']} member") from None
+    if len(obj) == 2 and "$c" in obj and "f" in obj:
+        cls = _registered(obj["$c"])
+        fields = obj["f"]
+        names = [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) else None
+        if names is None or not isinstance(fields, dict) or sorted(fields) != sorted(names):
+            raise CacheFormatError(f"the fields of {obj['$c']} do not match")
+        try:
+            return cls(**fields)
+        except TypeError as exc:
+            raise CacheFormatError(f"cannot rebuild {obj['$c']}: {exc}") from None
+    if any(key.startswith("$") for key in obj):
+        raise CacheFormatError("an unknown tag")
+    return obj  # a dataclass's field map (field names never start with "$")
 
 
 def read(path: Path, kind: str) -> Any:

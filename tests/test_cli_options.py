@@ -13,6 +13,7 @@ import sys
 import textwrap
 import threading
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -151,7 +152,10 @@ def test_a_full_disk_on_the_index_cache_is_one_warning_and_the_scan_still_answer
 @pytest.fixture
 def toy_links(tmp_path, monkeypatch):
     links = tmp_path / "links"
-    build_wheel(links, "toyfull", "1.0", {"toyfull/__init__.py": "def f(a): ...\n", "toyfull/big.py": "x = 1\n" * 50_000})
+    # toyfull: a 2 kB wheel whose 300 kB file deflates well; toybig: a 300 kB wheel, stored.
+    big = {"__init__.py": "def f(a): ...\n", "big.py": "x = 1\n" * 50_000}
+    build_wheel(links, "toyfull", "1.0", {f"toyfull/{k}": v for k, v in big.items()}, compression=zipfile.ZIP_DEFLATED)
+    build_wheel(links, "toybig", "1.0", {f"toybig/{k}": v for k, v in big.items()})
     monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(links))
@@ -181,16 +185,18 @@ def _can_mount_tmpfs() -> bool:
 
 
 @pytest.mark.skipif(not _can_mount_tmpfs(), reason="needs unshare and a mountable tmpfs")
-@pytest.mark.parametrize("size", ["24k", "160k"], ids=["pip-download-fails", "extraction-fails"])
-def test_a_really_full_disk_is_one_line_and_leaves_nothing(tmp_path, toy_links, size):
-    """A 24 kB tmpfs fills while pip downloads the wheel; a 160 kB one while its 300 kB file is extracted."""
+@pytest.mark.parametrize(
+    "dist, where", [("toybig", "/download"), ("toyfull", "/tree/toyfull/big.py")], ids=["pip-download", "extraction"]
+)
+def test_a_really_full_disk_is_one_line_and_leaves_nothing(tmp_path, toy_links, dist, where):
+    """A 160 kB tmpfs fills while pip saves toybig's 300 kB wheel, or while toyfull's 300 kB file is extracted."""
     mount = tmp_path / "small-disk"
     mount.mkdir()
     job = tmp_path / "job.py"
-    job.write_text("from toyfull import f\nf(1, 2)\n")
+    job.write_text(f"from {dist} import f\nf(1, 2)\n")
     script = textwrap.dedent(f"""\
-        mount -t tmpfs -o size={size} tmpfs {mount} || exit 99
-        "$0" -m apiaudit scan --consumer {job} --provider toyfull==1.0 --cache-dir {mount}/cache --format json
+        mount -t tmpfs -o size=160k tmpfs {mount} || exit 99
+        "$0" -m apiaudit scan --consumer {job} --provider {dist}==1.0 --cache-dir {mount}/cache --format json
         echo "exit=$?"
         find {mount} -type f | sed 's/^/left: /'
         find {mount} -name '.partial-*' | sed 's/^/partial: /'
@@ -200,7 +206,9 @@ def test_a_really_full_disk_is_one_line_and_leaves_nothing(tmp_path, toy_links, 
         ["unshare", "-rm", "sh", "-c", script, sys.executable], capture_output=True, text=True, env=env, timeout=300
     )
     assert "exit=2" in done.stdout, (done.stdout, done.stderr)
-    assert done.stderr.strip().splitlines()[-1].startswith("apiaudit: error: no space left on device writing "), done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"apiaudit: error: no space left on device writing {mount}/cache/releases/.partial-"), last
+    assert last.endswith(where), last
     assert "left: " not in done.stdout and "partial: " not in done.stdout, done.stdout
 
 

@@ -14,7 +14,13 @@ def record_hash(content: bytes) -> str:
 
 
 def build_wheel(
-    folder: Path, name: str, version: str, members: dict[str, bytes | str], *, record: bool = False
+    folder: Path,
+    name: str,
+    version: str,
+    members: dict[str, bytes | str],
+    *,
+    record: bool = False,
+    compression: int = zipfile.ZIP_STORED,
 ) -> Path:
     """A py3-none-any wheel of `members`; with `record`, its RECORD lists every member's sha256."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -34,7 +40,7 @@ def build_wheel(
                 lines.append(f"{member},{record_hash(data)},{len(data)}")
             lines.append(f"{record_name},,")
         everything[record_name] = "\n".join(lines) + ("\n" if lines else "")
-    with zipfile.ZipFile(wheel, "w") as archive:
+    with zipfile.ZipFile(wheel, "w", compression) as archive:
         for member, content in everything.items():
             archive.writestr(member, content)
     return wheel
