@@ -78,11 +78,14 @@ def expand_user(path: Path | str | None) -> Path | None:
 
 def _terminated(signum, frame) -> None:
     # SystemExit unwinds the stack, so every `finally` runs: partial cache folders and
-    # temporary files are removed and pip (a child) is killed by subprocess.run.
+    # temporary files are removed.
     try:
         os.write(2, b"apiaudit: terminated\n")
     except OSError:
         pass
+    release = sys.modules.get("apiaudit.sources.release")
+    if release is not None:
+        release.stop_running_pips()  # pips in fetch threads too, not only the one this thread waits on
     raise SystemExit(EXIT_TERMINATED)
 
 

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -107,12 +108,29 @@ def pip_environment() -> dict[str, str]:
     return {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}
 
 
+# pip processes now running (fetches run in threads under `matrix`), so a terminating
+# command can stop them at once instead of waiting for a 500 MB download to finish.
+_LIVE_PIPS: set[subprocess.Popen] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def stop_running_pips() -> None:
+    """Kill every pip apiaudit started that still runs (called when the command is terminated)."""
+    with _LIVE_LOCK:
+        running = list(_LIVE_PIPS)
+    for process in running:
+        try:
+            process.kill()
+        except OSError:
+            pass
+
+
 def _run_pip(args: list[str]) -> PipResult:
     """Run this Python's pip, isolated, with output captured (none of it reaches our stdout)."""
     command = pip_command(args)
-    try:
-        with tempfile.TemporaryDirectory(prefix="apiaudit-pip-") as private_cwd:
-            completed = subprocess.run(
+    with tempfile.TemporaryDirectory(prefix="apiaudit-pip-") as private_cwd:
+        try:
+            process = subprocess.Popen(
                 command,
                 cwd=private_cwd,
                 env=pip_environment(),
@@ -121,13 +139,23 @@ def _run_pip(args: list[str]) -> PipResult:
                 stderr=subprocess.STDOUT,
                 text=True,
                 errors="replace",
-                check=False,
             )
-    except OSError as exc:
-        raise InputError(f"could not run pip ({sys.executable} -I -m pip): {exc}") from None
-    if completed.returncode != 0 and "No module named pip" in completed.stdout:
+        except OSError as exc:
+            raise InputError(f"could not run pip ({sys.executable} -I -m pip): {exc}") from None
+        with process:  # closes the pipe and reaps pip however this ends
+            with _LIVE_LOCK:
+                _LIVE_PIPS.add(process)
+            try:
+                output, _ = process.communicate()
+            except BaseException:
+                process.kill()
+                raise
+            finally:
+                with _LIVE_LOCK:
+                    _LIVE_PIPS.discard(process)
+    if process.returncode != 0 and "No module named pip" in output:
         raise InputError(f"pip is not installed in this Python ({sys.executable}); it is needed to fetch releases")
-    return PipResult(completed.returncode, completed.stdout)
+    return PipResult(process.returncode, output)
 
 
 def fetch_release(

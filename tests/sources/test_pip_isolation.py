@@ -58,3 +58,28 @@ def test_a_relative_cache_dir_still_works_from_pips_private_folder(tmp_path, loc
 def test_the_pip_command_is_isolated():
     command = release_module.pip_command(["--version"])
     assert command[1:4] == ["-I", "-m", "pip"]
+
+
+def test_pips_in_fetch_threads_are_stopped_at_once(tmp_path, monkeypatch):
+    """`matrix` fetches in threads: terminating must not wait for their downloads."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", f"http://127.0.0.1:{listener.getsockname()[1]}/")
+    monkeypatch.setenv("PIP_TIMEOUT", "120")
+    results = []
+    fetch = threading.Thread(target=lambda: results.append(release_module._run_pip(["download", "-d", str(tmp_path), "x==1"])))
+    fetch.start()
+    listener.settimeout(120)
+    connection, _ = listener.accept()  # pip is waiting on the listener, which never answers
+    release_module.stop_running_pips()
+    fetch.join(30)
+    connection.close()
+    listener.close()
+    assert not fetch.is_alive(), "pip was not stopped"
+    assert results and results[0].returncode != 0
