@@ -6,6 +6,7 @@ import hashlib
 import json
 import pickle
 import textwrap
+from pathlib import Path
 
 import griffe
 import pytest
@@ -156,3 +157,27 @@ def test_the_cache_key_includes_the_engine(pair, monkeypatch):
     monkeypatch.setattr(griffe, "visit", lambda *a, **k: visits.append(a[0]) or real_visit(*a, **k))
     scan([str(cons)], str(prov), cache_dir=cache, )
     assert visits, "an entry written by another engine version must not be trusted"
+
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+
+
+@pytest.mark.parametrize("consumer", ["consumers/driver/driver", "consumers/jobs"])
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_the_fixture_pairs_give_the_same_findings_cold_and_warm(tmp_path, monkeypatch, consumer, version):
+    args = dict(
+        consumers=[str(FIXTURES / consumer)],
+        provider=str(FIXTURES / "providers" / f"engine_{version}" / "engine"),
+        rules_dirs=[FIXTURES / "providers"],
+    )
+    uncached = scan(**args, use_index_cache=False)
+    cold = scan(**args, cache_dir=tmp_path)
+    assert list((tmp_path / "index").glob("*.json")) and list((tmp_path / "consumer").glob("*.json"))
+
+    def no_visits(*a, **k):
+        raise AssertionError("a warm scan must not visit provider modules")
+
+    monkeypatch.setattr(griffe, "visit", no_visits)
+    warm = scan(**args, cache_dir=tmp_path)
+    assert uncached.findings == cold.findings == warm.findings
+    assert uncached.findings, "the fixtures have findings to compare"
