@@ -60,17 +60,17 @@ def test_a_same_length_edit_of_a_cached_provider_file_is_detected(tmp_path, loca
     assert _findings(again) == _findings(cold)
 
 
-def test_a_same_length_edit_of_a_cached_consumer_file_is_detected(tmp_path, local_index):
-    tree = resolve("toypkg==1.0", cache_dir=tmp_path / "cache")
+@pytest.mark.parametrize("with_cache", [False, True], ids=["no-consumer-cache", "consumer-cache"])
+def test_a_same_length_edit_of_a_cached_consumer_file_is_detected(tmp_path, local_index, with_cache):
+    cache_dir = tmp_path / "cache"
+    tree = resolve("toypkg==1.0", cache_dir=cache_dir)
     options = ConsumerOptions(provider_packages=("other",))
-    collect(tree, options)
+    collect(tree, options, cache_dir=cache_dir if with_cache else None)
     init = tree.root / "toypkg" / "__init__.py"
     init.write_bytes(init.read_bytes().replace(b"f", b"g", 1))
-    for cache_dir in (None, tmp_path / "cache"):
-        with pytest.raises(CacheError, match="toypkg/__init__.py no longer matches its sha256"):
-            collect(tree, options, cache_dir=cache_dir)
-        tree = resolve("toypkg==1.0", cache_dir=tmp_path / "cache")
-        init.write_bytes(init.read_bytes().replace(b"f", b"g", 1))
+    with pytest.raises(CacheError, match="toypkg/__init__.py no longer matches its sha256"):
+        collect(tree, options, cache_dir=cache_dir if with_cache else None)
+    assert not tree.root.exists(), "the broken entry is removed"
 
 
 def test_the_warm_path_stats_but_never_hashes(tmp_path, local_index, monkeypatch):
