@@ -8,39 +8,47 @@ Public API (docs/api.md; everything else is internal and may change):
     Report, Finding, Severity, CodeOrigin          the results
     InputError                                     raised for bad input
 
-`scan`, `preflight` and `PreflightFailed` are the engine's own objects (their signatures are
-real), loaded on first use so that `import apiaudit` stays cheap.
+Every name but InputError is the engine's own object (`scan`'s signature is real), loaded on
+first use so that `import apiaudit` stays cheap.
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
+# This module runs before `apiaudit/__main__.py` can drop the working directory from sys.path
+# (`python -m apiaudit`), so it imports nothing a file in that directory could shadow: no
+# `from __future__`, no stdlib or third-party module, only apiaudit's own import-free errors.
 
 __version__ = "0.1.0"
 
 from apiaudit.errors import InputError
-from apiaudit.findings import CodeOrigin, Finding, Report, Severity
 
+TYPE_CHECKING = False  # the typing-spec spelling that needs no `import typing`
 if TYPE_CHECKING:
     from apiaudit.audit import scan
+    from apiaudit.findings import CodeOrigin, Finding, Report, Severity
     from apiaudit.gate import PreflightFailed, preflight
 
-# name -> module that defines it; imported when first asked for.
-_LAZY = {"scan": "apiaudit.audit", "preflight": "apiaudit.gate", "PreflightFailed": "apiaudit.gate"}
+# name -> the module that defines it; imported when first asked for.
+_LAZY = {
+    "scan": "apiaudit.audit",
+    "preflight": "apiaudit.gate",
+    "PreflightFailed": "apiaudit.gate",
+    "Finding": "apiaudit.findings",
+    "Report": "apiaudit.findings",
+    "Severity": "apiaudit.findings",
+    "CodeOrigin": "apiaudit.findings",
+}
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name):
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'apiaudit' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
+    imported = __import__(module, fromlist=[name])
+    value = getattr(imported, name)
     globals()[name] = value  # later lookups skip this function
     return value
 
 
-def __dir__() -> list[str]:
+def __dir__():
     return sorted(__all__)
 
 

@@ -4,17 +4,57 @@ Every writer in apiaudit (reports, caches, journals, overlays, manifests) goes t
 `atomic_write`: the bytes go to a temporary file beside the target, are flushed to disk,
 and replace the target in one rename. A failure (a full disk, a read-only folder) leaves
 the old file, removes the temporary one, and raises `OSError` for the caller to turn into
-one clear line.
+one clear line. A full disk raises `DiskFullError`, which is also an `InputError`, so the
+command line reports it as "no space left on device writing X" and exits 2.
+
+`write_new` writes a stream into a new file (a cache entry's member, inside a private
+folder that is itself published in one rename) with the same cleanup and the same error.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
+
+from apiaudit.errors import InputError
 
 TEMP_SUFFIX = ".apiaudit-tmp"
+_FULL = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
+_CHUNK = 1 << 20
+
+
+class DiskFullError(InputError, OSError):
+    """No space (or quota) left while writing `path`: one clear line, exit 2."""
+
+    def __init__(self, path: Path | str | None):
+        self.path = path
+        where = str(path) if path is not None else "a file"
+        super().__init__(errno.ENOSPC, f"no space left on device writing {where}")
+
+    def __str__(self) -> str:
+        return self.strerror or ""
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno in _FULL
+
+
+def disk_full_or(exc: OSError, path: Path | str | None) -> OSError:
+    """`exc` as a `DiskFullError` about `path` when it means the disk is full, else `exc` itself."""
+    if isinstance(exc, DiskFullError) or not is_disk_full(exc):
+        return exc
+    return DiskFullError(path if path is not None else exc.filename)
+
+
+def _write_all(fd: int, payload: bytes | memoryview) -> None:
+    view = memoryview(payload)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
 
 
 def atomic_write(path: Path, data: bytes | str, *, keep_mode: bool = True) -> None:
@@ -27,15 +67,50 @@ def atomic_write(path: Path, data: bytes | str, *, keep_mode: bool = True) -> No
             mode = stat.S_IMODE(path.stat().st_mode)
         except OSError:
             mode = None
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
+    except OSError as exc:
+        raise disk_full_or(exc, path) from None
+    try:
+        try:
+            _write_all(fd, payload)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         if mode is not None:
             os.chmod(temp, mode)
         os.replace(temp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(temp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise disk_full_or(exc, path) from None
         raise
+
+
+def write_new(path: Path, source: BinaryIO, *, limit: int | None = None) -> int:
+    """Copy `source` into the new file `path` (never an existing one); the bytes written.
+
+    With `limit`, stop and raise `ValueError` once more than `limit` bytes arrive (the
+    file is removed), so a stream cannot grow past what its header declared.
+    """
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o644)
+    except OSError as exc:
+        raise disk_full_or(exc, path) from None
+    total = 0
+    try:
+        try:
+            while chunk := source.read(_CHUNK):
+                total += len(chunk)
+                if limit is not None and total > limit:
+                    raise ValueError(f"{path.name} holds more than the {limit} bytes it declared")
+                _write_all(fd, chunk)
+        finally:
+            os.close(fd)
+    except BaseException as exc:
+        path.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise disk_full_or(exc, path) from None
+        raise
+    return total

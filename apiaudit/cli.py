@@ -13,6 +13,7 @@ import warnings
 import click
 
 from apiaudit import __version__
+from apiaudit.cli_options import install_signal_handlers
 
 # name -> (module, attribute, one-line help shown by `apiaudit --help` without importing it)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -53,6 +54,7 @@ def cli() -> None:
 
 
 def main() -> None:
+    install_signal_handlers()
     cli(prog_name="apiaudit")
 
 

@@ -4,14 +4,97 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import sys
 from pathlib import Path
 
 import click
 
+from apiaudit.atomic import is_disk_full
 from apiaudit.errors import InputError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_TERMINATED = 128 + signal.SIGTERM
+
+
+class OneLineUsageError(click.ClickException):
+    """A bad option value found while the command line is read: one line, exit 2, before any work."""
+
+    exit_code = EXIT_USAGE
+
+    def show(self, file=None) -> None:
+        click.echo(f"apiaudit: error: {self.format_message()}", err=True)
+
+
+class OutputFile(click.ParamType):
+    """A file a command writes (`-o/--output`, `--report`): `~` expanded, and checked up front.
+
+    A folder, a path under a file, or a folder apiaudit cannot write into is refused when the
+    command line is read, so a long scan never ends in "cannot write the report". Missing
+    folders are created when the file is written.
+    """
+
+    name = "file"
+
+    def convert(self, value, param, ctx) -> Path:
+        flag = max(param.opts, key=len) if param is not None and param.opts else "the output"
+        if not os.fspath(value):
+            raise OneLineUsageError(f"{flag} needs a file name")
+        path = Path(os.path.expanduser(os.fspath(value)))
+        if path.is_dir():
+            raise OneLineUsageError(f"{flag} {path} is a folder; give a file name in it")
+        folder = path.absolute().parent
+        existing = folder
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        if not existing.is_dir():
+            raise OneLineUsageError(f"{flag} {path}: {existing} is a file, not a folder")
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise OneLineUsageError(f"{flag} {path}: cannot write into {existing}")
+        return path
+
+
+def prepare_output(path: Path) -> None:
+    """Create the folders of an output file checked by `OutputFile`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+
+class CacheDirectory(click.ParamType):
+    """`--cache-dir` / `APIAUDIT_CACHE_DIR`: `~` expanded even when quoted (never a literal `./~`)."""
+
+    name = "directory"
+
+    def convert(self, value, param, ctx) -> Path:
+        path = Path(os.path.expanduser(os.fspath(value)))
+        if path.exists() and not path.is_dir():
+            raise OneLineUsageError(f"--cache-dir {path} is a file, not a folder")
+        return path
+
+
+def expand_user(path: Path | str | None) -> Path | None:
+    """`~` expanded in a path given through the Python API or an environment variable."""
+    return None if path is None else Path(os.path.expanduser(os.fspath(path)))
+
+
+def _terminated(signum, frame) -> None:
+    # SystemExit unwinds the stack, so every `finally` runs: partial cache folders and
+    # temporary files are removed.
+    try:
+        os.write(2, b"apiaudit: terminated\n")
+    except OSError:
+        pass
+    release = sys.modules.get("apiaudit.sources.release")
+    if release is not None:
+        release.stop_running_pips()  # pips in fetch threads too, not only the one this thread waits on
+    raise SystemExit(EXIT_TERMINATED)
+
+
+def install_signal_handlers() -> None:
+    """SIGTERM (a CI timeout, `kill`) ends the command like Ctrl-C does: cleaned up, one line."""
+    try:
+        signal.signal(signal.SIGTERM, _terminated)
+    except (ValueError, OSError):
+        pass  # not the main thread: leave the default
 
 # Spelled once for every command that has them (scan, fix, preflight, matrix, explain).
 FAIL_ON_HELP = "Lowest severity that makes the exit code 1: error, warning, info, or never. cannot-judge never fails."
@@ -43,7 +126,7 @@ def audit_options(func):
     )
     @click.option(
         "--cache-dir",
-        type=click.Path(path_type=Path),
+        type=CacheDirectory(),
         envvar="APIAUDIT_CACHE_DIR",
         help="Where fetched releases and provider indexes are cached (default: the XDG cache dir).",
     )
@@ -71,7 +154,7 @@ def output_option(what: str = "the report", *, aliases: tuple[str, ...] = ()):
         return click.option(
             *names,
             "output",
-            type=click.Path(path_type=Path),
+            type=OutputFile(),
             metavar="FILE",
             help=f"Write {what} to FILE instead of stdout (.json, .sarif, .txt: the format follows the suffix "
             "unless --format is given).",
@@ -81,7 +164,7 @@ def output_option(what: str = "the report", *, aliases: tuple[str, ...] = ()):
 
 
 def guarded(func):
-    """Bad input -> one line and exit 2; a bug -> one line and exit 3 (APIAUDIT_DEBUG=1 for the traceback)."""
+    """Bad input or a full disk -> one line and exit 2; a bug -> one line and exit 3 (APIAUDIT_DEBUG=1 for the traceback)."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -95,6 +178,15 @@ def guarded(func):
         except KeyboardInterrupt:
             click.echo("apiaudit: interrupted", err=True)
             sys.exit(130)
+        except OSError as exc:
+            if is_disk_full(exc):
+                where = exc.filename or "a file"
+                click.echo(f"apiaudit: error: no space left on device writing {where}", err=True)
+                sys.exit(EXIT_USAGE)
+            if os.environ.get("APIAUDIT_DEBUG"):
+                raise
+            click.echo(f"apiaudit: internal error: {type(exc).__name__}: {exc} (set APIAUDIT_DEBUG=1 for details)", err=True)
+            sys.exit(EXIT_INTERNAL)
         except Exception as exc:  # noqa: BLE001
             if os.environ.get("APIAUDIT_DEBUG"):
                 raise

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import os
-import pickle
-import tempfile
+import sys
 from dataclasses import astuple, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
+from apiaudit import cachefmt
+from apiaudit.atomic import is_disk_full
+from apiaudit.consumer import model
 from apiaudit.consumer.model import ConsumerFile, ConsumerOptions, Site
 from apiaudit.consumer.positions import to_characters
 from apiaudit.consumer.visitor import ModuleVisitor, module_imports
 from apiaudit.sources.base import CodeTree
+from apiaudit.sources.cache import content_verifier
+
+cachefmt.register_module(model)
 
 
 def module_name(tree: CodeTree, path: Path) -> tuple[str, bool]:
@@ -54,6 +58,8 @@ def collect(
     """Every file's uses. With `cache_dir`, a file whose bytes (and the tree's re-exports) are unchanged is not re-read."""
     paths = list(files if files is not None else tree.python_files())
     cache = _FileCache(cache_dir, tree, options) if cache_dir is not None else None
+    if tree.kind == "release":
+        _verify_release_files(tree, paths, cache)
     trees: dict[Path, ast.Module] = {}
     bindings: dict[str, str] = {}
     for path in paths:
@@ -78,6 +84,24 @@ def collect(
     if cache:
         cache.save()
     return tuple(out)
+
+
+def _verify_release_files(tree: CodeTree, paths: list[Path], cache: _FileCache | None) -> None:
+    """A consumer read from the release cache must be what was extracted from its wheel."""
+    verify = content_verifier(tree.root, tree.name, tree.version)
+    if verify is None:
+        return
+    for path in paths:
+        sha = cache.sha(path) if cache else _sha256_of(path)
+        if sha is not None:
+            verify(path.relative_to(tree.root).as_posix(), sha)
+
+
+def _sha256_of(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _module_bindings(tree: CodeTree, path: Path, trees: dict[Path, ast.Module]) -> dict[str, str]:
@@ -108,40 +132,49 @@ def _resolve_reexports(bindings: dict[str, str], options: ConsumerOptions) -> di
 class _FileCache:
     """Per consumer tree and file sha256: its import bindings, and its uses for one set of re-exports.
 
-    Valid for one consumer-stage engine and one set of options; anything unreadable is rebuilt.
+    Valid for one consumer-stage engine, Python and Griffe version, and one set of options.
+    Stored as data only (`apiaudit.cachefmt`); anything unreadable or tampered is rebuilt.
     """
+
+    FORMAT = 2  # 1 was pickle
+    KIND = "consumer-files"
 
     def __init__(self, cache_dir: Path, tree: CodeTree, options: ConsumerOptions):
         here = Path(__file__).parent
-        digest = hashlib.sha256(repr(astuple(options)).encode())
+        digest = hashlib.sha256(f"{self.FORMAT}\0{cachefmt.environment_key()}\0{astuple(options)!r}".encode())
         for source in sorted(here.glob("*.py")):
             digest.update(source.read_bytes())
         self.key = digest.hexdigest()[:16]
         where = hashlib.sha256(str(tree.root.resolve()).encode()).hexdigest()[:12]
-        self.path = cache_dir / "consumer" / f"{tree.name}-{where}.pickle"
+        safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in tree.name)
+        self.path = cache_dir / "consumer" / f"{safe}-{where}.json"
         # str(path) -> (sha256, bindings, variant or None, ConsumerFile or None)
         self.entries: dict[str, tuple] = {}
         self.dirty = False
         try:
-            with self.path.open("rb") as fh:
-                data = pickle.load(fh)
+            data = cachefmt.read(self.path, self.KIND)
+            if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):
+                raise cachefmt.CacheFormatError("not a consumer cache entry")
             if data.get("key") == self.key:
-                self.entries = data["entries"]
-        except Exception:  # noqa: BLE001 - a missing or unreadable cache is rebuilt
-            self.entries = {}
+                self.entries = {k: v for k, v in data["entries"].items() if _valid_entry(k, v)}
+        except FileNotFoundError:
+            pass
+        except (OSError, cachefmt.CacheFormatError) as exc:
+            print(f"apiaudit: the consumer cache {self.path.name} failed its check ({exc}); rebuilding it", file=sys.stderr)
+            self.path.unlink(missing_ok=True)
         self._shas: dict[Path, str] = {}
 
-    def _sha(self, path: Path) -> str | None:
+    def sha(self, path: Path) -> str | None:
         if path not in self._shas:
-            try:
-                self._shas[path] = hashlib.sha256(path.read_bytes()).hexdigest()
-            except OSError:
+            found = _sha256_of(path)
+            if found is None:
                 return None
+            self._shas[path] = found
         return self._shas[path]
 
     def _entry(self, path: Path) -> tuple | None:
         entry = self.entries.get(str(path))
-        return entry if entry and entry[0] == self._sha(path) else None
+        return entry if entry and entry[0] == self.sha(path) else None
 
     def bindings(self, path: Path) -> dict[str, str] | None:
         entry = self._entry(path)
@@ -152,7 +185,7 @@ class _FileCache:
         return entry[3] if entry and entry[2] == variant else None
 
     def put_bindings(self, path: Path, bindings: dict[str, str]) -> None:
-        sha = self._sha(path)
+        sha = self.sha(path)
         if sha is not None:
             self.entries[str(path)] = (sha, bindings, None, None)
             self.dirty = True
@@ -167,10 +200,21 @@ class _FileCache:
         if not self.dirty:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump({"key": self.key, "entries": self.entries}, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, self.path)
-        except OSError:
+            cachefmt.write(self.path, self.KIND, {"key": self.key, "entries": self.entries})
+        except OSError as exc:
+            if is_disk_full(exc):
+                print(f"apiaudit: warning: no space left on device writing {self.path}; the consumer cache was not saved", file=sys.stderr)
+        except cachefmt.CacheFormatError:
             pass
+
+
+def _valid_entry(key: object, entry: object) -> bool:
+    """The shape `_FileCache` stores; anything else in a (hand-edited) file is ignored."""
+    return (
+        isinstance(key, str)
+        and isinstance(entry, tuple)
+        and len(entry) == 4
+        and isinstance(entry[0], str)
+        and isinstance(entry[1], dict)
+        and (entry[3] is None or isinstance(entry[3], ConsumerFile))
+    )

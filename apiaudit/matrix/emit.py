@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from apiaudit.atomic import DiskFullError, atomic_write
 from apiaudit.errors import InputError
 from apiaudit.matrix.explain import MOVED, RENAMED_ATTRIBUTE, RENAMED_PARAMETER, ExplainResult
 from apiaudit.recipes import RuleBook, load_rulebook
@@ -130,7 +131,9 @@ def write_rules(
     )
     text = header + "".join(f"\n{r.toml()}\n" for r in recipes)
     try:
-        path.write_text(text, encoding="utf-8")
+        atomic_write(path, text)
+    except DiskFullError:
+        raise
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:

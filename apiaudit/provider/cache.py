@@ -2,28 +2,34 @@
 
 A warm scan answers every query from here without visiting a module. The entry is
 valid while each provider file it read still has the same sha256 and the engine that
-wrote it is the same; anything else (or an unreadable entry) is rebuilt, never trusted.
+wrote it (its code, Python and Griffe versions) is the same; anything else is rebuilt,
+never trusted. Entries are data only (`apiaudit.cachefmt`: JSON of registered frozen
+values, verified by a content hash), so a planted entry can never run code.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import pickle
 import sys
-import tempfile
 from pathlib import Path
 
+from apiaudit import cachefmt
+from apiaudit.atomic import is_disk_full
+from apiaudit.provider import model
 from apiaudit.provider.index import ProviderIndex
 from apiaudit.sources.base import CodeTree
+from apiaudit.sources.cache import content_verifier
 
-FORMAT = 1
+FORMAT = 2  # 1 was pickle
+KIND = "provider-index"
 _UNCACHEABLE = ("mro-objects",)  # values holding live Griffe objects
+
+cachefmt.register_module(model)
 
 
 def _engine_fingerprint() -> str:
     here = Path(__file__).parent
-    digest = hashlib.sha256(str(FORMAT).encode())
+    digest = hashlib.sha256(f"{FORMAT}\0{cachefmt.environment_key()}".encode())
     for path in sorted(here.rglob("*.py")):
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
@@ -32,48 +38,74 @@ def _engine_fingerprint() -> str:
 def _entry(tree: CodeTree, cache_dir: Path) -> Path:
     where = hashlib.sha256(str(tree.root.resolve()).encode()).hexdigest()[:12]
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in f"{tree.name}-{tree.version or 'local'}")
-    return cache_dir / "index" / f"{safe}-{where}.pickle"
+    return cache_dir / "index" / f"{safe}-{where}.json"
 
 
 def open_index(tree: CodeTree, cache_dir: Path | None) -> ProviderIndex:
     index = ProviderIndex(tree.root, tree.packages)
+    if tree.kind == "release":
+        # Every file Griffe reads is checked against what was extracted from the wheel.
+        index.loader.verify = content_verifier(tree.root, tree.name, tree.version)
     if cache_dir is None:
         return index
     path = _entry(tree, cache_dir)
-    if not path.is_file():
-        return index
     try:
-        with path.open("rb") as fh:
-            data = pickle.load(fh)
-        if data.get("engine") != _engine_fingerprint():
-            return index
-        for rel, sha in data["touched"].items():
-            file = tree.root / rel
-            if not file.is_file() or hashlib.sha256(file.read_bytes()).hexdigest() != sha:
-                return index
-        index.memo.update(data["memo"])
-        index.loader.touched.update(data["touched"])
-        index.warm = True
-    except Exception:  # noqa: BLE001 - any unreadable entry is rebuilt
-        print(f"apiaudit: the provider index cache {path.name} was unreadable; rebuilding it", file=sys.stderr)
+        data = cachefmt.read(path, KIND)
+        engine, touched, memo = _unpack(data)
+    except FileNotFoundError:
+        return index
+    except (OSError, cachefmt.CacheFormatError) as exc:
+        print(f"apiaudit: the provider index cache {path.name} failed its check ({exc}); rebuilding it", file=sys.stderr)
+        path.unlink(missing_ok=True)
+        return index
+    if engine != _engine_fingerprint():
+        return index
+    for rel, sha in touched.items():
+        file = tree.root / rel
         try:
-            path.unlink()
+            if hashlib.sha256(file.read_bytes()).hexdigest() != sha:
+                return index
         except OSError:
-            pass
+            return index
+    index.memo.update(memo)
+    index.loader.touched.update(touched)
+    index.warm = True
     return index
+
+
+def _unpack(data: object) -> tuple[str, dict[str, str], dict[tuple, object]]:
+    """(engine, touched files, memo) of a decoded entry; CacheFormatError for any other shape."""
+    if not isinstance(data, dict) or set(data) != {"engine", "touched", "memo"}:
+        raise cachefmt.CacheFormatError("not a provider index entry")
+    engine, touched, memo = data["engine"], data["touched"], data["memo"]
+    if not isinstance(engine, str) or not isinstance(touched, dict) or not isinstance(memo, dict):
+        raise cachefmt.CacheFormatError("not a provider index entry")
+    if not all(isinstance(k, str) and isinstance(v, str) and not k.startswith("/") and ".." not in k.split("/") for k, v in touched.items()):
+        raise cachefmt.CacheFormatError("a malformed file list")
+    if not all(isinstance(k, tuple) and k and isinstance(k[0], str) for k in memo):
+        raise cachefmt.CacheFormatError("a malformed memo")
+    return engine, touched, memo
 
 
 def save_index(index: ProviderIndex, tree: CodeTree, cache_dir: Path) -> None:
     if getattr(index, "warm", False) and not index.loader._modules:
         return  # nothing new was learned
-    memo = {k: v for k, v in index.memo.items() if k[0] not in _UNCACHEABLE}
+    memo = {}
+    for key, value in index.memo.items():
+        if key[0] in _UNCACHEABLE:
+            continue
+        try:
+            cachefmt.encode((key, value))
+        except cachefmt.CacheFormatError:
+            continue  # a value no registered type describes: computed again next time
+        memo[key] = value
     data = {"engine": _engine_fingerprint(), "touched": dict(index.loader.touched), "memo": memo}
     path = _entry(tree, cache_dir)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(data, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except (OSError, pickle.PicklingError, TypeError, AttributeError):
-        pass  # a cache we cannot write only costs speed
+        cachefmt.write(path, KIND, data)
+    except OSError as exc:
+        # A cache we cannot write only costs speed; a full disk is still worth one line.
+        if is_disk_full(exc):
+            print(f"apiaudit: warning: no space left on device writing {path}; the index cache was not saved", file=sys.stderr)
+    except cachefmt.CacheFormatError:
+        pass

@@ -11,6 +11,7 @@ import ast
 import hashlib
 import logging
 from pathlib import Path
+from typing import Callable
 
 import griffe
 
@@ -29,6 +30,9 @@ class ModuleLoader:
         self._modules: dict[str, griffe.Module | None] = {}
         self._extensions = griffe.Extensions(FactsExtension())
         self.touched: dict[str, str] = {}  # relative file -> sha256, for cache validation
+        # Called with (relative file, sha256) for every file read; raises when the content is not
+        # what it should be (a release cache entry edited after extraction).
+        self.verify: Callable[[str, str], None] | None = None
         self.parse_failures: dict[str, str] = {}
         self._stubs: dict[str, griffe.Module] = {}
 
@@ -60,7 +64,10 @@ class ModuleLoader:
         path = self.module_file(dotted)
         if path is not None:
             data = path.read_bytes()
-            self.touched[self.relative(path)] = hashlib.sha256(data).hexdigest()
+            sha256 = hashlib.sha256(data).hexdigest()
+            if self.verify is not None:
+                self.verify(self.relative(path), sha256)
+            self.touched[self.relative(path)] = sha256
             code = data.decode("utf-8", errors="replace")
             parent_name, _, name = dotted.rpartition(".")
             try:
@@ -92,9 +99,10 @@ class ModuleLoader:
             files = sorted(base.rglob("*.py")) if base.is_dir() else []
             for path in files:
                 try:
-                    text = path.read_text("utf-8", errors="replace")
+                    data = path.read_bytes()
                 except OSError:
                     continue
+                text = data.decode("utf-8", errors="replace")
                 if not any(n in text for n in needles):
                     continue
                 try:
@@ -102,6 +110,8 @@ class ModuleLoader:
                 except SyntaxError:
                     continue
                 if _defines_at_top(tree, name):
+                    if self.verify is not None:
+                        self.verify(self.relative(path), hashlib.sha256(data).hexdigest())
                     rel = path.relative_to(self.root).with_suffix("")
                     parts = list(rel.parts)
                     if parts[-1] == "__init__":

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from apiaudit.cli_options import EXIT_FINDINGS, guarded
+from apiaudit.cli_options import EXIT_FINDINGS, CacheDirectory, guarded
 from apiaudit.runner.config import STAGES
 
 
@@ -28,7 +28,7 @@ from apiaudit.runner.config import STAGES
 @click.option("--force", is_flag=True, help="Start even when preflight finds blocking findings.")
 @click.option("--overlay", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
               help="Run against the patched speculators in DIR (from `apiaudit fix --into DIR`).")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--cache-dir", type=CacheDirectory(), default=None,
               envvar="APIAUDIT_CACHE_DIR", help="Cache for preflight's fetched releases and provider indexes.")
 @guarded
 def run_command(config_path: Path, stages: tuple[str, ...], force: bool, overlay: Path | None,

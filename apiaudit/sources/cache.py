@@ -4,6 +4,12 @@ Layout: `<cache_dir>/releases/<normalized-name>-<version>/` holds the wheel's .p
 files at their import paths, its dist-info METADATA/top_level.txt/RECORD, and
 `complete.json`, written last. An entry without a valid marker, or whose files no
 longer match the marker, is broken and gets rebuilt.
+
+The marker records each file's path, size and sha256 (checked against the wheel's RECORD
+when it was extracted). Opening an entry checks only paths and sizes (one stat per file);
+the content is checked where it is read: the provider loader and the consumer stage hash
+every file they read anyway and compare with the marker (`content_verifier`), so a
+same-length edit of a cached file is caught without hashing the whole tree on every scan.
 """
 
 from __future__ import annotations
@@ -12,16 +18,21 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from packaging.utils import canonicalize_name
 
+from apiaudit.atomic import atomic_write
 from apiaudit.errors import CacheError
 
 MARKER_NAME = "complete.json"
+# Still 1: the per-file `sha256` map was added as an optional key, so entries stay readable
+# both ways; a marker without it is upgraded once (`ensure_digests`).
 MARKER_FORMAT = 1
 _TEMP_PREFIX = ".partial-"
 # A partial folder this old belongs to a run that died; younger ones may be another run's work.
@@ -29,7 +40,7 @@ _STALE_TEMP_SECONDS = 6 * 3600
 
 
 def default_cache_dir() -> Path:
-    """$APIAUDIT_CACHE_DIR, else $XDG_CACHE_HOME/apiaudit, else ~/.cache/apiaudit."""
+    """$APIAUDIT_CACHE_DIR, else $XDG_CACHE_HOME/apiaudit, else ~/.cache/apiaudit (`~` expanded)."""
     explicit = os.environ.get("APIAUDIT_CACHE_DIR")
     if explicit:
         return Path(explicit).expanduser()
@@ -55,20 +66,22 @@ class Marker:
     wheel_sha256: str
     file_count: int
     tree_digest: str
+    # relative posix path -> sha256 of every file but the marker; None in markers written before it existed
+    digests: dict[str, str] | None = None
 
     def to_json(self) -> str:
-        return json.dumps(
-            {
-                "format": MARKER_FORMAT,
-                "name": self.name,
-                "version": self.version,
-                "wheel": self.wheel,
-                "wheel_sha256": self.wheel_sha256,
-                "file_count": self.file_count,
-                "tree_digest": self.tree_digest,
-            },
-            indent=2,
-        )
+        data: dict = {
+            "format": MARKER_FORMAT,
+            "name": self.name,
+            "version": self.version,
+            "wheel": self.wheel,
+            "wheel_sha256": self.wheel_sha256,
+            "file_count": self.file_count,
+            "tree_digest": self.tree_digest,
+        }
+        if self.digests is not None:
+            data["sha256"] = dict(sorted(self.digests.items()))
+        return json.dumps(data, indent=2)
 
 
 def tree_files(directory: Path) -> list[str]:
@@ -105,6 +118,7 @@ def read_valid_marker(directory: Path, name: str, version: str) -> tuple[Marker 
             wheel_sha256=str(raw["wheel_sha256"]),
             file_count=int(raw["file_count"]),
             tree_digest=str(raw["tree_digest"]),
+            digests=_digests(raw.get("sha256")),
         )
         if raw.get("format") != MARKER_FORMAT:
             return None, f"{MARKER_NAME} has an unknown format"
@@ -117,25 +131,124 @@ def read_valid_marker(directory: Path, name: str, version: str) -> tuple[Marker 
         return None, f"it holds {len(files)} files, {MARKER_NAME} says {marker.file_count}"
     if tree_digest(directory, files) != marker.tree_digest:
         return None, "its files differ from what was extracted"
+    if marker.digests is not None and sorted(marker.digests) != files:
+        return None, f"its files differ from those {MARKER_NAME} lists"
     return marker, ""
 
 
+def _digests(raw: object) -> dict[str, str] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
+        raise ValueError("a malformed sha256 map")
+    return dict(raw)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def ensure_digests(directory: Path, marker: Marker, record_check: Callable[[Path, dict[str, str]], str]) -> str:
+    """Give a marker written before per-file hashes existed its sha256 map, once.
+
+    `record_check(directory, digests)` compares them with the entry's RECORD and says what
+    differs ("" when nothing). Returns why the entry is broken, or "" once the marker is upgraded.
+    """
+    if marker.digests is not None:
+        return ""
+    digests = {rel: file_sha256(directory / rel) for rel in tree_files(directory)}
+    why = record_check(directory, digests)
+    if why:
+        return why
+    upgraded = Marker(**{**marker.__dict__, "digests": digests})
+    try:
+        atomic_write(directory / MARKER_NAME, upgraded.to_json())
+    except OSError:
+        pass  # a read-only cache stays usable; it is upgraded by whoever can write it
+    return ""
+
+
+def recorded_digests(root: Path) -> dict[str, str] | None:
+    """The per-file sha256 map of the release entry at `root`, None when `root` is no such entry."""
+    try:
+        raw = json.loads((root / MARKER_NAME).read_text(encoding="utf-8"))
+        return _digests(raw.get("sha256")) if isinstance(raw, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def content_verifier(root: Path, name: str, version: str | None) -> Callable[[str, str], None] | None:
+    """For a release entry: a check `verify(relative path, sha256)` for each file read.
+
+    A file whose content differs from what was extracted makes the entry broken: it is
+    removed (the next run fetches it afresh) and `CacheError` says so in one line.
+    """
+    digests = recorded_digests(root)
+    if digests is None:
+        return None
+
+    def verify(rel: str, sha256: str) -> None:
+        if digests.get(rel) == sha256:
+            return
+        try:
+            remove_entry(root)
+            after = "it was removed; run again to fetch it afresh"
+        except CacheError:
+            after = f"delete {root} and run again"
+        raise CacheError(
+            f"the cached release {name}=={version} was changed after it was extracted "
+            f"({rel} no longer matches its sha256); {after}"
+        )
+
+    return verify
+
+
 def new_partial_dir(cache_dir: Path) -> Path:
-    """A fresh private working folder on the cache's filesystem, so the final rename is atomic."""
+    """A fresh private working folder on the cache's filesystem, so the final rename is atomic.
+
+    Its name carries this host and process, so a later run can tell a dead run's leftovers
+    (removed at once) from another live run's work (left alone).
+    """
     base = releases_dir(cache_dir)
     try:
         base.mkdir(parents=True, exist_ok=True)
         _remove_stale_partials(base)
-        return Path(tempfile.mkdtemp(prefix=_TEMP_PREFIX, dir=base))
+        return Path(tempfile.mkdtemp(prefix=f"{_TEMP_PREFIX}{_owner_tag()}-", dir=base))
     except OSError as exc:
         raise CacheError(f"cannot write the apiaudit cache at {base}: {exc.strerror or exc}") from None
+
+
+def _owner_tag() -> str:
+    host = "".join(c if c.isalnum() else "_" for c in socket.gethostname())[:40] or "host"
+    return f"{host}-{os.getpid()}"
+
+
+def _owner_is_dead(folder: Path) -> bool:
+    """Whether the folder was made on this host by a process that no longer runs."""
+    prefix = f"{_TEMP_PREFIX}{_owner_tag().rsplit('-', 1)[0]}-"
+    if not folder.name.startswith(prefix):
+        return False
+    pid_text = folder.name[len(prefix):].split("-", 1)[0]
+    if not pid_text.isdigit() or int(pid_text) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def _remove_stale_partials(base: Path) -> None:
     now = time.time()
     for leftover in base.glob(f"{_TEMP_PREFIX}*"):
         try:
-            if now - leftover.stat().st_mtime > _STALE_TEMP_SECONDS:
+            if _owner_is_dead(leftover) or now - leftover.stat().st_mtime > _STALE_TEMP_SECONDS:
                 shutil.rmtree(leftover, ignore_errors=True)
         except OSError:
             pass

@@ -6,13 +6,18 @@ fetched (pip builds no sdist), and the wheel is read as a zip archive.
 
 from __future__ import annotations
 
+import base64
+import csv
 import hashlib
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -25,6 +30,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
+from apiaudit.atomic import DiskFullError, atomic_write, disk_full_or, is_disk_full, write_new
 from apiaudit.errors import InputError
 from apiaudit.sources import cache
 from apiaudit.sources.base import CodeTree, Reporter, report_step, report_warning
@@ -55,6 +61,9 @@ _NETWORK_FAILURE_RE = re.compile(
 )
 
 
+_DISK_FULL_RE = re.compile(r"No space left on device|\[Errno 28\]|Disk quota exceeded")
+
+
 @dataclass(frozen=True)
 class PipResult:
     returncode: int
@@ -79,24 +88,74 @@ def check_distribution_name(name: str) -> None:
         raise InputError(f"not a valid distribution name: {name!r}")
 
 
+# `-I`: no working directory or script folder on sys.path, no user site-packages, and every
+# PYTHON* variable (PYTHONPATH, PYTHONSTARTUP, ...) ignored; pip also runs in a private empty
+# folder. So nothing in an audited checkout (a `pip/` package, a `sitecustomize.py`) can run.
+PIP_PYTHON_FLAGS = ("-I",)
+
+
+def pip_command(args: list[str]) -> list[str]:
+    """The exact command apiaudit runs pip with (documented in docs/security.md)."""
+    return [sys.executable, *PIP_PYTHON_FLAGS, "-m", "pip", *args]
+
+
+def pip_environment() -> dict[str, str]:
+    """This process's environment without the PYTHON* variables that make Python load code.
+
+    `-I` already ignores them; removing them too keeps pip safe if it starts another Python.
+    PIP_* settings (index, proxy, find-links) are kept: they are configuration, not code.
+    """
+    return {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}
+
+
+# pip processes now running (fetches run in threads under `matrix`), so a terminating
+# command can stop them at once instead of waiting for a 500 MB download to finish.
+_LIVE_PIPS: set[subprocess.Popen] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def stop_running_pips() -> None:
+    """Kill every pip apiaudit started that still runs (called when the command is terminated)."""
+    with _LIVE_LOCK:
+        running = list(_LIVE_PIPS)
+    for process in running:
+        try:
+            process.kill()
+        except OSError:
+            pass
+
+
 def _run_pip(args: list[str]) -> PipResult:
-    """Run this Python's pip with output captured (none of it reaches our stdout)."""
-    command = [sys.executable, "-m", "pip", *args]
-    try:
-        completed = subprocess.run(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-            check=False,
-        )
-    except OSError as exc:
-        raise InputError(f"could not run pip ({sys.executable} -m pip): {exc}") from None
-    if completed.returncode != 0 and "No module named pip" in completed.stdout:
+    """Run this Python's pip, isolated, with output captured (none of it reaches our stdout)."""
+    command = pip_command(args)
+    with tempfile.TemporaryDirectory(prefix="apiaudit-pip-") as private_cwd:
+        try:
+            process = subprocess.Popen(
+                command,
+                cwd=private_cwd,
+                env=pip_environment(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",
+            )
+        except OSError as exc:
+            raise InputError(f"could not run pip ({sys.executable} -I -m pip): {exc}") from None
+        with process:  # closes the pipe and reaps pip however this ends
+            with _LIVE_LOCK:
+                _LIVE_PIPS.add(process)
+            try:
+                output, _ = process.communicate()
+            except BaseException:
+                process.kill()
+                raise
+            finally:
+                with _LIVE_LOCK:
+                    _LIVE_PIPS.discard(process)
+    if process.returncode != 0 and "No module named pip" in output:
         raise InputError(f"pip is not installed in this Python ({sys.executable}); it is needed to fetch releases")
-    return PipResult(completed.returncode, completed.stdout)
+    return PipResult(process.returncode, output)
 
 
 def fetch_release(
@@ -107,7 +166,9 @@ def fetch_release(
     if final.exists():
         marker, why = cache.read_valid_marker(final, name, version)
         if marker is not None:
-            return _release_tree(name, version, final)
+            why = cache.ensure_digests(final, marker, _record_mismatch)
+            if not why:
+                return _release_tree(name, version, final)
         report_warning(progress, f"cache entry {final} is broken ({why}); fetching {name}=={version} again")
         cache.remove_entry(final)
 
@@ -117,7 +178,7 @@ def fetch_release(
         wheel = _download_wheel(name, version, work / "download", progress)
         built = work / "tree"
         marker = _extract_wheel(wheel, built, name, version, progress)
-        (built / cache.MARKER_NAME).write_text(marker.to_json(), encoding="utf-8")
+        atomic_write(built / cache.MARKER_NAME, marker.to_json())
         wheel.unlink()  # large wheels (vllm: ~500 MB) must not linger; the .py tree is all we read
         cache.publish_entry(built, final, name, version)
     finally:
@@ -125,11 +186,34 @@ def fetch_release(
     return _release_tree(name, version, final)
 
 
+def _record_mismatch(entry: Path, digests: dict[str, str]) -> str:
+    """Which file of an extracted entry differs from the sha256 its kept RECORD gives ("" if none)."""
+    for record in sorted(entry.glob("*.dist-info/RECORD")):
+        try:
+            rows = list(csv.reader(record.read_text(encoding="utf-8").splitlines()))
+        except (OSError, UnicodeDecodeError, csv.Error):
+            return f"{record.relative_to(entry).as_posix()} is unreadable"
+        for row in rows:
+            if len(row) < 2 or not row[1].startswith("sha256="):
+                continue
+            member_parts = row[0].split("/")
+            if len(member_parts) > 2 and member_parts[0].endswith(".data") and member_parts[1] in ("purelib", "platlib"):
+                rel = "/".join(member_parts[2:])
+            else:
+                rel = row[0]
+            if rel in digests:
+                expected = row[1][len("sha256="):]
+                actual = base64.urlsafe_b64encode(bytes.fromhex(digests[rel])).rstrip(b"=").decode()
+                if actual != expected:
+                    return f"{rel} differs from its RECORD hash"
+    return ""
+
+
 def _download_wheel(name: str, version: str, dest: Path, progress: Reporter | None) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     base_args = [
         "download", "--no-deps", "--only-binary=:all:", "--no-cache-dir", "--progress-bar", "off",
-        "--retries", "2", "-vv", "-d", str(dest), f"{name}=={version}",
+        "--retries", "2", "-vv", "-d", str(dest.resolve()), f"{name}=={version}",
     ]  # fmt: skip
     first = _run_pip(base_args)
     result = first
@@ -141,6 +225,8 @@ def _download_wheel(name: str, version: str, dest: Path, progress: Reporter | No
         )
         result = _run_pip(base_args + list(LINUX_FALLBACK_ARGS))
     if result.returncode != 0:
+        if _DISK_FULL_RE.search(result.output):
+            raise DiskFullError(dest)
         raise _pip_failure(name, version, result.output, first.output)
     wheels = sorted(dest.glob("*.whl"))
     if len(wheels) != 1:
@@ -235,18 +321,43 @@ def _safe_version(text: str) -> Version | None:
         return None
 
 
+@dataclass(frozen=True)
+class WheelLimits:
+    """What apiaudit extracts from one wheel at most (docs/scan.md lists them).
+
+    Generous: vLLM 0.33.0 (336 MB) has 5,802 members and keeps 3,234 files, 51 MB in all,
+    none over 0.8 MB, none deflated more than 12-fold. A wheel past any limit is refused
+    before anything is written.
+    """
+
+    max_members: int = 100_000  # entries in the archive, kept or not
+    max_member_bytes: int = 64 << 20  # one kept file, uncompressed
+    max_total_bytes: int = 1 << 30  # every kept file together, uncompressed
+    max_ratio: int = 200  # uncompressed / compressed size of one kept file ...
+    ratio_floor_bytes: int = 1 << 20  # ... judged only for files larger than this
+
+
+DEFAULT_LIMITS = WheelLimits()
+_MAX_NAME_BYTES = 255  # one path component, as most filesystems allow
+_MAX_PATH_BYTES = 1024  # a whole member path inside the entry
+
+
+class _Malformed(Exception):
+    """Why a wheel cannot be extracted; `_extract_wheel` turns it into one InputError line."""
+
+
 def _member_target(member: str, dist_info_names: set[str]) -> str | None:
     """Where a wheel member lands in the cache entry, or None to skip it.
 
-    Raises InputError for a member path that could escape the entry (absolute, `..`, drive).
+    Raises _Malformed for a member path that could escape the entry (absolute, `..`, drive).
     """
     if member.endswith("/"):
         return None
     if "\\" in member or "\0" in member or member.startswith("/") or re.match(r"^[A-Za-z]:", member):
-        raise InputError(f"refusing a wheel with an unsafe member path: {member!r}")
+        raise _Malformed(f"unsafe member path {member!r}")
     parts = PurePosixPath(member).parts
     if any(part in ("..", ".", "") for part in parts):
-        raise InputError(f"refusing a wheel with an unsafe member path: {member!r}")
+        raise _Malformed(f"unsafe member path {member!r}")
     top = parts[0]
     if top.endswith(".data"):
         # purelib/platlib install into site-packages itself; scripts, headers and data do not.
@@ -260,46 +371,144 @@ def _member_target(member: str, dist_info_names: set[str]) -> str | None:
     return member if member.endswith(_SOURCE_SUFFIXES) else None
 
 
-def _extract_wheel(wheel: Path, dest: Path, name: str, version: str, progress: Reporter | None) -> cache.Marker:
+def _check_plan(planned: list[tuple[zipfile.ZipInfo, str]], limits: WheelLimits) -> None:
+    """Refuse, before writing anything, what could not be extracted as a tree of files."""
+    targets: set[str] = set()
+    folders: set[str] = set()
+    total = 0
+    for info, target in planned:
+        encoded = target.encode("utf-8", errors="surrogateescape")
+        if len(encoded) > _MAX_PATH_BYTES or any(len(p.encode("utf-8", errors="surrogateescape")) > _MAX_NAME_BYTES for p in target.split("/")):
+            raise _Malformed(f"member name too long: {info.filename[:80]!r}...")
+        if target in targets:
+            raise _Malformed(f"member {info.filename!r} appears twice")
+        targets.add(target)
+        parts = target.split("/")
+        folders.update("/".join(parts[:i]) for i in range(1, len(parts)))
+        if info.flag_bits & 0x1:
+            raise _Malformed(f"member {info.filename!r} is encrypted")
+        if info.file_size > limits.max_member_bytes:
+            raise _Malformed(
+                f"member {info.filename!r} expands to {info.file_size} bytes, "
+                f"more than the {limits.max_member_bytes} apiaudit extracts per file"
+            )
+        ratio = info.file_size / max(info.compress_size, 1)
+        if info.file_size > limits.ratio_floor_bytes and ratio > limits.max_ratio:
+            raise _Malformed(
+                f"member {info.filename!r} expands {ratio:.0f}-fold, more than the {limits.max_ratio}-fold "
+                "apiaudit accepts (a zip bomb?)"
+            )
+        total += info.file_size
+        if total > limits.max_total_bytes:
+            raise _Malformed(f"its kept files expand to more than the {limits.max_total_bytes} bytes apiaudit extracts")
+    clash = sorted(targets & folders)
+    if clash:
+        raise _Malformed(f"{clash[0]!r} is both a file and a folder")
+
+
+def _record_hashes(archive: zipfile.ZipFile, dist_info_names: set[str]) -> dict[str, tuple[str, str, int | None]]:
+    """member -> (algorithm, urlsafe-base64 digest, size) from the wheel's RECORD, where it gives them."""
+    found: dict[str, tuple[str, str, int | None]] = {}
+    for dist_info in sorted(dist_info_names):
+        try:
+            text = archive.read(f"{dist_info}/RECORD").decode("utf-8")
+        except KeyError:
+            continue
+        for row in csv.reader(text.splitlines()):
+            if len(row) < 2 or "=" not in row[1]:
+                continue
+            algorithm, _, digest = row[1].partition("=")
+            size = int(row[2]) if len(row) > 2 and row[2].isdigit() else None
+            if algorithm in hashlib.algorithms_guaranteed:
+                found[row[0]] = (algorithm, digest, size)
+    return found
+
+
+class _HashingReader:
+    """A member stream that hashes what it hands on (sha256, plus RECORD's algorithm)."""
+
+    def __init__(self, source, algorithm: str | None):
+        self.source = source
+        self.sha256 = hashlib.sha256()
+        self.other = hashlib.new(algorithm) if algorithm and algorithm != "sha256" else None
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self.source.read(size)
+        self.sha256.update(chunk)
+        if self.other is not None:
+            self.other.update(chunk)
+        return chunk
+
+    def digest(self, algorithm: str) -> str:
+        hasher = self.sha256 if algorithm == "sha256" or self.other is None else self.other
+        return base64.urlsafe_b64encode(hasher.digest()).rstrip(b"=").decode()
+
+
+def _extract_wheel(
+    wheel: Path, dest: Path, name: str, version: str, progress: Reporter | None, limits: WheelLimits = DEFAULT_LIMITS
+) -> cache.Marker:
+    """Write the wheel's kept members under `dest`; every malformed archive is one InputError line."""
     try:
-        archive = zipfile.ZipFile(wheel)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise InputError(f"the wheel fetched for {name}=={version} is not a readable zip archive: {exc}") from None
-    with archive:
-        infos = archive.infolist()
-        # Only the wheel's own dist-info (one top-level *.dist-info folder) is kept.
-        tops = {info.filename.split("/", 1)[0] for info in infos}
-        dist_info_names = {top for top in tops if top.endswith(".dist-info")}
-        planned = [(info, _member_target(info.filename, dist_info_names)) for info in infos]
-        planned = [(info, target) for info, target in planned if target is not None]
-        source_count = sum(1 for _, target in planned if target.endswith(_SOURCE_SUFFIXES))
-        report_step(progress, f"extracting {source_count} .py files")
-        dest.mkdir(parents=True)
-        root = dest.resolve()
-        for info, target in planned:
-            path = (dest / target).resolve()
-            if root not in path.parents:
-                raise InputError(f"refusing a wheel with an unsafe member path: {info.filename!r}")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with archive.open(info) as source, open(path, "wb") as sink:
-                shutil.copyfileobj(source, sink, 1 << 20)
+        digests = _extract_members(wheel, dest, progress, limits)
+    except _Malformed as why:
+        raise InputError(f"malformed wheel {wheel.name} for {name}=={version}: {why}") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError) as exc:
+        raise InputError(f"malformed wheel {wheel.name} for {name}=={version}: {exc}") from None
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise disk_full_or(exc, dest) from None
+        # A name the filesystem refuses, a member that cannot be created: the archive is at fault.
+        raise InputError(f"malformed wheel {wheel.name} for {name}=={version}: {exc.strerror or exc}") from None
     files = cache.tree_files(dest)
     return cache.Marker(
         name=name,
         version=version,
         wheel=wheel.name,
-        wheel_sha256=_sha256(wheel),
+        wheel_sha256=cache.file_sha256(wheel),
         file_count=len(files),
         tree_digest=cache.tree_digest(dest, files),
+        digests=digests,
     )
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+def _extract_members(wheel: Path, dest: Path, progress: Reporter | None, limits: WheelLimits) -> dict[str, str]:
+    try:
+        archive = zipfile.ZipFile(wheel)
+    except (zipfile.BadZipFile, ValueError, EOFError) as exc:
+        raise _Malformed(f"not a readable zip archive ({exc})") from None
+    digests: dict[str, str] = {}
+    with archive:
+        infos = archive.infolist()
+        if len(infos) > limits.max_members:
+            raise _Malformed(f"it has {len(infos)} members, more than the {limits.max_members} apiaudit reads")
+        # Only the wheel's own dist-info (one top-level *.dist-info folder) is kept.
+        tops = {info.filename.split("/", 1)[0] for info in infos}
+        dist_info_names = {top for top in tops if top.endswith(".dist-info")}
+        planned = [(info, _member_target(info.filename, dist_info_names)) for info in infos]
+        kept = [(info, target) for info, target in planned if target is not None]
+        _check_plan(kept, limits)
+        recorded = _record_hashes(archive, dist_info_names)
+        source_count = sum(1 for _, target in kept if target.endswith(_SOURCE_SUFFIXES))
+        report_step(progress, f"extracting {source_count} .py files")
+        dest.mkdir(parents=True)
+        root = dest.resolve()
+        for info, target in kept:
+            path = dest / target
+            if root not in path.resolve().parents:
+                raise _Malformed(f"unsafe member path {info.filename!r}")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            record = recorded.get(info.filename)
+            with archive.open(info) as member:
+                reader = _HashingReader(member, record[0] if record else None)
+                written = write_new(path, reader, limit=info.file_size)  # type: ignore[arg-type]
+            if written != info.file_size:
+                raise _Malformed(f"member {info.filename!r} holds {written} bytes, its header says {info.file_size}")
+            if record and not info.filename.endswith("/RECORD"):
+                algorithm, digest, size = record
+                if reader.digest(algorithm) != digest or (size is not None and size != written):
+                    raise _Malformed(f"member {info.filename!r} does not match its RECORD hash")
+            digests[target] = reader.sha256.hexdigest()
+    return digests
 
 
 def _release_tree(name: str, version: str, entry: Path) -> CodeTree:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import pickle
 import textwrap
+from pathlib import Path
 
 import griffe
 import pytest
 
+from apiaudit import cachefmt
 from apiaudit.audit import scan
 from apiaudit.provider import cache as index_cache
 
@@ -53,13 +58,94 @@ def test_a_changed_provider_file_invalidates_the_entry(pair):
 def test_a_corrupt_entry_is_rebuilt_with_one_line(pair, capsys):
     prov, cons, cache = pair
     first = scan([str(cons)], str(prov), cache_dir=cache)
-    entries = list((cache / "index").glob("*.pickle"))
+    entries = list((cache / "index").glob("*.json"))
     assert len(entries) == 1
-    entries[0].write_bytes(b"not a pickle")
+    entries[0].write_bytes(b"not a cache file")
     again = scan([str(cons)], str(prov), cache_dir=cache)
     assert again.findings == first.findings
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "rebuilding" in err[0]
+
+
+class _Hostile:
+    """Unpickling this writes the marker file: proof that a cache entry ran code."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+def test_a_planted_pickle_never_runs_and_the_entry_is_rebuilt(pair, tmp_path, capsys):
+    prov, cons, cache = pair
+    cold = scan([str(cons)], str(prov), cache_dir=cache)
+    entry = next((cache / "index").glob("*.json"))
+    marker = tmp_path / "pickle-ran"
+    payload = pickle.dumps({"engine": "x", "touched": {}, "memo": {}, "boom": _Hostile(marker)})
+    # Where a pickle cache lived and where the data cache lives now.
+    entry.with_suffix(".pickle").write_bytes(payload)
+    entry.write_bytes(payload)
+    capsys.readouterr()
+
+    warm = scan([str(cons)], str(prov), cache_dir=cache)
+
+    assert not marker.exists(), "a cache entry ran code"
+    assert warm.findings == cold.findings
+    assert "rebuilding" in capsys.readouterr().err
+    assert cachefmt.read(entry, index_cache.KIND)["engine"] == index_cache._engine_fingerprint()
+
+
+def _rewrite_payload(entry, edit):
+    """Change an entry's payload and, with a valid hash, as a deliberate forger would."""
+    header, _, payload = entry.read_bytes().partition(b"\n")
+    payload = edit(payload)
+    head = json.loads(header)
+    head["sha256"] = hashlib.sha256(payload).hexdigest()
+    entry.write_bytes(json.dumps(head).encode() + b"\n" + payload)
+
+
+def test_a_tampered_entry_fails_its_hash_and_is_rebuilt_with_one_line(pair, capsys, monkeypatch):
+    prov, cons, cache = pair
+    cold = scan([str(cons)], str(prov), cache_dir=cache)
+    entry = next((cache / "index").glob("*.json"))
+    header, _, payload = entry.read_bytes().partition(b"\n")
+    assert b'"b"' in payload
+    entry.write_bytes(header + b"\n" + payload.replace(b'"b"', b'"z"'))  # same length, hash not updated
+    capsys.readouterr()
+    visits = []
+    real_visit = griffe.visit
+    monkeypatch.setattr(griffe, "visit", lambda *a, **k: visits.append(a[0]) or real_visit(*a, **k))
+
+    again = scan([str(cons)], str(prov), cache_dir=cache)
+
+    assert again.findings == cold.findings
+    assert visits, "a tampered entry must not be trusted"
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "does not match its hash" in err[0] and "rebuilding" in err[0]
+
+
+@pytest.mark.parametrize("forged", ["os:system", "subprocess:Popen", "builtins:eval", "pickle:loads"])
+def test_a_forged_type_name_selects_nothing_and_runs_nothing(pair, capsys, forged):
+    prov, cons, cache = pair
+    cold = scan([str(cons)], str(prov), cache_dir=cache)
+    entry = next((cache / "index").glob("*.json"))
+    name = b"apiaudit.provider.model:Param"
+    _rewrite_payload(entry, lambda payload: payload.replace(name, forged.encode(), 1))
+    capsys.readouterr()
+    assert scan([str(cons)], str(prov), cache_dir=cache).findings == cold.findings
+    assert "unregistered type" in capsys.readouterr().err
+
+
+def test_the_cache_key_includes_python_and_griffe_versions(pair, monkeypatch):
+    prov, cons, cache = pair
+    scan([str(cons)], str(prov), cache_dir=cache)
+    monkeypatch.setattr(cachefmt, "environment_key", lambda: "cpython-9.9.9/griffe-0.0")
+    visits = []
+    real_visit = griffe.visit
+    monkeypatch.setattr(griffe, "visit", lambda *a, **k: visits.append(a[0]) or real_visit(*a, **k))
+    scan([str(cons)], str(prov), cache_dir=cache)
+    assert visits, "an entry written under another Python or Griffe must not be trusted"
 
 
 def test_the_cache_key_includes_the_engine(pair, monkeypatch):
@@ -71,3 +157,27 @@ def test_the_cache_key_includes_the_engine(pair, monkeypatch):
     monkeypatch.setattr(griffe, "visit", lambda *a, **k: visits.append(a[0]) or real_visit(*a, **k))
     scan([str(cons)], str(prov), cache_dir=cache, )
     assert visits, "an entry written by another engine version must not be trusted"
+
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+
+
+@pytest.mark.parametrize("consumer", ["consumers/driver/driver", "consumers/jobs"])
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_the_fixture_pairs_give_the_same_findings_cold_and_warm(tmp_path, monkeypatch, consumer, version):
+    args = dict(
+        consumers=[str(FIXTURES / consumer)],
+        provider=str(FIXTURES / "providers" / f"engine_{version}" / "engine"),
+        rules_dirs=[FIXTURES / "providers"],
+    )
+    uncached = scan(**args, use_index_cache=False)
+    cold = scan(**args, cache_dir=tmp_path)
+    assert list((tmp_path / "index").glob("*.json")) and list((tmp_path / "consumer").glob("*.json"))
+
+    def no_visits(*a, **k):
+        raise AssertionError("a warm scan must not visit provider modules")
+
+    monkeypatch.setattr(griffe, "visit", no_visits)
+    warm = scan(**args, cache_dir=tmp_path)
+    assert uncached.findings == cold.findings == warm.findings
+    assert uncached.findings, "the fixtures have findings to compare"

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import zipfile
-from pathlib import Path
 
 import pytest
 from packaging.version import Version
@@ -18,6 +16,7 @@ from apiaudit.errors import InputError
 from apiaudit.sources import SourceWarning, release_versions, resolve
 from apiaudit.sources import release as release_module
 from apiaudit.sources.cache import MARKER_NAME
+from wheel_helpers import build_wheel
 
 SMALL_RELEASE = "speculators==0.3.0"
 
@@ -37,48 +36,6 @@ def forbid_pip(monkeypatch) -> None:
         raise AssertionError(f"pip was run although the release is cached: {args}")
 
     monkeypatch.setattr(release_module, "_run_pip", refuse)
-
-
-def build_wheel(folder: Path, name: str, version: str, members: dict[str, bytes | str]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    wheel = folder / f"{name}-{version}-py3-none-any.whl"
-    dist_info = f"{name}-{version}.dist-info"
-    base = {
-        f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
-        f"{dist_info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-        f"{dist_info}/RECORD": "",
-    }
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for member, content in {**base, **members}.items():
-            archive.writestr(member, content)
-    return wheel
-
-
-TOY_MEMBERS: dict[str, bytes | str] = {
-    "toypkg/__init__.py": "from toypkg.mod import f\n",
-    "toypkg/mod.py": "def f(a, *, b=1): ...\n",
-    "toypkg/mod.pyi": "def f(a: int, *, b: int = ...) -> None: ...\n",
-    "toypkg/data.json": "{}",
-    "toypkg/_native.cpython-312-x86_64-linux-gnu.so": b"\x7fELF junk",
-    "toypkg-1.0.dist-info/top_level.txt": "toypkg\n",
-    "toypkg-1.0.dist-info/entry_points.txt": "[console_scripts]\ntoy = toypkg:f\n",
-    "toypkg-1.0.data/purelib/toypkg_extra/__init__.py": "",
-    "toypkg-1.0.data/scripts/toy-tool.py": "print('never extracted')\n",
-}
-
-
-@pytest.fixture
-def local_index(tmp_path, monkeypatch) -> Path:
-    """Point the real pip at a folder of wheels only (no index, no user pip config)."""
-    links = tmp_path / "links"
-    build_wheel(links, "toypkg", "1.0", TOY_MEMBERS)
-    build_wheel(links, "toypkg", "0.9", {"toypkg/__init__.py": ""})
-    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
-    monkeypatch.setenv("PIP_NO_INDEX", "1")
-    monkeypatch.setenv("PIP_FIND_LINKS", str(links))
-    monkeypatch.delenv("PIP_EXTRA_INDEX_URL", raising=False)
-    monkeypatch.delenv("PIP_INDEX_URL", raising=False)
-    return links
 
 
 def test_release_is_reduced_to_python_files_and_cached(tmp_path, local_index, monkeypatch):

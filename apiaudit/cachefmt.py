@@ -1,0 +1,252 @@
+"""The one format of apiaudit's memo caches: data only (JSON), verified by a content hash.
+
+A cache file is never executable: it holds JSON that `decode` turns back into plain values
+(None, bool, int, float, str, tuple, list, dict, set, frozenset) and instances of the frozen
+dataclasses and enums *registered here*. A type name in a file only ever selects one of the
+registered classes; nothing is imported or called by name, so whoever can write the cache can
+at worst make an entry fail its check (it is then rebuilt), never run code.
+
+Layout of a file: one header line, then the payload.
+
+    {"apiaudit-cache": 1, "kind": "provider-index", "sha256": "<sha256 of the payload bytes>"}
+    <payload: the encoded value as JSON>
+
+An entry whose header, hash, JSON or types do not check out raises `CacheFormatError`;
+callers rebuild it with one line on stderr.
+
+Registering a new value type: a stage that caches values of its own frozen dataclasses or
+enums registers the module that defines them, once, at import time, e.g. at the end of
+that module or in the cache that stores them:
+
+    from apiaudit import cachefmt
+    cachefmt.register_module(sys.modules[__name__])   # every frozen dataclass and Enum defined there
+    cachefmt.register(MyValue)                        # or one class
+
+`environment_key()` names the Python and Griffe versions; every cache key includes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from apiaudit.atomic import atomic_write
+
+FORMAT = 1
+_HEADER_KEY = "apiaudit-cache"
+_TYPES: dict[str, type] = {}
+
+
+class CacheFormatError(ValueError):
+    """A cache file that is not a valid, untampered entry (rebuild it), or a value that cannot be stored."""
+
+
+def _type_name(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def register(*classes: type) -> None:
+    """Allow values of these frozen dataclasses or enums in cache files."""
+    for cls in classes:
+        is_enum = isinstance(cls, type) and issubclass(cls, enum.Enum)
+        is_frozen = dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
+        if not (is_enum or is_frozen):
+            raise TypeError(f"{cls!r} is neither a frozen dataclass nor an Enum")
+        if not is_enum and any(not f.init for f in dataclasses.fields(cls)):  # type: ignore[arg-type]
+            raise TypeError(f"{cls!r} has fields outside __init__; it cannot be rebuilt from data")
+        _TYPES[_type_name(cls)] = cls
+
+
+def register_module(module: ModuleType) -> None:
+    """Register every frozen dataclass and Enum defined in `module` (not those it imports)."""
+    for value in vars(module).values():
+        if not isinstance(value, type) or value.__module__ != module.__name__:
+            continue
+        if issubclass(value, enum.Enum) or (
+            dataclasses.is_dataclass(value) and value.__dataclass_params__.frozen  # type: ignore[attr-defined]
+        ):
+            register(value)
+
+
+def environment_key() -> str:
+    """The interpreter and Griffe versions: a cache written under others is not read."""
+    try:
+        from importlib.metadata import version
+
+        griffe_version = version("griffe")
+    except Exception:  # noqa: BLE001 - no griffe metadata: still a stable key
+        griffe_version = "unknown"
+    python = f"{sys.implementation.name}-{'.'.join(map(str, sys.version_info[:3]))}"
+    return f"{python}/griffe-{griffe_version}"
+
+
+# ------------------------------------------------------------------------------ values
+
+
+def encode(value: Any) -> Any:
+    """`value` as JSON-ready data; CacheFormatError for anything but plain and registered values."""
+    if isinstance(value, enum.Enum):  # before str/int: a str-valued Enum must come back as itself
+        name = _type_name(type(value))
+        if _TYPES.get(name) is not type(value):
+            raise CacheFormatError(f"unregistered enum {name}")
+        return {"$e": name, "v": encode(value.value)}
+    if value is None or isinstance(value, (bool, str, int, float)):
+        return value
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return {"$t": [encode(item) for item in value]}
+    if isinstance(value, list):
+        return {"$l": [encode(item) for item in value]}
+    if isinstance(value, dict):
+        return {"$d": [[encode(k), encode(v)] for k, v in value.items()]}
+    if isinstance(value, (set, frozenset)):
+        items = sorted((encode(item) for item in value), key=lambda item: json.dumps(item, sort_keys=True))
+        return {"$fs" if isinstance(value, frozenset) else "$s": items}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        name = _type_name(type(value))
+        if _TYPES.get(name) is not type(value):
+            raise CacheFormatError(f"unregistered type {name}")
+        return {"$c": name, "f": {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+    raise CacheFormatError(f"cannot store a {type(value).__name__} in a cache file")
+
+
+def decode(data: Any) -> Any:
+    """The value `encode` made `data` from; CacheFormatError for anything else."""
+    if data is None or isinstance(data, (bool, int, float, str)):
+        return data
+    if not isinstance(data, dict) or len(data) not in (1, 2):
+        raise CacheFormatError("not an encoded value")
+    if "$t" in data:
+        return tuple(decode(item) for item in _items(data["$t"]))
+    if "$l" in data:
+        return [decode(item) for item in _items(data["$l"])]
+    if "$d" in data:
+        pairs = _items(data["$d"])
+        if not all(isinstance(pair, list) and len(pair) == 2 for pair in pairs):
+            raise CacheFormatError("a malformed mapping")
+        return {decode(k): decode(v) for k, v in pairs}
+    if "$fs" in data:
+        return frozenset(decode(item) for item in _items(data["$fs"]))
+    if "$s" in data:
+        return {decode(item) for item in _items(data["$s"])}
+    if "$e" in data:
+        cls = _registered(data["$e"])
+        if not issubclass(cls, enum.Enum):
+            raise CacheFormatError(f"{data['$e']} is not an enum")
+        try:
+            return cls(decode(data.get("v")))
+        except ValueError:
+            raise CacheFormatError(f"no such {data['$e']} member") from None
+    if "$c" in data:
+        cls = _registered(data["$c"])
+        fields = data.get("f")
+        names = [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) else None
+        if names is None or not isinstance(fields, dict) or sorted(fields) != sorted(names):
+            raise CacheFormatError(f"the fields of {data['$c']} do not match")
+        try:
+            return cls(**{name: decode(fields[name]) for name in names})
+        except TypeError as exc:
+            raise CacheFormatError(f"cannot rebuild {data['$c']}: {exc}") from None
+    raise CacheFormatError("an unknown tag")
+
+
+def _items(value: Any) -> list:
+    if not isinstance(value, list):
+        raise CacheFormatError("a malformed sequence")
+    return value
+
+
+def _registered(name: Any) -> type:
+    cls = _TYPES.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise CacheFormatError(f"an unregistered type {name!r}")
+    return cls
+
+
+# ------------------------------------------------------------------------------- files
+
+
+def dumps(kind: str, value: Any) -> bytes:
+    """The bytes of a cache file holding `value`."""
+    payload = json.dumps(encode(value), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    header = {_HEADER_KEY: FORMAT, "kind": kind, "sha256": hashlib.sha256(payload).hexdigest()}
+    return json.dumps(header).encode("utf-8") + b"\n" + payload
+
+
+def loads(kind: str, raw: bytes) -> Any:
+    """The value in a cache file's bytes; CacheFormatError unless its header and hash check out."""
+    head, newline, payload = raw.partition(b"\n")
+    try:
+        header = json.loads(head)
+    except ValueError:
+        raise CacheFormatError("no cache header") from None
+    if not newline or not isinstance(header, dict) or header.get(_HEADER_KEY) != FORMAT:
+        raise CacheFormatError("not an apiaudit cache file of this format")
+    if header.get("kind") != kind:
+        raise CacheFormatError(f"a {header.get('kind')!r} entry, not {kind!r}")
+    if header.get("sha256") != hashlib.sha256(payload).hexdigest():
+        raise CacheFormatError("its content does not match its hash")
+    try:
+        # The hook rebuilds each object as the parser closes it (innermost first), in one pass.
+        return json.loads(payload, object_hook=_rebuild)
+    except CacheFormatError:
+        raise
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise CacheFormatError(f"its content is not a valid entry ({type(exc).__name__})") from None
+
+
+def _rebuild(obj: dict) -> Any:
+    """One JSON object, its members already rebuilt: a tagged value, or a dataclass's field map."""
+    if len(obj) == 1:
+        ((tag, items),) = obj.items()
+        if tag == "$t":
+            return tuple(_items(items))
+        if tag == "$l":
+            return _items(items)
+        if tag == "$d":
+            pairs = _items(items)
+            if not all(isinstance(pair, list) and len(pair) == 2 for pair in pairs):
+                raise CacheFormatError("a malformed mapping")
+            return {k: v for k, v in pairs}
+        if tag == "$fs":
+            return frozenset(_items(items))
+        if tag == "$s":
+            return set(_items(items))
+    if len(obj) == 2 and "$e" in obj and "v" in obj:
+        cls = _registered(obj["$e"])
+        if not issubclass(cls, enum.Enum):
+            raise CacheFormatError(f"{obj['$e']} is not an enum")
+        try:
+            return cls(obj["v"])
+        except ValueError:
+            raise CacheFormatError(f"no such {obj['$e']} member") from None
+    if len(obj) == 2 and "$c" in obj and "f" in obj:
+        cls = _registered(obj["$c"])
+        fields = obj["f"]
+        names = [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) else None
+        if names is None or not isinstance(fields, dict) or sorted(fields) != sorted(names):
+            raise CacheFormatError(f"the fields of {obj['$c']} do not match")
+        try:
+            return cls(**fields)
+        except TypeError as exc:
+            raise CacheFormatError(f"cannot rebuild {obj['$c']}: {exc}") from None
+    if any(key.startswith("$") for key in obj):
+        raise CacheFormatError("an unknown tag")
+    return obj  # a dataclass's field map (field names never start with "$")
+
+
+def read(path: Path, kind: str) -> Any:
+    """The value in cache file `path`: OSError when absent or unreadable, CacheFormatError when invalid."""
+    return loads(kind, Path(path).read_bytes())
+
+
+def write(path: Path, kind: str, value: Any) -> None:
+    """Write cache file `path` atomically (CacheFormatError before anything is written for an unstorable value)."""
+    data = dumps(kind, value)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(Path(path), data)

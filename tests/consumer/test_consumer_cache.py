@@ -1,0 +1,74 @@
+"""The consumer stage's per-file cache: data only, never runs a planted entry, warm equals cold."""
+
+from __future__ import annotations
+
+import ast
+import pickle
+import textwrap
+
+from apiaudit.consumer import collect
+from apiaudit.consumer.model import ConsumerOptions
+from apiaudit.sources import resolve
+
+
+def _tree(tmp_path):
+    cons = tmp_path / "cons"
+    cons.mkdir()
+    (cons / "job.py").write_text(textwrap.dedent("""
+        from tinyprov import make
+        make(1, c=2)
+        class K(make):
+            def run(self):
+                return self.go(x=1)
+    """))
+    return resolve(str(cons))
+
+
+OPTIONS = ConsumerOptions(provider_packages=("tinyprov",))
+
+
+class _Hostile:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+def test_a_warm_collect_parses_nothing_and_equals_the_cold_one(tmp_path, monkeypatch):
+    tree, cache = _tree(tmp_path), tmp_path / "cache"
+    cold = collect(tree, OPTIONS, cache_dir=cache)
+    assert list((cache / "consumer").glob("*.json"))
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("a warm collect must not parse")
+
+    monkeypatch.setattr(ast, "parse", no_parse)
+    assert collect(tree, OPTIONS, cache_dir=cache) == cold
+
+
+def test_a_planted_pickle_never_runs_and_is_rebuilt(tmp_path, capsys):
+    tree, cache = _tree(tmp_path), tmp_path / "cache"
+    cold = collect(tree, OPTIONS, cache_dir=cache)
+    entry = next((cache / "consumer").glob("*.json"))
+    marker = tmp_path / "pickle-ran"
+    payload = pickle.dumps({"key": "x", "entries": {}, "boom": _Hostile(marker)})
+    entry.with_suffix(".pickle").write_bytes(payload)  # where the pickle cache lived
+    entry.write_bytes(payload)
+    capsys.readouterr()
+
+    assert collect(tree, OPTIONS, cache_dir=cache) == cold
+    assert not marker.exists(), "a cache entry ran code"
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "rebuilding" in err[0]
+
+
+def test_a_tampered_entry_is_rebuilt_never_trusted(tmp_path, capsys):
+    tree, cache = _tree(tmp_path), tmp_path / "cache"
+    cold = collect(tree, OPTIONS, cache_dir=cache)
+    entry = next((cache / "consumer").glob("*.json"))
+    header, _, payload = entry.read_bytes().partition(b"\n")
+    entry.write_bytes(header + b"\n" + payload.replace(b'"c"', b'"d"'))
+    capsys.readouterr()
+    assert collect(tree, OPTIONS, cache_dir=cache) == cold
+    assert "does not match its hash" in capsys.readouterr().err

@@ -1,0 +1,132 @@
+"""The data-only cache format: every value the caches hold round-trips; nothing else is accepted."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sys
+import types
+
+import pytest
+
+from apiaudit import cachefmt
+from apiaudit.consumer import model as consumer_model
+from apiaudit.provider import model as provider_model
+
+cachefmt.register_module(provider_model)
+cachefmt.register_module(consumer_model)
+
+SITE = consumer_model.Site(3, 4, 3, 20)
+PARAM = provider_model.Param("b", provider_model.ParamKind.KEYWORD_ONLY, True, "int", "1")
+SIGNATURE = provider_model.Signature((PARAM,), "def __init__", provider_model.Extra.IGNORE, "pkg/mod.py:3")
+SYMBOL = provider_model.Symbol("pkg.mod.C", provider_model.SymbolKind.CLASS, "pkg/mod.py:1")
+CALL = provider_model.CallInfo(SYMBOL, (SIGNATURE, SIGNATURE), fallback=None, returns=SYMBOL)
+ROOT = consumer_model.Root("symbol", "pkg.mod.C")
+STEP = consumer_model.Step("call", None, consumer_model.CallShape((consumer_model.Arg("keyword", "b", SITE),)))
+FILE = consumer_model.ConsumerFile(
+    path="job.py",
+    module="job",
+    uses=(consumer_model.Use(ROOT, (STEP,), SITE, "<module>", "C(b=1)"),),
+    classes=(consumer_model.ClassFacts("job.K", ("pkg.mod.C",), (), frozenset({"run", "x"}), SITE),),
+    method_bindings=(consumer_model.MethodBinding("job.f", (ROOT, (STEP,)), SITE),),
+    lines=("from pkg.mod import C", "C(b=1)"),
+)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None, True, 0, 1.5, "text", (), ("a", ("b", None)), ["x", 1], {("call", "a.b", None): CALL},
+        frozenset({"a", "b"}), {1, 2}, provider_model.ParamKind.VAR_KEYWORD, PARAM, SIGNATURE, CALL,
+        provider_model.Found(SYMBOL), provider_model.Missing("pkg.x", SYMBOL, ("pkg.y.x",)),
+        provider_model.Unknown("pkg.z", "module __getattr__"), FILE,
+        {"key": "k", "entries": {"job.py": ("sha", {"job.C": "pkg.mod.C"}, "variant", FILE)}},
+    ],
+)  # fmt: skip
+def test_values_round_trip_with_their_types(value):
+    again = cachefmt.loads("test", cachefmt.dumps("test", value))
+    assert again == value
+    assert type(again) is type(value)
+
+
+def test_str_enums_come_back_as_enums_not_strings():
+    again = cachefmt.loads("test", cachefmt.dumps("test", (provider_model.ParamKind.KEYWORD_ONLY,)))
+    assert again[0] is provider_model.ParamKind.KEYWORD_ONLY
+
+
+def test_an_unregistered_value_cannot_be_stored():
+    @dataclasses.dataclass(frozen=True)
+    class Stranger:
+        x: int
+
+    with pytest.raises(cachefmt.CacheFormatError, match="unregistered"):
+        cachefmt.dumps("test", (Stranger(1),))
+    with pytest.raises(cachefmt.CacheFormatError):
+        cachefmt.dumps("test", object())
+
+
+def test_only_frozen_dataclasses_and_enums_register():
+    @dataclasses.dataclass
+    class Mutable:
+        x: int
+
+    with pytest.raises(TypeError):
+        cachefmt.register(Mutable)
+    with pytest.raises(TypeError):
+        cachefmt.register(dict)
+
+
+def test_a_new_module_of_values_only_registers_itself():
+    # What another stage does to cache values of its own: define them, register the module.
+    module = types.ModuleType("apiaudit_test_values")
+    sys.modules[module.__name__] = module
+    try:
+        exec(
+            "import dataclasses, enum\n"
+            "class Mood(enum.Enum):\n    CALM = 'calm'\n"
+            "@dataclasses.dataclass(frozen=True)\nclass Memo:\n    mood: Mood\n    names: tuple\n",
+            module.__dict__,
+        )
+        with pytest.raises(cachefmt.CacheFormatError):
+            cachefmt.dumps("test", module.Memo(module.Mood.CALM, ("a",)))
+        cachefmt.register_module(module)
+        value = module.Memo(module.Mood.CALM, ("a",))
+        assert cachefmt.loads("test", cachefmt.dumps("test", value)) == value
+    finally:
+        del sys.modules[module.__name__]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"",
+        b"\x80\x04K\x01.",  # a pickle
+        b'{"apiaudit-cache": 1, "kind": "test", "sha256": "0"}\n[]',
+        b'{"apiaudit-cache": 99, "kind": "test", "sha256": "0"}\n[]',
+        b"{}\n[]",
+    ],
+)
+def test_anything_but_a_valid_entry_is_refused(raw):
+    with pytest.raises(cachefmt.CacheFormatError):
+        cachefmt.loads("test", raw)
+
+
+def test_an_entry_of_another_kind_is_refused():
+    with pytest.raises(cachefmt.CacheFormatError, match="entry"):
+        cachefmt.loads("provider-index", cachefmt.dumps("consumer-files", 1))
+
+
+def test_a_forged_enum_member_or_field_set_is_refused():
+    good = cachefmt.dumps("test", PARAM).decode()
+    for forged in (good.replace('"keyword-only"', '"no-such-kind"'), good.replace('"annotation"', '"annotatio_"')):
+        header, _, payload = forged.partition("\n")
+        head = json.loads(header)
+        head["sha256"] = hashlib.sha256(payload.encode()).hexdigest()
+        with pytest.raises(cachefmt.CacheFormatError):
+            cachefmt.loads("test", (json.dumps(head) + "\n" + payload).encode())
+
+
+def test_environment_key_names_python_and_griffe():
+    key = cachefmt.environment_key()
+    assert key.startswith(sys.implementation.name) and "/griffe-" in key
