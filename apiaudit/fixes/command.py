@@ -78,9 +78,8 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, do_apply, into, do_r
         root = Path(origin.root)
         plan = plan_fixes(findings, root, book, scanned_sha256=scanned.get(origin.name))
         diff = unified_diff(plan)
-        if into or do_apply:
-            tree = trees.get(origin.name) or sources.resolve(_spec(origin), cache_dir=cache)
         if into:
+            tree = trees.get(origin.name) or sources.resolve(_spec(origin), cache_dir=cache)
             if not tree.packages:
                 raise InputError(f"{origin.name}: --into copies packages; {origin.root} holds loose scripts (use --apply on a copy)")
             overlay = write_overlay(plan, root, tree.packages, Path(into))
@@ -91,7 +90,7 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, do_apply, into, do_r
                        f"({len(plan.fixed)} fixes in {len(plan.changed_files)} files); put it first on the path:", err=True)
             click.echo(f"  {overlay.pythonpath_line}", err=True)
         elif do_apply:
-            consumer = ConsumerIdentity.of(tree)
+            consumer = ConsumerIdentity.of(trees.get(origin.name) or sources.resolve(_spec(origin), cache_dir=cache))
             entry = apply(plan, consumer, default_journal_dir(consumer, cache))
             changed = len(entry.files) if entry else 0
             click.echo(diff, nl=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import stat
 from pathlib import Path
 from types import SimpleNamespace
@@ -366,3 +367,18 @@ def test_a_journal_naming_a_file_that_does_not_exist_never_creates_it(applied, t
         }
     code, _, err = _revert(applied)  # --force gave up on it: nothing is left to revert
     assert code == 2 and "nothing to revert" in err
+
+
+def test_an_entry_copied_from_another_consumers_journal_is_refused(tmp_path: Path) -> None:
+    provider, cache = make_provider(tmp_path), tmp_path / "cache"
+    first, second = make_package(tmp_path / "cons", "pkga"), make_package(tmp_path / "cons", "pkgb")
+    for package in (first, second):
+        assert _fix(provider, cache, package, "--apply")[0] == 0
+    (entry_a,) = [m.parent for m in cache.rglob(MANIFEST) if "pkga" in m.read_text()]
+    (entry_b,) = [m.parent for m in cache.rglob(MANIFEST) if "pkgb" in m.read_text()]
+    planted = entry_b.parent / entry_b.name.replace("000001-", "000002-", 1)
+    shutil.copytree(entry_a, planted)
+    before = snapshot(tmp_path / "cons")
+    code, _, err = _fix(provider, cache, second, "--revert")
+    assert code == 2 and len(error_lines(err)) == 1 and "not this consumer's" in err, err
+    assert snapshot(tmp_path / "cons") == before
