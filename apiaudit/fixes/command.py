@@ -29,7 +29,7 @@ from apiaudit.sources import CodeTree
 @click.command("fix")
 @audit_options
 @click.option("--apply", "do_apply", is_flag=True, help="Edit the consumer's files in place (journaled; undo with --revert). Refused for NAME==VERSION.")
-@click.option("--into", "into", type=click.Path(path_type=Path), help="Write a patched copy of the consumer package(s) into DIR instead.")
+@click.option("--into", "into", type=click.Path(path_type=Path), metavar="DIR", help="Write a patched copy of the consumer package(s) into DIR instead.")
 @click.option("--revert", "do_revert", is_flag=True, help="Undo the newest --apply to the consumer not yet undone, byte for byte.")
 @click.option("--force", is_flag=True, help="With --revert: also restore files edited since the apply (their edits are lost).")
 @click.option("--no-progress", is_flag=True)
@@ -42,7 +42,7 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, do_apply, into, do_r
       0  done: every finding has a fix (shown, applied or written), or every file was restored
       1  done, but some findings have no fix (each listed), or --revert left files edited
          since the apply (each listed; `--revert --force` restores them)
-      2  bad input or a refusal (one line says why); the refused step wrote nothing
+      2  bad input, a refusal or a failed write (one line says why); a refusal writes nothing
       3  internal error (a bug; APIAUDIT_DEBUG=1 shows the traceback)
     """
     if sum(bool(x) for x in (do_apply, into, do_revert)) > 1:

@@ -176,6 +176,7 @@ def test_each_documented_exit_code_is_what_the_command_returns(tmp_path, monkeyp
     assert invoke(*base, "--consumer", clean, "--revert")[0] == 1  # 1: a file left, --force restores it
     assert invoke(*base, "--consumer", clean, "--revert", "--force")[0] == 0
     assert invoke(*base, "--consumer", clean, "--apply", "--revert")[0] == 2  # 2: bad input
+    assert invoke(*base, "--consumer", clean, "--force")[0] == 2  # --force goes with --revert
     assert invoke(*base, "--consumer", tmp_path / "missing")[0] == 2
 
     def broken(*args, **kwargs):

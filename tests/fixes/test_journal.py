@@ -382,3 +382,17 @@ def test_an_entry_copied_from_another_consumers_journal_is_refused(tmp_path: Pat
     code, _, err = _fix(provider, cache, second, "--revert")
     assert code == 2 and len(error_lines(err)) == 1 and "not this consumer's" in err, err
     assert snapshot(tmp_path / "cons") == before
+
+
+def test_a_loose_job_script_is_applied_and_reverted(tmp_path: Path) -> None:
+    provider, cache = make_provider(tmp_path), tmp_path / "cache"
+    scripts = tmp_path / "jobs"
+    scripts.mkdir()
+    (scripts / "run.py").write_text(JOB_SOURCE)
+    (scripts / "other.py").write_text(JOB_SOURCE)
+    assert _fix(provider, cache, scripts / "run.py", "--apply")[0] == 0
+    assert (scripts / "run.py").read_text() != JOB_SOURCE and (scripts / "other.py").read_text() == JOB_SOURCE
+    code, _, err = _fix(provider, cache, scripts, "--revert")
+    assert code == 2 and "nothing to revert" in err, "the folder is another consumer than its one script"
+    assert _fix(provider, cache, scripts / "run.py", "--revert")[0] == 0
+    assert (scripts / "run.py").read_text() == JOB_SOURCE
