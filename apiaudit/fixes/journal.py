@@ -85,13 +85,9 @@ class ConsumerIdentity:
     def contains(self, relative: PurePosixPath) -> bool:
         """Whether a root-relative path is a file of this consumer (in a package, or one of its scripts)."""
         parts = relative.parts
-        if not parts:
-            return False
-        if len(parts) > 1 and parts[0] in self.packages:
-            return True
-        return (len(parts) == 1 and parts[0].removesuffix(".py") in self.packages and parts[0].endswith(".py")) or (
-            relative.as_posix() in self.scripts
-        )
+        in_package_folder = len(parts) > 1 and parts[0] in self.packages
+        single_module = len(parts) == 1 and parts[0].endswith(".py") and parts[0][:-3] in self.packages
+        return in_package_folder or single_module or relative.as_posix() in self.scripts
 
 
 def default_journal_dir(consumer: ConsumerIdentity, cache_dir: Path | None = None) -> Path:
