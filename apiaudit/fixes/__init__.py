@@ -12,8 +12,8 @@ from apiaudit.fixes.codemods import (
     RewriteImport,
     apply_edits,
 )
-from apiaudit.fixes.journal import JournalEntry, apply, default_journal_dir, revert
-from apiaudit.fixes.overlay import Overlay, write_overlay
+from apiaudit.fixes.journal import ConsumerIdentity, JournalEntry, NotRestored, RevertResult, apply, default_journal_dir, revert
+from apiaudit.fixes.overlay import Overlay, Skipped, write_overlay
 from apiaudit.fixes.plan import (
     FileFix,
     FixedFinding,
@@ -28,17 +28,21 @@ from apiaudit.fixes.scope import Candidate, scope_candidates
 __all__ = [
     "AddKeyword",
     "Candidate",
+    "ConsumerIdentity",
     "FileFix",
     "FileIndex",
     "FixPlan",
     "FixedFinding",
     "JournalEntry",
+    "NotRestored",
     "Overlay",
     "PositionalToKeyword",
     "RemoveKeyword",
     "RenameAttribute",
     "RenameKeyword",
+    "RevertResult",
     "RewriteImport",
+    "Skipped",
     "Unfixable",
     "apply",
     "apply_edits",
