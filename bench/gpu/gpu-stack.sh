@@ -86,7 +86,7 @@ cmd_stash() {
         [[ -d "$dir" ]] || continue
         cp -r "$dir" "$GPU_STACK_HOME/" && rm -rf "$dir" && moved=$((moved + 1))
     done
-    (cd "$GPU_STACK_HOME" && ls -d wheels vllm-* 2>/dev/null | tr '\n' ' '); echo "(stashed $moved now)"
+    echo "stashed $moved folder(s); in $GPU_STACK_HOME: $(cd "$GPU_STACK_HOME" && ls | tr "\n" " ")"
 }
 
 # `install small`: every wheel but vLLM's (enough for the hf backend); `install vllm`: join its parts, then it.
