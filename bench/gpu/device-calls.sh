@@ -5,6 +5,9 @@
 #   call 5  carry .gpu-stack/vllm-4:                                                       bench/gpu/device-calls.sh vllm-0.4.0
 #   call 6  (nothing carried):                                                             bench/gpu/device-calls.sh vllm-0.3.0
 # Calls follow each other within the machine's warm time: what earlier calls left in /tmp stays.
+# The scripts find everything relative to themselves: where the device tool sends another
+# checkout than this one, export this tree (git archive HEAD) with .gpu-stack/<chunk> into an
+# ignored folder of that checkout, carry that folder, and `cd` into it first.
 set -uo pipefail
 export GPU_STACK_HOME=/tmp/gpu-stack
 export PYTHONPATH="$GPU_STACK_HOME/site:$PWD" PYTHONUNBUFFERED=1

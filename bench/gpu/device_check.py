@@ -178,7 +178,7 @@ def main() -> int:
     args = parser.parse_args()
     result = globals()[f"cmd_{args.command}"](args)
     emit({"command": args.command, **result})
-    return 0
+    return 1 if "failed" in result else 0  # a failed stage stops the comparisons chained after it
 
 
 if __name__ == "__main__":

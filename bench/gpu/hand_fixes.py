@@ -2,11 +2,14 @@
 
     python bench/gpu/hand_fixes.py OVERLAY_DIR OUT_DIR
 
-Shows whether recipes for the two patterns would be enough for speculators 0.3.0 on vLLM 0.20.0:
+Shows what speculators 0.3.0 needs on vLLM 0.20.0 beyond `apiaudit fix` (bench/gpu/results/):
 * vllm-execute-model-needs-sample-tokens: after `R.execute_model(ARGS)` as a statement,
   `R.sample_tokens(None)` (vLLM's engine core does the same when there is no grammar);
 * vllm-collective-rpc-unique-reply-rank-single-value: `N = R.collective_rpc(..., unique_reply_rank=K)`
-  followed by `X = N[0]` becomes `X = N`.
+  followed by `X = N[0]` becomes `X = N`;
+* vllm-cache-config-no-prefix-caching (a recipe whose finding scan cannot make yet,
+  fixtures/runtime/prefix_cache_default/): `CacheConfig(` opened on its own line and not
+  passing enable_prefix_caching gets `enable_prefix_caching=False` as its first argument.
 Line-based on purpose: a stand-in for the codemods, not one of them.
 """
 
@@ -20,6 +23,7 @@ from pathlib import Path
 EXECUTE = re.compile(r"^(?P<indent>\s*)(?P<receiver>[\w.]+)\.execute_model\((?P<args>.*)\)\s*$")
 RPC_ASSIGN = re.compile(r"^\s*(?P<name>\w+)\s*=\s*[\w.]+\.collective_rpc\(")
 INDEX_ZERO = r"^(?P<lead>\s*\w+\s*=\s*){name}\[0\]\s*$"
+CACHE_CONFIG = re.compile(r"^(?P<indent>\s*)\w+\s*=\s*CacheConfig\(\s*$")
 
 
 def fix_text(text: str) -> tuple[str, list[str]]:
@@ -30,6 +34,10 @@ def fix_text(text: str) -> tuple[str, list[str]]:
     pending_rpc: str | None = None
     for number, line in enumerate(lines, 1):
         out.append(line)
+        opened = CACHE_CONFIG.match(line.rstrip("\n"))
+        if opened and not _passes(lines[number:], "enable_prefix_caching"):
+            out.append(f"{opened['indent']}    enable_prefix_caching=False,\n")
+            done.append(f"{number}: CacheConfig(enable_prefix_caching=False)")
         match = EXECUTE.match(line.rstrip("\n"))
         if match and "=" not in line.split("execute_model", 1)[0]:
             out.append(f"{match['indent']}{match['receiver']}.sample_tokens(None)\n")
@@ -47,6 +55,16 @@ def fix_text(text: str) -> tuple[str, list[str]]:
                 out[-1] = f"{indexed['lead']}{name}\n"
                 done.append(f"{number}: {name}[0] -> {name}")
     return "".join(out), done
+
+
+def _passes(rest: list[str], keyword: str) -> bool:
+    """Whether the call opened just above passes `keyword` before its closing parenthesis."""
+    for line in rest:
+        if line.strip().startswith(")"):
+            return False
+        if line.strip().startswith(f"{keyword}="):
+            return True
+    return False
 
 
 def main(overlay: Path, target: Path) -> int:
