@@ -48,5 +48,14 @@ case "${1:-}" in
         check pipeline "$W" vllm-0.3.0-hand --backend vllm --overlay "$GPU_STACK_HOME/overlay-0.3.0-hand" \
             && check compare "$W" hf vllm-0.3.0-hand && check load "$W" vllm-0.3.0-hand
         keep vllm-0.3.0 vllm-0.3.0-fixed vllm-0.3.0-hand ;;
+    rerun-0.3.0)  # a fresh machine: the stack, the model, then 0.3.0 with the CacheConfig edit alone and with all three
+        bench/gpu/gpu-stack.sh stash && bench/gpu/gpu-stack.sh install small && bench/gpu/gpu-stack.sh install vllm || exit 1
+        [[ -d "$W/model" ]] || check model "$W" || exit 1
+        python3 bench/gpu/hand_fixes.py "$GPU_STACK_HOME/overlay-0.3.0" "$GPU_STACK_HOME/overlay-0.3.0-cache" --only cache-config
+        check pipeline "$W" vllm-0.3.0-cache --backend vllm --overlay "$GPU_STACK_HOME/overlay-0.3.0-cache"
+        python3 bench/gpu/hand_fixes.py "$GPU_STACK_HOME/overlay-0.3.0" "$GPU_STACK_HOME/overlay-0.3.0-hand3"
+        check pipeline "$W" vllm-0.3.0-hand3 --backend vllm --overlay "$GPU_STACK_HOME/overlay-0.3.0-hand3" \
+            && check load "$W" vllm-0.3.0-hand3
+        keep vllm-0.3.0-rerun vllm-0.3.0-cache vllm-0.3.0-hand3 ;;
     *) sed -n '2,8p' "$0"; exit 2 ;;
 esac

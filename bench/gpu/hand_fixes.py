@@ -1,6 +1,6 @@
 """The two mechanical edits `apiaudit fix` has no recipe for yet, applied by hand to an overlay copy.
 
-    python bench/gpu/hand_fixes.py OVERLAY_DIR OUT_DIR
+    python bench/gpu/hand_fixes.py OVERLAY_DIR OUT_DIR [--only EDIT,...]   (EDIT: sample-tokens, reply, cache-config)
 
 Shows what speculators 0.3.0 needs on vLLM 0.20.0 beyond `apiaudit fix` (bench/gpu/results/):
 * vllm-execute-model-needs-sample-tokens: after `R.execute_model(ARGS)` as a statement,
@@ -26,7 +26,10 @@ INDEX_ZERO = r"^(?P<lead>\s*\w+\s*=\s*){name}\[0\]\s*$"
 CACHE_CONFIG = re.compile(r"^(?P<indent>\s*)\w+\s*=\s*CacheConfig\(\s*$")
 
 
-def fix_text(text: str) -> tuple[str, list[str]]:
+EDITS = ("sample-tokens", "reply", "cache-config")
+
+
+def fix_text(text: str, edits: tuple[str, ...] = EDITS) -> tuple[str, list[str]]:
     lines = text.splitlines(keepends=True)
     out: list[str] = []
     done: list[str] = []
@@ -35,11 +38,11 @@ def fix_text(text: str) -> tuple[str, list[str]]:
     for number, line in enumerate(lines, 1):
         out.append(line)
         opened = CACHE_CONFIG.match(line.rstrip("\n"))
-        if opened and not _passes(lines[number:], "enable_prefix_caching"):
+        if "cache-config" in edits and opened and not _passes(lines[number:], "enable_prefix_caching"):
             out.append(f"{opened['indent']}    enable_prefix_caching=False,\n")
             done.append(f"{number}: CacheConfig(enable_prefix_caching=False)")
         match = EXECUTE.match(line.rstrip("\n"))
-        if match and "=" not in line.split("execute_model", 1)[0]:
+        if "sample-tokens" in edits and match and "=" not in line.split("execute_model", 1)[0]:
             out.append(f"{match['indent']}{match['receiver']}.sample_tokens(None)\n")
             done.append(f"{number}: sample_tokens after execute_model")
         assign = RPC_ASSIGN.match(line)
@@ -51,7 +54,7 @@ def fix_text(text: str) -> tuple[str, list[str]]:
             pending_rpc = None
         for name in rpc_names:
             indexed = re.match(INDEX_ZERO.format(name=re.escape(name)), line.rstrip("\n"))
-            if indexed:
+            if indexed and "reply" in edits:
                 out[-1] = f"{indexed['lead']}{name}\n"
                 done.append(f"{number}: {name}[0] -> {name}")
     return "".join(out), done
@@ -67,7 +70,7 @@ def _passes(rest: list[str], keyword: str) -> bool:
     return False
 
 
-def main(overlay: Path, target: Path) -> int:
+def main(overlay: Path, target: Path, edits: tuple[str, ...] = EDITS) -> int:
     if target.exists():
         shutil.rmtree(target)
     shutil.copytree(overlay, target)
@@ -75,7 +78,7 @@ def main(overlay: Path, target: Path) -> int:
         text = path.read_text(encoding="utf-8")
         if "execute_model" not in text and "unique_reply_rank" not in text:
             continue
-        fixed, done = fix_text(text)
+        fixed, done = fix_text(text, edits)
         if done:
             path.write_text(fixed, encoding="utf-8")
             for entry in done:
@@ -84,4 +87,5 @@ def main(overlay: Path, target: Path) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(Path(sys.argv[1]), Path(sys.argv[2])))
+    only = tuple(sys.argv[4].split(",")) if len(sys.argv) > 4 and sys.argv[3] == "--only" else EDITS
+    raise SystemExit(main(Path(sys.argv[1]), Path(sys.argv[2]), only))
