@@ -20,12 +20,19 @@ from apiaudit.runner.train import STEP_MARK
 CPU_ATTENTION = "apiaudit_dense_block_mask_attention"
 
 
+def verifier_config(model_path: str):
+    """The target's config as transformers reads it (its text config for multimodal targets)."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(model_path)
+    return getattr(config, "text_config", config)
+
+
 def draft_layer_config(model_path: str, num_layers: int, *, device: str = "cuda"):
     """The draft's decoder-layer config: the target's shape with `num_layers` layers (speculators' recipe)."""
-    from transformers import AutoConfig, LlamaConfig
+    from transformers import LlamaConfig
 
-    verifier = AutoConfig.from_pretrained(model_path)
-    verifier = getattr(verifier, "text_config", verifier)
+    verifier = verifier_config(model_path)
     layer_config = LlamaConfig(
         vocab_size=verifier.vocab_size,
         hidden_size=verifier.hidden_size,
@@ -91,7 +98,9 @@ def build_draft(params: dict[str, Any], *, t2d, d2t):
             algorithm="eagle3",
             proposal_methods=[GreedyTokenProposalConfig(speculative_tokens=params["ttt_steps"])],
             default_proposal_method="greedy",
-            verifier=VerifierConfig.from_config(layer_config, name_or_path=params["model_path"]),
+            # The target's own config: it names the verifier's architectures (speculators 0.3.0
+            # rejects the draft layer config's architectures=None; 0.4.0 records []).
+            verifier=VerifierConfig.from_config(verifier_config(params["model_path"]), name_or_path=params["model_path"]),
         ),
     )
     return Eagle3DraftModel(config=config, t2d=t2d, d2t=d2t)

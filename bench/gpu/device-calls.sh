@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The device calls, one function each (docs/runner.md, "vLLM on a GPU"). Run from the repo root there:
+#   call 1  carry .gpu-stack/wheels .gpu-stack/overlay-0.4.0 .gpu-stack/overlay-0.3.0:  bench/gpu/device-calls.sh hf
+#   call 2-4  carry .gpu-stack/vllm-N:                                                     bench/gpu/device-calls.sh stash
+#   call 5  carry .gpu-stack/vllm-4:                                                       bench/gpu/device-calls.sh vllm-0.4.0
+#   call 6  (nothing carried):                                                             bench/gpu/device-calls.sh vllm-0.3.0
+# Calls follow each other within the machine's warm time: what earlier calls left in /tmp stays.
+# The scripts find everything relative to themselves: where the device tool sends another
+# checkout than this one, export this tree (git archive HEAD) with .gpu-stack/<chunk> into an
+# ignored folder of that checkout, carry that folder, and `cd` into it first.
+set -uo pipefail
+export GPU_STACK_HOME=/tmp/gpu-stack
+export PYTHONPATH="$GPU_STACK_HOME/site:$PWD" PYTHONUNBUFFERED=1
+# vLLM's distributed set-up on a machine whose only reachable interface is loopback.
+export VLLM_HOST_IP=127.0.0.1 GLOO_SOCKET_IFNAME=lo NCCL_SOCKET_IFNAME=lo
+# NVLink multicast stays off (KINDS.md), also in the workers vLLM starts (they inherit this environment).
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export VLLM_WORKER_MULTIPROC_METHOD=spawn VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+W=/tmp/gpu-work
+OUT="${OUT:-/tmp/gpu-out}"
+mkdir -p "$W" "$OUT"
+check() { python3 bench/gpu/device_check.py "$@"; }
+keep() {  # the small evidence files of the runs named, into $OUT/NAME.tgz
+    local name="$1"; shift
+    (cd "$W" && tar czf "$OUT/$name.tgz" --ignore-failed-read $(for r in "$@"; do
+        ls -d "$r"/*/stage.log "$r"/*/manifest.json "$r"/preflight.json "$r".traceback.txt "$r".toml 2>/dev/null; done))
+}
+
+case "${1:-}" in
+    hf)
+        bench/gpu/gpu-stack.sh stash && bench/gpu/gpu-stack.sh install small || exit 1
+        nvidia-smi -L; python3 -c 'import sys, torch, transformers, speculators; print(sys.version.split()[0], torch.__version__, transformers.__version__, speculators.__version__)'
+        check model "$W" && check pipeline "$W" hf --backend hf && check load "$W" hf
+        keep hf hf ;;
+    stash)
+        bench/gpu/gpu-stack.sh stash ;;
+    vllm-0.4.0)
+        bench/gpu/gpu-stack.sh stash && bench/gpu/gpu-stack.sh install vllm || exit 1
+        VLLM_ENABLE_V1_MULTIPROCESSING=0 check stack "$W" || exit 1
+        check pipeline "$W" vllm-0.4.0 --backend vllm
+        check pipeline "$W" vllm-0.4.0-fixed --backend vllm --overlay "$GPU_STACK_HOME/overlay-0.4.0" \
+            && check compare "$W" hf vllm-0.4.0-fixed && check load "$W" vllm-0.4.0-fixed
+        keep vllm-0.4.0 vllm-0.4.0 vllm-0.4.0-fixed ;;
+    vllm-0.3.0)
+        check pipeline "$W" vllm-0.3.0-fixed --backend vllm --overlay "$GPU_STACK_HOME/overlay-0.3.0" \
+            && check compare "$W" hf vllm-0.3.0-fixed
+        python3 bench/gpu/hand_fixes.py "$GPU_STACK_HOME/overlay-0.3.0" "$GPU_STACK_HOME/overlay-0.3.0-hand"
+        check pipeline "$W" vllm-0.3.0-hand --backend vllm --overlay "$GPU_STACK_HOME/overlay-0.3.0-hand" \
+            && check compare "$W" hf vllm-0.3.0-hand && check load "$W" vllm-0.3.0-hand
+        keep vllm-0.3.0 vllm-0.3.0-fixed vllm-0.3.0-hand ;;
+    rerun-0.3.0)  # a fresh machine: the stack, the model, then 0.3.0 with the CacheConfig edit alone and with all three
+        bench/gpu/gpu-stack.sh stash && bench/gpu/gpu-stack.sh install small && bench/gpu/gpu-stack.sh install vllm || exit 1
+        [[ -d "$W/model" ]] || check model "$W" || exit 1
+        python3 bench/gpu/hand_fixes.py "$GPU_STACK_HOME/overlay-0.3.0" "$GPU_STACK_HOME/overlay-0.3.0-cache" --only cache-config
+        check pipeline "$W" vllm-0.3.0-cache --backend vllm --overlay "$GPU_STACK_HOME/overlay-0.3.0-cache"
+        python3 bench/gpu/hand_fixes.py "$GPU_STACK_HOME/overlay-0.3.0" "$GPU_STACK_HOME/overlay-0.3.0-hand3"
+        check pipeline "$W" vllm-0.3.0-hand3 --backend vllm --overlay "$GPU_STACK_HOME/overlay-0.3.0-hand3" \
+            && check load "$W" vllm-0.3.0-hand3
+        keep vllm-0.3.0-rerun vllm-0.3.0-cache vllm-0.3.0-hand3 ;;
+    *) sed -n '2,8p' "$0"; exit 2 ;;
+esac
