@@ -102,3 +102,29 @@ def guarded(func):
             sys.exit(EXIT_INTERNAL)
 
     return wrapper
+
+
+def policy_options(func):
+    """--baseline/--write-baseline/--show-suppressed/--offline: how the project's policy is applied."""
+    func = click.option("--offline", is_flag=True, default=None,
+                        help="Fetch nothing: use only cached releases and installed code (config: offline).")(func)
+    func = click.option("--show-suppressed", is_flag=True, help="List suppressed and baselined findings too (always counted).")(func)
+    func = click.option("--write-baseline", type=click.Path(path_type=Path), metavar="FILE",
+                        help="Record every current finding in FILE and exit 0; later runs with --baseline FILE report only new ones.")(func)
+    func = click.option("--baseline", type=click.Path(path_type=Path), metavar="FILE",
+                        help="Report only findings not recorded in FILE (config: baseline).")(func)
+    return func
+
+
+def project_settings(**cli_values):
+    """The config file's settings (found from the working directory up) with the command line on top.
+
+    A `fail_on` left at its default does not count as given, so the config's `fail-on` applies."""
+    from apiaudit.policy.config import load_settings
+
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and "fail_on" in cli_values:
+        source = ctx.get_parameter_source("fail_on")
+        if source is not None and source.name == "DEFAULT":
+            cli_values["fail_on"] = None
+    return load_settings().with_cli(**cli_values)

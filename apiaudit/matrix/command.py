@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from apiaudit.cli_options import audit_options, fail_on_option, guarded, output_option
+from apiaudit.cli_options import audit_options, fail_on_option, guarded, output_option, project_settings
 from apiaudit.errors import InputError
 from apiaudit.findings import Severity
 from apiaudit.matrix.render import MATRIX_FORMATS, render_explain, render_matrix
@@ -87,6 +87,7 @@ def explain_command(consumers, provider, rules_dirs, cache_dir, since, fmt, outp
     from apiaudit.matrix.explain import explain
     from apiaudit.recipes import load_rulebook
 
+    fail_on = project_settings(fail_on=fail_on).fail_on  # the config's fail-on unless given here
     if len(consumers) != 1:
         raise InputError("explain takes exactly one --consumer")
     if not provider:

@@ -32,17 +32,21 @@ def render(
     show_unresolved: bool = False,
     width: int | None = None,
     color: bool = False,
+    show_suppressed: bool = False,
 ) -> str:
     """The report as text in `fmt` (one of FORMATS).
 
     `show_unresolved` lists cannot-judge findings in table, SARIF and GitHub output
-    (JSON always has them); `width` and `color` apply to the table only.
+    (JSON always has them); `width` and `color` apply to the table only;
+    `show_suppressed` lists suppressed findings (every format counts them).
     """
     module = _MODULES.get(fmt)
     if module is None:
         raise InputError(f"unknown output format '{fmt}' (choose from {', '.join(FORMATS)})")
     renderer = importlib.import_module(f"apiaudit.report.{module}").render
-    return renderer(report, RenderOptions(show_unresolved=show_unresolved, width=width, color=color))
+    return renderer(
+        report, RenderOptions(show_unresolved=show_unresolved, width=width, color=color, show_suppressed=show_suppressed)
+    )
 
 
 def format_for_output(fmt: str | None, output: Path | None, *, interactive: bool, formats: tuple[str, ...] = FORMATS) -> str:

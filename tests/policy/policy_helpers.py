@@ -1,0 +1,22 @@
+"""Helpers of the policy tests: write a config, run the CLI."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from apiaudit.cli import cli
+
+
+def write_config(root: Path, body: str, name: str = "pyproject.toml") -> Path:
+    path = root / name
+    table = "[tool.apiaudit]\n" if name == "pyproject.toml" else ""
+    path.write_text(table + textwrap.dedent(body))
+    return path
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.output
