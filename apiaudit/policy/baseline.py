@@ -20,13 +20,14 @@ from apiaudit.findings import Finding
 
 BASELINE_FORMAT = 1
 _COMMENT_RE = re.compile(r"#[^\n]*")
+_TRAILING_COMMA_RE = re.compile(r",(?=[)\]}])")
 
 
 def normalize_source(source: str | None) -> str:
-    """The call's text with comments dropped and all whitespace removed: layout is not identity."""
+    """The call's text without comments, whitespace and trailing commas: layout is not identity."""
     if not source:
         return ""
-    return "".join(_COMMENT_RE.sub("", source).split())
+    return _TRAILING_COMMA_RE.sub("", "".join(_COMMENT_RE.sub("", source).split()))
 
 
 @dataclass(frozen=True, order=True)
