@@ -73,7 +73,7 @@ def output_option(what: str = "the report", *, aliases: tuple[str, ...] = ()):
             "output",
             type=click.Path(path_type=Path),
             metavar="FILE",
-            help=f"Write {what} to FILE instead of stdout (.json, .sarif, .txt: the format follows the suffix "
+            help=f"Write {what} to FILE instead of stdout (.json, .sarif, .md, .xml, .txt: the format follows the suffix "
             "unless --format is given).",
         )(func)
 
@@ -127,4 +127,9 @@ def project_settings(**cli_values):
         source = ctx.get_parameter_source("fail_on")
         if source is not None and source.name == "DEFAULT":
             cli_values["fail_on"] = None
-    return load_settings().with_cli(**cli_values)
+    settings = load_settings().with_cli(**cli_values)
+    if ctx is not None and cli_values.get("cache_dir") is not None:
+        source = ctx.get_parameter_source("cache_dir")
+        if source is not None and source.name == "ENVIRONMENT":
+            settings = settings.with_origin("cache-dir", "$APIAUDIT_CACHE_DIR")
+    return settings

@@ -125,6 +125,10 @@ class Settings:
         return replace(self, **changes, origins=tuple(origins.items()))
 
 
+    def with_origin(self, key: str, origin: str) -> Settings:
+        return replace(self, origins=tuple({**dict(self.origins), key: origin}.items()))
+
+
 def _key_of(attribute: str) -> str:
     return attribute.replace("_", "-")
 

@@ -19,10 +19,17 @@ from apiaudit.report.base import RenderOptions
 if TYPE_CHECKING:
     from apiaudit.findings import Report
 
-FORMATS = ("table", "json", "sarif", "github")
-_MODULES = {"table": "table", "json": "json_format", "sarif": "sarif", "github": "github"}
-# What `-o FILE` writes when --format is not given.
-SUFFIX_FORMATS = {".json": "json", ".sarif": "sarif", ".txt": "table", ".md": "table", ".log": "table"}
+FORMATS = ("table", "json", "sarif", "github", "markdown", "junit", "gitlab")
+_MODULES = {
+    "table": "table", "json": "json_format", "sarif": "sarif", "github": "github",
+    "markdown": "markdown", "junit": "junit", "gitlab": "gitlab",
+}  # fmt: skip
+# What `-o FILE` writes when --format is not given (GitLab's JSON needs --format gitlab).
+# A suffix names formats in order of preference: a command without the first takes the next.
+SUFFIX_FORMATS: dict[str, tuple[str, ...]] = {
+    ".json": ("json",), ".sarif": ("sarif",), ".txt": ("table",), ".md": ("markdown", "table"),
+    ".log": ("table",), ".xml": ("junit",),
+}  # fmt: skip
 
 
 def render(
@@ -54,9 +61,9 @@ def format_for_output(fmt: str | None, output: Path | None, *, interactive: bool
     if fmt:
         return fmt
     if output is not None:
-        by_suffix = SUFFIX_FORMATS.get(Path(output).suffix.lower())
-        if by_suffix in formats:
-            return by_suffix
+        for by_suffix in SUFFIX_FORMATS.get(Path(output).suffix.lower(), ()):
+            if by_suffix in formats:
+                return by_suffix
         return "json"
     return "table" if interactive else "json"
 

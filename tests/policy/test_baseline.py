@@ -8,14 +8,14 @@ import textwrap
 from apiaudit.findings import Finding, Severity
 from apiaudit.policy.baseline import BaselineKey, baseline_document, normalize_source
 
-from policy_helpers import run, write_config
+from policy_helpers import run, validate_report, write_config
 
 SCAN = ("scan", "--consumer", "jobs", "--provider", "prov/tinyprov")
 
 
 def _scan(*extra: str) -> tuple[int, dict]:
     code, out = run(*SCAN, "--format", "json", *extra)
-    return code, json.loads(out)
+    return code, validate_report(json.loads(out))
 
 
 def test_round_trip_survives_a_line_shift_and_reformatting(project):

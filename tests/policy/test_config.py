@@ -12,7 +12,7 @@ import pytest
 from apiaudit.errors import InputError
 from apiaudit.policy.config import KEYS, find_config, load_settings
 
-from policy_helpers import run, write_config
+from policy_helpers import run, validate_report, write_config
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -77,6 +77,7 @@ def test_config_command_prints_each_value_and_where_it_came_from(project):
     code, out = run("config", "--fail-on", "info", "--json")
     assert code == 0
     doc = json.loads(out)
+    assert doc["settings"]["cache-dir"]["from"] == "$APIAUDIT_CACHE_DIR"
     assert doc["file"] == str(path)
     assert doc["settings"]["fail-on"] == {"value": "info", "from": "command line"}
     assert doc["settings"]["provider"]["from"] == str(path)
@@ -105,11 +106,11 @@ def test_severity_override_select_ignore_and_exclude(project):
         unexpected-keyword = "warning"
     """)
     code, out = run("scan", "--format", "json")
-    doc = json.loads(out)
+    doc = validate_report(json.loads(out))
     assert code == 0 and {f["severity"] for f in doc["findings"]} == {"warning"}
     write_config(project, 'consumers = ["jobs"]\nprovider = "prov/tinyprov"\nignore = ["unexpected-keyword"]\n')
     code, out = run("scan", "--format", "json")
-    doc = json.loads(out)
+    doc = validate_report(json.loads(out))
     assert code == 0 and doc["findings"] == [] and doc["summary"]["suppressed"] == 2
     assert {s["by"] for s in doc["suppressed"]} == {"disabled"}
     (project / "jobs" / "skipped").mkdir()
@@ -118,7 +119,7 @@ def test_severity_override_select_ignore_and_exclude(project):
     write_config(project, 'consumers = ["jobs"]\nprovider = "prov/tinyprov"\nexclude = ["bad.py", "skipped/"]\n'
                  'select = ["import-missing"]\n')
     code, out = run("scan", "--format", "json")
-    doc = json.loads(out)
+    doc = validate_report(json.loads(out))
     assert code == 0 and doc["findings"] == [] and doc["suppressed"] == []  # excluded files are not read at all
     assert doc["summary"]["files_scanned"] == 1
 
@@ -141,7 +142,7 @@ def test_config_ignores_with_reason_and_an_expired_until(project):
         until = 2020-01-01
     """)
     code, out = run("scan", "--format", "json")
-    doc = json.loads(out)
+    doc = validate_report(json.loads(out))
     assert code == 1
     assert [f["param"] for f in doc["findings"]] == ["y"]  # the expired entry no longer applies
     assert [(s["by"], s["reason"], s["finding"]["param"]) for s in doc["suppressed"]] == [

@@ -10,7 +10,7 @@ import pytest
 from apiaudit.errors import InputError
 from apiaudit.policy.suppressions import Scope, parse_file
 
-from policy_helpers import run
+from policy_helpers import run, validate_report
 
 SCAN = ("scan", "--consumer", "jobs", "--provider", "prov/tinyprov")
 
@@ -21,7 +21,7 @@ def _write(project, body: str) -> None:
 
 def _scan(*extra: str) -> tuple[int, dict]:
     code, out = run(*SCAN, "--format", "json", *extra)
-    return code, json.loads(out)
+    return code, validate_report(json.loads(out))
 
 
 def test_line_suppression_with_reason(project):
