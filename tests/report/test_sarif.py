@@ -62,7 +62,18 @@ def _sarif(report, **kwargs) -> dict:
 
 @pytest.mark.network
 def test_sarif_validates_against_the_official_schema(report, make_report, sarif_validator):
-    for document in (_sarif(report), _sarif(report, show_unresolved=True), _sarif(make_report(findings=()))):
+    from dataclasses import replace
+
+    from apiaudit.findings import BaselineSummary, Suppressed, SuppressedBy
+
+    suppressed = replace(
+        report,
+        suppressed=tuple(Suppressed(f, by, "why", "x.py:1") for f, by in zip(report.findings, SuppressedBy)),
+        baseline=BaselineSummary("b.json", 1, 2),
+    )
+    documents = (_sarif(report), _sarif(report, show_unresolved=True), _sarif(make_report(findings=())),
+                 _sarif(suppressed, show_suppressed=True))  # fmt: skip
+    for document in documents:
         errors = sorted(sarif_validator.iter_errors(document), key=lambda e: list(e.path))
         assert not errors, "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:5])
 
