@@ -45,6 +45,9 @@ def matrix_command(consumers, provider, rules_dirs, cache_dir, fmt, output, incl
     """
     from apiaudit.matrix.matrix import run_matrix
 
+    # The config's consumers, rules and cache feed the matrix too (the range is the command line's).
+    settings = project_settings(consumers=consumers, rules=rules_dirs, cache_dir=cache_dir)
+    consumers, rules_dirs, cache_dir = settings.consumers, settings.rules, settings.cache_dir
     if not provider:
         raise InputError("give the provider range, e.g. --provider 'vllm>=0.11,<=0.17'")
     progress = for_terminal(False if no_progress else None)
@@ -87,7 +90,9 @@ def explain_command(consumers, provider, rules_dirs, cache_dir, since, fmt, outp
     from apiaudit.matrix.explain import explain
     from apiaudit.recipes import load_rulebook
 
-    fail_on = project_settings(fail_on=fail_on).fail_on  # the config's fail-on unless given here
+    settings = project_settings(fail_on=fail_on, consumers=consumers, rules=rules_dirs, cache_dir=cache_dir)
+    fail_on, consumers, rules_dirs, cache_dir = settings.fail_on, settings.consumers, settings.rules, settings.cache_dir
+    provider = provider or settings.provider
     if len(consumers) != 1:
         raise InputError("explain takes exactly one --consumer")
     if not provider:
