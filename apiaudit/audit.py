@@ -16,6 +16,7 @@ from apiaudit.checks import HostRules, run_checks
 from apiaudit.checks.recipes import apply_recipes
 from apiaudit.consumer import collect
 from apiaudit.consumer.model import ConsumerOptions
+from apiaudit.deprecations import find_deprecations
 from apiaudit.errors import InputError
 from apiaudit.findings import ENGINE_RULES, Finding, Report
 from apiaudit.policy import ConsumerFiles, Settings, apply_policy, excluded, load_settings
@@ -118,6 +119,7 @@ def _scan_once(consumers, provider, cache_dir, rules_dirs, progress, use_index_c
         progress.start(f"checking {tree.name} against {provider_tree.name}", len(files))
         found, _calls = run_checks(label, index, files, hosts, on_file=progress.advance)
         findings.extend(apply_recipes(book, found, files, tree, provider_tree, consumer=label))
+        findings.extend(find_deprecations(index, files, label, provider_tree.root, provider_tree.packages))
         files_scanned += len(files)
         uses = sum(len(f.imports) + len(f.uses) + len(f.rpc_calls) for f in files)
         if not uses and not any(f.error for f in files):

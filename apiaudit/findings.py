@@ -48,6 +48,7 @@ ENGINE_RULES: dict[str, RuleInfo] = {
         RuleInfo("cannot-judge", Severity.INFO, "a call into the provider that could not be resolved or bound with certainty"),
         RuleInfo("parse-error", Severity.ERROR, "a consumer file could not be parsed; nothing in it was checked"),
         RuleInfo("unused-suppression", Severity.WARNING, "an `# apiaudit: ignore[...]` comment that matches no finding"),
+        RuleInfo("deprecated-use", Severity.WARNING, "a call uses a provider callable or keyword the provider marks as deprecated"),
     )
 }
 
