@@ -14,7 +14,8 @@ from apiaudit.errors import InputError
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 # Spelled once for every command that has them (scan, fix, preflight, matrix, explain).
-FAIL_ON_HELP = "Lowest severity that makes the exit code 1: error, warning, info, or never. cannot-judge never fails."
+FAIL_ON_HELP = ("Lowest severity that makes the exit code 1: error, warning, info, or never (default: the config's "
+                "fail-on, else error). cannot-judge never fails.")
 
 
 def audit_options(func):
@@ -59,7 +60,7 @@ def fail_on_option(func):
     from apiaudit.findings import FAIL_ON_CHOICES
 
     return click.option(
-        "--fail-on", type=click.Choice(FAIL_ON_CHOICES), default="error", show_default=True, help=FAIL_ON_HELP
+        "--fail-on", type=click.Choice(FAIL_ON_CHOICES), default="error", help=FAIL_ON_HELP
     )(func)
 
 

@@ -110,20 +110,36 @@ def _warns(node: ast.AST) -> ast.Call | None:
 
 
 def _tested_names(test: ast.expr) -> tuple[set[str], set[str]]:
-    """(variables, strings) a condition tests: `x is not None`, `x`; `"x" in kwargs`, `kwargs.get("x")`."""
+    """(variables, strings) a condition tests for *being passed*: `x`, `x is not None`, `"x" in kwargs`,
+    `kwargs.get("x")` (and `is not None`), joined by and/or. A test of a value (`x == "slow"`)
+    deprecates a value, not the keyword, and names nothing."""
     names: set[str] = set()
     strings: set[str] = set()
-    for sub in ast.walk(test):
-        if isinstance(sub, ast.Name):
-            names.add(sub.id)
-        elif isinstance(sub, ast.Compare) and isinstance(sub.ops[0], ast.In):
-            text = _string(sub.left)
-            if text:
-                strings.add(text)
-        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in ("get", "pop") and sub.args:
-            text = _string(sub.args[0])
-            if text:
-                strings.add(text)
+
+    def lookup(node: ast.expr) -> str | None:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("get", "pop") and node.args:
+            return _string(node.args[0])
+        return None
+
+    def visit(node: ast.expr) -> None:
+        if isinstance(node, ast.BoolOp):
+            for value in node.values:
+                visit(value)
+        elif isinstance(node, ast.Name):
+            names.add(node.id)
+        elif lookup(node):
+            strings.add(lookup(node))
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1:
+            op, right = node.ops[0], node.comparators[0]
+            if isinstance(op, ast.IsNot) and isinstance(right, ast.Constant) and right.value is None:
+                if isinstance(node.left, ast.Name):
+                    names.add(node.left.id)
+                elif lookup(node.left):
+                    strings.add(lookup(node.left))
+            elif isinstance(op, ast.In) and _string(node.left):
+                strings.add(_string(node.left))
+
+    visit(test)
     return names, strings
 
 

@@ -25,3 +25,26 @@ def require_cached(specs: Iterable[str], cache_dir: Path) -> None:
                 f"{name}=={version} is not in the cache ({cache_dir}) and --offline fetches nothing: "
                 "run once without --offline, or point --cache-dir at a cache that has it"
             )
+
+
+def cached_versions(cache_dir: Path, name: str) -> list[str]:
+    """Every version of NAME with a complete release cache entry, oldest first (the offline matrix's releases)."""
+    from packaging.utils import canonicalize_name
+    from packaging.version import InvalidVersion, Version
+
+    from apiaudit.sources import cache as release_cache
+
+    prefix = f"{canonicalize_name(name)}-"
+    found = []
+    directory = release_cache.releases_dir(cache_dir)
+    for entry in sorted(directory.iterdir()) if directory.is_dir() else ():
+        version = entry.name[len(prefix):] if entry.name.startswith(prefix) else None
+        if not version:
+            continue
+        try:
+            parsed = Version(version)
+        except InvalidVersion:
+            continue
+        if release_cache.read_valid_marker(entry, name, version)[0] is not None:
+            found.append((parsed, version))
+    return [v for _, v in sorted(found)]
