@@ -60,12 +60,13 @@ def scan(
     if against is not None:
         from apiaudit.policy.delta import upgrade_delta
 
-        common = dict(
-            cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress, use_index_cache=use_index_cache,
-            settings=settings, use_baseline=use_baseline, offline=offline,
-        )  # fmt: skip
-        new = scan(consumers, provider, **common)
-        current = scan(consumers, against, **common)
+        new, current = (
+            scan(
+                consumers, spec, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress,
+                use_index_cache=use_index_cache, settings=settings, use_baseline=use_baseline, offline=offline,
+            )  # fmt: skip
+            for spec in (provider, against)
+        )
         return upgrade_delta(new, current)
     report, files = _scan_once(consumers, provider, cache_dir, rules_dirs, progress, use_index_cache, settings, offline)
     return apply_policy(report, settings, files, use_baseline=use_baseline)

@@ -15,7 +15,7 @@ provider index, so re-exports are followed as for every other check.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -127,17 +127,17 @@ def _tested_names(test: ast.expr) -> tuple[set[str], set[str]]:
                 visit(value)
         elif isinstance(node, ast.Name):
             names.add(node.id)
-        elif lookup(node):
-            strings.add(lookup(node))
+        elif (looked_up := lookup(node)) is not None:
+            strings.add(looked_up)
         elif isinstance(node, ast.Compare) and len(node.ops) == 1:
-            op, right = node.ops[0], node.comparators[0]
+            op, right, left = node.ops[0], node.comparators[0], node.left
             if isinstance(op, ast.IsNot) and isinstance(right, ast.Constant) and right.value is None:
-                if isinstance(node.left, ast.Name):
-                    names.add(node.left.id)
-                elif lookup(node.left):
-                    strings.add(lookup(node.left))
-            elif isinstance(op, ast.In) and _string(node.left):
-                strings.add(_string(node.left))
+                if isinstance(left, ast.Name):
+                    names.add(left.id)
+                elif (looked_up := lookup(left)) is not None:
+                    strings.add(looked_up)
+            elif isinstance(op, ast.In) and (text := _string(left)) is not None:
+                strings.add(text)
 
     visit(test)
     return names, strings
@@ -296,18 +296,23 @@ def find_deprecations(
                 path, deprecation = known
                 call = use.steps[i].call
                 short = path.rsplit(".", 1)[-1] if not path.endswith(".__init__") else path.rsplit(".", 2)[-2]
-                base = dict(rule=RULE, severity=Severity.WARNING, consumer=consumer, path=file.path, line=use.site.line,
-                            column=use.site.column, end_line=use.site.end_line, end_column=use.site.end_column,
-                            callee=path, source=_source(file.lines, use.site))  # fmt: skip
+                at = Finding(
+                    rule=RULE, severity=Severity.WARNING, consumer=consumer, path=file.path, line=use.site.line,
+                    column=use.site.column, end_line=use.site.end_line, end_column=use.site.end_column, callee=path,
+                    param=None, message="", source=_source(file.lines, use.site),
+                )  # fmt: skip
                 if deprecation.whole:
-                    out.append(Finding(**base, param=None, message=f"{short}() is deprecated: {deprecation.whole}",
-                                       advice="Move off it before the provider release that removes it (apiaudit matrix says which).",
-                                       details=(("deprecated", "callable"),)))  # fmt: skip
+                    out.append(replace(
+                        at, message=f"{short}() is deprecated: {deprecation.whole}",
+                        advice="Move off it before the provider release that removes it (apiaudit matrix says which).",
+                        details=(("deprecated", "callable"),),
+                    ))  # fmt: skip
                 used = set(call.keyword_names()) if call else set()
                 for keyword, message in deprecation.keywords:
                     if keyword in used:
-                        out.append(Finding(**base, param=keyword,
-                                           message=f"{short}(): the keyword '{keyword}' is deprecated: {message}",
-                                           advice=f"Stop passing {keyword}=... before the release that removes it.",
-                                           details=(("deprecated", "keyword"),)))  # fmt: skip
+                        out.append(replace(
+                            at, param=keyword, message=f"{short}(): the keyword '{keyword}' is deprecated: {message}",
+                            advice=f"Stop passing {keyword}=... before the release that removes it.",
+                            details=(("deprecated", "keyword"),),
+                        ))  # fmt: skip
     return out

@@ -114,7 +114,7 @@ def run(inputs: ActionInputs, env: Mapping[str, str], stdout=None) -> int:
     )  # fmt: skip
     outputs: dict[str, str] = {}
     badge: dict[str, Any] | None = None
-    if inputs.is_matrix:
+    if inputs.is_matrix and inputs.provider:
         from apiaudit.matrix.matrix import run_matrix
         from apiaudit.matrix.render import render_matrix
 

@@ -176,6 +176,8 @@ def summary_line(report: Report, fail_on: Severity | None) -> str:
         f"{report.count(Severity.WARNING)} warning{_s(report.count(Severity.WARNING))}, "
         f"{report.cannot_judge} cannot-judge"
     )
+    if report.suppressed:
+        counts += f", {len(report.suppressed)} suppressed"
     consumers = ", ".join(_origin_label(c) for c in report.consumers) or "default consumers"
     scope = dict(report.extras).get("layers") or f"{consumers} -> {_origin_label(report.provider)}"
     return (

@@ -57,9 +57,9 @@ def apply_policy(
         if entry.expired(today):
             notices.append(f"{entry.where}: the ignore of {entry.rule} expired on {entry.until}; its findings are reported again")
     for f in findings:
-        entry = next((i for i in active_ignores if _ignore_matches(i, f)), None)
-        if entry is not None:
-            suppressed.append(Suppressed(f, SuppressedBy.CONFIG, entry.reason, entry.where))
+        ignored = next((i for i in active_ignores if _ignore_matches(i, f)), None)
+        if ignored is not None:
+            suppressed.append(Suppressed(f, SuppressedBy.CONFIG, ignored.reason, ignored.where))
             continue
         index = next((n for n, s in enumerate(comments) if _comment_matches(s, f)), None)
         if index is not None:

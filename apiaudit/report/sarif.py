@@ -112,7 +112,7 @@ def _result(f: Finding, rule_index: dict[str, int], base_ids: dict[str, str], oc
     related = _provider_location(f)
     if related:
         result["relatedLocations"] = [related]
-    properties = {
+    properties: dict[str, Any] = {
         key: value
         for key, value in (
             ("consumer", f.consumer),
