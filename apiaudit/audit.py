@@ -68,8 +68,8 @@ def scan(
             for spec in (provider, against)
         )
         return upgrade_delta(new, current)
-    report, files = _scan_once(consumers, provider, cache_dir, rules_dirs, progress, use_index_cache, settings, offline)
-    return apply_policy(report, settings, files, use_baseline=use_baseline)
+    report, files, known_rules = _scan_once(consumers, provider, cache_dir, rules_dirs, progress, use_index_cache, settings, offline)
+    return apply_policy(report, settings, files, use_baseline=use_baseline, known_rules=known_rules)
 
 
 def _scan_once(consumers, provider, cache_dir, rules_dirs, progress, use_index_cache, settings: Settings, offline: bool):
@@ -93,7 +93,8 @@ def _scan_once(consumers, provider, cache_dir, rules_dirs, progress, use_index_c
     full_book = _full_rulebook(rules_dirs, provider_tree)
     book = full_book.applicable(provider_tree.version)
     # A rule id the config names must exist for this provider, in any of its versions.
-    settings.check_rule_ids(set(ENGINE_RULES) | set(full_book.rule_infos()))
+    known_rules = frozenset(ENGINE_RULES) | frozenset(full_book.rule_infos())
+    settings.check_rule_ids(set(known_rules))
     index = open_index(provider_tree, cache_dir if use_index_cache else None)
     options = ConsumerOptions(
         provider_packages=provider_tree.packages,
@@ -141,7 +142,7 @@ def _scan_once(consumers, provider, cache_dir, rules_dirs, progress, use_index_c
         duration_s=round(time.perf_counter() - started, 3),
         rules_version=book.fingerprint or None,
     )
-    return report, read
+    return report, read, known_rules
 
 
 def _relative(path: Path, root: Path) -> str:

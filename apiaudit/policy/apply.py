@@ -40,8 +40,12 @@ def apply_policy(
     *,
     use_baseline: bool = True,
     today: _dt.date | None = None,
+    known_rules: frozenset[str] | None = None,
 ) -> Report:
-    """`report` as the settings and the consumer's comments say it should be shown."""
+    """`report` as the settings and the consumer's comments say it should be shown.
+
+    `known_rules` (the rule ids of the engine and the provider's rule files) lets an unused
+    suppression say that it names no rule at all, the usual reason it matches nothing."""
     today = today or _dt.date.today()
     suppressed: list[Suppressed] = list(report.suppressed)
     notices: list[str] = list(report.notices)
@@ -69,7 +73,7 @@ def apply_policy(
             suppressed.append(Suppressed(f, by, s.reason, s.where))
             continue
         kept.append(f)
-    kept.extend(_unused(comments, used))
+    kept.extend(_unused(comments, used, known_rules))
 
     shown: list[Finding] = []
     for f in kept:
@@ -110,18 +114,22 @@ def _comment_matches(s: Suppression, f: Finding) -> bool:
     return s.scope is Scope.FILE or s.line == f.line
 
 
-def _unused(comments: Sequence[Suppression], used: set[int]) -> list[Finding]:
+def _unused(comments: Sequence[Suppression], used: set[int], known_rules: frozenset[str] | None) -> list[Finding]:
     """One `unused-suppression` warning per comment that silenced nothing in this scan."""
     out = []
     for n, s in enumerate(comments):
         if n in used:
             continue
         rules = ", ".join(s.rules)
+        unknown = [r for r in s.rules if known_rules is not None and r not in known_rules]
+        message = f"`# apiaudit: {s.scope.value}[{rules}]` matches no finding against this provider"
+        if unknown:
+            message += f"; {', '.join(repr(r) for r in unknown)} is not a rule id (`apiaudit rule` lists them)"
         out.append(
             Finding(
                 rule=UNUSED_SUPPRESSION, severity=Severity.WARNING, consumer=s.consumer, path=s.path, line=s.line,
                 column=s.column, callee=None, param=None,
-                message=f"`# apiaudit: {s.scope.value}[{rules}]` matches no finding against this provider",
+                message=message,
                 advice="Remove the comment, or correct the rule id, if the finding it silenced is gone.",
                 details=(("rules", rules),),
             )  # fmt: skip

@@ -78,6 +78,17 @@ def test_unused_suppression_is_a_warning(project):
     assert code == 1
 
 
+def test_a_misspelt_rule_id_is_named_in_the_unused_warning(project):
+    _write(project, """\
+        from tinyprov import make
+        make(1, b=2, c=3)  # apiaudit: ignore[unexpected-kwarg] -- typo
+    """)
+    code, doc = _scan()
+    unused = next(f for f in doc["findings"] if f["rule"] == "unused-suppression")
+    assert "'unexpected-kwarg' is not a rule id" in unused["message"]
+    assert code == 1  # the finding it meant to silence is still reported
+
+
 def test_every_format_counts_and_show_suppressed_lists(project):
     _write(project, """\
         from tinyprov import make, other
