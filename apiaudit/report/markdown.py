@@ -26,9 +26,13 @@ def cell(text: str | None) -> str:
 
 
 def code(text: str | None) -> str:
+    """`text` as inline code in a table cell: HTML-escaped, one line (⏎ marks line breaks), pipes escaped."""
     if not text:
         return ""
-    return "<code>" + cell(text).replace("<br>", "\u23ce ").replace("<", "&lt;").replace("&lt;br>", "<br>") + "</code>"
+    text = text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "\u2026"
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = " \u23ce ".join(line.strip() for line in text.replace("\r", "").split("\n"))
+    return "<code>" + text.replace("|", "\\|") + "</code>"
 
 
 def _row(f: Finding) -> str:

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from apiaudit.findings import BaselineSummary, Delta, Suppressed, SuppressedBy
 from apiaudit.report import render
-from apiaudit.report.markdown import cell
+from apiaudit.report.markdown import cell, code
 
 
 def test_rows_counts_and_escaping(report):
@@ -20,6 +20,7 @@ def test_rows_counts_and_escaping(report):
     assert any("`jobs: run, eagle:3.py:5`" in r for r in rows)  # two consumers: each row names its own
     assert all(r.count(" | ") == 3 for r in rows)  # no stray pipe breaks a row
     assert cell("a|b\nc") == "a\\|b<br>c"
+    assert code("f(a |\n  b<1)") == "<code>f(a \\| \u23ce b&lt;1)</code>"
 
 
 def test_policy_lines_fixed_and_suppressed_lists(report):
