@@ -40,41 +40,40 @@ def engine_rule_text(rule_id: str) -> str | None:
     return None if body is None else f"{rule_id}\n{'=' * len(rule_id)}\n\n{body}\n"
 
 
-def recipe_rule_text(rule_id: str, rules_dirs: list[Path]) -> str | None:
-    from apiaudit.recipes.loader import _rule_files, bundled_rules_dir, load_rule_file
+def _rule_files(rules_dirs: list[Path]) -> list:
+    """Every rule file of the bundled rules and `rules_dirs`, parsed and validated."""
+    from apiaudit.recipes.loader import bundled_rules_dir, load_rule_file
 
-    directories = [d for d in (bundled_rules_dir(), *rules_dirs) if Path(d).is_dir()]
-    for directory in directories:
-        for path in _rule_files(Path(directory)):
-            rule_file = load_rule_file(path)
-            for pattern in rule_file.patterns:
-                if pattern.id == rule_id:
-                    lines = [
-                        rule_id, "=" * len(rule_id), "",
-                        f"A recipe rule of {path.name} (provider {rule_file.provider}, releases {pattern.versions}); "
-                        f"severity {pattern.severity.value}.", "",
-                        f"**Means:** {pattern.message}.", "",
-                        f"**Found by:** a {pattern.kind} pattern on `.{pattern.method}(...)`"
-                        + (f" followed by no `.{pattern.then}(...)`" if pattern.then else "")
-                        + (f" passing `{pattern.when_keyword}=`" if pattern.when_keyword else "") + ".",
-                    ]  # fmt: skip
-                    if pattern.advice:
-                        lines += ["", f"**Fix:** {pattern.advice}"]
-                    if pattern.recipe:
-                        lines += ["", f"`apiaudit fix` applies recipe `{pattern.recipe}`."]
-                    return "\n".join(lines) + "\n"
+    directories = [Path(d) for d in (bundled_rules_dir(), *rules_dirs) if Path(d).is_dir()]
+    return [load_rule_file(path) for directory in directories for path in sorted(directory.glob("*.toml"))]
+
+
+def recipe_rule_text(rule_id: str, rules_dirs: list[Path]) -> str | None:
+    for rule_file in _rule_files(rules_dirs):
+        pattern = next((p for p in rule_file.patterns if p.id == rule_id), None)
+        if pattern is None:
+            continue
+        lines = [
+            rule_id, "=" * len(rule_id), "",
+            f"A recipe rule of {rule_file.path.name} (provider {rule_file.provider}, releases {pattern.versions}); "
+            f"severity {pattern.severity.value}.", "",
+            f"**Means:** {pattern.message}.", "",
+            f"**Found by:** a {pattern.kind} pattern on `.{pattern.method}(...)`"
+            + (f" followed by no `.{pattern.then}(...)`" if pattern.then else "")
+            + (f" passing `{pattern.when_keyword}=`" if pattern.when_keyword else "") + ".",
+        ]  # fmt: skip
+        if pattern.advice:
+            lines += ["", f"**Fix:** {pattern.advice}"]
+        if pattern.recipe:
+            lines += ["", f"`apiaudit fix` applies recipe `{pattern.recipe}`."]
+        return "\n".join(lines) + "\n"
     return None
 
 
 def known_ids(rules_dirs: list[Path]) -> list[str]:
     from apiaudit.findings import ENGINE_RULES
-    from apiaudit.recipes.loader import _rule_files, bundled_rules_dir, load_rule_file
 
-    ids = list(ENGINE_RULES)
-    for directory in (bundled_rules_dir(), *rules_dirs):
-        if Path(directory).is_dir():
-            ids += [p.id for path in _rule_files(Path(directory)) for p in load_rule_file(path).patterns]
-    return ids
+    return list(ENGINE_RULES) + [p.id for rule_file in _rule_files(rules_dirs) for p in rule_file.patterns]
 
 
 @click.command("rule")
