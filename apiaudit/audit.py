@@ -16,8 +16,10 @@ from apiaudit.checks import HostRules, run_checks
 from apiaudit.checks.recipes import apply_recipes
 from apiaudit.consumer import collect
 from apiaudit.consumer.model import ConsumerOptions
+from apiaudit.deprecations import find_deprecations
 from apiaudit.errors import InputError
-from apiaudit.findings import Finding, Report
+from apiaudit.findings import ENGINE_RULES, Finding, Report
+from apiaudit.policy import ConsumerFiles, Settings, apply_policy, excluded, load_settings
 from apiaudit.progress import NullProgress, Progress
 from apiaudit.provider.cache import open_index, save_index
 from apiaudit.recipes import RuleBook, load_rulebook
@@ -32,8 +34,45 @@ def scan(
     rules_dirs: Sequence[Path] = (),
     progress: Progress | None = None,
     use_index_cache: bool = True,
+    settings: Settings | None = None,
+    baseline: Path | None = None,
+    use_baseline: bool = True,
+    against: str | None = None,
+    offline: bool | None = None,
 ) -> Report:
-    """Audit each consumer against the provider. Raises InputError for bad input."""
+    """Audit each consumer against the provider. Raises InputError for bad input.
+
+    `settings` is the project's policy (default: the config file found from the working
+    directory upwards, see apiaudit.policy.config); explicit arguments win over it.
+    `baseline` replaces the settings' baseline file and `use_baseline=False` ignores any
+    (as --write-baseline needs). `against` (NAME==VERSION of the provider in use today)
+    makes the report an upgrade delta: only what moving to `provider` introduces.
+    `offline` refuses to fetch any release that is not cached.
+    """
+    settings = settings if settings is not None else load_settings()
+    if baseline is not None:
+        settings = settings.with_cli(baseline=baseline)
+    consumers = list(consumers) if consumers else list(settings.consumers) or None
+    provider = provider or settings.provider
+    rules_dirs = list(rules_dirs) or list(settings.rules)
+    cache_dir = cache_dir or settings.cache_dir
+    offline = settings.offline if offline is None else offline
+    if against is not None:
+        from apiaudit.policy.delta import upgrade_delta
+
+        new, current = (
+            scan(
+                consumers, spec, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress,
+                use_index_cache=use_index_cache, settings=settings, use_baseline=use_baseline, offline=offline,
+            )  # fmt: skip
+            for spec in (provider, against)
+        )
+        return upgrade_delta(new, current)
+    report, files, known_rules = _scan_once(consumers, provider, cache_dir, rules_dirs, progress, use_index_cache, settings, offline)
+    return apply_policy(report, settings, files, use_baseline=use_baseline, known_rules=known_rules)
+
+
+def _scan_once(consumers, provider, cache_dir, rules_dirs, progress, use_index_cache, settings: Settings, offline: bool):
     started = time.perf_counter()
     progress = progress or NullProgress()
     cache_dir = Path(cache_dir) if cache_dir else sources.default_cache_dir()
@@ -44,10 +83,18 @@ def scan(
         if not consumers:
             raise InputError(f"no consumer given and the rules for {provider} name no default: pass --consumer")
 
+    if offline:
+        from apiaudit.policy.offline import require_cached
+
+        require_cached([provider, *consumers], cache_dir)
     provider_tree = sources.resolve(provider, cache_dir=cache_dir, progress=progress)
     if not provider_tree.packages:
         raise InputError(f"{provider} holds no Python package to audit against")
-    book = rulebook_for(rules_dirs, provider_tree)
+    full_book = _full_rulebook(rules_dirs, provider_tree)
+    book = full_book.applicable(provider_tree.version)
+    # A rule id the config names must exist for this provider, in any of its versions.
+    known_rules = frozenset(ENGINE_RULES) | frozenset(full_book.rule_infos())
+    settings.check_rule_ids(set(known_rules))
     index = open_index(provider_tree, cache_dir if use_index_cache else None)
     options = ConsumerOptions(
         provider_packages=provider_tree.packages,
@@ -64,14 +111,17 @@ def scan(
     files_scanned = calls_checked = 0
     trees = [sources.resolve(spec, cache_dir=cache_dir, progress=progress) for spec in consumers]
     labels = consumer_labels(trees)
+    read: list[ConsumerFiles] = []
     for tree, label in zip(trees, labels):
         origins.append(replace(tree.origin(), label=label if label != tree.name else None))
-        paths = tree.python_files()
+        paths = [p for p in tree.python_files() if not excluded(_relative(p, tree.root), settings.exclude)]
+        read.append(ConsumerFiles(label, Path(tree.root), tuple(_relative(p, tree.root) for p in paths)))
         progress.start(f"reading {tree.name}", len(paths))
         files = collect(tree, options, on_file=progress.advance, files=paths, cache_dir=cache_dir if use_index_cache else None)
         progress.start(f"checking {tree.name} against {provider_tree.name}", len(files))
         found, _calls = run_checks(label, index, files, hosts, on_file=progress.advance)
         findings.extend(apply_recipes(book, found, files, tree, provider_tree, consumer=label))
+        findings.extend(find_deprecations(index, files, label, provider_tree.root, provider_tree.packages))
         files_scanned += len(files)
         uses = sum(len(f.imports) + len(f.uses) + len(f.rpc_calls) for f in files)
         if not uses and not any(f.error for f in files):
@@ -83,7 +133,7 @@ def scan(
         calls_checked += uses
     if use_index_cache:
         save_index(index, provider_tree, cache_dir)
-    return Report(
+    report = Report(
         consumers=tuple(origins),
         provider=provider_tree.origin(),
         findings=tuple(sorted(findings, key=lambda f: f.sort_key)),
@@ -92,6 +142,14 @@ def scan(
         duration_s=round(time.perf_counter() - started, 3),
         rules_version=book.fingerprint or None,
     )
+    return report, read, known_rules
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return Path(path).relative_to(root).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
 
 
 def consumer_labels(trees: Sequence[sources.CodeTree]) -> list[str]:
@@ -118,6 +176,11 @@ def _defaults(rules_dirs: Sequence[Path]) -> tuple[str, list[str]]:
 
 def rulebook_for(rules_dirs: Sequence[Path], provider_tree) -> RuleBook:
     """The rules for this provider (by distribution or package name), filtered to its version."""
+    return _full_rulebook(rules_dirs, provider_tree).applicable(provider_tree.version)
+
+
+def _full_rulebook(rules_dirs: Sequence[Path], provider_tree) -> RuleBook:
+    """The rules for this provider (by distribution or package name), every version's."""
     names = [provider_tree.name, *provider_tree.packages]
     book = None
     for name in dict.fromkeys(names):
@@ -125,5 +188,4 @@ def rulebook_for(rules_dirs: Sequence[Path], provider_tree) -> RuleBook:
         if candidate.files:
             book = candidate
             break
-    book = book or load_rulebook(list(map(Path, rules_dirs)), provider_tree.name)
-    return book.applicable(provider_tree.version)
+    return book or load_rulebook(list(map(Path, rules_dirs)), provider_tree.name)

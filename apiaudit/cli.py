@@ -23,6 +23,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("apiaudit.runner.command", "run_command", "Run the EAGLE-3 pipeline of CONFIG.toml behind the preflight gate."),
     "matrix": ("apiaudit.matrix.command", "matrix_command", "Scan the consumer against every provider release in a range."),
     "explain": ("apiaudit.matrix.command", "explain_command", "Date each finding: the first provider release with it, and what changed."),
+    "config": ("apiaudit.policy.command", "config_command", "Print the effective settings and where each came from."),
+    "rule": ("apiaudit.report.rule_command", "rule_command", "Print a rule's documentation: what, why, an example, the fix."),
 }
 
 

@@ -97,7 +97,8 @@ def install_signal_handlers() -> None:
         pass  # not the main thread: leave the default
 
 # Spelled once for every command that has them (scan, fix, preflight, matrix, explain).
-FAIL_ON_HELP = "Lowest severity that makes the exit code 1: error, warning, info, or never. cannot-judge never fails."
+FAIL_ON_HELP = ("Lowest severity that makes the exit code 1: error, warning, info, or never (default: the config's "
+                "fail-on, else error). cannot-judge never fails.")
 
 
 def audit_options(func):
@@ -142,7 +143,7 @@ def fail_on_option(func):
     from apiaudit.findings import FAIL_ON_CHOICES
 
     return click.option(
-        "--fail-on", type=click.Choice(FAIL_ON_CHOICES), default="error", show_default=True, help=FAIL_ON_HELP
+        "--fail-on", type=click.Choice(FAIL_ON_CHOICES), default="error", help=FAIL_ON_HELP
     )(func)
 
 
@@ -156,7 +157,7 @@ def output_option(what: str = "the report", *, aliases: tuple[str, ...] = ()):
             "output",
             type=OutputFile(),
             metavar="FILE",
-            help=f"Write {what} to FILE instead of stdout (.json, .sarif, .txt: the format follows the suffix "
+            help=f"Write {what} to FILE instead of stdout (.json, .sarif, .md, .xml, .txt: the format follows the suffix "
             "unless --format is given).",
         )(func)
 
@@ -194,3 +195,34 @@ def guarded(func):
             sys.exit(EXIT_INTERNAL)
 
     return wrapper
+
+
+def policy_options(func):
+    """--baseline/--write-baseline/--show-suppressed/--offline: how the project's policy is applied."""
+    func = click.option("--offline", is_flag=True, default=None,
+                        help="Fetch nothing: use only cached releases and installed code (config: offline).")(func)
+    func = click.option("--show-suppressed", is_flag=True, help="List suppressed and baselined findings too (always counted).")(func)
+    func = click.option("--write-baseline", type=click.Path(path_type=Path), metavar="FILE",
+                        help="Record every current finding in FILE and exit 0; later runs with --baseline FILE report only new ones.")(func)
+    func = click.option("--baseline", type=click.Path(path_type=Path), metavar="FILE",
+                        help="Report only findings not recorded in FILE (config: baseline).")(func)
+    return func
+
+
+def project_settings(**cli_values):
+    """The config file's settings (found from the working directory up) with the command line on top.
+
+    A `fail_on` left at its default does not count as given, so the config's `fail-on` applies."""
+    from apiaudit.policy.config import load_settings
+
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and "fail_on" in cli_values:
+        source = ctx.get_parameter_source("fail_on")
+        if source is not None and source.name == "DEFAULT":
+            cli_values["fail_on"] = None
+    settings = load_settings().with_cli(**cli_values)
+    if ctx is not None and cli_values.get("cache_dir") is not None:
+        source = ctx.get_parameter_source("cache_dir")
+        if source is not None and source.name == "ENVIRONMENT":
+            settings = settings.with_origin("cache-dir", "$APIAUDIT_CACHE_DIR")
+    return settings

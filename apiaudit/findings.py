@@ -10,7 +10,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Literal
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 
 # Where audited code came from: an installed distribution, a fetched release wheel, a path.
 SourceKind = Literal["installed", "release", "path"]
@@ -88,6 +88,8 @@ ENGINE_RULES: dict[str, RuleInfo] = {
         RuleInfo("cannot-judge", Severity.INFO, "a call into the provider that could not be resolved or bound with certainty",
                  "Check this call by hand, or make it statically visible (no splats, no dynamic names)."),
         RuleInfo("parse-error", Severity.ERROR, "a consumer file could not be parsed; nothing in it was checked"),
+        RuleInfo("unused-suppression", Severity.WARNING, "an `# apiaudit: ignore[...]` comment that matches no finding"),
+        RuleInfo("deprecated-use", Severity.WARNING, "a call uses a provider callable or keyword the provider marks as deprecated"),
     )
 }
 
@@ -155,6 +157,44 @@ class CodeOrigin:
         return self.label or self.name
 
 
+class SuppressedBy(str, enum.Enum):
+    """What took a finding out of the report (it is still counted, and listed with --show-suppressed)."""
+
+    INLINE = "inline"  # `# apiaudit: ignore[rule] -- reason` on the finding's line
+    FILE = "file"  # `# apiaudit: ignore-file[rule] -- reason` anywhere in the file
+    CONFIG = "config"  # an `[[tool.apiaudit.ignores]]` entry
+    DISABLED = "disabled"  # the rule is off: `select`, `ignore`, or severity `off`
+    BASELINE = "baseline"  # the finding is recorded in the `--baseline` file
+
+
+@dataclass(frozen=True)
+class Suppressed:
+    """A finding the policy took out of the report, with why and where the reason is written."""
+
+    finding: Finding
+    by: SuppressedBy
+    reason: str | None
+    where: str  # `path:line` of the comment, or the config file and key
+
+
+@dataclass(frozen=True)
+class BaselineSummary:
+    """How the report compares with a `--baseline` file."""
+
+    path: str
+    matched: int  # findings recorded in the baseline (left out of the report)
+    fixed: int  # baseline entries no finding matched any more
+
+
+@dataclass(frozen=True)
+class Delta:
+    """An upgrade delta (`--against`): `Report.findings` are what the new provider introduces."""
+
+    against: CodeOrigin  # the provider release the consumer runs on today
+    fixed: tuple[Finding, ...]  # findings of the current release the new one no longer has
+    unchanged: int  # findings both releases have
+
+
 @dataclass(frozen=True)
 class Report:
     consumers: tuple[CodeOrigin, ...]
@@ -165,6 +205,11 @@ class Report:
     duration_s: float = 0.0
     rules_version: str | None = None
     extras: tuple[tuple[str, str], ...] = field(default=())
+    suppressed: tuple[Suppressed, ...] = ()
+    baseline: BaselineSummary | None = None
+    delta: Delta | None = None
+    # One line each: what a person must know about the policy (an expired ignore, ...).
+    notices: tuple[str, ...] = ()
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity)

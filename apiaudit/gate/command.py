@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from apiaudit.cli_options import EXIT_FINDINGS, audit_options, fail_on_option, guarded, output_option
+from apiaudit.cli_options import EXIT_FINDINGS, audit_options, fail_on_option, guarded, output_option, project_settings
 from apiaudit.gate import PreflightFailed, preflight
 from apiaudit.gate.gate import DEFAULT_SCRIPT_PROVIDER, format_finding, parse_severity, summary_line
 
@@ -39,6 +39,7 @@ def preflight_command(consumers, provider, rules_dirs, cache_dir, script_provide
                       no_progress) -> None:
     from apiaudit.progress import for_terminal
 
+    fail_on = project_settings(fail_on=fail_on).fail_on  # the config's fail-on unless given here
     progress = for_terminal(False if no_progress else None)
     try:
         report = preflight(

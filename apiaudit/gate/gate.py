@@ -147,6 +147,8 @@ def merge_reports(reports: Sequence[Report], *, duration_s: float | None = None)
         calls_checked=sum(r.calls_checked for r in reports),
         duration_s=duration_s if duration_s is not None else sum(r.duration_s for r in reports),
         extras=tuple(sorted(extras.items())),
+        suppressed=tuple(s for r in reports for s in r.suppressed),
+        notices=tuple(dict.fromkeys(n for r in reports for n in r.notices)),
     )
 
 
@@ -174,6 +176,8 @@ def summary_line(report: Report, fail_on: Severity | None) -> str:
         f"{report.count(Severity.WARNING)} warning{_s(report.count(Severity.WARNING))}, "
         f"{report.cannot_judge} cannot-judge"
     )
+    if report.suppressed:
+        counts += f", {len(report.suppressed)} suppressed"
     consumers = ", ".join(_origin_label(c) for c in report.consumers) or "default consumers"
     scope = dict(report.extras).get("layers") or f"{consumers} -> {_origin_label(report.provider)}"
     return (

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from apiaudit.cli_options import audit_options, fail_on_option, guarded, output_option
+from apiaudit.cli_options import audit_options, fail_on_option, guarded, output_option, project_settings
 from apiaudit.errors import InputError
 from apiaudit.findings import Severity
 from apiaudit.matrix.render import MATRIX_FORMATS, render_explain, render_matrix
@@ -34,8 +34,11 @@ def _format(fmt: str | None, output: Path | None) -> str:
 @click.option("--jobs", "fetch_jobs", type=click.IntRange(1, 32), default=4, show_default=True, help="Releases fetched at once.")
 @click.option("--scan-jobs", type=click.IntRange(1, 32), help="Scans run at once (default: the CPU cores, at most 4).")
 @click.option("--no-progress", is_flag=True, help="Draw no progress bars (notices stay one line each on stderr).")
+@click.option("--offline", is_flag=True, default=None,
+              help="Fetch nothing: the releases in the range that are in the cache (config: offline).")
 @guarded
-def matrix_command(consumers, provider, rules_dirs, cache_dir, fmt, output, include_prereleases, fetch_jobs, scan_jobs, no_progress):
+def matrix_command(consumers, provider, rules_dirs, cache_dir, fmt, output, include_prereleases, fetch_jobs, scan_jobs, no_progress,
+                   offline):
     """Scan the consumer against every provider release in a range.
 
     --provider takes a range here, e.g. 'vllm>=0.11,<=0.17' (a bare name: every release).
@@ -45,13 +48,27 @@ def matrix_command(consumers, provider, rules_dirs, cache_dir, fmt, output, incl
     """
     from apiaudit.matrix.matrix import run_matrix
 
+    # The config's consumers, rules and cache feed the matrix too (the range is the command line's).
+    settings = project_settings(consumers=consumers, rules=rules_dirs, cache_dir=cache_dir, offline=offline)
+    consumers, rules_dirs, cache_dir = settings.consumers, settings.rules, settings.cache_dir
     if not provider:
         raise InputError("give the provider range, e.g. --provider 'vllm>=0.11,<=0.17'")
+    available = None
+    if settings.offline:
+        from apiaudit import sources
+        from apiaudit.matrix.ranges import parse_provider_range
+        from apiaudit.policy.offline import cached_versions
+
+        name = parse_provider_range(provider).name
+        available = cached_versions(Path(cache_dir) if cache_dir else sources.default_cache_dir(), name)
+        if not available:
+            raise InputError(f"no release of {name} is in the cache and --offline fetches nothing")
     progress = for_terminal(False if no_progress else None)
     try:
         result = run_matrix(
             list(consumers), provider, cache_dir=cache_dir, rules_dirs=list(rules_dirs),
             include_prereleases=include_prereleases, fetch_jobs=fetch_jobs, scan_jobs=scan_jobs, progress=progress,
+            available=available,
         )  # fmt: skip
     finally:
         progress.close()
@@ -87,6 +104,9 @@ def explain_command(consumers, provider, rules_dirs, cache_dir, since, fmt, outp
     from apiaudit.matrix.explain import explain
     from apiaudit.recipes import load_rulebook
 
+    settings = project_settings(fail_on=fail_on, consumers=consumers, rules=rules_dirs, cache_dir=cache_dir)
+    fail_on, consumers, rules_dirs, cache_dir = settings.fail_on, settings.consumers, settings.rules, settings.cache_dir
+    provider = provider or settings.provider
     if len(consumers) != 1:
         raise InputError("explain takes exactly one --consumer")
     if not provider:

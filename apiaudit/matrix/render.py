@@ -9,6 +9,7 @@ from typing import Any, Sequence
 from apiaudit.findings import SCHEMA_VERSION
 from apiaudit.matrix.emit import EmittedRecipe
 from apiaudit.matrix.explain import ExplainResult
+from apiaudit.matrix.forecast import describe, forecast
 from apiaudit.matrix.matrix import MatrixResult
 from apiaudit.report.base import TOOL_NAME, terminal_width, tool_version, wrap
 
@@ -52,6 +53,12 @@ def matrix_to_dict(result: MatrixResult) -> dict[str, Any]:
             {"consumer": d.consumer, "version": d.version, "declared": d.declared, "compatible": d.compatible}
             for d in result.disagreements
         ],
+        "deprecations": [
+            {"consumer": fc.finding.consumer, "path": fc.finding.path, "line": fc.finding.line, "callee": fc.finding.callee,
+             "param": fc.finding.param, "message": fc.finding.message, "deprecated_in": fc.deprecated_in,
+             "removed_in": fc.removed_in}
+            for fc in forecast(result.rows)
+        ],  # fmt: skip
         "duration_s": result.duration_s,
     }
 
@@ -123,6 +130,8 @@ def _table(result: MatrixResult) -> str:
             lines.append(f"disagree:   {disagreement.version}: {disagreement.consumer} declares it but the scan finds errors")
         else:
             lines.append(f"disagree:   {disagreement.version}: the scan finds no error but {disagreement.consumer} does not declare it")
+    for fc in forecast(result.rows):
+        lines.append(f"deprecated: {describe(fc)}")
     fetched = sum(1 for r in result.rows if r.fetched)
     failed = sum(1 for r in result.rows if r.failure)
     tail = f"{len(result.rows)} releases, {fetched} fetched, {len(result.rows) - fetched - failed} from cache"

@@ -8,7 +8,6 @@ inject consumer classes into provider classes (`InjectionRule`).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, get_args
@@ -17,7 +16,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from apiaudit.findings import Finding, RuleInfo, Severity
-from apiaudit.recipes.changes import CHANGE_KINDS, IN_SCOPE_PLACEHOLDER, AddedParameter, Change, ChangeKind, MovedSymbol
+from apiaudit.recipes.changes import CHANGE_KINDS, IN_SCOPE_PLACEHOLDER, AddedParameter, Change, ChangeKind, MovedSymbol  # noqa: F401 - CHANGE_KINDS and IN_SCOPE_PLACEHOLDER re-exported
 
 PatternKind = Literal["call-not-followed-by", "result-subscripted", "method-called"]
 SubscriptKind = Literal["any", "int-literal"]

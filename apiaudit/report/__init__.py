@@ -19,10 +19,17 @@ from apiaudit.report.base import RenderOptions
 if TYPE_CHECKING:
     from apiaudit.findings import Report
 
-FORMATS = ("table", "json", "sarif", "github")
-_MODULES = {"table": "table", "json": "json_format", "sarif": "sarif", "github": "github"}
-# What `-o FILE` writes when --format is not given.
-SUFFIX_FORMATS = {".json": "json", ".sarif": "sarif", ".txt": "table", ".md": "table", ".log": "table"}
+FORMATS = ("table", "json", "sarif", "github", "markdown", "junit", "gitlab")
+_MODULES = {
+    "table": "table", "json": "json_format", "sarif": "sarif", "github": "github",
+    "markdown": "markdown", "junit": "junit", "gitlab": "gitlab",
+}  # fmt: skip
+# What `-o FILE` writes when --format is not given (GitLab's JSON needs --format gitlab).
+# A suffix names formats in order of preference: a command without the first takes the next.
+SUFFIX_FORMATS: dict[str, tuple[str, ...]] = {
+    ".json": ("json",), ".sarif": ("sarif",), ".txt": ("table",), ".md": ("markdown", "table"),
+    ".log": ("table",), ".xml": ("junit",),
+}  # fmt: skip
 
 
 def render(
@@ -32,17 +39,21 @@ def render(
     show_unresolved: bool = False,
     width: int | None = None,
     color: bool = False,
+    show_suppressed: bool = False,
 ) -> str:
     """The report as text in `fmt` (one of FORMATS).
 
     `show_unresolved` lists cannot-judge findings in table, SARIF and GitHub output
-    (JSON always has them); `width` and `color` apply to the table only.
+    (JSON always has them); `width` and `color` apply to the table only;
+    `show_suppressed` lists suppressed findings (every format counts them).
     """
     module = _MODULES.get(fmt)
     if module is None:
         raise InputError(f"unknown output format '{fmt}' (choose from {', '.join(FORMATS)})")
     renderer = importlib.import_module(f"apiaudit.report.{module}").render
-    return renderer(report, RenderOptions(show_unresolved=show_unresolved, width=width, color=color))
+    return renderer(
+        report, RenderOptions(show_unresolved=show_unresolved, width=width, color=color, show_suppressed=show_suppressed)
+    )
 
 
 def format_for_output(fmt: str | None, output: Path | None, *, interactive: bool, formats: tuple[str, ...] = FORMATS) -> str:
@@ -50,9 +61,9 @@ def format_for_output(fmt: str | None, output: Path | None, *, interactive: bool
     if fmt:
         return fmt
     if output is not None:
-        by_suffix = SUFFIX_FORMATS.get(Path(output).suffix.lower())
-        if by_suffix in formats:
-            return by_suffix
+        for by_suffix in SUFFIX_FORMATS.get(Path(output).suffix.lower(), ()):
+            if by_suffix in formats:
+                return by_suffix
         return "json"
     return "table" if interactive else "json"
 

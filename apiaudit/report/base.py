@@ -40,6 +40,7 @@ class RenderOptions:
     show_unresolved: bool = False
     width: int | None = None
     color: bool = False
+    show_suppressed: bool = False
 
 
 def tool_version() -> str:
@@ -76,6 +77,11 @@ def severity_counts(report: Report) -> dict[str, int]:
     return counts
 
 
+def short_finding(f: Finding) -> str:
+    """`path:line:col rule: message`, one line (lists of suppressed or fixed findings)."""
+    return f"{f.path}:{f.line}:{f.column + 1} {f.rule}: {f.message}"
+
+
 def origin_label(origin: CodeOrigin) -> str:
     return f"{origin.name} {origin.version}" if origin.version else f"{origin.name} ({origin.root})"
 
@@ -92,7 +98,7 @@ def _plural(n: int, word: str, plural: str | None = None) -> str:
     return f"{n} {word if n == 1 else (plural or word + 's')}"
 
 
-def summary_line(report: Report, *, unresolved_listed: bool) -> str:
+def summary_line(report: Report, *, unresolved_listed: bool, suppressed_listed: bool = False) -> str:
     """`3 errors, 1 warning, 12 cannot judge (--show-unresolved to list) in 41 files, 0.42 s`."""
     counts = severity_counts(report)
     parts = [_plural(counts["error"], "error"), _plural(counts["warning"], "warning")]
@@ -102,4 +108,36 @@ def summary_line(report: Report, *, unresolved_listed: bool) -> str:
     if report.cannot_judge and not unresolved_listed:
         cannot += " (--show-unresolved to list)"
     parts.append(cannot)
+    if report.suppressed:
+        parts.append(suppressed_phrase(report, listed=suppressed_listed))
     return f"{', '.join(parts)} in {_plural(report.files_scanned, 'file')}, {report.duration_s:.2f} s"
+
+
+def suppressed_phrase(report: Report, *, listed: bool) -> str:
+    """`4 suppressed (2 inline, 2 baseline; --show-suppressed to list)`."""
+    by: dict[str, int] = {}
+    for s in report.suppressed:
+        by[s.by.value] = by.get(s.by.value, 0) + 1
+    kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(by.items()))
+    hint = "" if listed else "; --show-suppressed to list"
+    return f"{len(report.suppressed)} suppressed ({kinds}{hint})"
+
+
+def policy_lines(report: Report) -> list[str]:
+    """What the baseline, the upgrade delta and the config's notices add to a summary, one line each."""
+    lines = []
+    if report.delta is not None:
+        d = report.delta
+        lines.append(
+            f"upgrade from {origin_label(d.against)} to {origin_label(report.provider)}: "
+            f"{_plural(len(report.findings), 'finding')} introduced, {len(d.fixed)} fixed, {d.unchanged} unchanged"
+        )
+    if report.baseline is not None:
+        b = report.baseline
+        lines.append(
+            f"baseline {b.path}: {b.matched} known finding{'s' if b.matched != 1 else ''} left out, "
+            f"{b.fixed} entr{'ies' if b.fixed != 1 else 'y'} now fixed"
+            + (" (rewrite it with --write-baseline)" if b.fixed else "")
+        )
+    lines.extend(report.notices)
+    return lines

@@ -10,7 +10,17 @@ import json
 from typing import Any
 
 from apiaudit.errors import InputError
-from apiaudit.findings import SCHEMA_VERSION, CodeOrigin, Finding, Report, Severity
+from apiaudit.findings import (
+    SCHEMA_VERSION,
+    BaselineSummary,
+    CodeOrigin,
+    Delta,
+    Finding,
+    Report,
+    Severity,
+    Suppressed,
+    SuppressedBy,
+)
 from apiaudit.report.base import TOOL_NAME, RenderOptions, severity_counts, sorted_findings, tool_version
 
 
@@ -59,9 +69,32 @@ def report_to_dict(report: Report) -> dict[str, Any]:
             "files_scanned": report.files_scanned,
             "calls_checked": report.calls_checked,
             "duration_s": report.duration_s,
+            "suppressed": len(report.suppressed),
         },
         "extras": dict(report.extras),
         "findings": [_finding_to_dict(f) for f in sorted_findings(report)],
+        "suppressed": [_suppressed_to_dict(s) for s in report.suppressed],
+        "baseline": _baseline_to_dict(report.baseline),
+        "delta": _delta_to_dict(report.delta),
+        "notices": list(report.notices),
+    }
+
+
+def _suppressed_to_dict(s: Suppressed) -> dict[str, Any]:
+    return {"by": s.by.value, "reason": s.reason, "where": s.where, "finding": _finding_to_dict(s.finding)}
+
+
+def _baseline_to_dict(b: BaselineSummary | None) -> dict[str, Any] | None:
+    return None if b is None else {"path": b.path, "matched": b.matched, "fixed": b.fixed}
+
+
+def _delta_to_dict(d: Delta | None) -> dict[str, Any] | None:
+    if d is None:
+        return None
+    return {
+        "against": _origin_to_dict(d.against),
+        "unchanged": d.unchanged,
+        "fixed": [_finding_to_dict(f) for f in d.fixed],
     }
 
 
@@ -159,6 +192,10 @@ def report_from_dict(d: Any) -> Report:
     findings_raw = _require(d, "findings", list, "report")
     findings = tuple(_finding_from_dict(f, f"findings[{i}]") for i, f in enumerate(findings_raw))
     return Report(
+        suppressed=_suppressed_from(d.get("suppressed")),
+        baseline=_baseline_from(d.get("baseline")),
+        delta=_delta_from(d.get("delta")),
+        notices=tuple(n for n in d.get("notices") or () if isinstance(n, str)),
         consumers=tuple(_origin_from_dict(c, f"consumers[{i}]") for i, c in enumerate(consumers_raw)),
         provider=_origin_from_dict(_require(d, "provider", dict, "report"), "provider"),
         findings=tuple(sorted(findings, key=lambda f: f.sort_key)),
@@ -167,4 +204,52 @@ def report_from_dict(d: Any) -> Report:
         duration_s=float(_require(summary, "duration_s", (int, float), "summary")),
         rules_version=d.get("rules_version") if isinstance(d.get("rules_version"), str) else None,
         extras=_str_map(d.get("extras"), "extras"),
+    )
+
+
+# Fields added in 1.2: absent from older documents, so each defaults to "none".
+
+
+def _suppressed_from(raw: Any) -> tuple[Suppressed, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise InputError("report JSON: suppressed must be a list")
+    out = []
+    for i, item in enumerate(raw):
+        where = f"suppressed[{i}]"
+        by = _require(item, "by", str, where)
+        try:
+            kind = SuppressedBy(by)
+        except ValueError:
+            raise InputError(f"report JSON: {where}.by '{by}' is not one of {', '.join(k.value for k in SuppressedBy)}") from None
+        out.append(
+            Suppressed(
+                finding=_finding_from_dict(_require(item, "finding", dict, where), f"{where}.finding"),
+                by=kind,
+                reason=_require(item, "reason", str, where, nullable=True),
+                where=_require(item, "where", str, where),
+            )
+        )
+    return tuple(out)
+
+
+def _baseline_from(raw: Any) -> BaselineSummary | None:
+    if raw is None:
+        return None
+    return BaselineSummary(
+        path=_require(raw, "path", str, "baseline"),
+        matched=_require(raw, "matched", int, "baseline"),
+        fixed=_require(raw, "fixed", int, "baseline"),
+    )
+
+
+def _delta_from(raw: Any) -> Delta | None:
+    if raw is None:
+        return None
+    fixed = _require(raw, "fixed", list, "delta")
+    return Delta(
+        against=_origin_from_dict(_require(raw, "against", dict, "delta"), "delta.against"),
+        fixed=tuple(_finding_from_dict(f, f"delta.fixed[{i}]") for i, f in enumerate(fixed)),
+        unchanged=_require(raw, "unchanged", int, "delta"),
     )

@@ -6,12 +6,14 @@ checkout; originalUriBaseIds records where the audited trees lay on this machine
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from apiaudit.findings import ENGINE_RULES, Finding, Report, Severity
+from apiaudit.findings import ENGINE_RULES, Finding, Report, Severity, Suppressed, SuppressedBy
 from apiaudit.report.base import (
     INFORMATION_URI,
     TOOL_NAME,
@@ -25,6 +27,20 @@ SARIF_VERSION = "2.1.0"
 CONSUMER_ROOT = "CONSUMERROOT"
 PROVIDER_ROOT = "PROVIDERROOT"
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+# partialFingerprints key: a hash of what identifies a finding without its line (the baseline
+# key), so code scanning tracks an alert across commits that move it.
+FINGERPRINT_KEY = "apiauditFinding/v1"
+# SARIF suppression kinds: a comment in the code, or something outside it (config, baseline).
+_SUPPRESSION_KINDS = {SuppressedBy.INLINE: "inSource", SuppressedBy.FILE: "inSource"}
+
+
+def fingerprint(f: Finding) -> str:
+    """The hex sha256 of the finding's baseline key (rule, consumer, path, callee, param, source)."""
+    from apiaudit.policy.baseline import BaselineKey
+
+    key = BaselineKey.of(f)
+    text = "\0".join((f.consumer, key.rule, key.path, key.callee or "", key.param or "", key.source))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _dir_uri(root: str) -> str:
@@ -79,7 +95,7 @@ def _region(f: Finding) -> dict[str, Any] | None:
     return region
 
 
-def _result(f: Finding, rule_index: dict[str, int], base_ids: dict[str, str]) -> dict[str, Any]:
+def _result(f: Finding, rule_index: dict[str, int], base_ids: dict[str, str], occurrence: int = 1) -> dict[str, Any]:
     physical: dict[str, Any] = {
         "artifactLocation": {"uri": _relative_uri(f.path), "uriBaseId": base_ids.get(f.consumer, CONSUMER_ROOT)}
     }
@@ -93,6 +109,8 @@ def _result(f: Finding, rule_index: dict[str, int], base_ids: dict[str, str]) ->
         "level": LEVELS[f.severity],
         "message": {"text": text},
         "locations": [{"physicalLocation": physical}],
+        # `:N` tells apart identical calls in one file, as GitHub's own line hashes do.
+        "partialFingerprints": {FINGERPRINT_KEY: f"{fingerprint(f)}:{occurrence}"},
     }
     related = _provider_location(f)
     if related:
@@ -132,9 +150,26 @@ def _provider_location(f: Finding) -> dict[str, Any] | None:
     }
 
 
-def report_to_sarif(report: Report, *, show_unresolved: bool = False) -> dict[str, Any]:
+def _results(findings: list[Finding], suppressed: list[Suppressed], rule_index, base_ids) -> list[dict[str, Any]]:
+    seen: Counter = Counter()
+    results = []
+    for f in findings:
+        seen[fingerprint(f)] += 1
+        results.append(_result(f, rule_index, base_ids, seen[fingerprint(f)]))
+    for s in suppressed:
+        seen[fingerprint(s.finding)] += 1
+        result = _result(s.finding, rule_index, base_ids, seen[fingerprint(s.finding)])
+        suppression: dict[str, Any] = {"kind": _SUPPRESSION_KINDS.get(s.by, "external"), "status": "accepted"}
+        suppression["justification"] = f"{s.by.value}: {s.where}" + (f" -- {s.reason}" if s.reason else "")
+        result["suppressions"] = [suppression]
+        results.append(result)
+    return results
+
+
+def report_to_sarif(report: Report, *, show_unresolved: bool = False, show_suppressed: bool = False) -> dict[str, Any]:
     findings = visible_findings(report, show_unresolved)
-    rules = _rule_descriptors(findings)
+    suppressed = list(report.suppressed) if show_suppressed else []
+    rules = _rule_descriptors(findings + [s.finding for s in suppressed])
     rule_index = {r["id"]: i for i, r in enumerate(rules)}
     base_ids = _consumer_base_ids(report)
     original_uri_base_ids: dict[str, Any] = {}
@@ -153,7 +188,7 @@ def report_to_sarif(report: Report, *, show_unresolved: bool = False) -> dict[st
         # Findings count columns in characters (apiaudit.consumer.positions).
         "columnKind": "unicodeCodePoints",
         "originalUriBaseIds": original_uri_base_ids,
-        "results": [_result(f, rule_index, base_ids) for f in findings],
+        "results": _results(findings, suppressed, rule_index, base_ids),
         "properties": {
             "consumers": [f"{c.name}=={c.version}" if c.version else c.name for c in report.consumers],
             "provider": f"{report.provider.name}=={report.provider.version}"
@@ -162,11 +197,23 @@ def report_to_sarif(report: Report, *, show_unresolved: bool = False) -> dict[st
             "cannotJudge": report.cannot_judge,
             "filesScanned": report.files_scanned,
             "callsChecked": report.calls_checked,
+            "suppressed": len(report.suppressed),
         },
     }
+    if report.baseline is not None:
+        run["properties"]["baseline"] = {"matched": report.baseline.matched, "fixed": report.baseline.fixed}
+    if report.delta is not None:
+        against = report.delta.against
+        run["properties"]["delta"] = {
+            "against": f"{against.name}=={against.version}" if against.version else against.name,
+            "introduced": len(report.findings),
+            "fixed": len(report.delta.fixed),
+            "unchanged": report.delta.unchanged,
+        }
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
 
 
 def render(report: Report, options: RenderOptions) -> str:
-    return json.dumps(report_to_sarif(report, show_unresolved=options.show_unresolved), indent=2, ensure_ascii=False) + "\n"
+    sarif = report_to_sarif(report, show_unresolved=options.show_unresolved, show_suppressed=options.show_suppressed)
+    return json.dumps(sarif, indent=2, ensure_ascii=False) + "\n"
 

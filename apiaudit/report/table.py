@@ -11,7 +11,16 @@ from rich.table import Table
 from rich.text import Text
 
 from apiaudit.findings import Finding, Report
-from apiaudit.report.base import MIN_WIDTH, RenderOptions, headline, summary_line, terminal_width, visible_findings
+from apiaudit.report.base import (
+    MIN_WIDTH,
+    RenderOptions,
+    headline,
+    policy_lines,
+    short_finding,
+    summary_line,
+    terminal_width,
+    visible_findings,
+)
 
 # Below this width severity and rule move into the finding cell, leaving it room to read.
 NARROW_WIDTH = 90
@@ -104,7 +113,20 @@ def render(report: Report, options: RenderOptions) -> str:
         title = f"{consumer}: {path}" if several_consumers else path
         console.print(Text(title, style="bold underline"))
         console.print(_file_table(list(group), width))
+    if report.delta is not None and report.delta.fixed:
+        console.print()
+        console.print(Text(f"Fixed by the upgrade ({len(report.delta.fixed)}):", style="bold"))
+        for f in report.delta.fixed:
+            console.print(Text(f"  {short_finding(f)}", style="green", overflow="fold"))
+    if options.show_suppressed and report.suppressed:
+        console.print()
+        console.print(Text(f"Suppressed ({len(report.suppressed)}):", style="bold"))
+        for s in report.suppressed:
+            reason = f" -- {s.reason}" if s.reason else ""
+            console.print(Text(f"  {short_finding(s.finding)}  [{s.by.value}: {s.where}{reason}]", style="dim", overflow="fold"))
     console.print()
-    console.print(Text(summary_line(report, unresolved_listed=options.show_unresolved)))
+    for line in policy_lines(report):
+        console.print(Text(line, overflow="fold"))
+    console.print(Text(summary_line(report, unresolved_listed=options.show_unresolved, suppressed_listed=options.show_suppressed)))
     # rich pads every line to the full width; trailing blanks only bloat logs and diffs.
     return "".join(line.rstrip() + "\n" for line in out.getvalue().splitlines())

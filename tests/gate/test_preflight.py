@@ -157,3 +157,13 @@ def test_both_layers_drift_in_one_pass(release_cache):
     report = failed.value.report
     assert {c.name for c in report.consumers} >= {"stale_job", "speculators"}
     assert "speculators 0.4.0" in dict(report.extras)["layers"] and "vllm 0.16.0" in dict(report.extras)["layers"]
+
+
+def test_the_one_line_summary_counts_suppressed_findings():
+    from apiaudit.findings import CodeOrigin, Finding, Report, Severity, Suppressed, SuppressedBy
+    from apiaudit.gate.gate import summary_line
+
+    origin = CodeOrigin("jobs", None, "/srv/jobs", "path")
+    f = Finding("unexpected-keyword", Severity.ERROR, "jobs", "a.py", 1, 0, "p.f", "x", "m")
+    report = Report(consumers=(origin,), provider=origin, findings=(), suppressed=(Suppressed(f, SuppressedBy.INLINE, "r", "a.py:1"),))
+    assert "0 errors, 0 warnings, 0 cannot-judge, 1 suppressed;" in summary_line(report, Severity.ERROR)

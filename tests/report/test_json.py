@@ -9,7 +9,8 @@ from apiaudit.errors import InputError
 from apiaudit.findings import SCHEMA_VERSION, Report, Severity
 from apiaudit.report import render, report_from_dict, report_to_dict
 
-TOP_LEVEL_KEYS = ["schema_version", "tool", "consumer", "consumers", "provider", "rules_version", "summary", "extras", "findings"]
+TOP_LEVEL_KEYS = ["schema_version", "tool", "consumer", "consumers", "provider", "rules_version", "summary", "extras", "findings",
+                  "suppressed", "baseline", "delta", "notices"]
 FINDING_KEYS = [
     "rule", "severity", "consumer", "path", "line", "column", "end_line", "end_column", "callee", "param",
     "message", "provider_location", "signature", "source", "advice", "details", "conditional", "guard",
@@ -45,7 +46,9 @@ def test_top_level_keys_types_and_order(report):
 
 def test_summary_counts_add_up_and_separate_cannot_judge(report):
     summary = report_to_dict(report)["summary"]
-    assert list(summary) == ["error", "warning", "info", "cannot_judge", "files_scanned", "calls_checked", "duration_s"]
+    assert list(summary) == [
+        "error", "warning", "info", "cannot_judge", "files_scanned", "calls_checked", "duration_s", "suppressed"
+    ]  # fmt: skip
     by_rule = [f.rule for f in report.findings]
     assert summary["cannot_judge"] == by_rule.count("cannot-judge") == 2
     assert summary["error"] == sum(1 for f in report.findings if f.severity is Severity.ERROR)

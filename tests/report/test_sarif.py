@@ -62,7 +62,18 @@ def _sarif(report, **kwargs) -> dict:
 
 @pytest.mark.network
 def test_sarif_validates_against_the_official_schema(report, make_report, sarif_validator):
-    for document in (_sarif(report), _sarif(report, show_unresolved=True), _sarif(make_report(findings=()))):
+    from dataclasses import replace
+
+    from apiaudit.findings import BaselineSummary, Suppressed, SuppressedBy
+
+    suppressed = replace(
+        report,
+        suppressed=tuple(Suppressed(f, by, "why", "x.py:1") for f, by in zip(report.findings, SuppressedBy)),
+        baseline=BaselineSummary("b.json", 1, 2),
+    )
+    documents = (_sarif(report), _sarif(report, show_unresolved=True), _sarif(make_report(findings=())),
+                 _sarif(suppressed, show_suppressed=True))  # fmt: skip
+    for document in documents:
         errors = sorted(sarif_validator.iter_errors(document), key=lambda e: list(e.path))
         assert not errors, "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:5])
 
@@ -141,3 +152,19 @@ def test_unresolved_are_counted_but_listed_only_on_request(report):
     assert hidden["properties"]["cannotJudge"] == 2
     shown = _sarif(report, show_unresolved=True)["runs"][0]
     assert [r["level"] for r in shown["results"] if r["ruleId"] == "cannot-judge"] == ["note", "note"]
+
+
+def test_partial_fingerprints_are_unique_and_survive_a_line_shift(report, make_finding):
+    import json
+    from dataclasses import replace
+
+    from apiaudit.report import render
+
+    twin = make_finding(line=60)
+    report = replace(report, findings=report.findings + (twin, replace(twin, line=61)))
+    results = json.loads(render(report, "sarif", show_unresolved=True))["runs"][0]["results"]
+    prints = [r["partialFingerprints"]["apiauditFinding/v1"] for r in results]
+    assert len(set(prints)) == len(prints)
+    moved = replace(report, findings=tuple(replace(f, line=f.line + 3) for f in report.findings))
+    again = json.loads(render(moved, "sarif", show_unresolved=True))["runs"][0]["results"]
+    assert sorted(prints) == sorted(r["partialFingerprints"]["apiauditFinding/v1"] for r in again)

@@ -1,0 +1,5 @@
+import sys
+
+from apiaudit.action.run import main
+
+sys.exit(main())

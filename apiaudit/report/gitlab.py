@@ -1,0 +1,46 @@
+"""GitLab Code Quality: a JSON array of issues (`artifacts:reports:codequality`).
+
+Fields as GitLab documents them: description, check_name, fingerprint (unique per issue, stable
+across commits: the SARIF fingerprint), severity (info|minor|major|critical|blocker), location.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from apiaudit.findings import Finding, Report, Severity
+from apiaudit.report.base import RenderOptions, visible_findings
+
+SEVERITIES = {Severity.ERROR: "critical", Severity.WARNING: "major", Severity.INFO: "info"}
+
+
+def issue(f: Finding, occurrence: int) -> dict[str, Any]:
+    from apiaudit.report.sarif import fingerprint
+
+    description = f.message if not f.advice else f"{f.message} Fix: {f.advice}"
+    return {
+        "type": "issue",
+        "description": description,
+        "check_name": f.rule,
+        "categories": ["Bug Risk"],
+        "fingerprint": f"{fingerprint(f)}:{occurrence}",
+        "severity": SEVERITIES[f.severity],
+        "location": {"path": f.path, "lines": {"begin": max(f.line, 1), **({"end": f.end_line} if f.end_line else {})}},
+    }
+
+
+def report_to_issues(report: Report, *, show_unresolved: bool = False) -> list[dict[str, Any]]:
+    from apiaudit.report.sarif import fingerprint
+
+    seen: Counter = Counter()
+    issues = []
+    for f in visible_findings(report, show_unresolved):
+        seen[fingerprint(f)] += 1
+        issues.append(issue(f, seen[fingerprint(f)]))
+    return issues
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    return json.dumps(report_to_issues(report, show_unresolved=options.show_unresolved), indent=2, ensure_ascii=False) + "\n"
