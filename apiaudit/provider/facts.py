@@ -4,7 +4,11 @@
   every `self.NAME` assigned in any method (Griffe only records those in `__init__`);
 - per function: the names and `extra=` literals its body uses (a dataclass_transform
   decorator's runtime behaviour: pydantic or not, extras forbidden or not);
-- per module: a lazy `__getattr__` and the string map it serves (`{"Name": ".mod:Name"}`).
+- per module: a lazy `__getattr__` and the string map it serves (`{"Name": ".mod:Name"}`);
+- per class, for light inference of what an attribute holds: each `self.NAME = callee(...)`
+  (callee as source text, with the keyword arguments that are lists of string literals) and
+  each `self.NAME: T` annotation in any method; per function, the callees of
+  `return callee(...)` (one level of helper).
 """
 
 from __future__ import annotations
@@ -42,14 +46,26 @@ class FactsExtension(griffe.Extension):
             if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in stmt.targets):
                 if isinstance(stmt.value, (ast.Tuple, ast.List, ast.Set)):
                     slots |= {e.value for e in stmt.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+        assigned_calls: dict[str, list] = {}
+        self_annotations: dict[str, str] = {}
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.args.args:
+                _self_values(stmt, stmt.args.args[0].arg, assigned_calls, self_annotations)
         cls.extra[KEY] = {
             "body_fields": body_fields,
             "self_assigned": sorted(assigned | slots),
             "dynamic_attrs": dynamic,
+            "assigned_calls": assigned_calls,
+            "self_annotations": self_annotations,
         }
 
     def on_function_instance(self, *, node: ast.AST, func: griffe.Function, **kwargs: Any) -> None:
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.decorator_list:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return
+        returns = _returned_callees(node)
+        if returns:
+            func.extra.setdefault(KEY, {})["return_calls"] = returns
+        if not node.decorator_list:
             return
         names: set[str] = set()
         extra_literals: set[str] = set()
@@ -59,7 +75,7 @@ class FactsExtension(griffe.Extension):
             elif isinstance(sub, ast.keyword) and sub.arg == "extra":
                 if isinstance(sub.value, ast.Constant) and isinstance(sub.value.value, str):
                     extra_literals.add(sub.value.value)
-        func.extra[KEY] = {"body_names": sorted(names), "extra_literals": sorted(extra_literals)}
+        func.extra.setdefault(KEY, {}).update({"body_names": sorted(names), "extra_literals": sorted(extra_literals)})
 
     def on_module_instance(self, *, node: ast.AST, mod: griffe.Module, **kwargs: Any) -> None:
         if not isinstance(node, ast.Module):
@@ -125,6 +141,71 @@ def _self_assignments(func: ast.AST, me: str) -> tuple[set[str], bool]:
                 if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id == me:
                     names.add(leaf.attr)
     return names, dynamic
+
+
+def dotted_text(node: ast.AST) -> str | None:
+    """`a.b.C` as text for a Name/Attribute chain; None for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _string_lists(call: ast.Call) -> list:
+    """[[keyword, [str, ...]], ...] for keywords whose value is a list/tuple of string literals."""
+    out = []
+    for kw in call.keywords:
+        if kw.arg and isinstance(kw.value, (ast.List, ast.Tuple)):
+            items = kw.value.elts
+            if all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in items):
+                out.append([kw.arg, [e.value for e in items]])
+    return out
+
+
+def _own_nodes(func: ast.AST):
+    """The nodes of one function body, not descending into nested functions or classes."""
+    stack = list(ast.iter_child_nodes(func))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _self_values(func: ast.AST, me: str, calls: dict[str, list], annotations: dict[str, str]) -> None:
+    for sub in _own_nodes(func):
+        if isinstance(sub, ast.AnnAssign):
+            target, value = sub.target, sub.value
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == me:
+                annotations.setdefault(target.attr, ast.unparse(sub.annotation))
+        elif isinstance(sub, ast.Assign) and len(sub.targets) == 1:
+            target, value = sub.targets[0], sub.value
+        else:
+            continue
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == me):
+            continue
+        if isinstance(value, ast.Call):
+            callee = dotted_text(value.func)
+            if callee is not None:
+                calls.setdefault(target.attr, []).append([callee, _string_lists(value)])
+                continue
+        # Anything else assigned (a parameter, an expression): the attribute's value is not inferred.
+        if value is not None:
+            calls.setdefault(target.attr, []).append(["", []])
+
+
+def _returned_callees(func: ast.AST) -> list[str]:
+    """Callees of `return callee(...)`; an empty string for any other returned value."""
+    out: list[str] = []
+    for sub in _own_nodes(func):
+        if isinstance(sub, ast.Return) and sub.value is not None:
+            callee = dotted_text(sub.value.func) if isinstance(sub.value, ast.Call) else None
+            out.append(callee or "")
+    return out
 
 
 def _flatten(target: ast.AST):
