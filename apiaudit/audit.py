@@ -13,14 +13,17 @@ from typing import Sequence
 from apiaudit import sources
 from apiaudit.checks import HostRules, run_checks
 from apiaudit.checks.recipes import apply_recipes
+from apiaudit.checks.remote_code import remote_code_findings
 from apiaudit.consumer import collect
 from apiaudit.consumer.model import ConsumerOptions
 from apiaudit.errors import InputError
 from apiaudit.findings import Finding, Report
+from apiaudit.model import ModelFacts
 from apiaudit.progress import NullProgress, Progress
 from apiaudit.provider.cache import open_index, save_index
 from apiaudit.recipes import RuleBook, load_rulebook
-from apiaudit.recipes.loader import default_target
+from apiaudit.provider.registry import ModelTypes, check_architecture
+from apiaudit.recipes.loader import default_target, load_remote_code_rules
 
 
 def scan(
@@ -31,8 +34,14 @@ def scan(
     rules_dirs: Sequence[Path] = (),
     progress: Progress | None = None,
     use_index_cache: bool = True,
+    model: ModelFacts | None = None,
 ) -> Report:
-    """Audit each consumer against the provider. Raises InputError for bad input."""
+    """Audit each consumer against the provider. Raises InputError for bad input.
+
+    `model` (from ``--model``/``--architecture``, see `apiaudit.model.load_model`) is the
+    model the job loads: an architecture the provider's registry does not register is an
+    InputError, and model-facing rules (``remote-code-required``) run only with it.
+    """
     started = time.perf_counter()
     progress = progress or NullProgress()
     cache_dir = Path(cache_dir) if cache_dir else sources.default_cache_dir()
@@ -48,6 +57,9 @@ def scan(
         raise InputError(f"{provider} holds no Python package to audit against")
     book = rulebook_for(rules_dirs, provider_tree)
     index = open_index(provider_tree, cache_dir if use_index_cache else None)
+    if model is not None:
+        check_architecture(ModelTypes(index, book), model, provider_tree.name, provider_tree.version, cache_dir)
+    remote_code_rules = load_remote_code_rules(list(map(Path, rules_dirs))) if model is not None else ()
     options = ConsumerOptions(
         provider_packages=provider_tree.packages,
         rpc_methods=tuple((r.method, r.name_arg, r.name_keyword) for r in book.rpcs),
@@ -70,6 +82,7 @@ def scan(
         progress.start(f"checking {tree.name} against {provider_tree.name}", len(files))
         found, calls = run_checks(tree.name, index, files, hosts, on_file=progress.advance)
         findings.extend(apply_recipes(book, found, files, tree, provider_tree))
+        findings.extend(remote_code_findings(tree.name, files, model, remote_code_rules))
         files_scanned += len(files)
         calls_checked += calls
     if use_index_cache:
@@ -83,7 +96,17 @@ def scan(
         calls_checked=calls_checked,
         duration_s=round(time.perf_counter() - started, 3),
         rules_version=book.fingerprint or None,
+        extras=_model_extras(model),
     )
+
+
+def _model_extras(model: ModelFacts | None) -> tuple[tuple[str, str], ...]:
+    if model is None:
+        return ()
+    extras = [("model", model.label), ("model_architectures", ",".join(model.architectures))]
+    if model.text_architectures:
+        extras.append(("model_text_architectures", ",".join(model.text_architectures)))
+    return tuple(extras)
 
 
 def _defaults(rules_dirs: Sequence[Path]) -> tuple[str, list[str]]:

@@ -35,14 +35,14 @@ def cli() -> None:
 @click.option("--explain", is_flag=True, help="Date each finding to the release that introduced it (same as `apiaudit explain`).")
 @click.option("--since", metavar="VERSION", help="With --explain: a release without the findings to bisect from.")
 @guarded
-def scan(consumers, provider, rules_dirs, cache_dir, fmt, output, fail_on, show_unresolved, no_progress, no_index_cache, explain, since):
+def scan(consumers, provider, rules_dirs, cache_dir, model, fmt, output, fail_on, show_unresolved, no_progress, no_index_cache, explain, since):
     """Report every mismatch between the consumer(s) and the provider. Exit 0 clean, 1 findings, 2 bad input."""
     if explain:
         from apiaudit.matrix.command import explain_command
 
         return click.get_current_context().invoke(
             explain_command, consumers=consumers, provider=provider, rules_dirs=rules_dirs, cache_dir=cache_dir,
-            since=since, fmt=fmt if fmt in ("table", "json") else None, output=output, emit_rules=None,
+            model=model, since=since, fmt=fmt if fmt in ("table", "json") else None, output=output, emit_rules=None,
             errors_only=False, include_prereleases=False, no_progress=no_progress,
         )  # fmt: skip
     progress = for_terminal(False if no_progress else None)
@@ -54,6 +54,7 @@ def scan(consumers, provider, rules_dirs, cache_dir, fmt, output, fail_on, show_
             rules_dirs=list(rules_dirs),
             progress=progress,
             use_index_cache=not no_index_cache,
+            model=model,
         )
     finally:
         progress.close()

@@ -23,7 +23,7 @@ from apiaudit.progress import for_terminal
 @click.option("--revert", "do_revert", is_flag=True, help="Restore every file of the last --apply byte for byte.")
 @click.option("--no-progress", is_flag=True)
 @guarded
-def fix_command(consumers, provider, rules_dirs, cache_dir, do_apply, into, do_revert, no_progress):
+def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, into, do_revert, no_progress):
     """Show the fixes as a unified diff (changes nothing), or apply them, or write them into an overlay."""
     if sum(bool(x) for x in (do_apply, into, do_revert)) > 1:
         raise InputError("choose one of --apply, --into DIR, --revert")
@@ -38,7 +38,8 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, do_apply, into, do_r
         scanned[tree.name] = {p.relative_to(tree.root).as_posix(): sha256_bytes(p.read_bytes()) for p in tree.python_files()}
     progress = for_terminal(False if no_progress else None)
     try:
-        report = scan(list(consumers) or None, provider, cache_dir=cache, rules_dirs=list(rules_dirs), progress=progress)
+        report = scan(list(consumers) or None, provider, cache_dir=cache, rules_dirs=list(rules_dirs), progress=progress,
+                      model=model)
     finally:
         progress.close()
     provider_tree = sources.resolve(provider or _spec(report.provider), cache_dir=cache)

@@ -37,7 +37,7 @@ from apiaudit.gate.gate import DEFAULT_SCRIPT_PROVIDER, format_finding, parse_se
               help="Also write the full report here, pass or fail (.sarif, .txt/.md table, else JSON).")
 @click.option("--no-progress", is_flag=True, help="Never show progress bars.")
 @guarded
-def preflight_command(consumers, provider, rules_dirs, cache_dir, script_provider, stack_provider, fail_on, report_path,
+def preflight_command(consumers, provider, rules_dirs, cache_dir, model, script_provider, stack_provider, fail_on, report_path,
                       no_progress) -> None:
     from apiaudit.progress import for_terminal
 
@@ -53,6 +53,7 @@ def preflight_command(consumers, provider, rules_dirs, cache_dir, script_provide
             script_provider=script_provider,
             stack_provider=stack_provider,
             progress=progress,
+            model=model,
         )
     except PreflightFailed as failed:
         progress.close()

@@ -38,7 +38,7 @@ def _format(fmt: str | None, output: Path | None) -> str:
 @click.option("--scan-jobs", type=click.IntRange(1, 32), help="Scans run at once (default: the CPU cores, at most 4).")
 @click.option("--no-progress", is_flag=True, help="Never show progress bars.")
 @guarded
-def matrix_command(consumers, provider, rules_dirs, cache_dir, fmt, output, include_prereleases, fetch_jobs, scan_jobs, no_progress):
+def matrix_command(consumers, provider, rules_dirs, cache_dir, model, fmt, output, include_prereleases, fetch_jobs, scan_jobs, no_progress):
     """Scan the consumer against every provider release in a range.
 
     --provider takes a range here, e.g. 'vllm>=0.11,<=0.17' (a bare name: every release).
@@ -55,6 +55,7 @@ def matrix_command(consumers, provider, rules_dirs, cache_dir, fmt, output, incl
         result = run_matrix(
             list(consumers), provider, cache_dir=cache_dir, rules_dirs=list(rules_dirs),
             include_prereleases=include_prereleases, fetch_jobs=fetch_jobs, scan_jobs=scan_jobs, progress=progress,
+            model=model,
         )  # fmt: skip
     finally:
         progress.close()
@@ -75,7 +76,7 @@ def matrix_command(consumers, provider, rules_dirs, cache_dir, fmt, output, incl
 @click.option("--pre", "include_prereleases", is_flag=True, help="Bisect over pre-releases too.")
 @click.option("--no-progress", is_flag=True, help="Never show progress bars.")
 @guarded
-def explain_command(consumers, provider, rules_dirs, cache_dir, since, fmt, output, emit_rules, errors_only, include_prereleases, no_progress):
+def explain_command(consumers, provider, rules_dirs, cache_dir, model, since, fmt, output, emit_rules, errors_only, include_prereleases, no_progress):
     """Date each finding: the first provider release with it, and what changed there.
 
     --provider is the release the consumer is scanned against (NAME==VERSION). Each
@@ -96,6 +97,7 @@ def explain_command(consumers, provider, rules_dirs, cache_dir, since, fmt, outp
             consumers[0], provider, since=since, cache_dir=cache_dir, rules_dirs=list(rules_dirs),
             include_prereleases=include_prereleases,
             min_severity=Severity.ERROR if errors_only else Severity.WARNING, progress=progress,
+            model=model,
         )  # fmt: skip
     finally:
         progress.close()

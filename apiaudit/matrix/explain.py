@@ -239,6 +239,7 @@ def explain(
     min_severity: Severity = Severity.WARNING,
     progress: Progress | None = None,
     available: Sequence[str] | None = None,
+    model=None,
 ) -> ExplainResult:
     """Scan `consumer` against `provider` (NAME==VERSION), then date every finding by bisection.
 
@@ -251,7 +252,7 @@ def explain(
     cache_dir = Path(cache_dir) if cache_dir else sources.default_cache_dir()
     if not provider or "==" not in provider:
         raise InputError(f"explain needs one provider release, NAME==VERSION (e.g. vllm==0.16.0), not {provider!r}")
-    report = scan([consumer], provider, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress)
+    report = scan([consumer], provider, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress, model=model)
     name, scanned = report.provider.name, report.provider.version or ""
     consumer_tree = sources.resolve(consumer, cache_dir=cache_dir)
 

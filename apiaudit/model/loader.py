@@ -15,11 +15,14 @@ from apiaudit.errors import InputError
 from apiaudit.model.facts import AutoMapEntry, ConfigFile, ModelFacts, ModelSource
 
 
-def load_model(path: str | Path | None = None, architecture: str | None = None) -> ModelFacts | None:
+def load_model(path: str | Path | None = None, architecture: str | None = None, *,
+               require_architectures: bool = True) -> ModelFacts | None:
     """ModelFacts for `--model PATH` and/or `--architecture NAME`; None when neither is given.
 
     PATH is a model directory or its config.json. `architecture` overrides the config's
-    architectures (it states what the provider will load).
+    architectures (it states what the provider will load). A config without architectures
+    is an error unless `require_architectures` is false (the runner's own model check
+    reads other fields; then only the model-facing rules use it).
     """
     if path is None and not architecture:
         return None
@@ -30,7 +33,7 @@ def load_model(path: str | Path | None = None, architecture: str | None = None) 
     facts = _from_path(Path(path))
     if architecture:
         facts = replace(facts, architectures=(architecture.strip(),))
-    if not facts.architectures:
+    if not facts.architectures and require_architectures:
         raise InputError(f"{_config_of(Path(path))}: has no \"architectures\" list; name the class with --architecture NAME")
     return facts
 

@@ -26,7 +26,7 @@ from apiaudit.provider.model import Found, SymbolKind, ValueKind
 if TYPE_CHECKING:
     from apiaudit.model import ModelFacts
     from apiaudit.provider.index import ProviderIndex
-    from apiaudit.recipes.model import FactoryRule, RegistryRule, RuleBook, SlotRule
+    from apiaudit.recipes.model import FactoryRule, RegistryRule, RuleBook
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,7 @@ class ModelTypes:
         found = self.registry(registry)
         if found is None:
             return None
-        if model is None:
+        if model is None or not model.architectures:
             return Candidates(found.class_paths(), CandidateSource.ALL)
         return self._for_architectures(found, model.architectures, CandidateSource.MODEL)
 
@@ -184,7 +184,7 @@ class ModelTypes:
     def unregistered(self, model: ModelFacts) -> tuple[str, ...] | None:
         """The model's architectures when the registry registers none of them; None when it does (or has no registry)."""
         found = self.registry()
-        if found is None or any(found.lookup(a) for a in model.architectures):
+        if found is None or not model.architectures or any(found.lookup(a) for a in model.architectures):
             return None
         return model.architectures
 
@@ -192,11 +192,8 @@ class ModelTypes:
         """For `instance.attribute` where a [[slot]] rule says it holds the model."""
         for slot in self.book.slots:
             if slot.attribute == attribute and self._is_subclass(class_path, slot.owner):
-                return self._registry_classes(slot, model)
+                return self.model_classes(model, slot.registry)
         return None
-
-    def _registry_classes(self, slot: SlotRule, model: ModelFacts | None) -> Candidates | None:
-        return self.model_classes(model, slot.registry)
 
     def factory_classes(self, function_path: str, architectures: tuple[str, ...] | None, model: ModelFacts | None) -> Candidates | None:
         """For a call of a [[factory]] function, given its `architectures=` literal (or None)."""
@@ -208,7 +205,7 @@ class ModelTypes:
             return None
         if architectures:
             return self._for_architectures(found, architectures, CandidateSource.LITERAL)
-        if model is None:
+        if model is None or not (model.architectures or model.text_architectures):
             return Candidates(found.class_paths(), CandidateSource.ALL)
         nested = model.text_architectures if rule.nested_config else ()
         if nested:
