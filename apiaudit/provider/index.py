@@ -525,6 +525,13 @@ class ProviderIndex:
             unknown = unknown or state is Membership.UNKNOWN
         return Membership.UNKNOWN if unknown else Membership.YES
 
+    def provider_defines(self, class_path: str, name: str) -> Membership:
+        """Does provider code give instances of `class_path` the attribute `name` (a member or a
+        `self.name` assignment along the MRO)? External bases are taken to add no provider-specific
+        names (torch's `nn.Module.__getattr__` serves only what provider code assigns); Unknown for an
+        unresolved base or a provider class computing attributes."""
+        return self._cached(("provider-defines", class_path, name), lambda: self._defines(self.mro(class_path), name))
+
     def _defines(self, mro: tuple, name: str) -> Membership:
         for klass in mro:
             if isinstance(klass, griffe.Class):

@@ -171,3 +171,20 @@ def test_vllm_016_eagle3_membership_and_supports_eagle3(vllm016):
     assert vllm016.implements(V + "kimi_k25.KimiK25ForConditionalGeneration", protocol) is Membership.NO
     narrowing = vllm016.narrowing(V + "interfaces.supports_eagle3")
     assert (narrowing.kind, narrowing.instance_target.path) == (NarrowKind.TYPE_IS, protocol)
+
+
+def test_provider_defines_ignores_external_bases(hub):
+    wrapper = M + "wrapper.WrapperForConditionalGeneration"
+    assert hub.provider_defines(wrapper, "language_model") is Membership.YES
+    assert hub.provider_defines(wrapper, "model") is Membership.NO  # nn.Module adds no provider names
+    assert hub.provider_defines(M + "dense.DenseModel", "get_input_embeddings") is Membership.YES
+
+
+@pytest.mark.network
+def test_vllm_016_kimi_has_no_model_attribute(vllm016):
+    kimi = V + "kimi_k25.KimiK25ForConditionalGeneration"
+    assert vllm016.provider_defines(kimi, "model") is Membership.NO
+    assert vllm016.provider_defines(kimi, "language_model") is Membership.YES
+    assert vllm016.provider_defines(kimi, "get_language_model") is Membership.YES
+    assert vllm016.provider_defines(V + "llama.LlamaModel", "get_input_embeddings") is Membership.NO
+    assert vllm016.provider_defines(V + "llama.LlamaModel", "embed_input_ids") is Membership.YES
