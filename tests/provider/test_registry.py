@@ -181,3 +181,59 @@ def test_vllm_014_does_not_know_kimi_k25_and_says_where_it_starts(released, rele
     with pytest.raises(InputError) as err:
         check_architecture(types, load_model(MODELS / "kimi-k2.5"), "vllm", "0.14.1", release_cache)
     assert "vllm 0.15.0 is the first release in the cache that registers KimiK25ForConditionalGeneration" in str(err.value)
+
+
+def _eagle3_bases(types: ModelTypes):
+    """(class, base model or None) for every registered class that implements SupportsEagle3 by its MRO."""
+    from apiaudit.provider.model import Membership
+
+    protocol = V + "interfaces.SupportsEagle3"
+    out = []
+    for cls in types.registry().class_paths():
+        if types.index.implements(cls, protocol) is Membership.YES:
+            base = types.attribute_classes(cls, "model", None)
+            out.append((cls, base.classes[0] if base and base.definite else None))
+    return out
+
+
+@pytest.mark.network
+def test_vllm_016_no_eagle3_base_model_has_get_input_embeddings(vllm016):
+    """The truth in fixtures/models/README.md: 44 classes by MRO, 23 with a provider base model."""
+    from apiaudit.provider.model import Membership
+
+    rows = _eagle3_bases(vllm016)
+    bases = [b for _, b in rows if b]
+    assert (len(rows), len(bases)) == (44, 23)
+    assert all(vllm016.index.provider_defines(b, "get_input_embeddings") is Membership.NO for b in bases)
+    assert all(vllm016.index.provider_defines(b, "embed_input_ids") is Membership.YES for b in bases)
+    kimi = V + "kimi_k25.KimiK25ForConditionalGeneration"
+    assert kimi not in [c for c, _ in rows]
+
+
+@pytest.mark.network
+def test_vllm_011_no_eagle3_base_model_has_embed_input_ids(released):
+    from apiaudit.provider.model import Membership
+
+    tree = released("vllm==0.11.0")
+    types = ModelTypes(ProviderIndex(tree.root, tree.packages), load_rulebook([], "vllm"))
+    rows = _eagle3_bases(types)
+    assert len(rows) == 19 and all(b for _, b in rows)
+    assert not [b for _, b in rows if types.index.provider_defines(b, "embed_input_ids") is not Membership.NO]
+    assert len([b for _, b in rows if types.index.provider_defines(b, "get_input_embeddings") is Membership.YES]) == 17
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("version, registered, eagle3", [
+    ("0.14.1", False, None), ("0.15.0", True, False), ("0.16.0", True, False), ("0.17.1", True, False), ("0.18.0", True, True),
+])  # fmt: skip
+def test_kimi_k25_registered_from_015_and_eagle3_from_018(released, version, registered, eagle3):
+    from apiaudit.provider.model import Membership
+
+    tree = released(f"vllm=={version}")
+    types = ModelTypes(ProviderIndex(tree.root, tree.packages), load_rulebook([], "vllm"))
+    entry = types.registry().lookup("KimiK25ForConditionalGeneration")
+    assert (entry is not None) is registered
+    if entry is not None:
+        membership = types.index.implements(entry.class_path, V + "interfaces.SupportsEagle3")
+        assert membership is (Membership.YES if eagle3 else Membership.NO)
+        assert types.index.provider_defines(entry.class_path, "model") is Membership.NO
