@@ -57,8 +57,9 @@ def scan(
         raise InputError(f"{provider} holds no Python package to audit against")
     book = rulebook_for(rules_dirs, provider_tree)
     index = open_index(provider_tree, cache_dir if use_index_cache else None)
+    model_types = ModelTypes(index, book).install()
     if model is not None:
-        check_architecture(ModelTypes(index, book), model, provider_tree.name, provider_tree.version, cache_dir)
+        check_architecture(model_types, model, provider_tree.name, provider_tree.version, cache_dir)
     remote_code_rules = load_remote_code_rules(list(map(Path, rules_dirs))) if model is not None else ()
     options = ConsumerOptions(
         provider_packages=provider_tree.packages,

@@ -7,7 +7,7 @@ Every public query is memoised on plain values and answers with frozen values fr
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import griffe
 
@@ -73,6 +73,11 @@ class ProviderIndex:
         self.memo: dict[tuple, Any] = {}
         self._objects: dict[str, Any] = {}
         self.warm = False  # answered from a cache entry
+        # Rule data may say what a provider function's call returns (a registry factory with a
+        # literal argument); `call_results_key` names that data in memo keys so a cache entry
+        # answered under other rules is never reused.
+        self.call_results: Callable[[AssignedValue], Symbol | None] | None = None
+        self.call_results_key = ""
 
     # ----------------------------------------------------------------- memo
     def _cached(self, key: tuple, compute):
@@ -371,7 +376,8 @@ class ProviderIndex:
     # ---------------------------------------------------------------- types
     def attribute_type(self, class_path: str, name: str) -> Symbol | None:
         """The provider class an attribute's annotation names (fields, properties), if exactly one."""
-        return self._cached(("attr-type", class_path, name), lambda: self._attribute_type(class_path, name))
+        key = ("attr-type", class_path, name) + ((self.call_results_key,) if self.call_results_key else ())
+        return self._cached(key, lambda: self._attribute_type(class_path, name))
 
     def _attribute_type(self, class_path: str, name: str) -> Symbol | None:
         for klass in self.mro(class_path):
@@ -389,7 +395,11 @@ class ProviderIndex:
 
     def _inferred_instance(self, class_path: str, name: str) -> Symbol | None:
         value = self.attribute_value(class_path, name)
-        return value.symbol if value is not None and value.kind is ValueKind.INSTANCE else None
+        if value is None:
+            return None
+        if value.kind is ValueKind.INSTANCE:
+            return value.symbol
+        return self.call_results(value) if self.call_results is not None else None
 
     # ------------------------------------------------------ light inference
     def attribute_value(self, class_path: str, name: str) -> AssignedValue | None:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from packaging.version import InvalidVersion, Version
 
 from apiaudit.errors import InputError
-from apiaudit.provider.model import Found, SymbolKind, ValueKind
+from apiaudit.provider.model import AssignedValue, Found, Symbol, SymbolKind, ValueKind
 
 if TYPE_CHECKING:
     from apiaudit.model import ModelFacts
@@ -159,6 +159,27 @@ class ModelTypes:
     def __init__(self, index: ProviderIndex, book: RuleBook):
         self.index = index
         self.book = book
+
+    def install(self) -> ModelTypes:
+        """Let `index.attribute_type` read factory calls with a literal architecture (model-independent:
+        ``init_vllm_registered_model(..., architectures=["DeepseekV2ForCausalLM"])`` is that class)."""
+        if self.book.factories and self.book.registries:
+            self.index.call_results = self._literal_factory_class
+            data = [(r.name, r.module, r.maps, r.package) for r in self.book.registries]
+            data += [(f.function, f.registry, f.architectures_keyword, f.nested_config) for f in self.book.factories]
+            self.index.call_results_key = hashlib.sha256(repr(data).encode()).hexdigest()[:12]
+        return self
+
+    def _literal_factory_class(self, value: AssignedValue) -> Symbol | None:
+        rule = self.factory_rule(value.symbol.path)
+        literal = value.keyword_list(rule.architectures_keyword) if rule is not None else None
+        if not literal:
+            return None
+        found = self.factory_classes(value.symbol.path, literal, None)
+        if found is None or not found.definite:
+            return None
+        resolved = self.index.resolve(found.classes[0])
+        return resolved.symbol if isinstance(resolved, Found) and resolved.symbol.kind is SymbolKind.CLASS else None
 
     def registry(self, name: str | None = None) -> Registry | None:
         rule = self.book.registry(name)

@@ -237,3 +237,23 @@ def test_kimi_k25_registered_from_015_and_eagle3_from_018(released, version, reg
         membership = types.index.implements(entry.class_path, V + "interfaces.SupportsEagle3")
         assert membership is (Membership.YES if eagle3 else Membership.NO)
         assert types.index.provider_defines(entry.class_path, "model") is Membership.NO
+
+
+def test_installed_rules_give_a_literal_factory_call_its_class():
+    types = _types()
+    wrapper = M + "wrapper.WrapperForConditionalGeneration"
+    assert types.index.attribute_type(wrapper, "language_model") is None  # no rules: a call result
+    types.install()
+    assert types.index.attribute_type(wrapper, "language_model").path == M + "moe.MoeForCausalLM"
+    # Without a literal the class depends on the model: not a single type.
+    assert types.index.attribute_type(M + "wrapper.NestedWrapperForConditionalGeneration", "language_model") is None
+
+
+@pytest.mark.network
+def test_vllm_016_kimi_language_model_has_a_type_once_rules_are_installed(released):
+    tree = released("vllm==0.16.0")
+    types = ModelTypes(ProviderIndex(tree.root, tree.packages), load_rulebook([], "vllm")).install()
+    kimi = V + "kimi_k25.KimiK25ForConditionalGeneration"
+    language_model = types.index.attribute_type(kimi, "language_model")
+    assert language_model.path == V + "deepseek_v2.DeepseekV2ForCausalLM"
+    assert types.index.attribute_type(language_model.path, "model").path == V + "deepseek_v2.DeepseekV2Model"
