@@ -76,3 +76,10 @@ def test_fix_with_a_model_reads_it(tmp_path):
     code, out = run("fix", "--consumer", JOB, "--provider", PROVIDER, "--rules", str(PROVIDERS),
                     "--cache-dir", str(tmp_path / "cache"), "--model", str(tmp_path / "missing"))
     assert code == 2 and "no such model directory" in out
+
+
+def test_scan_explain_passes_the_model_on(tmp_path):
+    # The explain path gets the model scan read; a bad provider is still its one line (not a crash).
+    code, out = run("scan", "--explain", "--consumer", JOB, "--provider", "vllm>=0.11", "--cache-dir", str(tmp_path),
+                    "--model", str(MODELS / "llama-3.1-8b"))
+    assert code == 2 and "explain needs one provider release" in out
