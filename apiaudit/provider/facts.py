@@ -7,8 +7,9 @@
 - per module: a lazy `__getattr__` and the string map it serves (`{"Name": ".mod:Name"}`);
 - per class, for light inference of what an attribute holds: each `self.NAME = callee(...)`
   (callee as source text, with the keyword arguments that are lists of string literals) and
-  each `self.NAME: T` annotation in any method; per function, the callees of
-  `return callee(...)` (one level of helper).
+  each `self.NAME: T` annotation in any method, gathered in the same walk as the names.
+  (A helper's `return callee(...)` is read from its source only when a query needs it:
+  `returned_callees`.)
 """
 
 from __future__ import annotations
@@ -35,10 +36,12 @@ class FactsExtension(griffe.Extension):
                 body_fields.append(stmt.target.id)
         assigned: set[str] = set()
         dynamic = False
+        assigned_calls: dict[str, list] = {}
+        self_annotations: dict[str, str] = {}
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.args.args:
                 me = stmt.args.args[0].arg
-                names, dyn = _self_assignments(stmt, me)
+                names, dyn = _self_assignments(stmt, me, assigned_calls, self_annotations)
                 assigned |= names
                 dynamic = dynamic or dyn
         slots: set[str] = set()
@@ -46,11 +49,6 @@ class FactsExtension(griffe.Extension):
             if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in stmt.targets):
                 if isinstance(stmt.value, (ast.Tuple, ast.List, ast.Set)):
                     slots |= {e.value for e in stmt.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
-        assigned_calls: dict[str, list] = {}
-        self_annotations: dict[str, str] = {}
-        for stmt in node.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.args.args:
-                _self_values(stmt, stmt.args.args[0].arg, assigned_calls, self_annotations)
         cls.extra[KEY] = {
             "body_fields": body_fields,
             "self_assigned": sorted(assigned | slots),
@@ -60,12 +58,7 @@ class FactsExtension(griffe.Extension):
         }
 
     def on_function_instance(self, *, node: ast.AST, func: griffe.Function, **kwargs: Any) -> None:
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return
-        returns = _returned_callees(node)
-        if returns:
-            func.extra.setdefault(KEY, {})["return_calls"] = returns
-        if not node.decorator_list:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.decorator_list:
             return
         names: set[str] = set()
         extra_literals: set[str] = set()
@@ -75,7 +68,7 @@ class FactsExtension(griffe.Extension):
             elif isinstance(sub, ast.keyword) and sub.arg == "extra":
                 if isinstance(sub.value, ast.Constant) and isinstance(sub.value.value, str):
                     extra_literals.add(sub.value.value)
-        func.extra.setdefault(KEY, {}).update({"body_names": sorted(names), "extra_literals": sorted(extra_literals)})
+        func.extra[KEY] = {"body_names": sorted(names), "extra_literals": sorted(extra_literals)}
 
     def on_module_instance(self, *, node: ast.AST, mod: griffe.Module, **kwargs: Any) -> None:
         if not isinstance(node, ast.Module):
@@ -115,15 +108,25 @@ def _top_level(body: list[ast.stmt]):
             yield from _top_level(stmt.orelse)
 
 
-def _self_assignments(func: ast.AST, me: str) -> tuple[set[str], bool]:
+def _self_assignments(func: ast.AST, me: str, calls: dict[str, list] | None = None,
+                      annotations: dict[str, str] | None = None) -> tuple[set[str], bool]:
+    """Names assigned on `me` (and whether attributes are computed); fills `calls`/`annotations`
+    with what each single-target ``me.NAME = callee(...)`` / ``me.NAME: T`` assigns."""
     names: set[str] = set()
     dynamic = False
     for sub in ast.walk(func):
         targets: list[ast.AST] = []
         if isinstance(sub, ast.Assign):
             targets = list(sub.targets)
+            if calls is not None and len(targets) == 1 and _is_self_attribute(targets[0], me):
+                _record_value(calls, targets[0].attr, sub.value)
         elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
             targets = [sub.target]
+            if isinstance(sub, ast.AnnAssign) and calls is not None and _is_self_attribute(sub.target, me):
+                if annotations is not None:
+                    annotations.setdefault(sub.target.attr, ast.unparse(sub.annotation))
+                if sub.value is not None:
+                    _record_value(calls, sub.target.attr, sub.value)
         elif isinstance(sub, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
             targets = [sub.target] if isinstance(sub, (ast.For, ast.AsyncFor)) else [i.optional_vars for i in sub.items if i.optional_vars]
         elif isinstance(sub, ast.NamedExpr):
@@ -166,42 +169,25 @@ def _string_lists(call: ast.Call) -> list:
     return out
 
 
-def _own_nodes(func: ast.AST):
-    """The nodes of one function body, not descending into nested functions or classes."""
+def _is_self_attribute(node: ast.AST, me: str) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == me
+
+
+def _record_value(calls: dict[str, list], name: str, value: ast.AST) -> None:
+    callee = dotted_text(value.func) if isinstance(value, ast.Call) else None
+    # Anything but a call of a plain or dotted name (a parameter, an expression) is recorded
+    # as "" so the attribute's value is not inferred from its other assignments alone.
+    calls.setdefault(name, []).append([callee, _string_lists(value)] if callee else ["", []])
+
+
+def returned_callees(func: ast.AST) -> list[str]:
+    """Callees of `return callee(...)` in a function (not its nested ones); "" for any other value."""
+    out: list[str] = []
     stack = list(ast.iter_child_nodes(func))
     while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
-
-
-def _self_values(func: ast.AST, me: str, calls: dict[str, list], annotations: dict[str, str]) -> None:
-    for sub in _own_nodes(func):
-        if isinstance(sub, ast.AnnAssign):
-            target, value = sub.target, sub.value
-            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == me:
-                annotations.setdefault(target.attr, ast.unparse(sub.annotation))
-        elif isinstance(sub, ast.Assign) and len(sub.targets) == 1:
-            target, value = sub.targets[0], sub.value
-        else:
-            continue
-        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == me):
-            continue
-        if isinstance(value, ast.Call):
-            callee = dotted_text(value.func)
-            if callee is not None:
-                calls.setdefault(target.attr, []).append([callee, _string_lists(value)])
-                continue
-        # Anything else assigned (a parameter, an expression): the attribute's value is not inferred.
-        if value is not None:
-            calls.setdefault(target.attr, []).append(["", []])
-
-
-def _returned_callees(func: ast.AST) -> list[str]:
-    """Callees of `return callee(...)`; an empty string for any other returned value."""
-    out: list[str] = []
-    for sub in _own_nodes(func):
+        sub = stack.pop()
+        if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(sub))
         if isinstance(sub, ast.Return) and sub.value is not None:
             callee = dotted_text(sub.value.func) if isinstance(sub.value, ast.Call) else None
             out.append(callee or "")

@@ -6,6 +6,8 @@ Every public query is memoised on plain values and answers with frozen values fr
 
 from __future__ import annotations
 
+import ast
+import textwrap
 from pathlib import Path
 from typing import Any, Callable
 
@@ -13,7 +15,7 @@ import griffe
 
 from apiaudit.provider import expressions as ex
 from apiaudit.provider import shapes
-from apiaudit.provider.facts import facts
+from apiaudit.provider.facts import facts, returned_callees
 from apiaudit.provider.loader import ModuleLoader
 from apiaudit.provider.model import (
     AssignedValue,
@@ -447,7 +449,7 @@ class ProviderIndex:
             obj = self.object_at(res.symbol.path) if isinstance(res, Found) else None
             if isinstance(obj, griffe.Function):
                 # One level of helper: every `return X(...)` in its body names the same class.
-                returned = {self._value_of_path(self._name_path(obj, c), ()) if c else None for c in facts(obj).get("return_calls", [])}
+                returned = {self._value_of_path(self._name_path(obj, c), ()) if c else None for c in self._return_calls(obj)}
                 if len(returned) == 1:
                     return returned.pop()
                 return self._returns_value(obj)
@@ -458,6 +460,15 @@ class ProviderIndex:
         if callee.split(".", 1)[0] in ("self", "cls", "super"):
             return None
         return self._value_of_path(self._name_path(klass, callee), list_keywords)
+
+    def _return_calls(self, func: griffe.Function) -> list[str]:
+        """What a helper's `return callee(...)` statements call, read from its source lines on demand."""
+        try:
+            lines = Path(func.filepath).read_text("utf-8", errors="replace").splitlines(keepends=True)
+            node = ast.parse(textwrap.dedent("".join(lines[func.lineno - 1 : func.endlineno]))).body[0]
+        except (OSError, SyntaxError, TypeError, IndexError, ValueError):
+            return []
+        return returned_callees(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
 
     def _value_of_path(self, path: str | None, list_keywords: tuple) -> AssignedValue | None:
         if not path:

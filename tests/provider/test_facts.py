@@ -1,10 +1,12 @@
-"""The Griffe extension's facts for light inference: self.NAME = callee(...), self.NAME: T, return callee(...)."""
+"""The Griffe extension's facts for light inference: self.NAME = callee(...), self.NAME: T; a helper's returns."""
 
 from __future__ import annotations
 
 import textwrap
 
-from apiaudit.provider.facts import facts
+import ast
+
+from apiaudit.provider.facts import facts, returned_callees
 from apiaudit.provider.loader import ModuleLoader
 
 
@@ -36,8 +38,13 @@ def test_assignments_annotations_and_returns(tmp_path):
         "model": [["self._build", []]],
         "inner": [["make", [["architectures", ["A", "B"]]]]],
         "copy": [["", []]],
+        "hidden": [["Hidden", []]],  # a closure assigning self counts too
         "runner": [["RunnerV1", []]],
     }
     assert facts(host)["self_annotations"] == {"runner": "'Runner'"}
-    assert facts(host.members["_build"])["return_calls"] == ["Model", "Model"]
-    assert "hidden" in facts(host)["self_assigned"]  # still recorded as an attribute, just not inferred
+    assert "hidden" in facts(host)["self_assigned"]
+
+
+def test_returned_callees_skip_nested_functions():
+    node = ast.parse("def f(x):\n    def g():\n        return Other()\n    if x:\n        return Model(x)\n    return x\n").body[0]
+    assert sorted(returned_callees(node)) == ["", "Model"]
