@@ -34,6 +34,7 @@ from apiaudit.progress import NullProgress, Progress
 from apiaudit.provider.cache import open_index, save_index
 from apiaudit.provider.index import ProviderIndex
 from apiaudit.provider.model import CallInfo, Found, ParamKind, Signature, SymbolKind
+from apiaudit.provider.registry import ModelTypes
 from apiaudit.recipes import RuleBook, load_rulebook
 from apiaudit.recipes.patterns import match_patterns
 from apiaudit.sources.base import CodeTree
@@ -168,6 +169,7 @@ class _Releases:
             injection_hosts={i.keyword: i.hosts for i in book.injections},
         )
         index = open_index(tree, self.cache_dir)
+        ModelTypes(index, book).install()  # attribute types as scan sees them
         return _Release(version, tree, index, book, hosts, self._files[key], self.consumer)
 
     def save(self) -> None:
