@@ -14,16 +14,19 @@ from typing import Sequence
 from apiaudit import sources
 from apiaudit.checks import HostRules, run_checks
 from apiaudit.checks.recipes import apply_recipes
+from apiaudit.checks.remote_code import remote_code_findings
 from apiaudit.consumer import collect
 from apiaudit.consumer.model import ConsumerOptions
 from apiaudit.deprecations import find_deprecations
 from apiaudit.errors import InputError
 from apiaudit.findings import ENGINE_RULES, Finding, Report
+from apiaudit.model import ModelFacts
 from apiaudit.policy import ConsumerFiles, Settings, apply_policy, excluded, load_settings
 from apiaudit.progress import NullProgress, Progress
 from apiaudit.provider.cache import open_index, save_index
 from apiaudit.recipes import RuleBook, load_rulebook
-from apiaudit.recipes.loader import default_target
+from apiaudit.provider.registry import ModelTypes, check_architecture
+from apiaudit.recipes.loader import default_target, load_remote_code_rules
 
 
 def scan(
@@ -39,6 +42,7 @@ def scan(
     use_baseline: bool = True,
     against: str | None = None,
     offline: bool | None = None,
+    model: ModelFacts | None = None,
 ) -> Report:
     """Audit each consumer against the provider. Raises InputError for bad input.
 
@@ -47,7 +51,10 @@ def scan(
     `baseline` replaces the settings' baseline file and `use_baseline=False` ignores any
     (as --write-baseline needs). `against` (NAME==VERSION of the provider in use today)
     makes the report an upgrade delta: only what moving to `provider` introduces.
-    `offline` refuses to fetch any release that is not cached.
+    `offline` refuses to fetch any release that is not cached. `model` (from
+    ``--model``/``--architecture``, see `apiaudit.model.load_model`) is the model the job loads:
+    an architecture the provider's registry does not register is an InputError, and
+    model-facing rules (``remote-code-required``) run only with it.
     """
     settings = settings if settings is not None else load_settings()
     if baseline is not None:
@@ -64,15 +71,21 @@ def scan(
             scan(
                 consumers, spec, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress,
                 use_index_cache=use_index_cache, settings=settings, use_baseline=use_baseline, offline=offline,
+                model=model,
             )  # fmt: skip
             for spec in (provider, against)
         )
         return upgrade_delta(new, current)
-    report, files, known_rules = _scan_once(consumers, provider, cache_dir, rules_dirs, progress, use_index_cache, settings, offline)
+    report, files, known_rules = _scan_once(
+        consumers, provider, cache_dir, rules_dirs, progress, use_index_cache, settings, offline, model
+    )
     return apply_policy(report, settings, files, use_baseline=use_baseline, known_rules=known_rules)
 
 
-def _scan_once(consumers, provider, cache_dir, rules_dirs, progress, use_index_cache, settings: Settings, offline: bool):
+def _scan_once(
+    consumers, provider, cache_dir, rules_dirs, progress, use_index_cache, settings: Settings, offline: bool,
+    model: ModelFacts | None,
+):
     started = time.perf_counter()
     progress = progress or NullProgress()
     cache_dir = Path(cache_dir) if cache_dir else sources.default_cache_dir()
@@ -96,6 +109,10 @@ def _scan_once(consumers, provider, cache_dir, rules_dirs, progress, use_index_c
     known_rules = frozenset(ENGINE_RULES) | frozenset(full_book.rule_infos())
     settings.check_rule_ids(set(known_rules))
     index = open_index(provider_tree, cache_dir if use_index_cache else None)
+    model_types = ModelTypes(index, book).install()
+    if model is not None:
+        check_architecture(model_types, model, provider_tree.name, provider_tree.version, cache_dir)
+    remote_code_rules = load_remote_code_rules(list(map(Path, rules_dirs))) if model is not None else ()
     options = ConsumerOptions(
         provider_packages=provider_tree.packages,
         rpc_methods=tuple((r.method, r.name_arg, r.name_keyword) for r in book.rpcs),
@@ -122,9 +139,11 @@ def _scan_once(consumers, provider, cache_dir, rules_dirs, progress, use_index_c
         found, _calls = run_checks(label, index, files, hosts, on_file=progress.advance)
         findings.extend(apply_recipes(book, found, files, tree, provider_tree, consumer=label))
         findings.extend(find_deprecations(index, files, label, provider_tree.root, provider_tree.packages))
+        findings.extend(remote_code_findings(label, files, model, remote_code_rules))
         files_scanned += len(files)
         uses = sum(len(f.imports) + len(f.uses) + len(f.rpc_calls) for f in files)
-        if not uses and not any(f.error for f in files):
+        # With --model, model-facing rules check the consumer whatever the provider is.
+        if not uses and not any(f.error for f in files) and not remote_code_rules:
             # Green on nothing checked would be a lie: a typo'd --provider, or the wrong consumer.
             raise InputError(
                 f"{tree.name} never uses {provider_tree.name} (packages {', '.join(provider_tree.packages)}): "
@@ -141,6 +160,7 @@ def _scan_once(consumers, provider, cache_dir, rules_dirs, progress, use_index_c
         calls_checked=calls_checked,
         duration_s=round(time.perf_counter() - started, 3),
         rules_version=book.fingerprint or None,
+        extras=_model_extras(model),
     )
     return report, read, known_rules
 
@@ -164,6 +184,15 @@ def consumer_labels(trees: Sequence[sources.CodeTree]) -> list[str]:
         else:
             labels.append(f"{tree.name} ({tree.root})")
     return labels
+
+
+def _model_extras(model: ModelFacts | None) -> tuple[tuple[str, str], ...]:
+    if model is None:
+        return ()
+    extras = [("model", model.label), ("model_architectures", ",".join(model.architectures))]
+    if model.text_architectures:
+        extras.append(("model_text_architectures", ",".join(model.text_architectures)))
+    return tuple(extras)
 
 
 def _defaults(rules_dirs: Sequence[Path]) -> tuple[str, list[str]]:

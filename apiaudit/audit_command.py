@@ -27,7 +27,7 @@ SCAN_FORMATS = FORMATS
 @click.option("--explain", is_flag=True, help="Date each finding to the release that introduced it (same as `apiaudit explain`).")
 @click.option("--since", metavar="VERSION", help="With --explain: a release without the findings to bisect from.")
 @guarded
-def scan_command(consumers, provider, rules_dirs, cache_dir, fmt, output, fail_on, against, baseline, write_baseline,
+def scan_command(consumers, provider, rules_dirs, cache_dir, model, fmt, output, fail_on, against, baseline, write_baseline,
                  show_suppressed, offline, show_unresolved, no_progress, no_index_cache, explain, since):
     """Report every mismatch between the consumer(s) and the provider. Exit 0 clean, 1 findings, 2 bad input."""
     from apiaudit.report import format_for_output
@@ -47,7 +47,7 @@ def scan_command(consumers, provider, rules_dirs, cache_dir, fmt, output, fail_o
             raise InputError("--explain does not combine with --against or --write-baseline")
         return click.get_current_context().invoke(
             explain_command, consumers=consumers, provider=provider, rules_dirs=rules_dirs, cache_dir=cache_dir,
-            since=since, fmt=chosen, output=output, emit_rules=None, errors_only=False, include_prereleases=False,
+            model=model, since=since, fmt=chosen, output=output, emit_rules=None, errors_only=False, include_prereleases=False,
             no_progress=no_progress, fail_on=fail_on,
         )  # fmt: skip
     if write_baseline and against:
@@ -69,6 +69,7 @@ def scan_command(consumers, provider, rules_dirs, cache_dir, fmt, output, fail_o
             settings=settings,
             use_baseline=not write_baseline,
             against=against,
+            model=model,
         )
     finally:
         progress.close()

@@ -102,7 +102,10 @@ FAIL_ON_HELP = ("Lowest severity that makes the exit code 1: error, warning, inf
 
 
 def audit_options(func):
-    """--consumer/--provider/--rules/--cache-dir, as `scan` defines them."""
+    """--consumer/--provider/--rules/--cache-dir/--model/--architecture, as `scan` defines them.
+
+    The command receives `model`: the ModelFacts `--model`/`--architecture` name, or None.
+    """
 
     @click.option(
         "--consumer",
@@ -131,9 +134,22 @@ def audit_options(func):
         envvar="APIAUDIT_CACHE_DIR",
         help="Where fetched releases and provider indexes are cached (default: the XDG cache dir).",
     )
+    @click.option(
+        "--model",
+        "model_path",
+        type=click.Path(path_type=Path),
+        metavar="PATH",
+        help="The model the job loads: a local model directory (config.json, tokenizer_config.json; "
+        "weights are never read) or its config.json. Checks code bound to the model against its class.",
+    )
+    @click.option(
+        "--architecture",
+        metavar="NAME",
+        help="The model's architecture (a class name such as LlamaForCausalLM), instead of or overriding --model's.",
+    )
     @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        return func(*args, **kwargs)
+    def wrapper(*args, model_path=None, architecture=None, **kwargs):
+        return guarded(_with_model(func, model_path, architecture))(*args, **kwargs)
 
     return wrapper
 
@@ -162,6 +178,17 @@ def output_option(what: str = "the report", *, aliases: tuple[str, ...] = ()):
         )(func)
 
     return decorate
+
+
+def _with_model(func, model_path, architecture):
+    def call(*args, **kwargs):
+        from apiaudit.model import load_model
+
+        if "model" in kwargs:  # invoked from another command that already read it
+            return func(*args, **kwargs)
+        return func(*args, model=load_model(model_path, architecture), **kwargs)
+
+    return call
 
 
 def guarded(func):

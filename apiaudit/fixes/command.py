@@ -34,7 +34,7 @@ from apiaudit.sources import CodeTree
 @click.option("--force", is_flag=True, help="With --revert: also restore files edited since the apply (their edits are lost).")
 @click.option("--no-progress", is_flag=True)
 @guarded
-def fix_command(consumers, provider, rules_dirs, cache_dir, do_apply, into, do_revert, force, no_progress):
+def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, into, do_revert, force, no_progress):
     """Show the fixes as a unified diff (changes nothing), or apply them, or write them into an overlay.
 
     \b
@@ -64,7 +64,8 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, do_apply, into, do_r
         scanned[label] = {p.relative_to(tree.root).as_posix(): sha256_bytes(p.read_bytes()) for p in tree.python_files()}
     progress = for_terminal(False if no_progress else None)
     try:
-        report = scan(list(consumers) or None, provider, cache_dir=cache, rules_dirs=list(rules_dirs), progress=progress)
+        report = scan(list(consumers) or None, provider, cache_dir=cache, rules_dirs=list(rules_dirs), progress=progress,
+                      model=model)
     finally:
         progress.close()
     provider_tree = sources.resolve(provider or _spec(report.provider), cache_dir=cache)

@@ -37,13 +37,15 @@ def preflight(
     script_provider: str | None = DEFAULT_SCRIPT_PROVIDER,
     stack_provider: str | None = None,
     progress=None,
+    model=None,
 ) -> Report:
     """Audit before a run: the report when clean, `PreflightFailed` when a finding blocks.
 
     Consumers and provider are given as to `apiaudit.audit.scan`. Without a provider,
     job scripts among the consumers are checked against `script_provider` (the installed
     speculators) and the rest of the stack (the other consumers, or scan's defaults)
-    against `stack_provider` (default: scan's, the installed vLLM), in one pass. Bad
+    against `stack_provider` (default: scan's, the installed vLLM), in one pass. `model`
+(`apiaudit.model.load_model(...)`) is the model the job loads, as for `scan`. Bad
     input raises `apiaudit.errors.InputError`. With `report_path`, the full report is
     written there (format from the suffix: .sarif, .txt/.md table, else JSON) either way.
     """
@@ -51,7 +53,7 @@ def preflight(
     layers = plan_layers(consumers, provider, script_provider=script_provider, stack_provider=stack_provider,
                          rules_dirs=rules_dirs)
     return run_gate(layers, fail_on=threshold, cache_dir=cache_dir, rules_dirs=rules_dirs,
-                report_path=report_path, progress=progress)
+                report_path=report_path, progress=progress, model=model)
 
 
 def run_gate(
@@ -62,9 +64,10 @@ def run_gate(
     rules_dirs: Sequence[Path] = (),
     report_path: Path | str | None = None,
     progress=None,
+    model=None,
 ) -> Report:
     """Run the given scans as one gate (the runner builds its own layers)."""
-    report = run_layers(layers, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress)
+    report = run_layers(layers, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress, model=model)
     if report_path is not None:
         write_report(report, Path(report_path))
     if report.blocking(fail_on):

@@ -35,7 +35,7 @@ from apiaudit.gate.gate import DEFAULT_SCRIPT_PROVIDER, format_finding, parse_se
 @output_option("the full report, pass or fail,", aliases=("--report",))
 @click.option("--no-progress", is_flag=True, help="Draw no progress bars (notices stay one line each on stderr).")
 @guarded
-def preflight_command(consumers, provider, rules_dirs, cache_dir, script_provider, stack_provider, fail_on, output,
+def preflight_command(consumers, provider, rules_dirs, cache_dir, model, script_provider, stack_provider, fail_on, output,
                       no_progress) -> None:
     from apiaudit.progress import for_terminal
 
@@ -52,6 +52,7 @@ def preflight_command(consumers, provider, rules_dirs, cache_dir, script_provide
             script_provider=script_provider,
             stack_provider=stack_provider,
             progress=progress,
+            model=model,
         )
     except PreflightFailed as failed:
         progress.close()

@@ -104,6 +104,7 @@ def run_layers(
     cache_dir: Path | None = None,
     rules_dirs: Sequence[Path] = (),
     progress=None,
+    model=None,
 ) -> Report:
     """Scan every layer and merge the reports (one layer: its report as is)."""
     from apiaudit.audit import scan
@@ -116,6 +117,7 @@ def run_layers(
             cache_dir=cache_dir,
             rules_dirs=list(rules_dirs),
             progress=progress,
+            model=model,
         )
         for layer in layers
     ]

@@ -37,7 +37,7 @@ def _format(fmt: str | None, output: Path | None) -> str:
 @click.option("--offline", is_flag=True, default=None,
               help="Fetch nothing: the releases in the range that are in the cache (config: offline).")
 @guarded
-def matrix_command(consumers, provider, rules_dirs, cache_dir, fmt, output, include_prereleases, fetch_jobs, scan_jobs, no_progress,
+def matrix_command(consumers, provider, rules_dirs, cache_dir, model, fmt, output, include_prereleases, fetch_jobs, scan_jobs, no_progress,
                    offline):
     """Scan the consumer against every provider release in a range.
 
@@ -69,6 +69,7 @@ def matrix_command(consumers, provider, rules_dirs, cache_dir, fmt, output, incl
             list(consumers), provider, cache_dir=cache_dir, rules_dirs=list(rules_dirs),
             include_prereleases=include_prereleases, fetch_jobs=fetch_jobs, scan_jobs=scan_jobs, progress=progress,
             available=available,
+            model=model,
         )  # fmt: skip
     finally:
         progress.close()
@@ -90,7 +91,7 @@ def matrix_command(consumers, provider, rules_dirs, cache_dir, fmt, output, incl
 @fail_on_option
 @click.option("--no-progress", is_flag=True, help="Draw no progress bars (notices stay one line each on stderr).")
 @guarded
-def explain_command(consumers, provider, rules_dirs, cache_dir, since, fmt, output, emit_rules, errors_only, include_prereleases, fail_on, no_progress):
+def explain_command(consumers, provider, rules_dirs, cache_dir, model, since, fmt, output, emit_rules, errors_only, include_prereleases, fail_on, no_progress):
     """Date each finding: the first provider release with it, and what changed there.
 
     --provider is the release the consumer is scanned against (NAME==VERSION). Each
@@ -117,6 +118,7 @@ def explain_command(consumers, provider, rules_dirs, cache_dir, since, fmt, outp
             consumers[0], provider, since=since, cache_dir=cache_dir, rules_dirs=list(rules_dirs),
             include_prereleases=include_prereleases,
             min_severity=Severity.ERROR if errors_only else Severity.WARNING, progress=progress,
+            model=model,
         )  # fmt: skip
     finally:
         progress.close()

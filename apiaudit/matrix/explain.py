@@ -34,6 +34,7 @@ from apiaudit.progress import NullProgress, Progress
 from apiaudit.provider.cache import open_index, save_index
 from apiaudit.provider.index import ProviderIndex
 from apiaudit.provider.model import CallInfo, Found, ParamKind, Signature, SymbolKind
+from apiaudit.provider.registry import ModelTypes
 from apiaudit.recipes import RuleBook, load_rulebook
 from apiaudit.recipes.changes import ChangeKind
 from apiaudit.recipes.patterns import match_patterns
@@ -170,6 +171,7 @@ class _Releases:
             injection_hosts={i.keyword: i.hosts for i in book.injections},
         )
         index = open_index(tree, self.cache_dir)
+        ModelTypes(index, book).install()  # attribute types as scan sees them
         return _Release(version, tree, index, book, hosts, self._files[key], self.consumer)
 
     def save(self) -> None:
@@ -240,6 +242,7 @@ def explain(
     min_severity: Severity = Severity.WARNING,
     progress: Progress | None = None,
     available: Sequence[str] | None = None,
+    model=None,
 ) -> ExplainResult:
     """Scan `consumer` against `provider` (NAME==VERSION), then date every finding by bisection.
 
@@ -252,7 +255,7 @@ def explain(
     cache_dir = Path(cache_dir) if cache_dir else sources.default_cache_dir()
     if not provider or "==" not in provider:
         raise InputError(f"explain needs one provider release, NAME==VERSION (e.g. vllm==0.16.0), not {provider!r}")
-    report = scan([consumer], provider, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress)
+    report = scan([consumer], provider, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress, model=model)
     name, scanned = report.provider.name, report.provider.version or ""
     consumer_tree = sources.resolve(consumer, cache_dir=cache_dir)
 

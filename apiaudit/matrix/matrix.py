@@ -19,6 +19,7 @@ from typing import Sequence
 
 from apiaudit import sources
 from apiaudit.audit import scan
+from apiaudit.model import ModelFacts
 from apiaudit.errors import InputError
 from apiaudit.findings import CodeOrigin, Report, Severity
 from apiaudit.matrix.ranges import (
@@ -124,11 +125,13 @@ def run_matrix(
     scan_jobs: int | None = None,
     progress: Progress | None = None,
     available: Sequence[str] | None = None,
+    model: ModelFacts | None = None,
 ) -> MatrixResult:
     """Scan `consumers` against each release of `provider` (a range like ``vllm>=0.11,<=0.17``).
 
     `available` replaces the package index's list of releases (oldest first), for
-    callers that already know it. Raises InputError for bad input, an empty range,
+    callers that already know it. With `model`, each release is scanned for that model: a
+    release whose registry does not register its architecture is a failed row. Raises InputError for bad input, an empty range,
     a range the index has no release in, or an unreachable index.
     """
     started = time.perf_counter()
@@ -149,7 +152,7 @@ def run_matrix(
 
     rows = _fetch_and_scan(
         consumer_specs, provider_range.name, versions, cache_dir, list(rules_dirs), progress,
-        fetch_jobs=fetch_jobs, scan_jobs=scan_jobs,
+        fetch_jobs=fetch_jobs, scan_jobs=scan_jobs, model=model,
     )  # fmt: skip
     failures = {r.failure for r in rows}
     if all(not r.scanned for r in rows) and len(failures) == 1:
@@ -191,9 +194,10 @@ def _fetch(name: str, version: str, cache_dir: Path, reporter: _LockedSteps) -> 
     return not cached
 
 
-def _scan_one(consumers: list[str], provider_spec: str, cache_dir: str, rules_dirs: list[str]) -> Report:
+def _scan_one(consumers: list[str], provider_spec: str, cache_dir: str, rules_dirs: list[str],
+              model: ModelFacts | None = None) -> Report:
     """One scan, run in a worker process (module-level so it pickles)."""
-    return scan(consumers, provider_spec, cache_dir=Path(cache_dir), rules_dirs=[Path(d) for d in rules_dirs])
+    return scan(consumers, provider_spec, cache_dir=Path(cache_dir), rules_dirs=[Path(d) for d in rules_dirs], model=model)
 
 
 def _default_scan_jobs() -> int:
@@ -214,6 +218,7 @@ def _fetch_and_scan(
     *,
     fetch_jobs: int,
     scan_jobs: int | None,
+    model: ModelFacts | None = None,
 ) -> list[MatrixRow]:
     reporter = _LockedSteps(progress)
     scan_jobs = scan_jobs or _default_scan_jobs()
@@ -240,7 +245,7 @@ def _fetch_and_scan(
                 if stage == "fetch":
                     fetched[version] = bool(value)
                     job = scanners.submit(
-                        _scan_one, consumers, f"{name}=={version}", str(cache_dir), [str(d) for d in rules_dirs]
+                        _scan_one, consumers, f"{name}=={version}", str(cache_dir), [str(d) for d in rules_dirs], model
                     )
                     pending[job] = ("scan", version)
                 else:

@@ -43,7 +43,7 @@ def effective_rows(settings) -> list[tuple[str, str, str]]:
 @click.option("--offline", is_flag=True, default=None, help="As scan's --offline.")
 @click.option("--json", "as_json", is_flag=True, help="Print the settings as JSON.")
 @guarded
-def config_command(consumers, provider, rules_dirs, cache_dir, fail_on, baseline, offline, as_json):
+def config_command(consumers, provider, rules_dirs, cache_dir, model, fail_on, baseline, offline, as_json):
     """Print the effective settings and where each came from (default, the config file, the command line).
 
     The config is [tool.apiaudit] in pyproject.toml or an apiaudit.toml, found from the working

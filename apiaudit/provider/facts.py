@@ -4,7 +4,12 @@
   every `self.NAME` assigned in any method (Griffe only records those in `__init__`);
 - per function: the names and `extra=` literals its body uses (a dataclass_transform
   decorator's runtime behaviour: pydantic or not, extras forbidden or not);
-- per module: a lazy `__getattr__` and the string map it serves (`{"Name": ".mod:Name"}`).
+- per module: a lazy `__getattr__` and the string map it serves (`{"Name": ".mod:Name"}`);
+- per class, for light inference of what an attribute holds: each `self.NAME = callee(...)`
+  (callee as source text, with the keyword arguments that are lists of string literals) and
+  each `self.NAME: T` annotation in any method, gathered in the same walk as the names.
+  (A helper's `return callee(...)` is read from its source only when a query needs it:
+  `returned_callees`.)
 """
 
 from __future__ import annotations
@@ -31,10 +36,12 @@ class FactsExtension(griffe.Extension):
                 body_fields.append(stmt.target.id)
         assigned: set[str] = set()
         dynamic = False
+        assigned_calls: dict[str, list] = {}
+        self_annotations: dict[str, str] = {}
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.args.args:
                 me = stmt.args.args[0].arg
-                names, dyn = _self_assignments(stmt, me)
+                names, dyn = _self_assignments(stmt, me, assigned_calls, self_annotations)
                 assigned |= names
                 dynamic = dynamic or dyn
         slots: set[str] = set()
@@ -46,6 +53,8 @@ class FactsExtension(griffe.Extension):
             "body_fields": body_fields,
             "self_assigned": sorted(assigned | slots),
             "dynamic_attrs": dynamic,
+            "assigned_calls": assigned_calls,
+            "self_annotations": self_annotations,
         }
 
     def on_function_instance(self, *, node: ast.AST, func: griffe.Function, **kwargs: Any) -> None:
@@ -99,15 +108,25 @@ def _top_level(body: list[ast.stmt]):
             yield from _top_level(stmt.orelse)
 
 
-def _self_assignments(func: ast.AST, me: str) -> tuple[set[str], bool]:
+def _self_assignments(func: ast.AST, me: str, calls: dict[str, list] | None = None,
+                      annotations: dict[str, str] | None = None) -> tuple[set[str], bool]:
+    """Names assigned on `me` (and whether attributes are computed); fills `calls`/`annotations`
+    with what each single-target ``me.NAME = callee(...)`` / ``me.NAME: T`` assigns."""
     names: set[str] = set()
     dynamic = False
     for sub in ast.walk(func):
         targets: list[ast.AST] = []
         if isinstance(sub, ast.Assign):
             targets = list(sub.targets)
+            if calls is not None and len(targets) == 1 and _is_self_attribute(targets[0], me):
+                _record_value(calls, targets[0].attr, sub.value)
         elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
             targets = [sub.target]
+            if isinstance(sub, ast.AnnAssign) and calls is not None and _is_self_attribute(sub.target, me):
+                if annotations is not None:
+                    annotations.setdefault(sub.target.attr, ast.unparse(sub.annotation))
+                if sub.value is not None:
+                    _record_value(calls, sub.target.attr, sub.value)
         elif isinstance(sub, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
             targets = [sub.target] if isinstance(sub, (ast.For, ast.AsyncFor)) else [i.optional_vars for i in sub.items if i.optional_vars]
         elif isinstance(sub, ast.NamedExpr):
@@ -125,6 +144,54 @@ def _self_assignments(func: ast.AST, me: str) -> tuple[set[str], bool]:
                 if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id == me:
                     names.add(leaf.attr)
     return names, dynamic
+
+
+def dotted_text(node: ast.AST) -> str | None:
+    """`a.b.C` as text for a Name/Attribute chain; None for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _string_lists(call: ast.Call) -> list:
+    """[[keyword, [str, ...]], ...] for keywords whose value is a list/tuple of string literals."""
+    out = []
+    for kw in call.keywords:
+        if kw.arg and isinstance(kw.value, (ast.List, ast.Tuple)):
+            items = kw.value.elts
+            if all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in items):
+                out.append([kw.arg, [e.value for e in items]])
+    return out
+
+
+def _is_self_attribute(node: ast.AST, me: str) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == me
+
+
+def _record_value(calls: dict[str, list], name: str, value: ast.AST) -> None:
+    callee = dotted_text(value.func) if isinstance(value, ast.Call) else None
+    # Anything but a call of a plain or dotted name (a parameter, an expression) is recorded
+    # as "" so the attribute's value is not inferred from its other assignments alone.
+    calls.setdefault(name, []).append([callee, _string_lists(value)] if callee else ["", []])
+
+
+def returned_callees(func: ast.AST) -> list[str]:
+    """Callees of `return callee(...)` in a function (not its nested ones); "" for any other value."""
+    out: list[str] = []
+    stack = list(ast.iter_child_nodes(func))
+    while stack:
+        sub = stack.pop()
+        if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(sub))
+        if isinstance(sub, ast.Return) and sub.value is not None:
+            callee = dotted_text(sub.value.func) if isinstance(sub.value, ast.Call) else None
+            out.append(callee or "")
+    return out
 
 
 def _flatten(target: ast.AST):

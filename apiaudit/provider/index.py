@@ -6,19 +6,25 @@ Every public query is memoised on plain values and answers with frozen values fr
 
 from __future__ import annotations
 
+import ast
+import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import griffe
 
 from apiaudit.provider import expressions as ex
 from apiaudit.provider import shapes
-from apiaudit.provider.facts import facts
+from apiaudit.provider.facts import facts, returned_callees
 from apiaudit.provider.loader import ModuleLoader
 from apiaudit.provider.model import (
+    AssignedValue,
     CallInfo,
     Found,
+    Membership,
     Missing,
+    Narrowing,
+    NarrowKind,
     Param,
     ParamKind,
     Resolution,
@@ -26,6 +32,7 @@ from apiaudit.provider.model import (
     Symbol,
     SymbolKind,
     Unknown,
+    ValueKind,
 )
 
 # External bases that add no constructor parameters and only these attributes.
@@ -42,6 +49,17 @@ TRANSPARENT_BASES: dict[str, frozenset[str]] = {
 # Externals whose __init__ the class shapes synthesize (their attributes stay unknown).
 SHAPED_BASES = frozenset({"pydantic.BaseModel", "pydantic.main.BaseModel", "msgspec.Struct"})
 SELF_TYPES = frozenset({"typing.Self", "typing_extensions.Self"})
+NARROWING_TYPES = {
+    "typing.TypeIs": NarrowKind.TYPE_IS,
+    "typing_extensions.TypeIs": NarrowKind.TYPE_IS,
+    "typing.TypeGuard": NarrowKind.TYPE_GUARD,
+    "typing_extensions.TypeGuard": NarrowKind.TYPE_GUARD,
+}
+PROTOCOL_BASES = frozenset({"typing.Protocol", "typing_extensions.Protocol"})
+RUNTIME_CHECKABLE = frozenset({
+    "typing.runtime_checkable", "typing_extensions.runtime_checkable",
+    "typing.runtime", "typing_extensions.runtime",
+})  # fmt: skip
 
 _GRIFFE_KIND = {
     griffe.Kind.MODULE: SymbolKind.MODULE,
@@ -57,6 +75,11 @@ class ProviderIndex:
         self.memo: dict[tuple, Any] = {}
         self._objects: dict[str, Any] = {}
         self.warm = False  # answered from a cache entry
+        # Rule data may say what a provider function's call returns (a registry factory with a
+        # literal argument); `call_results_key` names that data in memo keys so a cache entry
+        # answered under other rules is never reused.
+        self.call_results: Callable[[AssignedValue], Symbol | None] | None = None
+        self.call_results_key = ""
 
     # ----------------------------------------------------------------- memo
     def _cached(self, key: tuple, compute):
@@ -355,7 +378,8 @@ class ProviderIndex:
     # ---------------------------------------------------------------- types
     def attribute_type(self, class_path: str, name: str) -> Symbol | None:
         """The provider class an attribute's annotation names (fields, properties), if exactly one."""
-        return self._cached(("attr-type", class_path, name), lambda: self._attribute_type(class_path, name))
+        key = ("attr-type", class_path, name) + ((self.call_results_key,) if self.call_results_key else ())
+        return self._cached(key, lambda: self._attribute_type(class_path, name))
 
     def _attribute_type(self, class_path: str, name: str) -> Symbol | None:
         for klass in self.mro(class_path):
@@ -365,11 +389,244 @@ class ProviderIndex:
             if member is None or member.is_alias:
                 continue
             if isinstance(member, griffe.Attribute):
-                return self.annotation_class(member.annotation, klass)
+                return self.annotation_class(member.annotation, klass) or self._inferred_instance(class_path, name)
             if isinstance(member, griffe.Function) and "property" in member.labels:
                 return self.annotation_class(member.returns, klass)
             return None
+        return self._inferred_instance(class_path, name)
+
+    def _inferred_instance(self, class_path: str, name: str) -> Symbol | None:
+        value = self.attribute_value(class_path, name)
+        if value is None:
+            return None
+        if value.kind is ValueKind.INSTANCE:
+            return value.symbol
+        return self.call_results(value) if self.call_results is not None else None
+
+    # ------------------------------------------------------ light inference
+    def attribute_value(self, class_path: str, name: str) -> AssignedValue | None:
+        """What `instance.name` holds, from what the class's code annotates or assigns.
+
+        An annotation (class body or ``self.name: T`` in a method) wins; otherwise every
+        ``self.name = ...`` in the defining class must agree: ``Cls(...)``, a helper
+        ``self._make(...)`` whose body returns ``Cls(...)`` (one level), ``self.cls_attr(...)``
+        with ``cls_attr = Cls`` in the class body, a function annotated ``-> Cls``, or a call
+        of another provider function (`CALL_RESULT`, for factory rules to read).
+        """
+        return self._cached(("attr-value", class_path, name), lambda: self._attribute_value(class_path, name))
+
+    def _attribute_value(self, class_path: str, name: str) -> AssignedValue | None:
+        for klass in self.mro(class_path):
+            if not isinstance(klass, griffe.Class):
+                continue
+            member = klass.members.get(name)
+            if member is not None and not member.is_alias:
+                if isinstance(member, griffe.Attribute) and member.annotation is not None:
+                    found = self.annotation_class(member.annotation, klass)
+                    return AssignedValue(ValueKind.INSTANCE, found) if found else None
+                if isinstance(member, griffe.Function) and "property" in member.labels:
+                    found = self.annotation_class(member.returns, klass)
+                    return AssignedValue(ValueKind.INSTANCE, found) if found else None
+            klass_facts = facts(klass)
+            annotated = klass_facts.get("self_annotations", {}).get(name)
+            if annotated is not None:
+                found = self._class_named(klass, annotated)
+                return AssignedValue(ValueKind.INSTANCE, found) if found else None
+            calls = klass_facts.get("assigned_calls", {}).get(name)
+            if calls:
+                values = {self._call_value(klass, callee, lists) for callee, lists in calls}
+                return values.pop() if len(values) == 1 else None
+            if member is not None or name in klass_facts.get("self_assigned", ()):
+                return None  # defined here by something the inference does not read
         return None
+
+    def _call_value(self, klass: griffe.Class, callee: str, lists: list) -> AssignedValue | None:
+        list_keywords = tuple((k, tuple(v)) for k, v in lists)
+        if not callee:
+            return None
+        if callee.startswith("self.") and callee.count(".") == 1:
+            res = self.class_member(klass.path, callee.split(".", 1)[1], instance=False)
+            obj = self.object_at(res.symbol.path) if isinstance(res, Found) else None
+            if isinstance(obj, griffe.Function):
+                # One level of helper: every `return X(...)` in its body names the same class.
+                returned = {self._value_of_path(self._name_path(obj, c), ()) if c else None for c in self._return_calls(obj)}
+                if len(returned) == 1:
+                    return returned.pop()
+                return self._returns_value(obj)
+            if isinstance(obj, griffe.Attribute) and obj.value is not None:
+                # `cls_attr = Cls` in the class body, called through self.
+                return self._value_of_path(ex.canonical(obj.value), list_keywords)
+            return None
+        if callee.split(".", 1)[0] in ("self", "cls", "super"):
+            return None
+        return self._value_of_path(self._name_path(klass, callee), list_keywords)
+
+    def _return_calls(self, func: griffe.Function) -> list[str]:
+        """What a helper's `return callee(...)` statements call, read from its source lines on demand."""
+        try:
+            lines = Path(func.filepath).read_text("utf-8", errors="replace").splitlines(keepends=True)
+            node = ast.parse(textwrap.dedent("".join(lines[func.lineno - 1 : func.endlineno]))).body[0]
+        except (OSError, SyntaxError, TypeError, IndexError, ValueError):
+            return []
+        return returned_callees(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+
+    def _value_of_path(self, path: str | None, list_keywords: tuple) -> AssignedValue | None:
+        if not path:
+            return None
+        res = self.resolve(path)
+        if not isinstance(res, Found):
+            return None
+        if res.symbol.kind is SymbolKind.CLASS:
+            return AssignedValue(ValueKind.INSTANCE, res.symbol)
+        if res.symbol.kind is SymbolKind.FUNCTION:
+            func = self.object_at(res.symbol.path)
+            annotated = self._returns_value(func) if isinstance(func, griffe.Function) else None
+            return annotated or AssignedValue(ValueKind.CALL_RESULT, res.symbol, list_keywords)
+        return None
+
+    def _returns_value(self, func: griffe.Function) -> AssignedValue | None:
+        found = self.annotation_class(func.returns, func)
+        return AssignedValue(ValueKind.INSTANCE, found) if found else None
+
+    def _name_path(self, scope: Any, dotted: str) -> str | None:
+        """The provider path a dotted name in `scope`'s module means (its imports, its own names)."""
+        head, _, rest = dotted.partition(".")
+        module = scope
+        while module is not None and not isinstance(module, griffe.Module):
+            module = module.parent
+        if module is None:
+            return None
+        try:
+            base = module.resolve(head)
+        except Exception:  # noqa: BLE001 - Griffe raises several kinds on names it cannot place
+            return None
+        return f"{base}.{rest}" if rest else base
+
+    def _class_named(self, scope: Any, annotation_text: str) -> Symbol | None:
+        """A class an annotation's source text names (``Cls``, ``mod.Cls``, ``"Cls"``, ``Cls | None``)."""
+        text = annotation_text.strip().strip("'\"")
+        parts = [p.strip() for p in text.split("|") if p.strip() not in ("None", "")]
+        if len(parts) != 1 or not all(c.isidentifier() for c in parts[0].split(".")):
+            return None
+        path = self._name_path(scope, parts[0])
+        res = self.resolve(path) if path else None
+        return res.symbol if isinstance(res, Found) and res.symbol.kind is SymbolKind.CLASS else None
+
+    # ------------------------------------------------------------ protocols
+    def implements(self, class_path: str, protocol_path: str) -> Membership:
+        """Does an instance of `class_path` pass ``isinstance(x, protocol_path)``?
+
+        Nominal first: the protocol (or a subclass of it) in the class's MRO. Otherwise a
+        `runtime_checkable` protocol is checked structurally, as Python's isinstance does:
+        every protocol member present on the class. External bases (outside the provider)
+        are taken not to define a provider protocol's members; a provider class computing
+        attributes (`__getattr__`) or an unresolved base makes the answer Unknown.
+        """
+        return self._cached(("implements", class_path, protocol_path), lambda: self._implements(class_path, protocol_path))
+
+    def _implements(self, class_path: str, protocol_path: str) -> Membership:
+        res = self.resolve(protocol_path)
+        if not isinstance(res, Found) or res.symbol.kind is not SymbolKind.CLASS:
+            return Membership.UNKNOWN
+        protocol_path = res.symbol.path
+        mro = self.mro(class_path)
+        if not mro or not isinstance(mro[0], griffe.Class):
+            return Membership.UNKNOWN
+        if any(isinstance(k, griffe.Class) and k.path == protocol_path for k in mro):
+            return Membership.YES
+        members = self.protocol_members(protocol_path)
+        if members is None:
+            # Not a runtime-checkable protocol: isinstance is nominal only.
+            return Membership.UNKNOWN if any(isinstance(k, str) and k.startswith("?") for k in mro) else Membership.NO
+        unknown = False
+        for name in members:
+            state = self._defines(mro, name)
+            if state is Membership.NO:
+                return Membership.NO
+            unknown = unknown or state is Membership.UNKNOWN
+        return Membership.UNKNOWN if unknown else Membership.YES
+
+    def provider_defines(self, class_path: str, name: str) -> Membership:
+        """Does provider code give instances of `class_path` the attribute `name` (a member or a
+        `self.name` assignment along the MRO)? External bases are taken to add no provider-specific
+        names (torch's `nn.Module.__getattr__` serves only what provider code assigns); Unknown for an
+        unresolved base or a provider class computing attributes."""
+        return self._cached(("provider-defines", class_path, name), lambda: self._defines(self.mro(class_path), name))
+
+    def _defines(self, mro: tuple, name: str) -> Membership:
+        for klass in mro:
+            if isinstance(klass, griffe.Class):
+                if name in klass.members or name in facts(klass).get("self_assigned", ()):
+                    return Membership.YES
+            elif isinstance(klass, str) and klass.startswith("?"):
+                return Membership.UNKNOWN
+        for klass in mro:
+            if isinstance(klass, griffe.Class) and (
+                facts(klass).get("dynamic_attrs") or "__getattr__" in klass.members or "__getattribute__" in klass.members
+            ):
+                return Membership.UNKNOWN
+        return Membership.NO
+
+    def protocol_members(self, protocol_path: str) -> tuple[str, ...] | None:
+        """The member names a `runtime_checkable` protocol requires (over its protocol bases); None if it is not one."""
+        return self._cached(("protocol-members", protocol_path), lambda: self._protocol_members(protocol_path))
+
+    def _protocol_members(self, protocol_path: str) -> tuple[str, ...] | None:
+        cls = self.object_at(protocol_path)
+        if not isinstance(cls, griffe.Class):
+            return None
+        decorators = {ex.canonical(d.value) for d in cls.decorators}
+        if not decorators & RUNTIME_CHECKABLE:
+            return None
+        names: list[str] = []
+        for klass in self.mro(protocol_path):
+            if not isinstance(klass, griffe.Class):
+                continue
+            if not any((ex.canonical(b) or "") in PROTOCOL_BASES for b in klass.bases):
+                continue  # a plain base of a protocol adds no protocol members
+            for member_name in [*klass.members, *facts(klass).get("body_fields", [])]:
+                if member_name not in names and not (member_name.startswith("__") and member_name.endswith("__")):
+                    member = klass.members.get(member_name)
+                    if member is not None and member.is_alias:
+                        continue
+                    names.append(member_name)
+        return tuple(names)
+
+    def narrowing(self, function_path: str) -> Narrowing | None:
+        """A provider function annotated ``-> TypeIs[X]``/``-> TypeGuard[X]`` (any overload); None otherwise."""
+        return self._cached(("narrowing", function_path), lambda: self._narrowing(function_path))
+
+    def _narrowing(self, function_path: str) -> Narrowing | None:
+        res = self.resolve(function_path)
+        if not isinstance(res, Found) or res.symbol.kind is not SymbolKind.FUNCTION:
+            return None
+        func = self.object_at(res.symbol.path)
+        if not isinstance(func, griffe.Function):
+            return None
+        kind = None
+        targets: dict[str, Symbol] = {}
+        for variant in [*(func.overloads or []), func]:
+            for member in ex.union_members(variant.returns):
+                if not isinstance(member, griffe.ExprSubscript):
+                    continue
+                head = ex.canonical(member.left)
+                if head not in NARROWING_TYPES:
+                    continue
+                kind = kind or NARROWING_TYPES[head]
+                inner = member.slice
+                role = "instance"
+                if isinstance(inner, griffe.ExprSubscript) and (ex.canonical(inner.left) or "") in ("type", "builtins.type", "typing.Type"):
+                    role, inner = "class", inner.slice
+                target = self.annotation_class(inner, variant)
+                if target is not None:
+                    targets.setdefault(role, target)
+        if kind is None:
+            return None
+        params = [p for p in func.parameters if p.kind in (griffe.ParameterKind.positional_only, griffe.ParameterKind.positional_or_keyword)]
+        return Narrowing(
+            function=res.symbol, kind=kind, parameter=params[0].name if params else None,
+            instance_target=targets.get("instance"), class_target=targets.get("class"),
+        )  # fmt: skip
 
     def module_attribute_type(self, path: str) -> Symbol | None:
         obj = self.object_at(path)

@@ -130,3 +130,54 @@ class CallInfo:
     fallback: Signature | None = None  # the runtime implementation behind overloads
     returns: Symbol | None = None  # a provider class when the result type is known
     unknown: str | None = None  # why it cannot be bound (then signatures is empty)
+
+
+class ValueKind(str, enum.Enum):
+    """What provider code assigns to an attribute, as light inference sees it."""
+
+    INSTANCE = "instance"  # an instance of `symbol` (a class)
+    CALL_RESULT = "call-result"  # whatever the function `symbol` returns (rules may say: factories)
+
+
+@dataclass(frozen=True)
+class AssignedValue:
+    """The value of `self.NAME` as provider code assigns (or annotates) it.
+
+    `list_keywords` are the call's keyword arguments that are lists of string literals
+    (``architectures=["DeepseekV2ForCausalLM"]``), for factory rules to read.
+    """
+
+    kind: ValueKind
+    symbol: Symbol
+    list_keywords: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def keyword_list(self, name: str) -> tuple[str, ...] | None:
+        return next((v for k, v in self.list_keywords if k == name), None)
+
+
+class Membership(str, enum.Enum):
+    """Does a class implement a protocol (or subclass a marker)? Unknown when the index cannot tell."""
+
+    YES = "yes"
+    NO = "no"
+    UNKNOWN = "unknown"
+
+
+class NarrowKind(str, enum.Enum):
+    TYPE_IS = "TypeIs"
+    TYPE_GUARD = "TypeGuard"
+
+
+@dataclass(frozen=True)
+class Narrowing:
+    """A function annotated ``-> TypeIs[X]`` / ``-> TypeGuard[X]`` (over its overloads).
+
+    `instance_target` is X for ``TypeIs[X]``, `class_target` is X for ``TypeIs[type[X]]``;
+    the narrowed argument is the first positional parameter, `parameter`.
+    """
+
+    function: Symbol
+    kind: NarrowKind
+    parameter: str | None
+    instance_target: Symbol | None = None
+    class_target: Symbol | None = None

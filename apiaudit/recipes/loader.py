@@ -10,7 +10,7 @@ import ast
 import hashlib
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -24,11 +24,15 @@ from apiaudit.recipes.model import (
     IN_SCOPE_PLACEHOLDER,
     PATTERN_KINDS,
     SUBSCRIPT_KINDS,
+    FactoryRule,
     InjectionRule,
     Pattern,
     Recipe,
+    RegistryRule,
+    RemoteCodeRule,
     RpcRule,
     RuleBook,
+    SlotRule,
 )
 
 if sys.version_info >= (3, 11):
@@ -40,13 +44,20 @@ _ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
-_TOP_KEYS = {"provider", "recipe", "pattern", "rpc", "injection"}
+_TOP_KEYS = {"provider", "recipe", "pattern", "rpc", "injection", "registry", "slot", "factory", "remote_code"}
 _PROVIDER_KEYS = {"name", "default_consumers"}
 _RECIPE_COMMON = {"id", "symbol", "versions", "change", "rationale"}
 _PATTERN_REQUIRED = {"id", "versions", "kind", "method", "message"}
 _PATTERN_OPTIONAL = {"severity", "advice", "then", "same_receiver", "when_keyword", "subscript", "min_args", "recipe"}
 _RPC_KEYS: tuple[set[str], set[str]] = ({"method", "hosts"}, {"name_arg", "name_keyword"})
 _INJECTION_KEYS: tuple[set[str], set[str]] = ({"keyword", "hosts"}, set())
+_REGISTRY_KEYS: tuple[set[str], set[str]] = ({"name", "module", "maps", "package"}, set())
+_SLOT_KEYS: tuple[set[str], set[str]] = ({"class", "attribute"}, {"registry"})
+_FACTORY_KEYS: tuple[set[str], set[str]] = ({"function"}, {"registry", "architectures_keyword", "nested_config"})
+_REMOTE_CODE_KEYS: tuple[set[str], set[str]] = (
+    {"id", "module", "method", "keyword", "auto_map_keys", "files", "message"}, {"severity", "advice"}
+)
+_MODEL_FILES = ("config.json", "tokenizer_config.json", "generation_config.json")
 
 
 def bundled_rules_dir() -> Path:
@@ -257,6 +268,88 @@ def _injection(entry: _Entry, raw: dict, source: str) -> InjectionRule:
     return InjectionRule(keyword=keyword, hosts=_hosts(entry, raw), source=source)
 
 
+def _registry(entry: _Entry, raw: dict, source: str) -> RegistryRule:
+    _check_keys(entry, raw, *_REGISTRY_KEYS)
+    maps = _string_list(entry, raw, "maps", _IDENT, "a module-level name")
+    if not maps:
+        raise entry.error("'maps' is empty (name the dict literal(s) holding architecture -> (module, class))")
+    return RegistryRule(
+        name=_string(entry, raw, "name", _ID, "a kebab-case name"),
+        module=_string(entry, raw, "module", _DOTTED, "a dotted module path"),
+        maps=maps, package=_string(entry, raw, "package", _DOTTED, "a dotted package path"), source=source,
+    )  # fmt: skip
+
+
+def _slot(entry: _Entry, raw: dict, source: str) -> SlotRule:
+    _check_keys(entry, raw, *_SLOT_KEYS)
+    return SlotRule(
+        owner=_string(entry, raw, "class", _DOTTED, "a dotted class path"),
+        attribute=_string(entry, raw, "attribute", _IDENT, "an attribute name"),
+        registry=_string(entry, raw, "registry", _ID, "a kebab-case name") or "", source=source,
+    )  # fmt: skip
+
+
+def _factory(entry: _Entry, raw: dict, source: str) -> FactoryRule:
+    _check_keys(entry, raw, *_FACTORY_KEYS)
+    nested = raw.get("nested_config", "text_config")
+    if nested is not False and (not isinstance(nested, str) or not _IDENT.match(nested)):
+        raise entry.error("'nested_config' must be a config key such as \"text_config\", or false")
+    return FactoryRule(
+        function=_string(entry, raw, "function", _DOTTED, "a dotted function path"),
+        registry=_string(entry, raw, "registry", _ID, "a kebab-case name") or "",
+        architectures_keyword=_string(entry, raw, "architectures_keyword", _IDENT, "an identifier") or "architectures",
+        nested_config=nested or None, source=source,
+    )  # fmt: skip
+
+
+def _remote_code(entry: _Entry, raw: dict, source: str) -> RemoteCodeRule:
+    _check_keys(entry, raw, *_REMOTE_CODE_KEYS)
+    rule_id = _string(entry, raw, "id", _ID, "a kebab-case id")
+    if rule_id in ENGINE_RULES:
+        raise entry.error(f"id {rule_id!r} is an engine rule id; a remote_code rule needs its own")
+    severity_text = raw.get("severity", "error")
+    try:
+        severity = Severity(severity_text)
+    except ValueError:
+        raise entry.error(f"unknown severity {severity_text!r} (expected error, warning or info)") from None
+    keys = raw["auto_map_keys"]
+    if not isinstance(keys, dict) or not keys:
+        raise entry.error("'auto_map_keys' must be a table: Auto class = \"its auto_map key\"")
+    for auto_class, key in keys.items():
+        if not _IDENT.match(auto_class) or not isinstance(key, str) or not _IDENT.match(key):
+            raise entry.error(f"'auto_map_keys' entry {auto_class!r} must map a class name to an auto_map key name")
+    files = _string_list(entry, raw, "files")
+    unknown = [f for f in files if f not in _MODEL_FILES]
+    if not files or unknown:
+        raise entry.error(f"'files' must list model files among {', '.join(_MODEL_FILES)}")
+    return RemoteCodeRule(
+        id=rule_id, severity=severity, module=_string(entry, raw, "module", _DOTTED, "a dotted module path"),
+        method=_string(entry, raw, "method", _IDENT, "a method name"),
+        keyword=_string(entry, raw, "keyword", _IDENT, "an identifier"),
+        auto_map_keys=tuple((str(k), str(v)) for k, v in keys.items()), files=files,
+        message=_string(entry, raw, "message"), advice=_string(entry, raw, "advice"), source=source,
+    )  # fmt: skip
+
+
+def _check_model_links(shown: str, registries: tuple, slots: tuple, factories: tuple) -> tuple[tuple, tuple]:
+    """Slots and factories name a registry of the same file; one registry may go unnamed."""
+    names = [r.name for r in registries]
+    for index, name in enumerate(names, start=1):
+        if names.index(name) != index - 1:
+            raise InputError(f"{shown}: registry '{name}' [{index}]: duplicate registry name")
+    linked = []
+    for table, items in (("slot", slots), ("factory", factories)):
+        out = []
+        for index, item in enumerate(items, start=1):
+            name = item.registry or (names[0] if len(names) == 1 else "")
+            if name not in names:
+                wanted = f"registry {item.registry!r} is not defined" if item.registry else "needs 'registry' (the file defines none or several)"
+                raise InputError(f"{shown}: {table} [{index}]: {wanted}")
+            out.append(replace(item, registry=name))
+        linked.append(tuple(out))
+    return linked[0], linked[1]
+
+
 @dataclass(frozen=True)
 class RuleFile:
     """One parsed and validated rule file."""
@@ -269,6 +362,10 @@ class RuleFile:
     rpcs: tuple[RpcRule, ...]
     injections: tuple[InjectionRule, ...]
     digest: str
+    registries: tuple[RegistryRule, ...] = ()
+    slots: tuple[SlotRule, ...] = ()
+    factories: tuple[FactoryRule, ...] = ()
+    remote_code: tuple[RemoteCodeRule, ...] = ()
 
 
 def load_rule_file(path: Path) -> RuleFile:
@@ -305,11 +402,14 @@ def load_rule_file(path: Path) -> RuleFile:
             built.append(build(entry, raw, shown))
         return tuple(built)
 
+    registries = entries("registry", _registry)
+    slots, factories = _check_model_links(shown, registries, entries("slot", _slot), entries("factory", _factory))
     return RuleFile(
         path=path, provider=provider, default_consumers=consumers,
         recipes=entries("recipe", _recipe), patterns=entries("pattern", _pattern),
         rpcs=entries("rpc", _rpc), injections=entries("injection", _injection),
         digest=hashlib.sha256(data_bytes).hexdigest(),
+        registries=registries, slots=slots, factories=factories, remote_code=entries("remote_code", _remote_code),
     )  # fmt: skip
 
 
@@ -336,6 +436,7 @@ def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = Tr
             rule_file = load_rule_file(path)
             numbered = [("recipe", i, r.id) for i, r in enumerate(rule_file.recipes, start=1)]
             numbered += [("pattern", i, p.id) for i, p in enumerate(rule_file.patterns, start=1)]
+            numbered += [("remote_code", i, r.id) for i, r in enumerate(rule_file.remote_code, start=1)]
             for table, index, item_id in numbered:
                 if item_id in seen_ids:
                     raise InputError(
@@ -362,6 +463,22 @@ def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = Tr
         patterns=tuple(p for f in mine for p in f.patterns),
         rpcs=tuple(r for f in mine for r in f.rpcs),
         injections=tuple(i for f in mine for i in f.injections),
+        registries=tuple(r for f in mine for r in f.registries),
+        slots=tuple(s for f in mine for s in f.slots),
+        factories=tuple(x for f in mine for x in f.factories),
         files=tuple(f.path for f in mine),
         fingerprint=fingerprint,
     )
+
+
+def load_remote_code_rules(dirs: list[Path] = (), *, include_bundled: bool = True) -> tuple[RemoteCodeRule, ...]:
+    """Every [[remote_code]] rule of every loaded file, whatever provider it names: they are
+    about the model, and apply whichever provider a scan is against."""
+    directories = ([bundled_rules_dir()] if include_bundled else []) + [Path(d) for d in dirs]
+    rules: list[RemoteCodeRule] = []
+    for directory in directories:
+        if include_bundled and directory == directories[0] and not directory.is_dir():
+            continue
+        for path in _rule_files(directory):
+            rules.extend(load_rule_file(path).remote_code)
+    return tuple(rules)

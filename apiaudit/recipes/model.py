@@ -2,8 +2,10 @@
 
 A `RuleBook` holds everything apiaudit knows about one provider that its signatures
 cannot tell: how to fix a mismatch (`Recipe`), drift that only shows in call
-patterns (`Pattern`), which calls are string RPCs (`RpcRule`), and which keywords
-inject consumer classes into provider classes (`InjectionRule`).
+patterns (`Pattern`), which calls are string RPCs (`RpcRule`), which keywords
+inject consumer classes into provider classes (`InjectionRule`), and which objects are
+the model the job loads (`RegistryRule`, `SlotRule`, `FactoryRule`). `RemoteCodeRule`s
+are model-facing: they apply whichever provider is audited.
 """
 
 from __future__ import annotations
@@ -133,6 +135,69 @@ class InjectionRule:
     source: str = ""
 
 
+@dataclass(frozen=True)
+class RegistryRule:
+    """The provider's architecture -> class map: dict literals in `module` named `maps`.
+
+    Each entry is ``"Arch": ("module", "Class")`` with the module relative to `package`;
+    ``**other`` splats of other dict literals in the same module are followed.
+    """
+
+    name: str
+    module: str
+    maps: tuple[str, ...]
+    package: str
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class SlotRule:
+    """`owner.attribute` (on instances of `owner` or its subclasses) holds an instance of the
+    class `registry` maps the model's architecture to."""
+
+    owner: str
+    attribute: str
+    registry: str
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class FactoryRule:
+    """Calls of `function` return an instance of the registry class for their
+    `architectures_keyword=[...]` literal, else for the model config's nested
+    `nested_config` architectures (``text_config.architectures``), else the model's own."""
+
+    function: str
+    registry: str
+    architectures_keyword: str = "architectures"
+    nested_config: str | None = "text_config"
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class RemoteCodeRule:
+    """``Auto.method(path)`` without ``keyword=True`` fails when the model's config files map
+    that Auto class to custom code (`auto_map_keys`: Auto class -> its auto_map key;
+    `files`: which model files' auto_map count)."""
+
+    id: str
+    severity: Severity
+    module: str  # the library the Auto classes are imported from
+    method: str
+    keyword: str
+    auto_map_keys: tuple[tuple[str, str], ...]
+    files: tuple[str, ...]
+    message: str
+    advice: str | None = None
+    source: str = ""
+
+    def auto_map_key(self, auto_class: str) -> str | None:
+        return next((key for name, key in self.auto_map_keys if name == auto_class), None)
+
+    def rule_info(self) -> RuleInfo:
+        return RuleInfo(self.id, self.severity, self.message)
+
+
 def _version_matches(versions: str, provider_version: str | None) -> bool:
     if provider_version is None:
         return True
@@ -151,6 +216,9 @@ class RuleBook:
     patterns: tuple[Pattern, ...] = ()
     rpcs: tuple[RpcRule, ...] = ()
     injections: tuple[InjectionRule, ...] = ()
+    registries: tuple[RegistryRule, ...] = ()
+    slots: tuple[SlotRule, ...] = ()
+    factories: tuple[FactoryRule, ...] = ()
     files: tuple[Path, ...] = ()
     fingerprint: str = ""  # sha256 prefix over the rule files' bytes (Report.rules_version)
 
@@ -158,13 +226,17 @@ class RuleBook:
         """The recipes and patterns whose version range contains `provider_version`.
 
         None or an unparsable version (a provider read from a local path) keeps all of them.
-        RPC and injection rules are not versioned and are always kept.
+        RPC, injection, registry, slot and factory rules are not versioned and are always kept.
         """
         return replace(
             self,
             recipes=tuple(r for r in self.recipes if _version_matches(r.versions, provider_version)),
             patterns=tuple(p for p in self.patterns if _version_matches(p.versions, provider_version)),
         )
+
+    def registry(self, name: str | None = None) -> RegistryRule | None:
+        """The registry rule called `name` (None: the first)."""
+        return next((r for r in self.registries if name is None or r.name == name), None)
 
     def recipe(self, recipe_id: str) -> Recipe | None:
         return next((r for r in self.recipes if r.id == recipe_id), None)

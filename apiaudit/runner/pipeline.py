@@ -138,9 +138,13 @@ def _gate(config: RunConfig, overlay_package: Path | None, *, force: bool, repor
     threshold = parse_severity(config.preflight.fail_on)
     rules_dirs = [Path(d) if Path(d).is_absolute() else config.source.parent / d for d in config.preflight.rules_dirs]
     report_path = config.run_dir / "preflight.json"
+    from apiaudit.model import load_model
+
+    # The configured model is the one the pipeline loads: its class and custom code are checked too.
+    model = load_model(config.model.path, require_architectures=False)
     try:
         report = run_gate(runner_preflight_layers(config, overlay_package), fail_on=threshold,
-                          rules_dirs=rules_dirs, report_path=report_path, cache_dir=cache_dir)
+                          rules_dirs=rules_dirs, report_path=report_path, cache_dir=cache_dir, model=model)
     except PreflightFailed as failure:
         if not force:
             raise PreflightRefused(failure) from None

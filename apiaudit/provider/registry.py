@@ -1,0 +1,318 @@
+"""The provider's model registry read as data, and the classes a model object can be.
+
+A `[[registry]]` rule names dict literals mapping an architecture to ``(module, class)``
+(module relative to a package); they are read with `ast` from the provider's source,
+never imported, and memoised in the index (so the index cache keeps them). `[[slot]]` and
+`[[factory]]` rules say which provider attributes and calls hold the registry class for
+the model's architecture. `ModelTypes` answers, for a model given with ``--model`` or for
+none: which classes can this object be?
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from packaging.version import InvalidVersion, Version
+
+from apiaudit.errors import InputError
+from apiaudit.provider.model import AssignedValue, Found, Symbol, SymbolKind, ValueKind
+
+if TYPE_CHECKING:
+    from apiaudit.model import ModelFacts
+    from apiaudit.provider.index import ProviderIndex
+    from apiaudit.recipes.model import FactoryRule, RegistryRule, RuleBook
+
+
+@dataclass(frozen=True)
+class RegistryEntry:
+    architecture: str
+    module: str  # absolute dotted module
+    class_name: str
+
+    @property
+    def class_path(self) -> str:
+        return f"{self.module}.{self.class_name}"
+
+
+@dataclass(frozen=True)
+class Registry:
+    """One release's architecture -> class map. `skipped`: keys whose value is not a literal pair."""
+
+    name: str
+    module: str
+    location: str | None
+    entries: tuple[RegistryEntry, ...]
+    skipped: tuple[str, ...] = ()
+
+    def lookup(self, architecture: str) -> RegistryEntry | None:
+        return next((e for e in self.entries if e.architecture == architecture), None)
+
+    def class_paths(self) -> tuple[str, ...]:
+        """Every registered class once, in registry order."""
+        return tuple(dict.fromkeys(e.class_path for e in self.entries))
+
+    def architectures_of(self, class_path: str) -> tuple[str, ...]:
+        return tuple(e.architecture for e in self.entries if e.class_path == class_path)
+
+
+class CandidateSource(str, enum.Enum):
+    """Why these are the classes an object can be."""
+
+    MODEL = "model"  # the registry class for --model's architecture
+    LITERAL = "literal"  # a factory call's architectures=[...] literal
+    NESTED_CONFIG = "nested-config"  # a factory on the model config's text_config.architectures
+    ALL = "all"  # no model given: every class the registry lists
+    INFERRED = "inferred"  # provider code assigns or annotates one class
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The classes an object can be (a union when several)."""
+
+    classes: tuple[str, ...]
+    source: CandidateSource
+    architectures: tuple[str, ...] = ()  # the architecture(s) that picked them, when one did
+
+    @property
+    def definite(self) -> bool:
+        return len(self.classes) == 1
+
+
+# ------------------------------------------------------------------- reading
+def parse_registry(source: str, rule: RegistryRule, location: str | None = None) -> Registry:
+    """The registry's entries from the module's source text (dict literals and their ``**`` splats)."""
+    tree = ast.parse(source)
+    literals: dict[str, ast.Dict] = {}
+    for stmt in tree.body:
+        targets: list[ast.AST] = []
+        if isinstance(stmt, ast.Assign):
+            targets = list(stmt.targets)
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            targets = [stmt.target]
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+        if isinstance(value, ast.Dict):
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    literals[target.id] = value
+    entries: dict[str, RegistryEntry] = {}
+    skipped: list[str] = []
+
+    def visit(name: str, seen: tuple[str, ...]) -> None:
+        node = literals.get(name)
+        if node is None or name in seen:
+            return
+        for key, value in zip(node.keys, node.values):
+            if key is None:  # **other
+                if isinstance(value, ast.Name):
+                    visit(value.id, seen + (name,))
+                continue
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                continue
+            pair = _literal_pair(value)
+            if pair is None:
+                skipped.append(key.value)
+                continue
+            module, class_name = pair
+            # A later key wins, as in a Python dict display.
+            entries[key.value] = RegistryEntry(key.value, f"{rule.package}.{module}", class_name)
+
+    for name in rule.maps:
+        visit(name, ())
+    return Registry(rule.name, rule.module, location, tuple(entries.values()), tuple(dict.fromkeys(skipped)))
+
+
+def _literal_pair(node: ast.AST) -> tuple[str, str] | None:
+    if isinstance(node, ast.Tuple) and len(node.elts) == 2:
+        if all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+            return node.elts[0].value, node.elts[1].value
+    return None
+
+
+def read_registry(index: ProviderIndex, rule: RegistryRule) -> Registry | None:
+    """The registry of the release the index reads (None when its module is absent); memoised."""
+    return index._cached(("registry", rule.name, rule.module, rule.maps, rule.package), lambda: _read(index, rule))
+
+
+def _read(index: ProviderIndex, rule: RegistryRule) -> Registry | None:
+    path = index.loader.module_file(rule.module)
+    if path is None:
+        return None
+    data = path.read_bytes()
+    relative = index.loader.relative(path)
+    index.loader.touched[relative] = hashlib.sha256(data).hexdigest()  # a changed file invalidates the cache
+    try:
+        return parse_registry(data.decode("utf-8", errors="replace"), rule, relative)
+    except SyntaxError:
+        return None
+
+
+# ------------------------------------------------------------------ queries
+class ModelTypes:
+    """Which classes a model object can be, from the rules, the index and the model (or none)."""
+
+    def __init__(self, index: ProviderIndex, book: RuleBook):
+        self.index = index
+        self.book = book
+
+    def install(self) -> ModelTypes:
+        """Let `index.attribute_type` read factory calls with a literal architecture (model-independent:
+        ``init_vllm_registered_model(..., architectures=["DeepseekV2ForCausalLM"])`` is that class)."""
+        if self.book.factories and self.book.registries:
+            self.index.call_results = self._literal_factory_class
+            data = [(r.name, r.module, r.maps, r.package) for r in self.book.registries]
+            data += [(f.function, f.registry, f.architectures_keyword, f.nested_config) for f in self.book.factories]
+            self.index.call_results_key = hashlib.sha256(repr(data).encode()).hexdigest()[:12]
+        return self
+
+    def _literal_factory_class(self, value: AssignedValue) -> Symbol | None:
+        rule = self.factory_rule(value.symbol.path)
+        literal = value.keyword_list(rule.architectures_keyword) if rule is not None else None
+        if not literal:
+            return None
+        found = self.factory_classes(value.symbol.path, literal, None)
+        if found is None or not found.definite:
+            return None
+        resolved = self.index.resolve(found.classes[0])
+        return resolved.symbol if isinstance(resolved, Found) and resolved.symbol.kind is SymbolKind.CLASS else None
+
+    def registry(self, name: str | None = None) -> Registry | None:
+        rule = self.book.registry(name)
+        return read_registry(self.index, rule) if rule is not None else None
+
+    def model_classes(self, model: ModelFacts | None, registry: str | None = None) -> Candidates | None:
+        """The class the registry maps the model's architecture to; every registered class without a model."""
+        found = self.registry(registry)
+        if found is None:
+            return None
+        if model is None or not model.architectures:
+            return Candidates(found.class_paths(), CandidateSource.ALL)
+        return self._for_architectures(found, model.architectures, CandidateSource.MODEL)
+
+    def _for_architectures(self, registry: Registry, architectures: tuple[str, ...], source: CandidateSource) -> Candidates:
+        # The provider loads the first architecture it registers.
+        for architecture in architectures:
+            entry = registry.lookup(architecture)
+            if entry is not None:
+                return Candidates((entry.class_path,), source, (architecture,))
+        return Candidates((), source, architectures)
+
+    def unregistered(self, model: ModelFacts) -> tuple[str, ...] | None:
+        """The model's architectures when the registry registers none of them; None when it does (or has no registry)."""
+        found = self.registry()
+        if found is None or not model.architectures or any(found.lookup(a) for a in model.architectures):
+            return None
+        return model.architectures
+
+    def slot_classes(self, class_path: str, attribute: str, model: ModelFacts | None) -> Candidates | None:
+        """For `instance.attribute` where a [[slot]] rule says it holds the model."""
+        for slot in self.book.slots:
+            if slot.attribute == attribute and self._is_subclass(class_path, slot.owner):
+                return self.model_classes(model, slot.registry)
+        return None
+
+    def factory_classes(self, function_path: str, architectures: tuple[str, ...] | None, model: ModelFacts | None) -> Candidates | None:
+        """For a call of a [[factory]] function, given its `architectures=` literal (or None)."""
+        rule = self.factory_rule(function_path)
+        if rule is None:
+            return None
+        found = self.registry(rule.registry)
+        if found is None:
+            return None
+        if architectures:
+            return self._for_architectures(found, architectures, CandidateSource.LITERAL)
+        if model is None or not (model.architectures or model.text_architectures):
+            return Candidates(found.class_paths(), CandidateSource.ALL)
+        nested = model.text_architectures if rule.nested_config else ()
+        if nested:
+            return self._for_architectures(found, nested, CandidateSource.NESTED_CONFIG)
+        return self._for_architectures(found, model.architectures, CandidateSource.MODEL)
+
+    def factory_rule(self, function_path: str) -> FactoryRule | None:
+        resolved = self.index.resolve(function_path)
+        path = resolved.symbol.path if isinstance(resolved, Found) else function_path
+        for rule in self.book.factories:
+            target = self.index.resolve(rule.function)
+            target_path = target.symbol.path if isinstance(target, Found) else rule.function
+            if path in (target_path, rule.function):
+                return rule
+        return None
+
+    def attribute_classes(self, class_path: str, attribute: str, model: ModelFacts | None) -> Candidates | None:
+        """What `instance.attribute` can be: a slot rule, else what the class's code assigns
+        (a class, or a factory call read through its rule); None when unknown."""
+        slot = self.slot_classes(class_path, attribute, model)
+        if slot is not None:
+            return slot
+        value = self.index.attribute_value(class_path, attribute)
+        if value is None:
+            return None
+        if value.kind is ValueKind.INSTANCE:
+            return Candidates((value.symbol.path,), CandidateSource.INFERRED)
+        rule = self.factory_rule(value.symbol.path)
+        if rule is None:
+            return None
+        return self.factory_classes(value.symbol.path, value.keyword_list(rule.architectures_keyword), model)
+
+    def _is_subclass(self, class_path: str, owner: str) -> bool:
+        resolved = self.index.resolve(owner)
+        owner_path = resolved.symbol.path if isinstance(resolved, Found) and resolved.symbol.kind is SymbolKind.CLASS else owner
+        return any(getattr(k, "path", k) == owner_path for k in self.index.mro(class_path))
+
+
+# ------------------------------------------------------- unknown architectures
+def check_architecture(types: ModelTypes, model: ModelFacts, provider_name: str, provider_version: str | None,
+                       cache_dir: Path | None) -> None:
+    """Raise one InputError line when the provider's registry registers none of the model's architectures."""
+    missing = types.unregistered(model)
+    if missing is None:
+        return
+    named = ", ".join(missing)
+    rule = types.book.registry()
+    first = first_release_registering(provider_name, missing, rule, cache_dir) if cache_dir and rule else None
+    release = f"{provider_name} {provider_version}" if provider_version else provider_name
+    if first is not None:
+        later = f"{provider_name} {first[1]} is the first release in the cache that registers {first[0]}"
+    else:
+        later = "no release in the cache registers it"
+    raise InputError(f"{release} does not register the architecture {named} in its model registry ({later})")
+
+
+_RELEASE_DIR = re.compile(r"^(?P<name>.+)-(?P<version>\d[^-]*)$")
+
+
+def first_release_registering(provider_name: str, architectures: tuple[str, ...], rule: RegistryRule,
+                              cache_dir: Path) -> tuple[str, str] | None:
+    """(architecture, version) of the oldest cached release whose registry lists one of them."""
+    from packaging.utils import canonicalize_name
+
+    from apiaudit.sources.cache import releases_dir
+
+    base = releases_dir(cache_dir)
+    wanted = canonicalize_name(provider_name)
+    versions: list[tuple[Version, Path]] = []
+    for entry in base.iterdir() if base.is_dir() else ():
+        match = _RELEASE_DIR.match(entry.name)
+        if not match or canonicalize_name(match["name"]) != wanted:
+            continue
+        try:
+            versions.append((Version(match["version"]), entry))
+        except InvalidVersion:
+            continue
+    for version, entry in sorted(versions):
+        module_file = entry.joinpath(*rule.module.split(".")).with_suffix(".py")
+        if not module_file.is_file():
+            continue
+        try:
+            registry = parse_registry(module_file.read_text("utf-8", errors="replace"), rule)
+        except SyntaxError:
+            continue
+        for architecture in architectures:
+            if registry.lookup(architecture):
+                return architecture, str(version)
+    return None

@@ -1,0 +1,190 @@
+"""Index queries for model code: light attribute inference, protocol membership, TypeIs functions."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from apiaudit.provider.index import ProviderIndex
+from apiaudit.provider.model import AssignedValue, Membership, NarrowKind, ValueKind
+
+REPO = Path(__file__).resolve().parents[2]
+PROVIDERS = REPO / "fixtures" / "providers"
+M = "modelhub.models."
+
+
+@pytest.fixture(scope="module")
+def hub() -> ProviderIndex:
+    return ProviderIndex(PROVIDERS / "modelhub_v1", ("modelhub",))
+
+
+def _path(symbol):
+    return symbol.path if symbol is not None else None
+
+
+def test_self_attribute_from_a_one_level_helper(hub):
+    assert _path(hub.attribute_type(M + "dense.DenseForCausalLM", "model")) == M + "dense.DenseModel"
+
+
+def test_self_attribute_from_a_class_attribute_called_through_self(hub):
+    assert _path(hub.attribute_type(M + "moe.MoeForCausalLM", "model")) == M + "moe.MoeModel"
+    assert _path(hub.attribute_type(M + "moe.MoeV3ForCausalLM", "model")) == M + "moe.MoeModel"  # inherited
+
+
+def test_self_attribute_from_a_direct_constructor_and_a_class_body_annotation(hub):
+    assert _path(hub.attribute_type(M + "dense.StructuralForCausalLM", "model")) == M + "dense.DenseModel"
+    assert _path(hub.attribute_type(M + "wrapper.WrapperForConditionalGeneration", "vision_tower")) == M + "wrapper.VisionTower"
+
+
+def test_a_factory_call_is_a_call_result_with_its_literal_lists(hub):
+    value = hub.attribute_value(M + "wrapper.WrapperForConditionalGeneration", "language_model")
+    assert value.kind is ValueKind.CALL_RESULT
+    assert value.symbol.path == M + "utils.init_registered_model"
+    assert value.keyword_list("architectures") == ("MoeForCausalLM",)
+    assert hub.attribute_type(M + "wrapper.WrapperForConditionalGeneration", "language_model") is None
+
+
+def test_an_unreadable_assignment_is_not_inferred(hub):
+    # model_loader.load_model(...) on a local: the slot rule says what it is, not inference.
+    assert hub.attribute_value("modelhub.worker.model_runner.ModelRunner", "model") is None
+    assert hub.attribute_value(M + "dense.DenseForCausalLM", "nothing") is None
+
+
+def test_disagreeing_assignments_and_annotations(tmp_path):
+    pkg = tmp_path / "prov"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(textwrap.dedent("""
+        class A: ...
+        class B: ...
+        def make_a() -> A: ...
+        class Host:
+            def __init__(self, flag):
+                self.either = A() if flag else None
+                self.made = make_a()
+                self.param = flag
+                if flag:
+                    self.two = A()
+                else:
+                    self.two = B()
+            def later(self):
+                self.ann: "A | None" = None
+                self.typed: B = build_something()
+    """))
+    index = ProviderIndex(tmp_path, ("prov",))
+    assert index.attribute_value("prov.Host", "made") == AssignedValue(ValueKind.INSTANCE, index.resolve("prov.A").symbol)
+    assert index.attribute_value("prov.Host", "two") is None
+    assert index.attribute_value("prov.Host", "either") is None
+    assert index.attribute_value("prov.Host", "param") is None
+    assert _path(index.attribute_type("prov.Host", "ann")) == "prov.A"
+    assert _path(index.attribute_type("prov.Host", "typed")) == "prov.B"
+
+
+@pytest.mark.parametrize(
+    "cls, protocol, expected",
+    [
+        ("dense.DenseForCausalLM", "interfaces.SupportsDraft", Membership.YES),  # nominal
+        ("moe.MoeV3ForCausalLM", "interfaces.SupportsDraft", Membership.YES),  # through its base
+        ("moe.MoeV3ForCausalLM", "interfaces.SupportsDraftBase", Membership.YES),  # a protocol's base
+        ("dense.StructuralForCausalLM", "interfaces.SupportsDraft", Membership.YES),  # structural
+        ("wrapper.WrapperForConditionalGeneration", "interfaces.SupportsDraft", Membership.NO),
+        ("wrapper.WrapperForConditionalGeneration", "interfaces.SupportsMultiModal", Membership.YES),
+        ("moe.MoeV3ForCausalLM", "interfaces.SupportsQuant", Membership.YES),
+        ("dense.DenseForCausalLM", "interfaces.SupportsQuant", Membership.NO),  # not a protocol: nominal only
+        ("dense.DenseForCausalLM", "interfaces.Nope", Membership.UNKNOWN),
+    ],
+)
+def test_protocol_membership(hub, cls, protocol, expected):
+    assert hub.implements(M + cls, M + protocol) is expected
+
+
+def test_the_wrapper_implements_the_protocol_from_v2():
+    v2 = ProviderIndex(PROVIDERS / "modelhub_v2", ("modelhub",))
+    assert v2.implements(M + "wrapper.WrapperForConditionalGeneration", M + "interfaces.SupportsDraft") is Membership.YES
+
+
+def test_protocol_members_cover_protocol_bases_only(hub):
+    assert hub.protocol_members(M + "interfaces.SupportsDraft") == (
+        "supports_draft", "set_aux_hidden_state_layers", "get_aux_hidden_state_layers", "has_own_lm_head",
+    )  # fmt: skip
+    assert hub.protocol_members(M + "interfaces.SupportsQuant") is None
+
+
+def test_a_provider_getattr_makes_structural_membership_unknown(tmp_path):
+    pkg = tmp_path / "prov"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(textwrap.dedent("""
+        from typing import Protocol, runtime_checkable
+        @runtime_checkable
+        class P(Protocol):
+            def go(self) -> None: ...
+        class Dynamic:
+            def __getattr__(self, name): ...
+    """))
+    assert ProviderIndex(tmp_path, ("prov",)).implements("prov.Dynamic", "prov.P") is Membership.UNKNOWN
+
+
+def test_typeis_functions_are_recorded_with_their_targets(hub):
+    narrowing = hub.narrowing(M + "interfaces.supports_draft")
+    assert narrowing.kind is NarrowKind.TYPE_IS
+    assert narrowing.parameter == "model"
+    assert narrowing.instance_target.path == M + "interfaces.SupportsDraft"
+    assert narrowing.class_target.path == M + "interfaces.SupportsDraft"
+    assert hub.narrowing(M + "supports_draft").function.path == M + "interfaces.supports_draft"  # re-exported
+    assert hub.narrowing(M + "interfaces.is_multimodal") is None
+
+
+def test_typeguard_is_recorded_too(tmp_path):
+    pkg = tmp_path / "prov"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from typing import TypeGuard\nclass C: ...\ndef is_c(x: object) -> TypeGuard[C]: ...\n")
+    narrowing = ProviderIndex(tmp_path, ("prov",)).narrowing("prov.is_c")
+    assert (narrowing.kind, narrowing.instance_target.path, narrowing.class_target) == (NarrowKind.TYPE_GUARD, "prov.C", None)
+
+
+# ------------------------------------------------------------- real wheels
+V = "vllm.model_executor.models."
+
+
+@pytest.fixture(scope="module")
+def vllm016(released) -> ProviderIndex:
+    tree = released("vllm==0.16.0")
+    return ProviderIndex(tree.root, tree.packages)
+
+
+@pytest.mark.network
+def test_vllm_016_base_models(vllm016):
+    assert _path(vllm016.attribute_type(V + "llama.LlamaForCausalLM", "model")) == V + "llama.LlamaModel"
+    assert _path(vllm016.attribute_type(V + "qwen3.Qwen3ForCausalLM", "model")) == V + "qwen3.Qwen3Model"
+    assert _path(vllm016.attribute_type(V + "deepseek_v2.DeepseekV3ForCausalLM", "model")) == V + "deepseek_v2.DeepseekV2Model"
+    value = vllm016.attribute_value(V + "kimi_k25.KimiK25ForConditionalGeneration", "language_model")
+    assert (value.kind, value.symbol.path, value.keyword_list("architectures")) == (
+        ValueKind.CALL_RESULT, V + "utils.init_vllm_registered_model", ("DeepseekV2ForCausalLM",)
+    )  # fmt: skip
+
+
+@pytest.mark.network
+def test_vllm_016_eagle3_membership_and_supports_eagle3(vllm016):
+    protocol = V + "interfaces.SupportsEagle3"
+    assert vllm016.implements(V + "llama.LlamaForCausalLM", protocol) is Membership.YES
+    assert vllm016.implements(V + "kimi_k25.KimiK25ForConditionalGeneration", protocol) is Membership.NO
+    narrowing = vllm016.narrowing(V + "interfaces.supports_eagle3")
+    assert (narrowing.kind, narrowing.instance_target.path) == (NarrowKind.TYPE_IS, protocol)
+
+
+def test_provider_defines_ignores_external_bases(hub):
+    wrapper = M + "wrapper.WrapperForConditionalGeneration"
+    assert hub.provider_defines(wrapper, "language_model") is Membership.YES
+    assert hub.provider_defines(wrapper, "model") is Membership.NO  # nn.Module adds no provider names
+    assert hub.provider_defines(M + "dense.DenseModel", "get_input_embeddings") is Membership.YES
+
+
+@pytest.mark.network
+def test_vllm_016_kimi_has_no_model_attribute(vllm016):
+    kimi = V + "kimi_k25.KimiK25ForConditionalGeneration"
+    assert vllm016.provider_defines(kimi, "model") is Membership.NO
+    assert vllm016.provider_defines(kimi, "language_model") is Membership.YES
+    assert vllm016.provider_defines(kimi, "get_language_model") is Membership.YES
+    assert vllm016.provider_defines(V + "llama.LlamaModel", "get_input_embeddings") is Membership.NO
+    assert vllm016.provider_defines(V + "llama.LlamaModel", "embed_input_ids") is Membership.YES
