@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from apiaudit.consumer.model import ConsumerFile, ConsumerOptions, Site
-from apiaudit.consumer.visitor import ModuleVisitor, module_imports
+from apiaudit.consumer.imports import module_imports
+from apiaudit.consumer.visitor import ModuleVisitor
 from apiaudit.sources.base import CodeTree
 
 
@@ -53,16 +54,18 @@ def collect(
     cache = _FileCache(cache_dir, tree, options) if cache_dir is not None else None
     trees: dict[Path, ast.Module] = {}
     bindings: dict[str, str] = {}
+    shared: dict[str, object] = {}
     for path in paths:
         found = cache.bindings(path) if cache else None
         if found is None:
-            found = _module_bindings(tree, path, trees)
+            found = _module_bindings(tree, path, trees, options)
             if cache:
                 cache.put_bindings(path, found)
-        bindings.update(found)
+        bindings.update(found[0])
+        shared.update(found[1])
     reexports = _resolve_reexports(bindings, options)
-    options = replace(options, reexports=tuple(sorted(reexports.items())))
-    variant = hashlib.sha256(repr(options.reexports).encode()).hexdigest()[:16]
+    options = replace(options, reexports=tuple(sorted(reexports.items())), shared_values=tuple(sorted(shared.items(), key=lambda kv: kv[0])))
+    variant = hashlib.sha256(repr((options.reexports, options.shared_values)).encode()).hexdigest()[:16]
     out = []
     for path in paths:
         hit = cache.result(path, variant) if cache else None
@@ -77,15 +80,21 @@ def collect(
     return tuple(out)
 
 
-def _module_bindings(tree: CodeTree, path: Path, trees: dict[Path, ast.Module]) -> dict[str, str]:
-    """A file's module-level import bindings; its parsed tree is kept for the visitor."""
+def _module_bindings(tree: CodeTree, path: Path, trees: dict[Path, ast.Module], options: ConsumerOptions) -> tuple[dict[str, str], dict[str, object]]:
+    """A file's module-level import bindings, and the constants and guard helpers it exports
+    (folded on the audited release); its parsed tree is kept for the visitor."""
     try:
-        syntax = ast.parse(path.read_bytes())
+        data = path.read_bytes()
+        syntax = ast.parse(data)
     except (SyntaxError, ValueError, OSError, RecursionError):
-        return {}
+        return {}, {}
     trees[path] = syntax
     module, is_package = module_name(tree, path)
-    return module_imports(syntax, module, is_package)
+    try:
+        exports = ModuleVisitor(data.decode("utf-8", errors="replace"), "", module, is_package, options).exports(syntax)
+    except RecursionError:
+        exports = {}
+    return module_imports(syntax, module, is_package), exports
 
 
 def _resolve_reexports(bindings: dict[str, str], options: ConsumerOptions) -> dict[str, str]:
@@ -140,7 +149,7 @@ class _FileCache:
         entry = self.entries.get(str(path))
         return entry if entry and entry[0] == self._sha(path) else None
 
-    def bindings(self, path: Path) -> dict[str, str] | None:
+    def bindings(self, path: Path) -> tuple[dict[str, str], dict[str, object]] | None:
         entry = self._entry(path)
         return entry[1] if entry else None
 
@@ -148,7 +157,7 @@ class _FileCache:
         entry = self._entry(path)
         return entry[3] if entry and entry[2] == variant else None
 
-    def put_bindings(self, path: Path, bindings: dict[str, str]) -> None:
+    def put_bindings(self, path: Path, bindings: tuple[dict[str, str], dict[str, object]]) -> None:
         sha = self._sha(path)
         if sha is not None:
             self.entries[str(path)] = (sha, bindings, None, None)
