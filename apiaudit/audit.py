@@ -6,7 +6,9 @@ matrix share.
 
 from __future__ import annotations
 
+import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
@@ -31,8 +33,15 @@ def scan(
     rules_dirs: Sequence[Path] = (),
     progress: Progress | None = None,
     use_index_cache: bool = True,
+    provider_version: str | None = None,
+    python_version: tuple[int, ...] | None = None,
 ) -> Report:
-    """Audit each consumer against the provider. Raises InputError for bad input."""
+    """Audit each consumer against the provider. Raises InputError for bad input.
+
+    `provider_version` states the provider's version when its source cannot tell (a bare
+    checkout); `python_version` is the Python the audited code is assumed to run on
+    (`sys.version_info` guards), by default the running interpreter's.
+    """
     started = time.perf_counter()
     progress = progress or NullProgress()
     cache_dir = Path(cache_dir) if cache_dir else sources.default_cache_dir()
@@ -44,6 +53,8 @@ def scan(
             raise InputError(f"no consumer given and the rules for {provider} name no default: pass --consumer")
 
     provider_tree = sources.resolve(provider, cache_dir=cache_dir, progress=progress)
+    if provider_version is not None:
+        provider_tree = replace(provider_tree, version=_checked_version(provider_version))
     if not provider_tree.packages:
         raise InputError(f"{provider} holds no Python package to audit against")
     book = rulebook_for(rules_dirs, provider_tree)
@@ -52,6 +63,9 @@ def scan(
         provider_packages=provider_tree.packages,
         rpc_methods=tuple((r.method, r.name_arg, r.name_keyword) for r in book.rpcs),
         injection_keywords=tuple(i.keyword for i in book.injections),
+        provider_version=provider_tree.version,
+        provider_distribution=provider_tree.name,
+        python_version=tuple((python_version or tuple(sys.version_info[:3])) + (0, 0))[:3],  # type: ignore[arg-type]
     )
     hosts = HostRules(
         rpc_hosts={r.method: r.hosts for r in book.rpcs},
@@ -84,6 +98,16 @@ def scan(
         duration_s=round(time.perf_counter() - started, 3),
         rules_version=book.fingerprint or None,
     )
+
+
+def _checked_version(text: str) -> str:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        Version(text)
+    except InvalidVersion:
+        raise InputError(f"--provider-version {text!r} is not a version (e.g. 0.9.2)") from None
+    return text
 
 
 def _defaults(rules_dirs: Sequence[Path]) -> tuple[str, list[str]]:

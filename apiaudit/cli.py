@@ -11,7 +11,7 @@ import click
 
 from apiaudit import __version__
 from apiaudit.audit import scan as run_scan
-from apiaudit.cli_options import audit_options, guarded
+from apiaudit.cli_options import audit_options, guard_options, guarded
 from apiaudit.findings import Severity
 from apiaudit.progress import for_terminal
 from apiaudit.report import FORMATS, render
@@ -26,6 +26,7 @@ def cli() -> None:
 
 @cli.command()
 @audit_options
+@guard_options
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Output format (default: table on a terminal, else json).")
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report here instead of stdout.")
 @click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True)
@@ -35,7 +36,7 @@ def cli() -> None:
 @click.option("--explain", is_flag=True, help="Date each finding to the release that introduced it (same as `apiaudit explain`).")
 @click.option("--since", metavar="VERSION", help="With --explain: a release without the findings to bisect from.")
 @guarded
-def scan(consumers, provider, rules_dirs, cache_dir, fmt, output, fail_on, show_unresolved, no_progress, no_index_cache, explain, since):
+def scan(consumers, provider, rules_dirs, cache_dir, provider_version, python_version, strict, fmt, output, fail_on, show_unresolved, no_progress, no_index_cache, explain, since):
     """Report every mismatch between the consumer(s) and the provider. Exit 0 clean, 1 findings, 2 bad input."""
     if explain:
         from apiaudit.matrix.command import explain_command
@@ -54,6 +55,8 @@ def scan(consumers, provider, rules_dirs, cache_dir, fmt, output, fail_on, show_
             rules_dirs=list(rules_dirs),
             progress=progress,
             use_index_cache=not no_index_cache,
+            provider_version=provider_version,
+            python_version=python_version,
         )
     finally:
         progress.close()
@@ -65,7 +68,7 @@ def scan(consumers, provider, rules_dirs, cache_dir, fmt, output, fail_on, show_
         click.echo(f"apiaudit: wrote {fmt} report to {output}", err=True)
     else:
         click.echo(text)
-    sys.exit(report.exit_code(Severity(fail_on)))
+    sys.exit(report.exit_code(Severity(fail_on), strict=strict))
 
 
 # Commands of later stages live beside their stage; each registers itself here.

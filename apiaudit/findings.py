@@ -47,6 +47,8 @@ ENGINE_RULES: dict[str, RuleInfo] = {
         RuleInfo("rpc-missing", Severity.ERROR, "a string RPC names a worker method that exists nowhere it could run"),
         RuleInfo("cannot-judge", Severity.INFO, "a call into the provider that could not be resolved or bound with certainty"),
         RuleInfo("parse-error", Severity.ERROR, "a consumer file could not be parsed; nothing in it was checked"),
+        RuleInfo("import-failed-use", Severity.ERROR, "a name is used after its import failed and the except handler left it unbound or None"),
+        RuleInfo("version-compared-as-string", Severity.WARNING, "a version guard compares the provider's version as text, not as a version"),
     )
 }
 
@@ -127,8 +129,10 @@ class Report:
     def at_or_above(self, threshold: Severity) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.severity.at_least(threshold) and f.rule != "cannot-judge")
 
-    def blocking(self, fail_on: Severity = Severity.ERROR) -> tuple[Finding, ...]:
-        return self.at_or_above(fail_on)
+    def blocking(self, fail_on: Severity = Severity.ERROR, strict: bool = False) -> tuple[Finding, ...]:
+        """What fails a run: findings at or above `fail_on`; conditional ones (behind an undecided
+        guard) only when `strict`."""
+        return tuple(f for f in self.at_or_above(fail_on) if strict or not f.conditional)
 
-    def exit_code(self, fail_on: Severity = Severity.ERROR) -> int:
-        return 1 if self.blocking(fail_on) else 0
+    def exit_code(self, fail_on: Severity = Severity.ERROR, strict: bool = False) -> int:
+        return 1 if self.blocking(fail_on, strict) else 0

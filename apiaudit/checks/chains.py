@@ -32,6 +32,8 @@ class _Stop(Exception):
 
 
 def check_use(ctx: CheckContext, file: ConsumerFile, use: Use) -> list[Finding]:
+    if use.failed_import is not None:
+        return [_failed_import_use(ctx, file, use)]
     value = _root_value(ctx, use)
     if value is None:
         return []
@@ -46,6 +48,33 @@ def check_use(ctx: CheckContext, file: ConsumerFile, use: Use) -> list[Finding]:
         if value is None:
             break
     return findings
+
+
+def evaluate_chain(ctx: CheckContext, use: Use):
+    """What a chain denotes (a SymbolValue or InstanceValue), without reporting; None when unknown."""
+    value = _root_value(ctx, use)
+    try:
+        for step in use.steps:
+            if value is None or isinstance(value, tuple):
+                return None
+            value = _step(ctx, None, None, value, step, [], False)
+    except _Stop:
+        return None
+    return value if not isinstance(value, tuple) else None
+
+
+def _failed_import_use(ctx: CheckContext, file: ConsumerFile, use: Use) -> Finding:
+    ref = use.failed_import
+    what = f"from {ref.module} import {ref.name}" if ref.name else f"import {ref.module}"
+    name = ref.name or ref.module
+    return ctx.finding(
+        file,
+        use.site,
+        "import-failed-use",
+        f"`{use.text}` uses `{name}`, but `{what}` (line {ref.line}) fails on this release and its handler leaves `{name}` unbound or None",
+        callee=f"{ref.module}.{ref.name}" if ref.name else ref.module,
+        details=(("import_line", str(ref.line)), ("module", ref.module)) + ((("name", ref.name),) if ref.name else ()),
+    )
 
 
 def _root_value(ctx: CheckContext, use: Use):

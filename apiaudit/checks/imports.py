@@ -18,6 +18,13 @@ def check_import(ctx: CheckContext, file: ConsumerFile, imp: ImportUse) -> list[
     if isinstance(res, Found):
         return []
     if isinstance(res, Missing):
+        if imp.caught == "ModuleNotFoundError" and imp.guarded and imp.guarded != "TYPE_CHECKING":
+            # A missing name raises ImportError, which `except ModuleNotFoundError` lets through.
+            from dataclasses import replace
+
+            loose = replace(imp, guarded=None)
+            finding = _missing(ctx, file, loose, target, f"cannot import name '{imp.name}' from '{imp.module}'", res.moved_to)
+            return [replace(finding, message=finding.message + " (ImportError: `except ModuleNotFoundError` does not catch a missing name)")]
         return [_missing(ctx, file, imp, target, f"cannot import name '{imp.name}' from '{imp.module}'", res.moved_to)]
     return [_unknown(ctx, file, imp, target, res.reason)]
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from apiaudit.errors import InputError
 from apiaudit.sources.base import CodeTree
+from apiaudit.sources.version import detect_version
 
 # Folders that hold no code of the project itself (tool caches, virtual environments, VCS data).
 _SKIPPED_DIR_NAMES = frozenset({"__pycache__", "node_modules", "site-packages", "dist-packages"})
@@ -35,7 +36,8 @@ def resolve_path(spec: str) -> CodeTree:
         return CodeTree(name=path.stem, version=None, root=path.parent, packages=(), scripts=(path,), kind="path")
 
     if (path / "__init__.py").is_file():
-        return CodeTree(name=path.name, version=None, root=path.parent, packages=(path.name,), kind="path")
+        version = detect_version(path.parent, (path.name,))
+        return CodeTree(name=path.name, version=version, root=path.parent, packages=(path.name,), kind="path")
 
     packages: list[str] = []
     scripts: list[Path] = []
@@ -51,7 +53,7 @@ def resolve_path(spec: str) -> CodeTree:
         raise InputError(f"no Python files under {spec}")
     return CodeTree(
         name=path.name,
-        version=None,
+        version=detect_version(path, tuple(packages)) if packages else None,
         root=path,
         packages=tuple(packages),
         scripts=tuple(sorted(scripts)),
