@@ -284,9 +284,67 @@ def _call(ctx, file, use, value, step, findings, report):
                 details=details + (("annotation", _annotation(shown, problem.param)),) if problem.param and _annotation(shown, problem.param) else details,
             )
         )
+    findings.extend(_forwarded_keywords(ctx, file, use, info, shown, step))
     if binding.uncertain and not any(p.severity == "error" for p in binding.problems):
         findings.append(_cannot_judge(ctx, file, use, info.callee.path, binding.uncertain))
     return InstanceValue((info.returns.path,)) if info.returns else None
+
+
+MAX_FORWARD_HOPS = 3
+
+
+def _forwarded_keywords(ctx, file, use, info, shown, step) -> list[Finding]:
+    """Keywords a provider callable's `**kwargs` absorbs and passes on: each must bind at the target."""
+    if not any(p.kind.value == "var-keyword" for p in shown.params):
+        return []
+    surplus = [a for a in step.call.keywords if a.name and shown.param(a.name) is None]
+    if not surplus:
+        return []
+    findings = []
+    for arg in surplus:
+        rejected = _rejecting_target(ctx, info.callee.path, arg.name, MAX_FORWARD_HOPS)
+        if rejected is None:
+            continue
+        target, hops = rejected
+        findings.append(
+            ctx.finding(
+                file,
+                use.site,
+                "unexpected-keyword",
+                f"{info.callee.name}() passes **kwargs on to {target.rsplit('.', 1)[-1]}(), which got an unexpected keyword argument '{arg.name}'",
+                callee=info.callee.path,
+                param=arg.name,
+                signature=shown.render(info.callee.name),
+                provider_location=shown.location or info.callee.location,
+                details=(("rejected_by", target), ("forward_hops", str(hops))) + ((("arg_line", str(arg.site.line)),) if arg.site.line else ()),
+            )
+        )
+    return findings
+
+
+def _rejecting_target(ctx, path: str, keyword: str, hops: int, depth: int = 1) -> tuple[str, int] | None:
+    """A forwarding target (within `hops`) that certainly rejects `keyword`; None when none certainly does."""
+    if hops <= 0:
+        return None
+    for target, explicit in ctx.index.forwards(path):
+        if keyword in explicit:
+            continue  # passed twice: a different error, not a rejection by name
+        info = ctx.index.call(target, via="module")
+        if info.unknown or not info.signatures:
+            continue
+        sig = info.fallback or info.signatures[0]
+        if sig.extra.value != "forbid":
+            continue
+        param = sig.param(keyword)
+        if param is not None and param.kind.value not in ("var-positional", "var-keyword", "positional-only"):
+            continue
+        if any(p.kind.value == "var-keyword" for p in sig.params):
+            deeper = _rejecting_target(ctx, target, keyword, hops - 1, depth + 1)
+            if deeper is not None:
+                return deeper
+            continue
+        return target, depth
+    return None
 
 
 def _annotation(sig, param) -> str | None:

@@ -60,6 +60,9 @@ TRUE = Decision(ALWAYS, DEAD)
 FALSE = Decision(DEAD, ALWAYS)
 
 
+RUNTIME = Decision(ALWAYS, ALWAYS)  # a test on run-time data: both sides run on any release
+
+
 def undecided(text: str) -> Decision:
     return Decision(Branch(undecided=text), Branch(undecided=f"not ({text})"))
 

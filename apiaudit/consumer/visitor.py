@@ -257,7 +257,7 @@ class ModuleVisitor:
             self._expr(stmt.subject, scope)  # type: ignore[attr-defined]
             arms = []
             for case in stmt.cases:  # type: ignore[attr-defined]
-                arm = scope.child(scope.live.under(undecided=f"case {_text(case.pattern)}"))
+                arm = scope.child()
                 arms.append((arm, self._block(case.body, arm)))
             self._merge(scope, [(a.env, ft) for a, ft in arms] + [(scope.env.child(), True)])
         elif isinstance(stmt, ast.Delete):
@@ -384,8 +384,7 @@ class ModuleVisitor:
                     )
                     live = live.under(fallback_condition)
                     import_handler = True
-                else:
-                    live = live.under(undecided=f"except {_text(handler.type) if handler.type else ''}".strip())
+                # otherwise: imports from outside the provider, or other code: the handler may run on any release
             arm = scope.child(live)
             if handler.name:
                 arm.env.vars[handler.name] = UNKNOWN
@@ -1031,7 +1030,7 @@ class ModuleVisitor:
         """Evaluate a test as Python would on the audited release (three-valued)."""
         text = _text(test)
         if depth > g.MAX_DEPTH:
-            return g.undecided(text)
+            return g.RUNTIME
         if isinstance(test, ast.BoolOp):
             decision = self._decide(test.values[0], scope, depth + 1, record)
             for i, part in enumerate(test.values[1:], start=1):
@@ -1052,10 +1051,11 @@ class ModuleVisitor:
         value = self._value(test, scope, depth=depth + 1)
         if isinstance(value, ImportChoice):
             return g.choice_truth(self.folder, value, text, test.id if isinstance(test, ast.Name) else None)
-        if isinstance(value, Chain) and isinstance(test, ast.Call) is False:
-            return g.undecided(text)
         truth = g.truthiness(self.folder, value)
-        return g.constant(truth) if truth is not None else g.undecided(text)
+        if truth is not None:
+            return g.constant(truth)
+        # Undecided only when the audited release is what it depends on; a test on run-time data runs both ways.
+        return g.undecided(text) if g.Folder.involves_provider(value) else g.RUNTIME
 
     def _compare(self, test: ast.Compare, scope: Scope, depth: int, record: bool, text: str) -> g.Decision:
         decision = g.TRUE
@@ -1098,7 +1098,7 @@ class ModuleVisitor:
                 self.notes[key] = Note("version-compared-as-string", site, _text(site_node), f"compares the version as text: on {shown} this is {result}", live)
         if known:
             return g.constant(bool(result))
-        return g.undecided(text)
+        return g.undecided(text) if g.Folder.involves_provider(left, right) else g.RUNTIME
 
     def _feature_test(self, test: ast.Call, scope: Scope, text: str, depth: int) -> g.Decision | None:
         """hasattr / callable(getattr(...)) / getattr(x, "m", None) / isinstance / a TypeIs helper / a folded helper."""
@@ -1129,7 +1129,7 @@ class ModuleVisitor:
                 return None
             value = self._call_helper(func, test, scope, depth)
             truth = g.truthiness(self.folder, value)
-            return g.constant(truth) if truth is not None else g.undecided(text)
+            return g.constant(truth) if truth is not None else g.RUNTIME
         return None
 
     def _isinstance(self, subject: ast.expr, cls_value: Value, scope: Scope, text: str) -> g.Decision | None:
@@ -1141,7 +1141,7 @@ class ModuleVisitor:
         narrow = ((subject.id, narrowed),) if isinstance(subject, ast.Name) and narrowed is not None else ()
         target = g.chain_target(subject_value)
         if target is None:
-            return g.Decision(g.Branch(undecided=text, narrow=narrow), g.Branch(undecided=f"not ({text})"))
+            return g.Decision(g.Branch(narrow=narrow), g.ALWAYS)
         return g.symbolic(Condition(ConditionKind.IS_INSTANCE, True, text, target=target, name=cls_path), narrow_true=narrow)
 
     def _getattr_target(self, node: ast.AST, scope: Scope) -> tuple[tuple[Root, tuple[Step, ...]], str] | None:
