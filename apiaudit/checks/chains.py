@@ -265,8 +265,11 @@ def _call(ctx, file, use, value, step, findings, report):
     binding = bind_any(info.signatures, info.fallback, step.call, callee_name)
     shown = info.fallback or info.signatures[0]
     signature = shown.render(callee_name) + (f"  [{shown.origin}]" if not shown.origin.startswith("def ") else "")
+    splatted = {a.name for a in step.call.keywords if a.via_splat}
     for problem in binding.problems:
         details = (("arg_line", str(problem.arg_line)),) if problem.arg_line else ()
+        if problem.param in splatted:
+            details += (("via_splat", "1"),)
         if problem.rule == "too-many-positional":
             names = [p.name for p in shown.params if p.kind.value in ("positional-only", "positional-or-keyword")]
             details += (("positional_names", ",".join(names)), ("positional_given", str(step.call.positional)))
@@ -316,7 +319,9 @@ def _forwarded_keywords(ctx, file, use, info, shown, step) -> list[Finding]:
                 param=arg.name,
                 signature=shown.render(info.callee.name),
                 provider_location=shown.location or info.callee.location,
-                details=(("rejected_by", target), ("forward_hops", str(hops))) + ((("arg_line", str(arg.site.line)),) if arg.site.line else ()),
+                details=(("rejected_by", target), ("forward_hops", str(hops)))
+                + ((("arg_line", str(arg.site.line)),) if arg.site.line else ())
+                + ((("via_splat", "1"),) if arg.via_splat else ()),
             )
         )
     return findings

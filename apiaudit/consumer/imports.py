@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from apiaudit.consumer.model import ConsumerOptions, Root
-from apiaudit.consumer.values import Chain, ConsumerRef, ProviderVersion, Value
+from apiaudit.consumer.values import Chain, Const, ConsumerRef, ProviderVersion, Value
 
 
 class ImportContext:
@@ -21,6 +21,8 @@ class ImportContext:
         self.provider_tops = frozenset(options.provider_packages)
         self.reexports = dict(options.reexports)
         self.shared: dict[str, Value] = dict(options.shared_values)  # type: ignore[arg-type]
+        # `sys.version_info` is the Python the audited code is assumed to run on.
+        self.shared.setdefault("sys.version_info", Const(tuple(options.python_version)))
 
     def absolute(self, module: str | None, level: int) -> str:
         if level == 0:

@@ -164,6 +164,11 @@ def _intent(finding: Finding, recipe: Recipe | None, index: FileIndex) -> _Inten
     at = (finding.line, finding.column)
     change = recipe.change if recipe else None
     rule = finding.rule
+    if finding.conditional:
+        # Behind a guard this release does not decide: the line may be there for other releases.
+        return Unfixable(finding, f"conditional: runs only if {finding.guard}; not fixed, since that code may serve other releases")
+    if finding.detail("via_splat"):
+        return Unfixable(finding, f"`{finding.param}` comes from a **dict splat, not the call: edit the dict where it is built")
 
     if change == "renamed-parameter" or (change is None and rule == "unexpected-keyword" and finding.detail("renamed_to")):
         old = recipe.old if recipe else finding.param
