@@ -333,11 +333,12 @@ class ModuleVisitor:
         through = [env for env, ft in arms if ft]
         if not through:
             return
+        written = [env.written() for env in through]
         names: dict[str, None] = {}
-        for env in through:
-            names.update(dict.fromkeys(env.written()))
+        for w in written:
+            names.update(dict.fromkeys(w))
         for name in names:
-            values = [env.written().get(name, None) for env in through]
+            values = [w.get(name, None) for w in written]
             before = scope.env.lookup(name)
             values = [v if v is not None else before for v in values]
             merged = values[0]
@@ -1028,51 +1029,52 @@ class ModuleVisitor:
     # -------------------------------------------------------------- guards
     def _decide(self, test: ast.AST, scope: Scope, depth: int = 0, record: bool = True) -> g.Decision:
         """Evaluate a test as Python would on the audited release (three-valued)."""
-        text = _text(test)
         if depth > g.MAX_DEPTH:
             return g.RUNTIME
         if isinstance(test, ast.BoolOp):
             decision = self._decide(test.values[0], scope, depth + 1, record)
             for i, part in enumerate(test.values[1:], start=1):
                 nxt = self._decide(part, scope, depth + 1, record)
-                sub = " and ".join(_text(v) for v in test.values[: i + 1]) if isinstance(test.op, ast.And) else text
+                sub = " and ".join(_text(v) for v in test.values[: i + 1]) if isinstance(test.op, ast.And) else _text(test)
                 decision = g.conjoin(decision, nxt, sub) if isinstance(test.op, ast.And) else g.disjoin(decision, nxt, sub)
             return decision
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             return g.negate(self._decide(test.operand, scope, depth + 1, record))
         if isinstance(test, ast.Compare):
-            return self._compare(test, scope, depth, record, text)
+            return self._compare(test, scope, depth, record)
         if isinstance(test, ast.Call):
-            found = self._feature_test(test, scope, text, depth)
+            found = self._feature_test(test, scope, test, depth)
             if found is not None:
                 return found
         if isinstance(test, ast.NamedExpr):
             return self._decide(test.value, scope, depth + 1, record)
         value = self._value(test, scope, depth=depth + 1)
         if isinstance(value, ImportChoice):
-            return g.choice_truth(self.folder, value, text, test.id if isinstance(test, ast.Name) else None)
+            return g.choice_truth(self.folder, value, _text(test), test.id if isinstance(test, ast.Name) else None)
         truth = g.truthiness(self.folder, value)
         if truth is not None:
             return g.constant(truth)
         # Undecided only when the audited release is what it depends on; a test on run-time data runs both ways.
-        return g.undecided(text) if g.Folder.involves_provider(value) else g.RUNTIME
+        return g.undecided(_text(test)) if g.Folder.involves_provider(value) else g.RUNTIME
 
-    def _compare(self, test: ast.Compare, scope: Scope, depth: int, record: bool, text: str) -> g.Decision:
+    def _compare(self, test: ast.Compare, scope: Scope, depth: int, record: bool) -> g.Decision:
         decision = g.TRUE
         left_node = test.left
         for op, right_node in zip(test.ops, test.comparators):
             part = self._compare_one(left_node, op, right_node, scope, depth, record)
-            decision = g.conjoin(decision, part, text) if decision is not g.TRUE else part
+            decision = g.conjoin(decision, part, _text(test)) if decision is not g.TRUE else part
             left_node = right_node
         return decision
 
     def _compare_one(self, left_node, op, right_node, scope: Scope, depth: int, record: bool) -> g.Decision:
-        text = f"{_text(left_node)} {_OP_TEXT.get(type(op), '?')} {_text(right_node)}"
+        def text() -> str:
+            return f"{_text(left_node)} {_OP_TEXT.get(type(op), '?')} {_text(right_node)}"
+
         if isinstance(op, (ast.In, ast.NotIn)):
             target = self._signature_target(right_node, scope)
             name = self._value(left_node, scope, depth=depth + 1)
             if target is not None and isinstance(name, Const) and isinstance(name.value, str):
-                cond = Condition(ConditionKind.HAS_PARAM, True, text, target=target, name=name.value)
+                cond = Condition(ConditionKind.HAS_PARAM, True, text(), target=target, name=name.value)
                 decision = g.symbolic(cond)
                 return decision if isinstance(op, ast.In) else g.negate(decision)
         left = self._value(left_node, scope, depth=depth + 1)
@@ -1080,12 +1082,12 @@ class ModuleVisitor:
         if isinstance(op, (ast.Is, ast.IsNot)):
             for value, other, node in ((left, right, left_node), (right, left, right_node)):
                 if isinstance(other, Const) and other.value is None:
-                    found = g.none_test(value, isinstance(op, ast.IsNot), text, node.id if isinstance(node, ast.Name) else None, self.folder)
+                    found = g.none_test(value, isinstance(op, ast.IsNot), text(), node.id if isinstance(node, ast.Name) else None, self.folder)
                     if found is not None:
                         return found
                     attr = self._getattr_target(node, scope)
                     if attr is not None:
-                        d = g.symbolic(Condition(ConditionKind.HAS_ATTR, True, text, target=attr[0], name=attr[1]))
+                        d = g.symbolic(Condition(ConditionKind.HAS_ATTR, True, text(), target=attr[0], name=attr[1]))
                         return d if isinstance(op, ast.IsNot) else g.negate(d)
         known, result, as_text = g.compare(self.folder, left, op, right)
         if as_text and (record and (scope.emit or getattr(scope, "_record", False))):
@@ -1098,26 +1100,26 @@ class ModuleVisitor:
                 self.notes[key] = Note("version-compared-as-string", site, _text(site_node), f"compares the version as text: on {shown} this is {result}", live)
         if known:
             return g.constant(bool(result))
-        return g.undecided(text) if g.Folder.involves_provider(left, right) else g.RUNTIME
+        return g.undecided(text()) if g.Folder.involves_provider(left, right) else g.RUNTIME
 
-    def _feature_test(self, test: ast.Call, scope: Scope, text: str, depth: int) -> g.Decision | None:
+    def _feature_test(self, test: ast.Call, scope: Scope, node: ast.AST, depth: int) -> g.Decision | None:
         """hasattr / callable(getattr(...)) / getattr(x, "m", None) / isinstance / a TypeIs helper / a folded helper."""
         func = self._value(test.func, scope, depth=depth + 1)
         name = func.dotted if isinstance(func, ConsumerRef) else None
         if name in ("builtins.hasattr", "builtins.getattr") and len(test.args) >= 2:
             attr = self._getattr_target(test, scope)
             if attr is not None:
-                return g.symbolic(Condition(ConditionKind.HAS_ATTR, True, text, target=attr[0], name=attr[1]))
+                return g.symbolic(Condition(ConditionKind.HAS_ATTR, True, _text(node), target=attr[0], name=attr[1]))
             return None
         if name == "builtins.callable" and len(test.args) == 1 and isinstance(test.args[0], ast.Call):
             inner = test.args[0]
             if _is_builtin_call(inner, scope, ("getattr",)):
                 attr = self._getattr_target(inner, scope)
                 if attr is not None:
-                    return g.symbolic(Condition(ConditionKind.HAS_ATTR, True, text, target=attr[0], name=attr[1]))
+                    return g.symbolic(Condition(ConditionKind.HAS_ATTR, True, _text(node), target=attr[0], name=attr[1]))
             return None
         if name == "builtins.isinstance" and len(test.args) == 2:
-            return self._isinstance(test.args[0], self._value(test.args[1], scope, depth=depth + 1), scope, text)
+            return self._isinstance(test.args[0], self._value(test.args[1], scope, depth=depth + 1), scope, node)
         if isinstance(func, Helper):
             if func.type_guard and test.args:
                 narrows = self._parse_expr(str(func.narrows_to.value)) if isinstance(func.narrows_to, Const) else None
@@ -1125,14 +1127,14 @@ class ModuleVisitor:
                     env = Env(self.module_env)
                     env.vars.update(dict(func.env))
                     cls_value = self._value(narrows, Scope(env, None, scope.function, emit=False))
-                    return self._isinstance(test.args[0], cls_value, scope, text)
+                    return self._isinstance(test.args[0], cls_value, scope, node)
                 return None
             value = self._call_helper(func, test, scope, depth)
             truth = g.truthiness(self.folder, value)
             return g.constant(truth) if truth is not None else g.RUNTIME
         return None
 
-    def _isinstance(self, subject: ast.expr, cls_value: Value, scope: Scope, text: str) -> g.Decision | None:
+    def _isinstance(self, subject: ast.expr, cls_value: Value, scope: Scope, node: ast.AST) -> g.Decision | None:
         if not (isinstance(cls_value, Chain) and cls_value.root.kind == "symbol" and all(s.kind == "attr" for s in cls_value.steps)):
             return None
         cls_path = ".".join([cls_value.root.name] + [s.name or "" for s in cls_value.steps])
@@ -1142,7 +1144,7 @@ class ModuleVisitor:
         target = g.chain_target(subject_value)
         if target is None:
             return g.Decision(g.Branch(narrow=narrow), g.ALWAYS)
-        return g.symbolic(Condition(ConditionKind.IS_INSTANCE, True, text, target=target, name=cls_path), narrow_true=narrow)
+        return g.symbolic(Condition(ConditionKind.IS_INSTANCE, True, _text(node), target=target, name=cls_path), narrow_true=narrow)
 
     def _getattr_target(self, node: ast.AST, scope: Scope) -> tuple[tuple[Root, tuple[Step, ...]], str] | None:
         """(chain of x, "m") for `hasattr(x, "m")` / `getattr(x, "m", ...)`."""
