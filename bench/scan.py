@@ -9,7 +9,11 @@ Baselines:
 Measured:
 - cold scan: a fresh provider index (no index cache; releases already fetched).
 - warm scan: the provider index answered from its cache.
+- consumer stage: the visitor over every consumer file (parsed once, no cache), this
+  engine's interpreter (guards, values) against the flow-insensitive walker of `--before`
+  (a git ref, default the commit before the interpreter), as a share of the warm scan.
 Targets (issue 2): cold <= 0.25 x griffe-full-load; warm < 0.5 s of work.
+Target (issue 8): guard evaluation and value tracking cost <= 20% of the warm scan.
 """
 
 from __future__ import annotations
@@ -46,12 +50,54 @@ def griffe_full_load(tree) -> None:
         loader.load(package)
 
 
+BEFORE_REF = "5bde386"  # the flow-insensitive visitor, before guards and values
+
+
+def visitor_seconds(consumer, provider, repeat: int, before: str | None) -> tuple[float, float | None]:
+    """(this visitor, the `before` ref's visitor) over every consumer file, parse excluded."""
+    import ast
+    import importlib.util
+
+    from apiaudit.consumer import module_name
+    from apiaudit.consumer.model import ConsumerOptions
+    from apiaudit.consumer.visitor import ModuleVisitor
+
+    options = ConsumerOptions(provider_packages=provider.packages, provider_version=provider.version, provider_distribution=provider.name)
+    parsed = []
+    for path in consumer.python_files():
+        source = path.read_bytes().decode("utf-8", errors="replace")
+        module, is_package = module_name(consumer, path)
+        parsed.append((source, path.name, module, is_package, ast.parse(source)))
+
+    def run(visitor_cls):
+        for source, name, module, is_package, tree in parsed:
+            visitor_cls(source, name, module, is_package, options).run(tree)
+
+    after = best_of(lambda: run(ModuleVisitor), repeat)
+    if not before:
+        return after, None
+    try:
+        text = subprocess.run(["git", "show", f"{before}:apiaudit/consumer/visitor.py"], capture_output=True, check=True,
+                              cwd=Path(__file__).resolve().parents[1]).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return after, None
+    with tempfile.TemporaryDirectory() as tmp:
+        file = Path(tmp) / "visitor_before.py"
+        file.write_bytes(text)
+        spec = importlib.util.spec_from_file_location("visitor_before", file)
+        old = importlib.util.module_from_spec(spec)
+        sys.modules["visitor_before"] = old  # dataclasses look their module up
+        spec.loader.exec_module(old)  # apiaudit's own earlier code, not audited code
+        return after, best_of(lambda: run(old.ModuleVisitor), repeat)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--consumer", default="speculators==0.3.0")
     ap.add_argument("--provider", default="vllm==0.16.0")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--cache-dir", type=Path, default=None)
+    ap.add_argument("--before", default=BEFORE_REF, help="git ref of the visitor to compare the consumer stage with ('' to skip)")
     args = ap.parse_args()
     cache = args.cache_dir or sources.default_cache_dir()
     provider = sources.resolve(args.provider, cache_dir=cache)
@@ -78,6 +124,13 @@ def main() -> int:
     print(f"{'griffe-full-load (baseline)':32s} {full:7.2f} s   1.00x")
     print(f"{'apiaudit cold scan':32s} {cold_s:7.2f} s   {cold_s / full:.2f}x of baseline (target <= 0.25x)")
     print(f"{'apiaudit warm scan':32s} {warm_s:7.2f} s   {warm_s / full:.2f}x of baseline (target < 0.5 s)")
+    after, before = visitor_seconds(consumer, provider, args.repeat, args.before)
+    if before is not None:
+        extra = after - before
+        print(f"{'consumer stage before (' + args.before + ')':32s} {before:7.3f} s")
+        print(f"{'consumer stage after':32s} {after:7.3f} s   guards + values cost {extra:+.3f} s = {extra / warm_s:.0%} of the warm scan (target <= 20%)")
+    else:
+        print(f"{'consumer stage':32s} {after:7.3f} s   = {after / warm_s:.0%} of the warm scan")
     pyright = shutil.which("pyright")
     if pyright:
         files = [str(p) for p in consumer.python_files()]

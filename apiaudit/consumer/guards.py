@@ -88,7 +88,7 @@ def _both(a: Branch, b: Branch) -> Branch:
     return Branch(False, a.conditions + tuple(c for c in b.conditions if c not in a.conditions), " and ".join(texts) or None, a.narrow + b.narrow)
 
 
-def conjoin(a: Decision, b: Decision, text: str) -> Decision:
+def conjoin(a: Decision, b: Decision, text: "str | Callable[[], str]") -> Decision:
     """`a and b`: true when both are; false when a is false, or a is true and b false."""
     if_true = _both(a.if_true, b.if_true)
     second = _both(a.if_true, b.if_false)
@@ -97,13 +97,14 @@ def conjoin(a: Decision, b: Decision, text: str) -> Decision:
     elif second.dead:
         if_false = a.if_false
     else:
-        if_false = Branch(undecided=f"not ({text})")  # a disjunction: not representable as conditions
+        shown = text() if callable(text) else text
+        if_false = Branch(undecided=f"not ({shown})")  # a disjunction: not representable as conditions
     return Decision(if_true, if_false)
 
 
-def disjoin(a: Decision, b: Decision, text: str) -> Decision:
+def disjoin(a: Decision, b: Decision, text: "str | Callable[[], str]") -> Decision:
     """`a or b` is `not (not a and not b)`."""
-    return negate(conjoin(negate(a), negate(b), f"not ({text})"))
+    return negate(conjoin(negate(a), negate(b), lambda: f"not ({text() if callable(text) else text})"))
 
 
 # ----------------------------------------------------------------- folding values

@@ -649,6 +649,8 @@ class ModuleVisitor:
         stack: list[tuple[ast.AST, bool]] = [(root, False)]
         while stack:
             node, in_chain = stack.pop()
+            if isinstance(node, _LEAVES):
+                continue
             if isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
                 if not in_chain and scope.emit:
                     self._emit_use(node, scope)
@@ -688,7 +690,7 @@ class ModuleVisitor:
                 if scope.emit:
                     self._dict_injections(node, scope)
                 stack.extend(reversed([(c, False) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]))
-            elif isinstance(node, ast.Compare) and scope.emit:
+            elif isinstance(node, ast.Compare) and scope.emit and _may_compare_text(node):
                 self._decide(node, scope)  # notes string-compared versions where they are written
                 stack.extend(reversed([(c, False) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]))
             else:
@@ -1035,7 +1037,7 @@ class ModuleVisitor:
             decision = self._decide(test.values[0], scope, depth + 1, record)
             for i, part in enumerate(test.values[1:], start=1):
                 nxt = self._decide(part, scope, depth + 1, record)
-                sub = " and ".join(_text(v) for v in test.values[: i + 1]) if isinstance(test.op, ast.And) else _text(test)
+                sub = (lambda i=i: " and ".join(_text(v) for v in test.values[: i + 1])) if isinstance(test.op, ast.And) else (lambda: _text(test))
                 decision = g.conjoin(decision, nxt, sub) if isinstance(test.op, ast.And) else g.disjoin(decision, nxt, sub)
             return decision
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -1062,7 +1064,7 @@ class ModuleVisitor:
         left_node = test.left
         for op, right_node in zip(test.ops, test.comparators):
             part = self._compare_one(left_node, op, right_node, scope, depth, record)
-            decision = g.conjoin(decision, part, _text(test)) if decision is not g.TRUE else part
+            decision = g.conjoin(decision, part, lambda: _text(test)) if decision is not g.TRUE else part
             left_node = right_node
         return decision
 
@@ -1170,6 +1172,15 @@ class ModuleVisitor:
 
 
 # ------------------------------------------------------------------ helpers
+_LEAVES = (ast.Name, ast.Constant)
+
+
+def _may_compare_text(node: ast.Compare) -> bool:
+    """An ordering comparison with a string literal on one side: a version compared as text, maybe."""
+    return any(isinstance(op, g.ORDERING) for op in node.ops) and any(
+        isinstance(c, ast.Constant) and isinstance(c.value, str) for c in (node.left, *node.comparators)
+    )
+
 _OP_TEXT = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
 
 
