@@ -400,6 +400,10 @@ class ProviderIndex:
         """Modules of this release that define `name` at top level, from one map built in one pass."""
         return self._cached(("defs", name), lambda: tuple(self.definitions().get(name, ())[:5]))
 
+    def find_modules(self, leaf: str) -> tuple[str, ...]:
+        """Modules of this release whose last dotted part is `leaf` (a module that moved)."""
+        return self._cached(("module-defs", leaf), lambda: tuple(self.definitions().get(f"<module>{leaf}", ())[:5]))
+
     def definitions(self) -> dict[str, tuple[str, ...]]:
         if self._definitions is None:
             table = self.memo.get(("definitions",))

@@ -85,7 +85,8 @@ class ModuleLoader:
         return self._stubs[dotted]
 
     def definitions_table(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        """Every top-level name of the provider's modules -> the modules defining it, in one pass.
+        """Every top-level name of the provider's modules -> the dotted names defining it, in one
+        pass (and `<module>LEAF` -> the modules whose last part is LEAF).
 
         A line scan (column 0: `class X`, `def X`, `X =`, `X: T`), so it costs a read per file,
         not a parse; every file read is recorded for cache validation.
@@ -105,6 +106,7 @@ class ModuleLoader:
                 if parts[-1] == "__init__":
                     parts.pop()
                 module = ".".join(parts)
+                table.setdefault(f"<module>{parts[-1]}", []).append(module)
                 found = (next(g for g in m.groups() if g) for m in _TOP_LEVEL.finditer(data.decode("utf-8", errors="replace")))
                 for name in dict.fromkeys(found):
                     table.setdefault(name, []).append(module + "." + name)
