@@ -73,14 +73,13 @@ def visitor_seconds(consumer, provider, repeat: int, before: str | None) -> tupl
         for source, name, module, is_package, tree in parsed:
             visitor_cls(source, name, module, is_package, options).run(tree)
 
-    after = best_of(lambda: run(ModuleVisitor), repeat)
     if not before:
-        return after, None
+        return best_of(lambda: run(ModuleVisitor), repeat), None
     try:
         text = subprocess.run(["git", "show", f"{before}:apiaudit/consumer/visitor.py"], capture_output=True, check=True,
                               cwd=Path(__file__).resolve().parents[1]).stdout
     except (OSError, subprocess.CalledProcessError):
-        return after, None
+        return best_of(lambda: run(ModuleVisitor), repeat), None
     with tempfile.TemporaryDirectory() as tmp:
         file = Path(tmp) / "visitor_before.py"
         file.write_bytes(text)
@@ -88,7 +87,12 @@ def visitor_seconds(consumer, provider, repeat: int, before: str | None) -> tupl
         old = importlib.util.module_from_spec(spec)
         sys.modules["visitor_before"] = old  # dataclasses look their module up
         spec.loader.exec_module(old)  # apiaudit's own earlier code, not audited code
-        return after, best_of(lambda: run(old.ModuleVisitor), repeat)
+        # Interleaved, best of each: a loaded machine slows both alike.
+        afters, befores = [], []
+        for _ in range(max(repeat, 5)):
+            afters.append(best_of(lambda: run(ModuleVisitor), 1))
+            befores.append(best_of(lambda: run(old.ModuleVisitor), 1))
+        return min(afters), min(befores)
 
 
 def main() -> int:

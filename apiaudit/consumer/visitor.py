@@ -117,9 +117,16 @@ class Scope:
     type_checking: bool = False
     guard: str | None = None  # why an import failure here would not break the run
     caught: str | None = None  # the import exception the enclosing try catches
+    # Inside a guard helper folded at a call: the call (where notes go) and the caller's liveness.
+    helper_call: ast.AST | None = None
+    caller_live: Liveness | None = None
+    caller_emits: bool = False
 
     def child(self, live: Liveness | None = None) -> Scope:
-        return replace(self, env=self.env.child(), live=self.live if live is None else live)
+        return Scope(
+            Env(self.env), self.cls, self.function, self.live if live is None else live, self.emit,
+            self.type_checking, self.guard, self.caught, self.helper_call, self.caller_live, self.caller_emits,
+        )
 
 
 class ModuleVisitor:
@@ -143,6 +150,7 @@ class ModuleVisitor:
         self.module_env = Env()
         self.top_only = False  # exports(): module level only, no function or class bodies
         self._helper_trees: dict[str, ast.expr] = {}
+        self._local_helpers: dict[str, ast.expr] = {}  # this module's helpers: marker -> returned expression
 
     # ---------------------------------------------------------------- entry
     def run(self, tree: ast.Module) -> ConsumerFile:
@@ -614,7 +622,9 @@ class ModuleVisitor:
         body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
         expr = ""
         if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
-            expr = _text(body[0].value, limit=10_000)
+            # The text is written only when another module imports the helper (`_capture`).
+            expr = f"{_LOCAL}{self.module}.{node.name}"
+            self._local_helpers[expr] = body[0].value
         if not expr and narrows is None:
             return None
         defaults = tuple(
@@ -625,6 +635,8 @@ class ModuleVisitor:
     def _capture(self, helper: Helper) -> Helper:
         """A helper other modules call: the values of the names its expression reads, from here."""
         names: set[str] = set()
+        if helper.expr.startswith(_LOCAL):
+            helper = replace(helper, expr=_text(self._local_helpers[helper.expr], limit=100_000))
         for text in (helper.expr, helper.narrows_to.value if isinstance(helper.narrows_to, Const) else ""):
             tree = self._parse_expr(str(text)) if text else None
             if tree is not None:
@@ -914,7 +926,7 @@ class ModuleVisitor:
             return Const(base.value[i]) if len(base.value) > i else UNKNOWN
         if isinstance(base, ConsumerRef):
             return self.imports_ctx.consumer_value(f"{base.dotted}.{attr}")
-        if isinstance(base, (Const, Unbound)) and not isinstance(base, Const) or (isinstance(base, Const) and base.value is None):
+        if isinstance(base, Unbound) or (isinstance(base, Const) and base.value is None):
             return base  # None.x / an unbound name: stays what it is (import-failed-use sees it)
         return UNKNOWN
 
@@ -948,7 +960,7 @@ class ModuleVisitor:
             if dotted == "builtins.tuple" and len(node.args) == 1:
                 arg = self._value(node.args[0], scope, depth=depth + 1)
                 return arg if isinstance(arg, (Const, VersionPart)) else UNKNOWN
-        if isinstance(base, (Const, Unbound)) and (isinstance(base, Unbound) or base.value is None):
+        if isinstance(base, Unbound) or (isinstance(base, Const) and base.value is None):
             return base
         return UNKNOWN
 
@@ -958,7 +970,7 @@ class ModuleVisitor:
 
     def _call_helper(self, helper: Helper, node: ast.Call, scope: Scope, depth: int) -> Value:
         """One level of consumer helper: its returned expression, with the call's arguments bound."""
-        if not helper.expr or depth > 2 or getattr(scope, "_in_helper", False):
+        if not helper.expr or depth > 2 or scope.helper_call is not None:
             return UNKNOWN
         tree = self._parse_expr(helper.expr)
         if tree is None:
@@ -973,14 +985,12 @@ class ModuleVisitor:
                 bound[kw.arg] = self._value(kw.value, scope, depth=depth + 1)
         for name in helper.params:
             env.vars[name] = bound.get(name, UNKNOWN)
-        inner = Scope(env, None, scope.function, emit=False)
-        inner._in_helper = True  # type: ignore[attr-defined]
-        inner._note_site = node  # type: ignore[attr-defined]
-        inner._note_live = scope.live  # type: ignore[attr-defined]
-        inner._record = scope.emit  # type: ignore[attr-defined]
+        inner = Scope(env, None, scope.function, emit=False, helper_call=node, caller_live=scope.live, caller_emits=scope.emit)
         return self._value(tree, inner, depth=depth + 1)
 
     def _parse_expr(self, text: str) -> ast.expr | None:
+        if text in self._local_helpers:
+            return self._local_helpers[text]
         if text not in self._helper_trees:
             try:
                 self._helper_trees[text] = ast.parse(text, mode="eval").body
@@ -1092,10 +1102,10 @@ class ModuleVisitor:
                         d = g.symbolic(Condition(ConditionKind.HAS_ATTR, True, text(), target=attr[0], name=attr[1]))
                         return d if isinstance(op, ast.IsNot) else g.negate(d)
         known, result, as_text = g.compare(self.folder, left, op, right)
-        if as_text and (record and (scope.emit or getattr(scope, "_record", False))):
-            site_node = getattr(scope, "_note_site", None) or left_node
+        if as_text and record and (scope.emit or scope.caller_emits):
+            site_node = scope.helper_call or left_node
             site = site_of(site_node)
-            live = getattr(scope, "_note_live", scope.live)
+            live = scope.caller_live or scope.live
             key = (site.line, site.column)
             if key not in self.notes:
                 shown = self.folder.provider_text
@@ -1173,6 +1183,7 @@ class ModuleVisitor:
 
 # ------------------------------------------------------------------ helpers
 _LEAVES = (ast.Name, ast.Constant)
+_LOCAL = "\x00local:"  # a Helper.expr naming a helper of the module being read (its AST is at hand)
 
 
 def _may_compare_text(node: ast.Compare) -> bool:
@@ -1296,17 +1307,30 @@ def _own_members(node: ast.ClassDef) -> set[str]:
             own |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             own.add(stmt.target.id)
-    for sub in ast.walk(node):
-        targets = []
+    for sub in _statements(node.body):
         if isinstance(sub, ast.Assign):
             targets = sub.targets
         elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
             targets = [sub.target]
+        else:
+            continue
         for t in targets:
             for leaf in ast.walk(t):
                 if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id in ("self", "cls"):
                     own.add(leaf.attr)
     return own
+
+
+def _statements(body: list[ast.stmt]):
+    """Every statement under a body, nested ones included (expressions are not entered)."""
+    stack: list = list(body)
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            part = getattr(stmt, name, None)
+            if part:
+                stack.extend(part)
 
 
 def _is_type_checking(test) -> bool:
