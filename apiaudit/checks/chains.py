@@ -65,6 +65,7 @@ def evaluate_chain(ctx: CheckContext, use: Use):
 
 def _failed_import_use(ctx: CheckContext, file: ConsumerFile, use: Use) -> Finding:
     ref = use.failed_import
+    assert ref is not None
     what = f"from {ref.module} import {ref.name}" if ref.name else f"import {ref.module}"
     name = ref.name or ref.module
     return ctx.finding(

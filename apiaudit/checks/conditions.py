@@ -149,7 +149,7 @@ def _is_instance(ctx, value, class_path: str) -> bool | None:
     if not isinstance(res, Found) or res.symbol.kind is not SymbolKind.CLASS:
         return None
     wanted = res.symbol.path
-    answers = []
+    answers: list[bool | None] = []
     for cls in value.classes:
         mro = ctx.index.mro(cls)
         paths = [k.path if isinstance(k, griffe.Class) else k for k in mro]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import operator
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Any, Callable
 
 from packaging.version import InvalidVersion, Version
 
@@ -145,7 +145,7 @@ class Folder:
         return any(isinstance(v, (ProviderVersion, VersionPart)) for v in values)
 
 
-_COMPARE: dict[type, Callable[[object, object], bool]] = {
+_COMPARE: dict[type, Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq,
     ast.NotEq: operator.ne,
     ast.Lt: operator.lt,

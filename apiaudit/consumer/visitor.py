@@ -68,7 +68,7 @@ _BUILTINS = frozenset(dir(builtins))
 
 
 def site_of(node: ast.AST) -> Site:
-    return Site(node.lineno, node.col_offset, getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None))
+    return Site(getattr(node, "lineno", 1), getattr(node, "col_offset", 0), getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None))
 
 
 class Env:
@@ -306,11 +306,11 @@ class ModuleVisitor:
         self._expr(stmt.test, scope)
         if _is_type_checking(stmt.test):
             # Never runs; its imports are for type checkers (reported as such), its body read as today.
-            body = replace(scope.child(), type_checking=True, guard="TYPE_CHECKING")
-            self._block(stmt.body, body)
-            orelse = scope.child()
-            self._block(stmt.orelse, orelse)
-            self._merge(scope, [(body.env, True), (orelse.env, True)])
+            typing_arm = replace(scope.child(), type_checking=True, guard="TYPE_CHECKING")
+            self._block(stmt.body, typing_arm)
+            runtime_arm = scope.child()
+            self._block(stmt.orelse, runtime_arm)
+            self._merge(scope, [(typing_arm.env, True), (runtime_arm.env, True)])
             return True
         decision = self._decide(stmt.test, scope)
         arms: list[tuple[Env, bool]] = []
