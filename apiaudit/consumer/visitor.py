@@ -1152,7 +1152,10 @@ class ModuleVisitor:
         cls_path = ".".join([cls_value.root.name] + [s.name or "" for s in cls_value.steps])
         narrowed = _instance_of(cls_value)
         subject_value = self._value(subject, scope)
-        narrow = ((subject.id, narrowed),) if isinstance(subject, ast.Name) and narrowed is not None else ()
+        # Narrowing only adds what was unknown: a value already known (a subclass instance, a
+        # consumer `self`) keeps its own members; the condition decides whether the branch runs.
+        known = isinstance(subject_value, (Chain, ImportChoice))
+        narrow = ((subject.id, narrowed),) if isinstance(subject, ast.Name) and narrowed is not None and not known else ()
         target = g.chain_target(subject_value)
         if target is None:
             return g.Decision(g.Branch(narrow=narrow), g.ALWAYS)
