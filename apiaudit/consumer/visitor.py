@@ -348,7 +348,12 @@ class ModuleVisitor:
         for name in names:
             values = [w.get(name, None) for w in written]
             before = scope.env.lookup(name)
-            values = [v if v is not None else before for v in values]
+            if before is None:
+                # An arm that never bound the name leaves it unbound: a use there is a NameError,
+                # so what the name holds wherever it is usable is what the other arms bound.
+                values = [v for v in values if v is not None]
+            else:
+                values = [v if v is not None else before for v in values]
             merged = values[0]
             for v in values[1:]:
                 merged = join(merged, v)
