@@ -823,7 +823,8 @@ class ModuleVisitor:
         if isinstance(node, (ast.Compare, ast.BoolOp)) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
             if depth > g.MAX_DEPTH:
                 return UNKNOWN
-            decision = self._decide(node, scope, depth + 1, record=False)
+            # Inside a folded helper, a version compared as text is noted at the call.
+            decision = self._decide(node, scope, depth + 1, record=scope.helper_call is not None)
             if decision.if_false.dead:
                 return Const(True)
             if decision.if_true.dead:
@@ -1078,12 +1079,12 @@ class ModuleVisitor:
         decision = g.TRUE
         left_node = test.left
         for op, right_node in zip(test.ops, test.comparators):
-            part = self._compare_one(left_node, op, right_node, scope, depth, record)
+            part = self._compare_one(left_node, op, right_node, scope, depth, record, test)
             decision = g.conjoin(decision, part, lambda: _text(test)) if decision is not g.TRUE else part
             left_node = right_node
         return decision
 
-    def _compare_one(self, left_node, op, right_node, scope: Scope, depth: int, record: bool) -> g.Decision:
+    def _compare_one(self, left_node, op, right_node, scope: Scope, depth: int, record: bool, whole: ast.Compare) -> g.Decision:
         def text() -> str:
             return f"{_text(left_node)} {_OP_TEXT.get(type(op), '?')} {_text(right_node)}"
 
@@ -1108,7 +1109,7 @@ class ModuleVisitor:
                         return d if isinstance(op, ast.IsNot) else g.negate(d)
         known, result, as_text = g.compare(self.folder, left, op, right)
         if as_text and record and (scope.emit or scope.caller_emits):
-            site_node = scope.helper_call or left_node
+            site_node = scope.helper_call or whole
             site = site_of(site_node)
             live = scope.caller_live or scope.live
             key = (site.line, site.column)
