@@ -232,6 +232,12 @@ class ModuleVisitor:
         elif isinstance(stmt, ast.Assign):
             self._expr(stmt.value, scope)
             value = self._value(stmt.value, scope)
+            if isinstance(value, DictValue) and isinstance(stmt.value, (ast.Name, ast.Attribute)):
+                # `other = kw`: two names for one dict; a change through either is not followed.
+                holder = self._dict_holder(stmt.value, scope)
+                if holder is not None:
+                    holder[1](DictValue(frozenset(), True))
+                value = DictValue(frozenset(), True)
             for target in stmt.targets:
                 self._assign(target, value, scope)
         elif isinstance(stmt, ast.AnnAssign):
@@ -274,8 +280,6 @@ class ModuleVisitor:
                 self._delete(t, scope)
         elif isinstance(stmt, ast.Expr):
             self._expr(stmt.value, scope)
-            if isinstance(stmt.value, ast.Call):
-                self._mutation(stmt.value, scope)
         elif isinstance(stmt, ast.Assert):
             self._expr(stmt.test, scope)
             decision = self._decide(stmt.test, scope)
@@ -494,6 +498,19 @@ class ModuleVisitor:
                 return current, lambda v: self._set_self_attr(scope, node.attr, v, replace_ok=True)
         return None
 
+    def _dict_effects(self, call: ast.Call, scope: Scope) -> None:
+        """What a call does to the dicts it touches: a known mutation, or an escape (passed to a
+        function, or an unknown method) after which its keys are no longer known."""
+        for arg in [a.value if isinstance(a, ast.Starred) else a for a in call.args] + [k.value for k in call.keywords if k.arg is not None]:
+            holder = self._dict_holder(arg, scope)
+            if holder is not None:
+                holder[1](DictValue(frozenset(), True))
+        if isinstance(call.func, ast.Attribute) and self._dict_holder(call.func.value, scope) is not None:
+            if call.func.attr in _DICT_MUTATIONS:
+                self._mutation(call, scope)
+            elif call.func.attr not in _DICT_READS:
+                self._dict_holder(call.func.value, scope)[1](DictValue(frozenset(), True))  # type: ignore[index]
+
     def _mutation(self, call: ast.Call, scope: Scope) -> None:
         """`d.update(...)`, `d.pop("k")`, `d.setdefault("k", v)`, `d.clear()` on a known dict."""
         if not isinstance(call.func, ast.Attribute):
@@ -675,6 +692,7 @@ class ModuleVisitor:
                 if isinstance(node, ast.Call):
                     if scope.emit:
                         self._call_facts(node, scope)
+                    self._dict_effects(node, scope)
                     children.append((node.func, True))
                     children += [(a.value if isinstance(a, ast.Starred) else a, False) for a in node.args]
                     children += [(k.value, False) for k in node.keywords]
@@ -1192,6 +1210,8 @@ class ModuleVisitor:
 
 # ------------------------------------------------------------------ helpers
 _LEAVES = (ast.Name, ast.Constant)
+_DICT_MUTATIONS = frozenset({"update", "pop", "setdefault", "clear", "popitem"})
+_DICT_READS = frozenset({"get", "items", "keys", "values", "copy", "__contains__", "__getitem__"})
 _LOCAL = "\x00local:"  # a Helper.expr naming a helper of the module being read (its AST is at hand)
 
 

@@ -272,3 +272,21 @@ def test_deep_valid_code_degrades_instead_of_crashing(tmp_path):
     f = versioned_files(tmp_path, a="import prov\nx = " + " + ".join(["prov.a"] * 2500) + "\ny = prov." + ".".join(["b"] * 900) + "\nprov.c()\n")["cons/a.py"]
     assert f.error is None
     assert any(u.site.line == 4 for u in f.uses)
+
+
+def test_a_dict_that_escapes_forgets_its_keys(tmp_path):
+    f = versioned_files(tmp_path, a="""
+        from prov import Args
+        def f(fill):
+            kw = {"a": 1, "b": 2}
+            gone = kw.pop("a")
+            Args(**kw)
+            fill(kw)
+            Args(**kw)
+            other = {"c": 1}
+            alias = other
+            alias.pop("c")
+            Args(**other)
+    """)["cons/a.py"]
+    shapes = [u.steps[-1].call for u in f.uses if u.steps and u.steps[-1].kind == "call"]
+    assert [(sorted(a.name for a in s.keywords), s.has_starstar) for s in shapes] == [(["b"], False), ([], True), ([], True)]
