@@ -9,7 +9,7 @@ import pickle
 import tempfile
 from dataclasses import astuple, replace
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from apiaudit.consumer.model import ConsumerFile, ConsumerOptions, Site
 from apiaudit.consumer.imports import module_imports
@@ -80,7 +80,7 @@ def collect(
     return tuple(out)
 
 
-def _module_bindings(tree: CodeTree, path: Path, trees: dict[Path, ast.Module], options: ConsumerOptions) -> tuple[dict[str, str], dict[str, object]]:
+def _module_bindings(tree: CodeTree, path: Path, trees: dict[Path, ast.Module], options: ConsumerOptions) -> tuple[dict[str, str], dict[str, Any]]:
     """A file's module-level import bindings, and the constants and guard helpers it exports
     (folded on the audited release); its parsed tree is kept for the visitor."""
     try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from apiaudit.consumer import guards as g
@@ -244,10 +245,10 @@ class ModuleVisitor:
             if stmt.value is not None:
                 self._expr(stmt.value, scope)
             declared = self._annotation_value(stmt.annotation, scope)
-            value = declared or (self._value(stmt.value, scope) if stmt.value is not None else None)
+            held = declared or (self._value(stmt.value, scope) if stmt.value is not None else None)
             if stmt.value is None and declared is None and isinstance(stmt.target, ast.Name):
                 return True  # `x: int` binds nothing
-            self._assign(stmt.target, value, scope)
+            self._assign(stmt.target, held, scope)
         elif isinstance(stmt, ast.AugAssign):
             self._expr(stmt.value, scope)
             self._target_loads(stmt.target, scope)
@@ -918,7 +919,7 @@ class ModuleVisitor:
                     hi_v = hi.value if isinstance(hi, Const) else None if node.slice.upper is None else ...
                     if lo_v is not ... and hi_v is not ... and node.slice.step is None:
                         try:
-                            return Const(base.value[lo_v:hi_v])  # type: ignore[misc]
+                            return Const(base.value[lo_v:hi_v])  # type: ignore[misc,index]
                         except TypeError:
                             return UNKNOWN
                     return UNKNOWN
@@ -1071,7 +1072,7 @@ class ModuleVisitor:
             decision = self._decide(test.values[0], scope, depth + 1, record)
             for i, part in enumerate(test.values[1:], start=1):
                 nxt = self._decide(part, scope, depth + 1, record)
-                sub = (lambda i=i: " and ".join(_text(v) for v in test.values[: i + 1])) if isinstance(test.op, ast.And) else (lambda: _text(test))
+                sub: Callable[[], str] = (lambda i=i: " and ".join(_text(v) for v in test.values[: i + 1])) if isinstance(test.op, ast.And) else (lambda: _text(test))
                 decision = g.conjoin(decision, nxt, sub) if isinstance(test.op, ast.And) else g.disjoin(decision, nxt, sub)
             return decision
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
