@@ -65,8 +65,9 @@ def scan(
         injection_keywords=tuple(i.keyword for i in book.injections),
         provider_version=provider_tree.version,
         provider_distribution=provider_tree.name,
-        python_version=tuple((python_version or tuple(sys.version_info[:3])) + (0, 0))[:3],  # type: ignore[arg-type]
+        python_version=tuple((tuple(python_version or sys.version_info[:3])) + (0, 0))[:3],  # type: ignore[arg-type]
     )
+    assumed_python = ".".join(map(str, options.python_version))
     hosts = HostRules(
         rpc_hosts={r.method: r.hosts for r in book.rpcs},
         injection_hosts={i.keyword: i.hosts for i in book.injections},
@@ -97,6 +98,11 @@ def scan(
         calls_checked=calls_checked,
         duration_s=round(time.perf_counter() - started, 3),
         rules_version=book.fingerprint or None,
+        # What guards were judged against: say it, since both change which lines run.
+        extras=(
+            ("provider_version", provider_tree.version or "unknown (version guards undecided)"),
+            ("python_version", assumed_python + ("" if python_version else " (this interpreter; --python-version to change)")),
+        ),
     )
 
 
