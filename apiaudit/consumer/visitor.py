@@ -152,6 +152,8 @@ class ModuleVisitor:
         self.top_only = False  # exports(): module level only, no function or class bodies
         self._helper_trees: dict[str, ast.expr] = {}
         self._local_helpers: dict[str, ast.expr] = {}  # this module's helpers: marker -> returned expression
+        # No dict value yet (here or imported): calls cannot touch one.
+        self.dicts_seen = any(isinstance(v, DictValue) for _, v in options.shared_values)
 
     # ---------------------------------------------------------------- entry
     def run(self, tree: ast.Module) -> ConsumerFile:
@@ -502,6 +504,8 @@ class ModuleVisitor:
     def _dict_effects(self, call: ast.Call, scope: Scope) -> None:
         """What a call does to the dicts it touches: a known mutation, or an escape (passed to a
         function, or an unknown method) after which its keys are no longer known."""
+        if not self.dicts_seen:
+            return
         for arg in [a.value if isinstance(a, ast.Starred) else a for a in call.args] + [k.value for k in call.keywords if k.arg is not None]:
             holder = self._dict_holder(arg, scope)
             if holder is not None:
@@ -859,6 +863,7 @@ class ModuleVisitor:
         return UNKNOWN
 
     def _dict_literal(self, node: ast.Dict, scope: Scope) -> Value:
+        self.dicts_seen = True
         keys: set[str] = set()
         is_open = False
         for key, val in zip(node.keys, node.values):
@@ -880,6 +885,7 @@ class ModuleVisitor:
         if name == "super":
             return Chain(Root("super", scope.cls.dotted)) if scope.cls is not None else UNKNOWN
         if name == "dict":
+            self.dicts_seen = True
             keys: set[str] = set()
             is_open = False
             for arg in node.args:
