@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import griffe
-
 from apiaudit.consumer.model import Condition, ConditionKind, Liveness, Site, Use
 from apiaudit.provider.model import Found, Missing, SymbolKind
 
@@ -152,7 +150,7 @@ def _is_instance(ctx, value, class_path: str) -> bool | None:
     answers: list[bool | None] = []
     for cls in value.classes:
         mro = ctx.index.mro(cls)
-        paths = [k.path if isinstance(k, griffe.Class) else k for k in mro]
+        paths = [k if isinstance(k, str) else k.path for k in mro]  # provider classes, or dotted externals
         if wanted in paths:
             answers.append(True)
         elif ctx.index.mro_unknowns(cls):

@@ -7,7 +7,6 @@ and never imports anything.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import logging
 import re
