@@ -26,6 +26,7 @@ from apiaudit.consumer.values import (
     ProviderVersion,
     Unbound,
     Value,
+    VersionDerived,
     VersionPart,
 )
 
@@ -142,7 +143,7 @@ class Folder:
 
     @staticmethod
     def involves_provider(*values: Value) -> bool:
-        return any(isinstance(v, (ProviderVersion, VersionPart)) for v in values)
+        return any(isinstance(v, (ProviderVersion, VersionPart, VersionDerived)) for v in values)
 
 
 _COMPARE: dict[type, Callable[[Any, Any], Any]] = {

@@ -53,6 +53,18 @@ class VersionPart:
 
 
 @dataclass(frozen=True)
+class VersionMethod:
+    """A str method of the provider's version text (`NAME.__version__.startswith`), not yet called."""
+
+    method: Literal["startswith", "endswith", "split", "strip", "lower"]
+
+
+@dataclass(frozen=True)
+class VersionDerived:
+    """Something computed from the provider's version that the engine cannot fold (the version is unknown)."""
+
+
+@dataclass(frozen=True)
 class Chain:
     """A provider object reached from `root` through `steps` (the checks resolve it)."""
 
@@ -122,7 +134,7 @@ class Helper:
     narrows_to: "Value | None" = None  # the X of TypeIs[X], as a value (a Chain to a class)
 
 
-Value = Union[Unknown, Const, ProviderVersion, ParsedVersion, VersionPart, Chain, ConsumerRef, External, DictValue, Unbound, ImportChoice, Helper]
+Value = Union[Unknown, Const, ProviderVersion, ParsedVersion, VersionPart, VersionMethod, VersionDerived, Chain, ConsumerRef, External, DictValue, Unbound, ImportChoice, Helper]
 
 
 def join(a: Value | None, b: Value | None) -> Value:

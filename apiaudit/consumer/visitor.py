@@ -51,6 +51,8 @@ from apiaudit.consumer.values import (
     ProviderVersion,
     Unbound,
     Value,
+    VersionDerived,
+    VersionMethod,
     VersionPart,
     join,
 )
@@ -65,6 +67,7 @@ VERSION_PARSERS = frozenset({"packaging.version.Version", "packaging.version.par
 METADATA_VERSION = frozenset({"importlib.metadata.version", "importlib_metadata.version"})
 SIGNATURE = frozenset({"inspect.signature"})
 VERSION_PARTS = frozenset({"release", "major", "minor", "micro", "base_version"})
+_VERSION_TEXT_METHODS = frozenset({"startswith", "endswith", "split", "strip", "lower"})
 _BUILTINS = frozenset(dir(builtins))
 
 
@@ -917,6 +920,8 @@ class ModuleVisitor:
         if isinstance(node, ast.Attribute):
             return self._attribute(base, node.attr, fresh)
         if isinstance(node, ast.Subscript):
+            if isinstance(base, VersionDerived):
+                return base
             if isinstance(base, Const) and isinstance(base.value, tuple):
                 index = self._value(node.slice, scope)
                 if isinstance(node.slice, ast.Slice):
@@ -947,11 +952,15 @@ class ModuleVisitor:
             if attr == "__version__" and base.root.kind == "symbol" and all(s.kind == "attr" for s in base.steps):
                 return ProviderVersion("text")
             return Chain(base.root, base.steps + (Step("attr", name=attr, check=fresh),))
+        if isinstance(base, ProviderVersion) and base.form == "text" and attr in _VERSION_TEXT_METHODS:
+            return VersionMethod(attr)  # type: ignore[arg-type]
         if isinstance(base, ProviderVersion) and base.form == "version" and attr in VERSION_PARTS:
             return VersionPart(attr)  # type: ignore[arg-type]
         if isinstance(base, ParsedVersion) and attr in VERSION_PARTS:
             known, obj = self.folder.concrete(base)
             return Const(getattr(obj, attr)) if known else UNKNOWN
+        if isinstance(base, VersionDerived):
+            return base
         if isinstance(base, Const) and isinstance(base.value, tuple) and attr in ("major", "minor", "micro"):
             i = ("major", "minor", "micro").index(attr)
             return Const(base.value[i]) if len(base.value) > i else UNKNOWN
@@ -971,6 +980,8 @@ class ModuleVisitor:
             return Chain(base.root, base.steps + (Step("call", call=self._shape(node, scope), check=fresh, receiver=receiver),))
         if isinstance(base, Helper):
             return self._call_helper(base, node, scope, depth)
+        if isinstance(base, VersionMethod):
+            return self._version_method(base, node, scope, depth)
         if isinstance(base, ConsumerRef):
             dotted = base.dotted
             if dotted in VERSION_PARSERS and node.args:
@@ -988,12 +999,34 @@ class ModuleVisitor:
             if dotted == "builtins.str" and len(node.args) == 1:
                 arg = self._value(node.args[0], scope, depth=depth + 1)
                 return arg if isinstance(arg, (Const, ProviderVersion)) and (not isinstance(arg, ProviderVersion) or arg.form == "text") else UNKNOWN
+            if dotted == "builtins.int" and len(node.args) == 1:
+                arg = self._value(node.args[0], scope, depth=depth + 1)
+                if isinstance(arg, Const) and isinstance(arg.value, (str, int)) and not isinstance(arg.value, bool):
+                    try:
+                        return Const(int(arg.value))
+                    except ValueError:
+                        return UNKNOWN
+                return arg if isinstance(arg, VersionDerived) else UNKNOWN
             if dotted == "builtins.tuple" and len(node.args) == 1:
                 arg = self._value(node.args[0], scope, depth=depth + 1)
                 return arg if isinstance(arg, (Const, VersionPart)) else UNKNOWN
         if isinstance(base, Unbound) or (isinstance(base, Const) and base.value is None):
             return base
         return UNKNOWN
+
+    def _version_method(self, method: VersionMethod, node: ast.Call, scope: Scope, depth: int) -> Value:
+        """`NAME.__version__.startswith("0.9")`, `.split(".")`: folded on the audited version text."""
+        args = [self._value(a, scope, depth=depth + 1) for a in node.args]
+        if node.keywords or not all(isinstance(a, Const) for a in args):
+            return UNKNOWN
+        text = self.folder.provider_text
+        if text is None:
+            return VersionDerived()
+        try:
+            result = getattr(text, method.method)(*[a.value for a in args])  # type: ignore[union-attr]
+        except (TypeError, ValueError):
+            return UNKNOWN
+        return Const(tuple(result) if isinstance(result, list) else result)
 
     def _is_provider_dist(self, name: str) -> bool:
         normal = _normal(name)

@@ -290,3 +290,20 @@ def test_a_dict_that_escapes_forgets_its_keys(tmp_path):
     """)["cons/a.py"]
     shapes = [u.steps[-1].call for u in f.uses if u.steps and u.steps[-1].kind == "call"]
     assert [(sorted(a.name for a in s.keywords), s.has_starstar) for s in shapes] == [(["b"], False), ([], True), ([], True)]
+
+
+def test_version_text_methods_fold_on_the_audited_release(tmp_path):
+    source = """
+        import prov
+        if prov.__version__.startswith("0.10"):
+            prov.on_0_10()
+        if int(prov.__version__.split(".")[1]) < 10:
+            prov.before_0_10()
+    """
+    f = versioned_files(tmp_path, a=source)["cons/a.py"]
+    assert {u.steps[0].name for u in f.uses if u.steps} == {"on_0_10"}
+    from dataclasses import replace
+
+    (tmp_path / "u").mkdir()
+    unknown = versioned_files(tmp_path / "u", replace(VERSIONED, provider_version=None), a=source)["cons/a.py"]
+    assert {u.steps[0].name: u.live.conditional for u in unknown.uses if u.steps} == {"on_0_10": True, "before_0_10": True}
