@@ -60,6 +60,11 @@ class VersionMethod:
 
 
 @dataclass(frozen=True)
+class ProviderDistribution:
+    """`importlib.metadata.distribution("NAME")` / `pkg_resources.get_distribution("NAME")` of the provider."""
+
+
+@dataclass(frozen=True)
 class VersionDerived:
     """Something computed from the provider's version that the engine cannot fold (the version is unknown)."""
 
@@ -134,7 +139,7 @@ class Helper:
     narrows_to: "Value | None" = None  # the X of TypeIs[X], as a value (a Chain to a class)
 
 
-Value = Union[Unknown, Const, ProviderVersion, ParsedVersion, VersionPart, VersionMethod, VersionDerived, Chain, ConsumerRef, External, DictValue, Unbound, ImportChoice, Helper]
+Value = Union[Unknown, Const, ProviderVersion, ParsedVersion, VersionPart, VersionMethod, VersionDerived, ProviderDistribution, Chain, ConsumerRef, External, DictValue, Unbound, ImportChoice, Helper]
 
 
 def join(a: Value | None, b: Value | None) -> Value:

@@ -48,6 +48,7 @@ from apiaudit.consumer.values import (
     Helper,
     ImportChoice,
     ParsedVersion,
+    ProviderDistribution,
     ProviderVersion,
     Unbound,
     Value,
@@ -65,6 +66,7 @@ _FORGOTTEN = UNKNOWN  # a self.X bound to conflicting values
 MAX_CHAIN = 200  # longer attribute/call chains are not followed (they degrade to Unknown)
 VERSION_PARSERS = frozenset({"packaging.version.Version", "packaging.version.parse", "pkg_resources.parse_version"})
 METADATA_VERSION = frozenset({"importlib.metadata.version", "importlib_metadata.version"})
+METADATA_DISTRIBUTION = frozenset({"importlib.metadata.distribution", "importlib_metadata.distribution", "pkg_resources.get_distribution"})
 SIGNATURE = frozenset({"inspect.signature"})
 VERSION_PARTS = frozenset({"release", "major", "minor", "micro", "base_version"})
 _VERSION_TEXT_METHODS = frozenset({"startswith", "endswith", "split", "strip", "lower"})
@@ -961,6 +963,8 @@ class ModuleVisitor:
             return Const(getattr(obj, attr)) if known else UNKNOWN
         if isinstance(base, VersionDerived):
             return base
+        if isinstance(base, ProviderDistribution) and attr == "version":
+            return ProviderVersion("text")
         if isinstance(base, Const) and isinstance(base.value, tuple) and attr in ("major", "minor", "micro"):
             i = ("major", "minor", "micro").index(attr)
             return Const(base.value[i]) if len(base.value) > i else UNKNOWN
@@ -991,10 +995,10 @@ class ModuleVisitor:
                 if isinstance(arg, Const) and isinstance(arg.value, str):
                     return ParsedVersion(arg.value)
                 return UNKNOWN
-            if dotted in METADATA_VERSION and node.args:
+            if (dotted in METADATA_VERSION or dotted in METADATA_DISTRIBUTION) and node.args:
                 arg = self._value(node.args[0], scope, depth=depth + 1)
                 if isinstance(arg, Const) and isinstance(arg.value, str) and self._is_provider_dist(arg.value):
-                    return ProviderVersion("text")
+                    return ProviderVersion("text") if dotted in METADATA_VERSION else ProviderDistribution()
                 return UNKNOWN
             if dotted == "builtins.str" and len(node.args) == 1:
                 arg = self._value(node.args[0], scope, depth=depth + 1)
