@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import os
 import pickle
-import tempfile
 from dataclasses import astuple, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from apiaudit.consumer.model import ConsumerFile, ConsumerOptions, Site
+from apiaudit.atomic import atomic_write
 from apiaudit.consumer.imports import module_imports
 from apiaudit.consumer.visitor import ModuleVisitor
 from apiaudit.sources.base import CodeTree
@@ -111,6 +110,9 @@ def _resolve_reexports(bindings: dict[str, str], options: ConsumerOptions) -> di
     return resolved
 
 
+_KEEP_VARIANTS = 16
+
+
 class _FileCache:
     """Per consumer tree and file sha256: its import bindings, and its uses for one set of re-exports.
 
@@ -124,7 +126,9 @@ class _FileCache:
             digest.update(source.read_bytes())
         self.key = digest.hexdigest()[:16]
         where = hashlib.sha256(str(tree.root.resolve()).encode()).hexdigest()[:12]
-        self.path = cache_dir / "consumer" / f"{tree.name}-{where}.pickle"
+        # One entry per set of options: the audited release folds guards, so each version keeps its own.
+        self.prefix = f"{tree.name}-{where}"
+        self.path = cache_dir / "consumer" / f"{self.prefix}-{self.key}.pickle"
         # str(path) -> (sha256, bindings, variant or None, ConsumerFile or None)
         self.entries: dict[str, tuple] = {}
         self.dirty = False
@@ -174,9 +178,10 @@ class _FileCache:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump({"key": self.key, "entries": self.entries}, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, self.path)
+            atomic_write(self.path, pickle.dumps({"key": self.key, "entries": self.entries}, protocol=pickle.HIGHEST_PROTOCOL))
+            # Keep the few most recent variants of this tree (releases audited, engine versions).
+            siblings = sorted(self.path.parent.glob(f"{self.prefix}-*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
+            for stale in siblings[_KEEP_VARIANTS:]:
+                stale.unlink(missing_ok=True)
         except OSError:
             pass
