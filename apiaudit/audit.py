@@ -6,6 +6,7 @@ matrix share.
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -43,6 +44,8 @@ def scan(
     against: str | None = None,
     offline: bool | None = None,
     model: ModelFacts | None = None,
+    provider_version: str | None = None,
+    python_version: tuple[int, ...] | None = None,
 ) -> Report:
     """Audit each consumer against the provider. Raises InputError for bad input.
 
@@ -54,7 +57,10 @@ def scan(
     `offline` refuses to fetch any release that is not cached. `model` (from
     ``--model``/``--architecture``, see `apiaudit.model.load_model`) is the model the job loads:
     an architecture the provider's registry does not register is an InputError, and
-    model-facing rules (``remote-code-required``) run only with it.
+    model-facing rules (``remote-code-required``) run only with it. `provider_version` states
+    the provider's version when its source cannot tell (a bare checkout); `python_version` is
+    the Python the audited code is assumed to run on (`sys.version_info` guards), by default the
+    running interpreter's.
     """
     settings = settings if settings is not None else load_settings()
     if baseline is not None:
@@ -71,20 +77,21 @@ def scan(
             scan(
                 consumers, spec, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress,
                 use_index_cache=use_index_cache, settings=settings, use_baseline=use_baseline, offline=offline,
-                model=model,
+                model=model, provider_version=provider_version, python_version=python_version,
             )  # fmt: skip
             for spec in (provider, against)
         )
         return upgrade_delta(new, current)
     report, files, known_rules = _scan_once(
-        consumers, provider, cache_dir, rules_dirs, progress, use_index_cache, settings, offline, model
+        consumers, provider, cache_dir, rules_dirs, progress, use_index_cache, settings, offline, model,
+        provider_version, python_version,
     )
     return apply_policy(report, settings, files, use_baseline=use_baseline, known_rules=known_rules)
 
 
 def _scan_once(
     consumers, provider, cache_dir, rules_dirs, progress, use_index_cache, settings: Settings, offline: bool,
-    model: ModelFacts | None,
+    model: ModelFacts | None, provider_version: str | None, python_version: tuple[int, ...] | None,
 ):
     started = time.perf_counter()
     progress = progress or NullProgress()
@@ -101,6 +108,8 @@ def _scan_once(
 
         require_cached([provider, *consumers], cache_dir)
     provider_tree = sources.resolve(provider, cache_dir=cache_dir, progress=progress)
+    if provider_version is not None:
+        provider_tree = replace(provider_tree, version=_checked_version(provider_version))
     if not provider_tree.packages:
         raise InputError(f"{provider} holds no Python package to audit against")
     full_book = _full_rulebook(rules_dirs, provider_tree)
@@ -117,7 +126,11 @@ def _scan_once(
         provider_packages=provider_tree.packages,
         rpc_methods=tuple((r.method, r.name_arg, r.name_keyword) for r in book.rpcs),
         injection_keywords=tuple(i.keyword for i in book.injections),
+        provider_version=provider_tree.version,
+        provider_distribution=provider_tree.name,
+        python_version=tuple((tuple(python_version or sys.version_info[:3])) + (0, 0))[:3],  # type: ignore[arg-type]
     )
+    assumed_python = ".".join(map(str, options.python_version))
     hosts = HostRules(
         rpc_hosts={r.method: r.hosts for r in book.rpcs},
         injection_hosts={i.keyword: i.hosts for i in book.injections},
@@ -160,7 +173,11 @@ def _scan_once(
         calls_checked=calls_checked,
         duration_s=round(time.perf_counter() - started, 3),
         rules_version=book.fingerprint or None,
-        extras=_model_extras(model),
+        extras=_model_extras(model) + (
+            # What guards were judged against: say it, since both change which lines run.
+            ("provider_version", provider_tree.version or "unknown (version guards undecided)"),
+            ("python_version", assumed_python + ("" if python_version else " (this interpreter; --python-version to change)")),
+        ),
     )
     return report, read, known_rules
 
@@ -193,6 +210,16 @@ def _model_extras(model: ModelFacts | None) -> tuple[tuple[str, str], ...]:
     if model.text_architectures:
         extras.append(("model_text_architectures", ",".join(model.text_architectures)))
     return tuple(extras)
+
+
+def _checked_version(text: str) -> str:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        Version(text)
+    except InvalidVersion:
+        raise InputError(f"--provider-version {text!r} is not a version (e.g. 0.9.2)") from None
+    return text
 
 
 def _defaults(rules_dirs: Sequence[Path]) -> tuple[str, list[str]]:

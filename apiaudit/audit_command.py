@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from apiaudit.cli_options import audit_options, fail_on_option, guarded, output_option, policy_options, project_settings
+from apiaudit.cli_options import audit_options, fail_on_option, guard_options, guarded, output_option, policy_options, project_settings
 from apiaudit.errors import InputError
 from apiaudit.report import FORMATS
 
@@ -15,6 +15,7 @@ SCAN_FORMATS = FORMATS
 
 @click.command("scan")
 @audit_options
+@guard_options
 @click.option("--format", "fmt", type=click.Choice(SCAN_FORMATS), help="Output format (default: from -o's suffix; else table on a terminal, json otherwise).")
 @output_option()
 @fail_on_option
@@ -27,7 +28,7 @@ SCAN_FORMATS = FORMATS
 @click.option("--explain", is_flag=True, help="Date each finding to the release that introduced it (same as `apiaudit explain`).")
 @click.option("--since", metavar="VERSION", help="With --explain: a release without the findings to bisect from.")
 @guarded
-def scan_command(consumers, provider, rules_dirs, cache_dir, model, fmt, output, fail_on, against, baseline, write_baseline,
+def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_version, python_version, strict, fmt, output, fail_on, against, baseline, write_baseline,
                  show_suppressed, offline, show_unresolved, no_progress, no_index_cache, explain, since):
     """Report every mismatch between the consumer(s) and the provider. Exit 0 clean, 1 findings, 2 bad input."""
     from apiaudit.report import format_for_output
@@ -70,6 +71,8 @@ def scan_command(consumers, provider, rules_dirs, cache_dir, model, fmt, output,
             use_baseline=not write_baseline,
             against=against,
             model=model,
+            provider_version=provider_version,
+            python_version=python_version,
         )
     finally:
         progress.close()
@@ -83,4 +86,4 @@ def scan_command(consumers, provider, rules_dirs, cache_dir, model, fmt, output,
     text = render(report, chosen, show_unresolved=show_unresolved, color=to_terminal and chosen == "table",
                   show_suppressed=show_suppressed)  # fmt: skip
     write_output(text, output, chosen)
-    sys.exit(report.exit_code(parse_fail_on(fail_on)))
+    sys.exit(report.exit_code(parse_fail_on(fail_on), strict=strict))

@@ -253,3 +253,37 @@ def project_settings(**cli_values):
         if source is not None and source.name == "ENVIRONMENT":
             settings = settings.with_origin("cache-dir", "$APIAUDIT_CACHE_DIR")
     return settings
+
+
+def guard_options(func):
+    """--provider-version / --python-version / --strict: how guards on versions are judged."""
+
+    @click.option(
+        "--provider-version",
+        metavar="VERSION",
+        help="The provider's version, when its source does not say (a bare checkout). Version guards fold with it.",
+    )
+    @click.option(
+        "--python-version",
+        metavar="X.Y",
+        callback=_python_version,
+        help="The Python the audited code runs on, for `sys.version_info` guards (default: this interpreter's).",
+    )
+    @click.option("--strict", is_flag=True, help="Count conditional findings (behind a guard that cannot be decided) toward --fail-on.")
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+def _python_version(ctx, param, value):
+    if value is None:
+        return None
+    try:
+        parts = tuple(int(p) for p in value.split("."))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not X.Y or X.Y.Z") from None
+    if not 2 <= len(parts) <= 3:
+        raise click.BadParameter(f"{value!r} is not X.Y or X.Y.Z")
+    return parts

@@ -90,6 +90,10 @@ ENGINE_RULES: dict[str, RuleInfo] = {
         RuleInfo("parse-error", Severity.ERROR, "a consumer file could not be parsed; nothing in it was checked"),
         RuleInfo("unused-suppression", Severity.WARNING, "an `# apiaudit: ignore[...]` comment that matches no finding"),
         RuleInfo("deprecated-use", Severity.WARNING, "a call uses a provider callable or keyword the provider marks as deprecated"),
+        RuleInfo("import-failed-use", Severity.ERROR, "a name is used after its import failed and the except handler left it unbound or None",
+                 "Guard the use (`if {param} is not None:`), or give the except handler a working fallback import."),
+        RuleInfo("version-compared-as-string", Severity.WARNING, "a version guard compares the provider's version as text, not as a version",
+                 "Compare parsed versions: `packaging.version.Version(x) >= Version(\"0.9\")`."),
     )
 }
 
@@ -221,12 +225,15 @@ class Report:
     def at_or_above(self, threshold: Severity) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.severity.at_least(threshold) and f.rule != "cannot-judge")
 
-    def blocking(self, fail_on: Severity | None = Severity.ERROR) -> tuple[Finding, ...]:
-        """Findings that fail a run at `fail_on` (None: `--fail-on never`, nothing blocks)."""
-        return () if fail_on is None else self.at_or_above(fail_on)
+    def blocking(self, fail_on: Severity | None = Severity.ERROR, strict: bool = False) -> tuple[Finding, ...]:
+        """What fails a run: findings at or above `fail_on` (None: `--fail-on never`, nothing);
+        conditional ones (behind an undecided guard) only when `strict`."""
+        if fail_on is None:
+            return ()
+        return tuple(f for f in self.at_or_above(fail_on) if strict or not f.conditional)
 
-    def exit_code(self, fail_on: Severity | None = Severity.ERROR) -> int:
-        return 1 if self.blocking(fail_on) else 0
+    def exit_code(self, fail_on: Severity | None = Severity.ERROR, strict: bool = False) -> int:
+        return 1 if self.blocking(fail_on, strict) else 0
 
 
 # `--fail-on` everywhere: the lowest severity that makes the exit code 1, or never.

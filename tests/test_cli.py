@@ -138,3 +138,29 @@ def test_output_suffix_picks_the_format_and_fail_on_never(project, tmp_path):
     assert code == 0
     code, out = run("scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--explain", "-o", str(sarif))
     assert code == 2 and "--explain writes a table or JSON" in out
+
+
+def test_conditional_errors_fail_only_with_strict_and_a_stated_version_decides(tmp_path):
+    prov = tmp_path / "prov" / "tinyprov"
+    prov.mkdir(parents=True)
+    (prov / "__init__.py").write_text("def make(a):\n    return a\n")
+    cons = tmp_path / "jobs"
+    cons.mkdir()
+    (cons / "job.py").write_text(textwrap.dedent("""\
+        import tinyprov
+        from packaging.version import Version
+        if Version(tinyprov.__version__) >= Version("2.0"):
+            tinyprov.make(1, fast=True)
+    """))
+    cache = str(tmp_path / "cache")
+    base = ("scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", cache, "--format", "json")
+    code, out = run(*base)  # no version beside the provider: the guard is undecided
+    found = json.loads(out)["findings"]
+    assert code == 0 and [(f["rule"], f["conditional"]) for f in found] == [("unexpected-keyword", True)]
+    assert found[0]["guard"] == "Version(tinyprov.__version__) >= Version('2.0')"
+    assert run(*base, "--strict")[0] == 1
+    assert run(*base, "--provider-version", "1.0")[0] == 0 and json.loads(run(*base, "--provider-version", "1.0")[1])["findings"] == []
+    code, out = run(*base, "--provider-version", "2.1")
+    assert code == 1 and json.loads(out)["provider"]["version"] == "2.1"
+    code, out = run(*base, "--provider-version", "not-a-version")
+    assert code == 2 and "not a version" in out

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from apiaudit.checks.chains import check_use
+from apiaudit.checks.conditions import verdict
 from apiaudit.checks.context import CheckContext, HostRules
 from apiaudit.checks.imports import check_import
 from apiaudit.checks.rpc import check_rpc
@@ -28,15 +30,33 @@ def run_checks(
                 ctx.finding(file, file.error_site, "parse-error", f"cannot parse {file.path}: {file.error}", severity=Severity.ERROR)
             )
             continue
-        for imp in file.imports:
-            findings.extend(check_import(ctx, file, imp))
-        for use in file.uses:
-            findings.extend(check_use(ctx, file, use))
-        for call in file.rpc_calls:
-            findings.extend(check_rpc(ctx, file, call))
+        # A line that cannot run on the audited release is not judged; one behind an
+        # undecided guard is judged, and says so.
+        for items, check in ((file.imports, check_import), (file.uses, check_use), (file.rpc_calls, check_rpc), (file.notes, check_note)):
+            for item in items:
+                v = verdict(ctx, item.live)
+                if v.dead:
+                    continue
+                found = check(ctx, file, item)
+                if v.conditional:
+                    found = [replace(f, conditional=True, guard=v.guard) for f in found]
+                findings.extend(found)
         if on_file:
             on_file(file.path)
     return _dedupe(findings), ctx.calls_checked
+
+
+def check_note(ctx: CheckContext, file: ConsumerFile, note) -> list[Finding]:
+    """What the consumer stage noticed by itself (a version compared as text)."""
+    return [
+        ctx.finding(
+            file,
+            note.site,
+            note.kind,
+            f"`{note.text}` {note.detail}: strings compare character by character (\"0.10.0\" < \"0.9.0\")",
+            advice="Compare parsed versions: `packaging.version.Version(x) >= Version(\"0.9\")`.",
+        )
+    ]
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

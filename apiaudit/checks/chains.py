@@ -32,6 +32,8 @@ class _Stop(Exception):
 
 
 def check_use(ctx: CheckContext, file: ConsumerFile, use: Use) -> list[Finding]:
+    if use.failed_import is not None:
+        return [_failed_import_use(ctx, file, use)]
     value = _root_value(ctx, use)
     if value is None:
         return []
@@ -46,6 +48,34 @@ def check_use(ctx: CheckContext, file: ConsumerFile, use: Use) -> list[Finding]:
         if value is None:
             break
     return findings
+
+
+def evaluate_chain(ctx: CheckContext, use: Use):
+    """What a chain denotes (a SymbolValue or InstanceValue), without reporting; None when unknown."""
+    value = _root_value(ctx, use)
+    try:
+        for step in use.steps:
+            if value is None or isinstance(value, tuple):
+                return None
+            value = _step(ctx, None, None, value, step, [], False)
+    except _Stop:
+        return None
+    return value if not isinstance(value, tuple) else None
+
+
+def _failed_import_use(ctx: CheckContext, file: ConsumerFile, use: Use) -> Finding:
+    ref = use.failed_import
+    assert ref is not None
+    what = f"from {ref.module} import {ref.name}" if ref.name else f"import {ref.module}"
+    name = ref.name or ref.module
+    return ctx.finding(
+        file,
+        use.site,
+        "import-failed-use",
+        f"`{use.text}` uses `{name}`, but `{what}` (line {ref.line}) fails on this release and its handler leaves `{name}` unbound or None",
+        callee=f"{ref.module}.{ref.name}" if ref.name else ref.module,
+        details=(("import_line", str(ref.line)), ("module", ref.module)) + ((("name", ref.name),) if ref.name else ()),
+    )
 
 
 def _root_value(ctx: CheckContext, use: Use):
@@ -236,8 +266,11 @@ def _call(ctx, file, use, value, step, findings, report):
     binding = bind_any(info.signatures, info.fallback, step.call, callee_name)
     shown = info.fallback or info.signatures[0]
     signature = shown.render(callee_name) + (f"  [{shown.origin}]" if not shown.origin.startswith("def ") else "")
+    splatted = {a.name for a in step.call.keywords if a.via_splat}
     for problem in binding.problems:
         details = (("arg_line", str(problem.arg_line)),) if problem.arg_line else ()
+        if problem.param in splatted:
+            details += (("via_splat", "1"),)
         if problem.rule == "too-many-positional":
             # The positional slots, then the keyword-only parameters in order: a surplus
             # positional argument most often fills a parameter that became keyword-only.
@@ -262,9 +295,69 @@ def _call(ctx, file, use, value, step, findings, report):
                 details=details + (("annotation", _annotation(shown, problem.param)),) if problem.param and _annotation(shown, problem.param) else details,
             )
         )
+    findings.extend(_forwarded_keywords(ctx, file, use, info, shown, step))
     if binding.uncertain and not any(p.severity == "error" for p in binding.problems):
         findings.append(_cannot_judge(ctx, file, use, info.callee.path, binding.uncertain))
     return InstanceValue((info.returns.path,)) if info.returns else None
+
+
+MAX_FORWARD_HOPS = 3
+
+
+def _forwarded_keywords(ctx, file, use, info, shown, step) -> list[Finding]:
+    """Keywords a provider callable's `**kwargs` absorbs and passes on: each must bind at the target."""
+    if not any(p.kind.value == "var-keyword" for p in shown.params):
+        return []
+    surplus = [a for a in step.call.keywords if a.name and shown.param(a.name) is None]
+    if not surplus:
+        return []
+    findings = []
+    for arg in surplus:
+        rejected = _rejecting_target(ctx, info.callee.path, arg.name, MAX_FORWARD_HOPS)
+        if rejected is None:
+            continue
+        target, hops = rejected
+        findings.append(
+            ctx.finding(
+                file,
+                use.site,
+                "unexpected-keyword",
+                f"{info.callee.name}() passes **kwargs on to {target.rsplit('.', 1)[-1]}(), which got an unexpected keyword argument '{arg.name}'",
+                callee=info.callee.path,
+                param=arg.name,
+                signature=shown.render(info.callee.name),
+                provider_location=shown.location or info.callee.location,
+                details=(("rejected_by", target), ("forward_hops", str(hops)))
+                + ((("arg_line", str(arg.site.line)),) if arg.site.line else ())
+                + ((("via_splat", "1"),) if arg.via_splat else ()),
+            )
+        )
+    return findings
+
+
+def _rejecting_target(ctx, path: str, keyword: str, hops: int, depth: int = 1) -> tuple[str, int] | None:
+    """A forwarding target (within `hops`) that certainly rejects `keyword`; None when none certainly does."""
+    if hops <= 0:
+        return None
+    for target, explicit in ctx.index.forwards(path):
+        if keyword in explicit:
+            continue  # passed twice: a different error, not a rejection by name
+        info = ctx.index.call(target, via="module")
+        if info.unknown or not info.signatures:
+            continue
+        sig = info.fallback or info.signatures[0]
+        if sig.extra.value != "forbid":
+            continue
+        param = sig.param(keyword)
+        if param is not None and param.kind.value not in ("var-positional", "var-keyword", "positional-only"):
+            continue
+        if any(p.kind.value == "var-keyword" for p in sig.params):
+            deeper = _rejecting_target(ctx, target, keyword, hops - 1, depth + 1)
+            if deeper is not None:
+                return deeper
+            continue
+        return target, depth
+    return None
 
 
 def _annotation(sig, param) -> str | None:

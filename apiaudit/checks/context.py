@@ -42,15 +42,25 @@ class CheckContext:
         self.files = files
         self.hosts = hosts
         self.classes: dict[str, ClassFacts] = {c.dotted: c for f in files for c in f.classes}
+        self.condition_memo: dict[tuple, bool | None] = {}
         # consumer class -> provider classes it is mixed into, via injection keywords
         self.injected: dict[str, set[str]] = {}
         self.unknown_injection = False
+        # provider classes that may receive an injected class the engine cannot resolve
+        self.unknown_injection_hosts: set[str] = set()
+        from apiaudit.checks.conditions import verdict
+
         for f in files:
             for inj in f.injections:
-                if inj.target is None:
-                    self.unknown_injection = True
+                if verdict(self, inj.live).dead:
                     continue
-                self.injected.setdefault(inj.target, set()).update(hosts.injection_hosts.get(inj.keyword, ()))
+                targets = hosts.injection_hosts.get(inj.keyword, ())
+                if inj.target is None or inj.target not in self.classes:
+                    # a computed value, or a name of a class outside the consumer's files
+                    self.unknown_injection = True
+                    self.unknown_injection_hosts.update(targets)
+                    continue
+                self.injected.setdefault(inj.target, set()).update(targets)
         self.bound_functions: dict[str, list] = {}
         for f in files:
             for b in f.method_bindings:

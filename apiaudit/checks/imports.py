@@ -10,7 +10,10 @@ from apiaudit.provider.model import Found, Missing
 
 def check_import(ctx: CheckContext, file: ConsumerFile, imp: ImportUse) -> list[Finding]:
     if not ctx.index.module_exists(imp.module):
-        return [_missing(ctx, file, imp, imp.module, f"No module named '{imp.module}'", ())]
+        # Where it moved: modules of this release defining the imported name (or a module of that leaf name).
+        wanted = imp.name or imp.module.rsplit(".", 1)[-1]
+        moved = ctx.index.find_definitions(wanted) if imp.name else ctx.index.find_modules(wanted)
+        return [_missing(ctx, file, imp, imp.module, f"No module named '{imp.module}'", tuple(m for m in moved if not m.startswith(imp.module + ".")))]
     if imp.name is None:
         return []
     target = f"{imp.module}.{imp.name}"
@@ -18,6 +21,13 @@ def check_import(ctx: CheckContext, file: ConsumerFile, imp: ImportUse) -> list[
     if isinstance(res, Found):
         return []
     if isinstance(res, Missing):
+        if imp.caught == "ModuleNotFoundError" and imp.guarded and imp.guarded != "TYPE_CHECKING":
+            # A missing name raises ImportError, which `except ModuleNotFoundError` lets through.
+            from dataclasses import replace
+
+            loose = replace(imp, guarded=None)
+            finding = _missing(ctx, file, loose, target, f"cannot import name '{imp.name}' from '{imp.module}'", res.moved_to)
+            return [replace(finding, message=finding.message + " (ImportError: `except ModuleNotFoundError` does not catch a missing name)")]
         return [_missing(ctx, file, imp, target, f"cannot import name '{imp.name}' from '{imp.module}'", res.moved_to)]
     return [_unknown(ctx, file, imp, target, res.reason)]
 
@@ -28,7 +38,11 @@ def _missing(ctx, file, imp: ImportUse, target: str, message: str, moved: tuple[
         message += f" (guarded by {imp.guarded}, so the run takes the fallback path)"
     details: tuple[tuple[str, str], ...] = (("module", imp.module),) + ((("name", imp.name),) if imp.name else ())
     advice = None
-    if moved:
+    if moved and imp.name is None:
+        message += f"; a module of that name is {', '.join(moved)}"
+        advice = f"Import `{moved[0]}`."
+        details += (("moved_to", moved[0]),) + tuple(("candidate", m) for m in moved)
+    elif moved:
         new_module = moved[0].rsplit(".", 1)[0]
         message += f"; '{moved[0].rsplit('.', 1)[-1]}' now lives in {', '.join(m.rsplit('.', 1)[0] for m in moved)}"
         advice = f"Import it from `{new_module}`."

@@ -29,8 +29,8 @@ def check_rpc(ctx: CheckContext, file: ConsumerFile, call: RpcCall) -> list[Find
             return []
         if isinstance(res, Unknown):
             unknown = res
-    if unknown is not None or ctx.unknown_injection:
-        reason = unknown.reason if unknown else "a worker extension class is named by a non-literal value"
+    if unknown is not None or set(hosts) & ctx.unknown_injection_hosts:
+        reason = unknown.reason if unknown else "a class injected into the host is named by a value the engine cannot resolve"
         return [
             ctx.finding(
                 file, call.site, "cannot-judge", f"cannot judge RPC '{call.name}': {reason}", callee=f"{hosts[0]}.{call.name}", severity=Severity.INFO

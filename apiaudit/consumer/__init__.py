@@ -7,14 +7,15 @@ import hashlib
 import sys
 from dataclasses import astuple, replace
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from apiaudit import cachefmt
 from apiaudit.atomic import is_disk_full
 from apiaudit.consumer import model
 from apiaudit.consumer.model import ConsumerFile, ConsumerOptions, Site
+from apiaudit.consumer.imports import module_imports
 from apiaudit.consumer.positions import to_characters
-from apiaudit.consumer.visitor import ModuleVisitor, module_imports
+from apiaudit.consumer.visitor import ModuleVisitor
 from apiaudit.sources.base import CodeTree
 from apiaudit.sources.cache import content_verifier
 
@@ -62,16 +63,18 @@ def collect(
         _verify_release_files(tree, paths, cache)
     trees: dict[Path, ast.Module] = {}
     bindings: dict[str, str] = {}
+    shared: dict[str, object] = {}
     for path in paths:
         found = cache.bindings(path) if cache else None
         if found is None:
-            found = _module_bindings(tree, path, trees)
+            found = _module_bindings(tree, path, trees, options)
             if cache:
                 cache.put_bindings(path, found)
-        bindings.update(found)
+        bindings.update(found[0])
+        shared.update(found[1])
     reexports = _resolve_reexports(bindings, options)
-    options = replace(options, reexports=tuple(sorted(reexports.items())))
-    variant = hashlib.sha256(repr(options.reexports).encode()).hexdigest()[:16]
+    options = replace(options, reexports=tuple(sorted(reexports.items())), shared_values=tuple(sorted(shared.items(), key=lambda kv: kv[0])))
+    variant = hashlib.sha256(repr((options.reexports, options.shared_values)).encode()).hexdigest()[:16]
     out = []
     for path in paths:
         hit = cache.result(path, variant) if cache else None
@@ -104,15 +107,21 @@ def _sha256_of(path: Path) -> str | None:
         return None
 
 
-def _module_bindings(tree: CodeTree, path: Path, trees: dict[Path, ast.Module]) -> dict[str, str]:
-    """A file's module-level import bindings; its parsed tree is kept for the visitor."""
+def _module_bindings(tree: CodeTree, path: Path, trees: dict[Path, ast.Module], options: ConsumerOptions) -> tuple[dict[str, str], dict[str, Any]]:
+    """A file's module-level import bindings, and the constants and guard helpers it exports
+    (folded on the audited release); its parsed tree is kept for the visitor."""
     try:
-        syntax = ast.parse(path.read_bytes())
+        data = path.read_bytes()
+        syntax = ast.parse(data)
     except (SyntaxError, ValueError, OSError, RecursionError):
-        return {}
+        return {}, {}
     trees[path] = syntax
     module, is_package = module_name(tree, path)
-    return module_imports(syntax, module, is_package)
+    try:
+        exports = ModuleVisitor(data.decode("utf-8", errors="replace"), "", module, is_package, options).exports(syntax)
+    except RecursionError:
+        exports = {}
+    return module_imports(syntax, module, is_package), exports
 
 
 def _resolve_reexports(bindings: dict[str, str], options: ConsumerOptions) -> dict[str, str]:
@@ -127,6 +136,9 @@ def _resolve_reexports(bindings: dict[str, str], options: ConsumerOptions) -> di
         if target.split(".")[0] in tops:
             resolved[name] = target
     return resolved
+
+
+_KEEP_VARIANTS = 16
 
 
 class _FileCache:
@@ -147,7 +159,9 @@ class _FileCache:
         self.key = digest.hexdigest()[:16]
         where = hashlib.sha256(str(tree.root.resolve()).encode()).hexdigest()[:12]
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in tree.name)
-        self.path = cache_dir / "consumer" / f"{safe}-{where}.json"
+        # One entry per set of options: the audited release folds guards, so each version keeps its own.
+        self.prefix = f"{safe}-{where}"
+        self.path = cache_dir / "consumer" / f"{self.prefix}-{self.key}.json"
         # str(path) -> (sha256, bindings, variant or None, ConsumerFile or None)
         self.entries: dict[str, tuple] = {}
         self.dirty = False
@@ -176,7 +190,7 @@ class _FileCache:
         entry = self.entries.get(str(path))
         return entry if entry and entry[0] == self.sha(path) else None
 
-    def bindings(self, path: Path) -> dict[str, str] | None:
+    def bindings(self, path: Path) -> tuple[dict[str, str], dict[str, object]] | None:
         entry = self._entry(path)
         return entry[1] if entry else None
 
@@ -184,7 +198,7 @@ class _FileCache:
         entry = self._entry(path)
         return entry[3] if entry and entry[2] == variant else None
 
-    def put_bindings(self, path: Path, bindings: dict[str, str]) -> None:
+    def put_bindings(self, path: Path, bindings: tuple[dict[str, str], dict[str, object]]) -> None:
         sha = self.sha(path)
         if sha is not None:
             self.entries[str(path)] = (sha, bindings, None, None)
@@ -201,6 +215,10 @@ class _FileCache:
             return
         try:
             cachefmt.write(self.path, self.KIND, {"key": self.key, "entries": self.entries})
+            # Keep the few most recent variants of this tree (releases audited, engine versions).
+            siblings = sorted(self.path.parent.glob(f"{self.prefix}-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+            for stale in siblings[_KEEP_VARIANTS:]:
+                stale.unlink(missing_ok=True)
         except OSError as exc:
             if is_disk_full(exc):
                 print(f"apiaudit: warning: no space left on device writing {self.path}; the consumer cache was not saved", file=sys.stderr)
@@ -215,6 +233,8 @@ def _valid_entry(key: object, entry: object) -> bool:
         and isinstance(entry, tuple)
         and len(entry) == 4
         and isinstance(entry[0], str)
-        and isinstance(entry[1], dict)
+        and isinstance(entry[1], tuple)
+        and len(entry[1]) == 2
+        and all(isinstance(part, dict) for part in entry[1])
         and (entry[3] is None or isinstance(entry[3], ConsumerFile))
     )

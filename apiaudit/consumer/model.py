@@ -8,7 +8,9 @@ looks at the provider.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,7 @@ class Arg:
     kind: str  # "positional" | "keyword" | "star" | "starstar"
     name: str | None
     site: Site
+    via_splat: bool = False  # a key a `**dict` splat is known to hold (not written at the call)
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,59 @@ class Root:
     name: str  # dotted path: provider symbol, consumer class, or consumer function
 
 
+class ConditionKind(str, enum.Enum):
+    """A guard only the provider index can decide (the consumer stage never looks at it)."""
+
+    HAS_ATTR = "has-attr"  # `hasattr(target, name)`, `getattr(target, name, default)` is not None, ...
+    HAS_PARAM = "has-param"  # `name in inspect.signature(target).parameters`
+    IS_INSTANCE = "is-instance"  # `isinstance(target, name)`: name is a provider class path
+    IMPORT_FAILS = "import-fails"  # one of `imports` fails with an exception `caught` catches
+
+
+@dataclass(frozen=True)
+class ImportRef:
+    module: str
+    name: str | None  # None: `import module`
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Condition:
+    """What must hold for a line to run: the test evaluates to `expect` on the audited release."""
+
+    kind: ConditionKind
+    expect: bool
+    text: str  # the guard's source, for findings that stay conditional
+    target: tuple[Root, tuple[Step, ...]] | None = None
+    name: str | None = None
+    imports: tuple[ImportRef, ...] = ()
+    caught: Literal["ImportError", "ModuleNotFoundError"] = "ImportError"
+
+
+@dataclass(frozen=True)
+class Liveness:
+    """Whether a line runs: always, under guards the index decides, or under guards nobody can decide."""
+
+    conditions: tuple[Condition, ...] = ()
+    undecided: tuple[str, ...] = ()  # source text of guards the engine cannot evaluate
+
+    @property
+    def conditional(self) -> bool:
+        return bool(self.undecided)
+
+    @property
+    def guard(self) -> str | None:
+        return " and ".join(self.undecided) if self.undecided else None
+
+    def under(self, condition: Condition | None = None, undecided: str | None = None) -> "Liveness":
+        conditions = self.conditions + ((condition,) if condition is not None and condition not in self.conditions else ())
+        texts = self.undecided + ((undecided,) if undecided and undecided not in self.undecided else ())
+        return Liveness(conditions, texts)
+
+
+ALWAYS = Liveness()
+
+
 @dataclass(frozen=True)
 class Use:
     root: Root
@@ -72,6 +128,9 @@ class Use:
     site: Site
     function: str  # qualified name of the enclosing function, "<module>" at top level
     text: str  # the expression's source, shortened
+    live: Liveness = ALWAYS
+    # The root was bound by an import that may fail while its handler left the name unbound/None.
+    failed_import: ImportRef | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +139,10 @@ class ImportUse:
     name: str | None
     site: Site
     guarded: str | None = None  # why a failure would not break the run: "try/except ImportError", "TYPE_CHECKING"
+    live: Liveness = ALWAYS
+    # The exception the enclosing `try` catches: a missing name raises ImportError, which
+    # `except ModuleNotFoundError` does not catch.
+    caught: Literal["ImportError", "ModuleNotFoundError"] | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +159,7 @@ class Injection:
     keyword: str
     target: str | None  # dotted consumer class named by a string literal; None when not a literal
     site: Site
+    live: Liveness = ALWAYS
 
 
 @dataclass(frozen=True)
@@ -104,6 +168,7 @@ class RpcCall:
     name: str | None  # None when the RPC name is not a string literal
     site: Site
     function: str
+    live: Liveness = ALWAYS
 
 
 @dataclass(frozen=True)
@@ -113,6 +178,20 @@ class MethodBinding:
     function: str
     target: tuple[Root, tuple[Step, ...]] | None  # the chain of obj, when the visitor can tell
     site: Site
+
+
+NoteKind = Literal["version-compared-as-string"]
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something the consumer stage saw that is worth a finding without asking the provider."""
+
+    kind: NoteKind
+    site: Site
+    text: str  # the expression's source
+    detail: str  # what Python makes of it on the audited release
+    live: Liveness = ALWAYS
 
 
 @dataclass(frozen=True)
@@ -125,6 +204,7 @@ class ConsumerFile:
     injections: tuple[Injection, ...] = ()
     rpc_calls: tuple[RpcCall, ...] = ()
     method_bindings: tuple[MethodBinding, ...] = ()
+    notes: tuple[Note, ...] = ()
     lines: tuple[str, ...] = ()
     error: str | None = None  # a parse error: nothing else was extracted
     error_site: Site | None = None
@@ -139,3 +219,10 @@ class ConsumerOptions:
     reexports: tuple[tuple[str, str], ...] = ()
     rpc_methods: tuple[tuple[str, int | None, str | None], ...] = ()  # (method, name_arg, name_keyword)
     injection_keywords: tuple[str, ...] = ()
+    # The audited release, so version guards fold as they would run there (None: undecided).
+    provider_version: str | None = None
+    provider_distribution: str | None = None
+    # The Python the audited code is assumed to run on (`sys.version_info` guards).
+    python_version: tuple[int, int, int] = (3, 12, 0)
+    # Values other consumer modules export (module constants, guard helpers): dotted -> value.
+    shared_values: tuple[tuple[str, object], ...] = ()

@@ -154,6 +154,11 @@ def _imported_name(finding: Finding) -> str | None:
 
 
 def _intent(finding: Finding, recipe: Recipe | None, index: FileIndex) -> _Intent | Unfixable:
+    if finding.conditional:
+        # Behind a guard this release does not decide: the line may be there for other releases.
+        return Unfixable(finding, f"conditional: runs only if {finding.guard}; not fixed, since that code may serve other releases")
+    if finding.detail("via_splat"):
+        return Unfixable(finding, f"`{finding.param}` comes from a **dict splat, not the call: edit the dict where it is built")
     request = _request(finding, recipe)
     if request is None:
         advice = f": {finding.advice}" if finding.advice else ""

@@ -58,6 +58,8 @@ class FactsExtension(griffe.Extension):
         }
 
     def on_function_instance(self, *, node: ast.AST, func: griffe.Function, **kwargs: Any) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            _record_forwarding(node, func)
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.decorator_list:
             return
         names: set[str] = set()
@@ -68,7 +70,7 @@ class FactsExtension(griffe.Extension):
             elif isinstance(sub, ast.keyword) and sub.arg == "extra":
                 if isinstance(sub.value, ast.Constant) and isinstance(sub.value.value, str):
                     extra_literals.add(sub.value.value)
-        func.extra[KEY] = {"body_names": sorted(names), "extra_literals": sorted(extra_literals)}
+        func.extra.setdefault(KEY, {}).update({"body_names": sorted(names), "extra_literals": sorted(extra_literals)})
 
     def on_module_instance(self, *, node: ast.AST, mod: griffe.Module, **kwargs: Any) -> None:
         if not isinstance(node, ast.Module):
@@ -257,3 +259,45 @@ def _raises_attribute_error(stmt) -> bool:
         return False
     exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
     return isinstance(exc, ast.Name) and exc.id == "AttributeError"
+
+
+# ------------------------------------------------------------- **kwargs forwarding
+def _record_forwarding(node: ast.FunctionDef | ast.AsyncFunctionDef, func: griffe.Function) -> None:
+    """A function taking `**kwargs` that passes them on: `Other(**kwargs)`, `super().__init__(**kwargs)`,
+    `self.x = Other(*args, **kwargs)`. Records each callee as written ("Other", "mod.Other",
+    "super().__init__") with the keywords passed beside the splat (the target gets those too)."""
+    if node.args.kwarg is None:
+        return
+    name = node.args.kwarg.arg
+    forwards: list[tuple[str, tuple[str, ...]]] = []
+    for sub in ast.walk(node):
+        if not isinstance(sub, ast.Call):
+            continue
+        splats = [k for k in sub.keywords if k.arg is None]
+        if not any(isinstance(k.value, ast.Name) and k.value.id == name for k in splats):
+            continue
+        callee = _callee_text(sub.func)
+        if callee is None:
+            continue
+        explicit = tuple(sorted(k.arg for k in sub.keywords if k.arg is not None))
+        forwards.append((callee, explicit))
+    if forwards:
+        func.extra.setdefault(KEY, {})["forwards"] = forwards
+
+
+def _callee_text(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Call):
+        inner = node.value
+        if isinstance(inner.func, ast.Name) and inner.func.id == "super" and not inner.args:
+            return f"super().{node.attr}"
+        return None
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        if node.id in ("self", "cls"):
+            return None  # a method of the same object: not followed
+        return ".".join(reversed(parts))
+    return None

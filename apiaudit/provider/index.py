@@ -80,6 +80,7 @@ class ProviderIndex:
         # answered under other rules is never reused.
         self.call_results: Callable[[AssignedValue], Symbol | None] | None = None
         self.call_results_key = ""
+        self._definitions: dict[str, tuple[str, ...]] | None = None
 
     # ----------------------------------------------------------------- memo
     def _cached(self, key: tuple, compute):
@@ -145,7 +146,7 @@ class ProviderIndex:
             if self.loader.is_package_dir(modname) and i == len(parts):
                 return Found(Symbol(modname, SymbolKind.MODULE, None))
         else:
-            return Missing(dotted, None, self.loader.find_definitions(parts[-1]) if len(parts) > 1 else ())
+            return Missing(dotted, None, self.find_definitions(parts[-1]) if len(parts) > 1 else ())
         if module is None:
             return Missing(dotted, None)
         if module.path == dotted:
@@ -156,7 +157,7 @@ class ProviderIndex:
             res = self._member_of(obj, name, seen)
             if not isinstance(res, Found):
                 if isinstance(res, Missing):
-                    moved = self.loader.find_definitions(name) if res.owner and res.owner.kind is SymbolKind.MODULE else ()
+                    moved = self.find_definitions(name) if res.owner and res.owner.kind is SymbolKind.MODULE else ()
                     return Missing(dotted, res.owner, tuple(m for m in moved if m != dotted))
                 return res
             sym = res.symbol
@@ -317,7 +318,11 @@ class ProviderIndex:
             # `Alias = SomeClass` at module or class level: follow the assigned name.
             target = ex.canonical(obj.value) if obj.value is not None and "property" not in obj.labels else None
             if target and target != sym.path:
-                return self.call(target, via="module")
+                # `set_trace = SomeClass.set_trace`: a method taken from its class binds as
+                # `SomeClass.set_trace(...)` does (a classmethod's `cls` is already bound).
+                aliased = self.object_at(target)
+                via_target = "class" if isinstance(getattr(aliased, "parent", None), griffe.Class) else "module"
+                return self.call(target, via=via_target)
         return CallInfo(sym, (), unknown=f"{sym.path} is not a function or class the index can bind")
 
     def _function_call(self, sym: Symbol, func: griffe.Function, via: str) -> CallInfo:
@@ -651,8 +656,74 @@ class ProviderIndex:
             return res.symbol
         return None
 
+    # ------------------------------------------------- where names are defined
     def find_definitions(self, name: str) -> tuple[str, ...]:
-        return self._cached(("defs", name), lambda: self.loader.find_definitions(name))
+        """Modules of this release that define `name` at top level, from one map built in one pass."""
+        return self._cached(("defs", name), lambda: tuple(self.definitions().get(name, ())[:5]))
+
+    def find_modules(self, leaf: str) -> tuple[str, ...]:
+        """Modules of this release whose last dotted part is `leaf` (a module that moved)."""
+        return self._cached(("module-defs", leaf), lambda: tuple(self.definitions().get(f"<module>{leaf}", ())[:5]))
+
+    def definitions(self) -> dict[str, tuple[str, ...]]:
+        if self._definitions is None:
+            table = self.memo.get(("definitions",))
+            if table is None:
+                table = self.loader.definitions_table()
+                self.memo[("definitions",)] = table
+            self._definitions = dict(table)
+        return self._definitions
+
+    # ------------------------------------------------------ **kwargs forwarding
+    def forwards(self, path: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Where a callable passes its `**kwargs` on: (target callable path, keywords passed beside)."""
+        return self._cached(("forwards", path), lambda: self._forwards(path))
+
+    def _forwards(self, path: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        res = self.resolve(path)
+        if not isinstance(res, Found):
+            return ()
+        sym = res.symbol
+        if sym.kind is SymbolKind.CLASS:
+            init = self.class_member(sym.path, "__init__", instance=True)
+            if not isinstance(init, Found) or init.symbol.kind is not SymbolKind.FUNCTION:
+                return ()
+            sym = init.symbol
+        func = self.object_at(sym.path)
+        if not isinstance(func, griffe.Function):
+            return ()
+        out: list[tuple[str, tuple[str, ...]]] = []
+        for callee, explicit in facts(func).get("forwards", ()):
+            target = self._forward_target(func, callee)
+            if target:
+                out.append((target, tuple(explicit)))
+        return tuple(out)
+
+    def _forward_target(self, func: griffe.Function, callee: str) -> str | None:
+        owner = func.parent
+        if callee.startswith("super()."):
+            if not isinstance(owner, griffe.Class) or callee != "super().__init__":
+                return None
+            mro = self.mro(owner.path)
+            for klass in mro[1:]:
+                if isinstance(klass, griffe.Class):
+                    return klass.path  # its constructor receives the keywords
+                if klass not in TRANSPARENT_BASES:
+                    return None
+            return None
+        head, _, rest = callee.partition(".")
+        scope = owner.parent if isinstance(owner, griffe.Class) else owner
+        try:
+            base = scope.resolve(head) if scope is not None else None
+        except Exception:  # noqa: BLE001 - a name Griffe cannot resolve: not followed
+            return None
+        if not base:
+            return None
+        target = f"{base}.{rest}" if rest else base
+        res = self.resolve(target)
+        if isinstance(res, Found) and res.symbol.kind in (SymbolKind.CLASS, SymbolKind.FUNCTION):
+            return res.symbol.path
+        return None
 
 
 class _ClassCtx:

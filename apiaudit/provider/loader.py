@@ -7,9 +7,9 @@ and never imports anything.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import logging
+import re
 from pathlib import Path
 from typing import Callable
 
@@ -90,10 +90,14 @@ class ModuleLoader:
             self._stubs[dotted] = griffe.Module(name, filepath=base / "__init__.py", parent=parent)
         return self._stubs[dotted]
 
-    def find_definitions(self, name: str, limit: int = 5) -> tuple[str, ...]:
-        """Where else does the provider define `name`? A cheap text scan, then a real parse."""
-        needles = (f"class {name}(", f"class {name}:", f"def {name}(", f"{name} = ", f"{name}: ")
-        found: list[str] = []
+    def definitions_table(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Every top-level name of the provider's modules -> the dotted names defining it, in one
+        pass (and `<module>LEAF` -> the modules whose last part is LEAF).
+
+        A line scan (column 0: `class X`, `def X`, `X =`, `X: T`), so it costs a read per file,
+        not a parse; every file read is recorded for cache validation.
+        """
+        table: dict[str, list[str]] = {}
         for pkg in sorted(self.packages):
             base = self.root / pkg
             files = sorted(base.rglob("*.py")) if base.is_dir() else []
@@ -102,32 +106,20 @@ class ModuleLoader:
                     data = path.read_bytes()
                 except OSError:
                     continue
-                text = data.decode("utf-8", errors="replace")
-                if not any(n in text for n in needles):
-                    continue
-                try:
-                    tree = ast.parse(text)
-                except SyntaxError:
-                    continue
-                if _defines_at_top(tree, name):
-                    if self.verify is not None:
-                        self.verify(self.relative(path), hashlib.sha256(data).hexdigest())
-                    rel = path.relative_to(self.root).with_suffix("")
-                    parts = list(rel.parts)
-                    if parts[-1] == "__init__":
-                        parts.pop()
-                    found.append(".".join(parts + [name]))
-                    if len(found) >= limit:
-                        return tuple(found)
-        return tuple(found)
+                digest = hashlib.sha256(data).hexdigest()
+                if self.verify is not None:
+                    self.verify(self.relative(path), digest)
+                self.touched.setdefault(self.relative(path), digest)
+                rel = path.relative_to(self.root).with_suffix("")
+                parts = list(rel.parts)
+                if parts[-1] == "__init__":
+                    parts.pop()
+                module = ".".join(parts)
+                table.setdefault(f"<module>{parts[-1]}", []).append(module)
+                found = (next(g for g in m.groups() if g) for m in _TOP_LEVEL.finditer(data.decode("utf-8", errors="replace")))
+                for name in dict.fromkeys(found):
+                    table.setdefault(name, []).append(module + "." + name)
+        return tuple(sorted((k, tuple(v)) for k, v in table.items()))
 
 
-def _defines_at_top(tree: ast.Module, name: str) -> bool:
-    for node in tree.body:
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-            return True
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-            return True
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
-            return True
-    return False
+_TOP_LEVEL = re.compile(r"^(?:class\s+(\w+)|(?:async\s+)?def\s+(\w+)|(\w+)\s*(?::[^=\n]+)?=(?!=))", re.M)

@@ -316,3 +316,15 @@ def first_release_registering(provider_name: str, architectures: tuple[str, ...]
             if registry.lookup(architecture):
                 return architecture, str(version)
     return None
+
+
+def _register_for_caches() -> None:
+    # Registry answers are memoised in the provider index cache.
+    import sys
+
+    from apiaudit import cachefmt
+
+    cachefmt.register_module(sys.modules[__name__])
+
+
+_register_for_caches()

@@ -47,8 +47,8 @@ def _detail_cell(f: Finding) -> RenderableType:
         rows.append(("provider", f.signature or f.provider_location or "", ""))
     elif f.callee:
         rows.append(("provider", f"{f.callee} (not found)", ""))
-    if f.conditional and f.guard:
-        rows.append(("only if", f.guard, "yellow"))
+    if f.conditional:
+        rows.append(("only if", f"{f.guard or 'an undecided guard'} (conditional: not counted by --fail-on without --strict)", "yellow"))
     if f.advice:
         rows.append(("fix", f.advice, "green"))
     message = Text(f.message, style="bold", overflow="fold")

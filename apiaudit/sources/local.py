@@ -7,6 +7,7 @@ from pathlib import Path
 
 from apiaudit.errors import InputError
 from apiaudit.sources.base import CodeTree
+from apiaudit.sources.version import detect_version
 
 # Folders that hold no code of the project itself (tool caches, virtual environments, VCS data).
 _SKIPPED_DIR_NAMES = frozenset({"__pycache__", "node_modules", "site-packages", "dist-packages"})
@@ -39,7 +40,8 @@ def resolve_path(spec: str) -> CodeTree:
         while (top.parent / "__init__.py").is_file() and top.parent != top:
             top = top.parent  # a subpackage: its modules are named from the top package down
         only = (path,) if top != path else ()
-        return CodeTree(name=top.name, version=None, root=top.parent, packages=(top.name,), kind="path", only=only)
+        version = detect_version(top.parent, (top.name,))
+        return CodeTree(name=top.name, version=version, root=top.parent, packages=(top.name,), kind="path", only=only)
 
     packages: list[str] = []
     scripts: list[Path] = []
@@ -55,7 +57,7 @@ def resolve_path(spec: str) -> CodeTree:
         raise InputError(f"no Python files under {spec}")
     return CodeTree(
         name=path.name,
-        version=None,
+        version=detect_version(path, tuple(packages)) if packages else None,
         root=path,
         packages=tuple(packages),
         scripts=tuple(sorted(scripts)),

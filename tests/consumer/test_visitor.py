@@ -122,3 +122,192 @@ def test_rpc_names_injections_and_method_bindings(tmp_path):
 def test_a_file_that_does_not_parse_is_reported_not_raised(tmp_path):
     f = files_of(tmp_path, h="def broken(:\n")["cons/h.py"]
     assert f.error and f.error_site.line == 1 and f.uses == ()
+
+
+VERSIONED = ConsumerOptions(
+    provider_packages=("prov",),
+    rpc_methods=(("collective_rpc", 0, "method"),),
+    injection_keywords=("worker_extension_cls", "worker_cls"),
+    provider_version="0.10.0",
+    provider_distribution="prov",
+    python_version=(3, 11, 0),
+)
+
+
+def versioned_files(tmp_path, options=VERSIONED, **sources):
+    pkg = tmp_path / "cons"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for name, text in sources.items():
+        (pkg / f"{name}.py").write_text(textwrap.dedent(text))
+    return {f.path: f for f in collect(resolve_path(str(pkg)), options)}
+
+
+GUARDED = """
+    import prov
+    from packaging.version import Version
+    from cons.flags import NEW, at_least
+    def f(x):
+        if Version(prov.__version__) >= Version("0.10"):
+            prov.new_api()
+        else:
+            prov.old_api()
+        if not NEW:
+            prov.old_flag()
+        if at_least("0.11"):
+            prov.newer()
+        if x:
+            prov.runtime()
+"""
+FLAGS = """
+    import prov
+    from packaging.version import Version
+    NEW = Version(prov.__version__) >= Version("0.10")
+    def at_least(v):
+        return Version(prov.__version__) >= Version(v)
+"""
+
+
+def test_a_dead_branch_emits_nothing_and_constants_and_helpers_fold_across_modules(tmp_path):
+    f = versioned_files(tmp_path, a=GUARDED, flags=FLAGS)["cons/a.py"]
+    names = {u.steps[0].name: u for u in f.uses if u.root.name == "prov" and u.steps}
+    assert "new_api" in names and "runtime" in names
+    assert not {"old_api", "old_flag", "newer"} & set(names)
+    assert not names["runtime"].live.conditional  # a test on run-time data is not a guard
+
+
+def test_an_unknown_provider_version_keeps_both_branches_conditional(tmp_path):
+    from dataclasses import replace
+
+    f = versioned_files(tmp_path, replace(VERSIONED, provider_version=None), a=GUARDED, flags=FLAGS)["cons/a.py"]
+    names = {u.steps[0].name: u for u in f.uses if u.root.name == "prov" and u.steps}
+    assert {"new_api", "old_api", "old_flag", "newer"} <= set(names)
+    assert names["old_api"].live.guard == "not (Version(prov.__version__) >= Version('0.10'))"
+    assert not names["runtime"].live.conditional
+
+
+def test_a_version_compared_as_text_is_noted_and_evaluated_as_python_does(tmp_path):
+    f = versioned_files(tmp_path, a="""
+        import prov
+        if prov.__version__ >= "0.9":
+            prov.never()
+        else:
+            prov.always()
+    """)["cons/a.py"]
+    assert [n.kind for n in f.notes] == ["version-compared-as-string"]
+    assert {u.steps[0].name for u in f.uses if u.steps} == {"always"}
+
+
+def test_import_fallbacks_become_conditions_the_checks_decide(tmp_path):
+    f = versioned_files(tmp_path, a="""
+        try:
+            from prov.new import thing
+        except ImportError:
+            from prov.old import thing
+        try:
+            from prov.fast import accel
+        except ModuleNotFoundError:
+            accel = None
+        thing()
+        accel.go()
+    """)["cons/a.py"]
+    handler = [i for i in f.imports if i.module == "prov.old"][0]
+    assert handler.live.conditions[0].kind.value == "import-fails" and handler.live.conditions[0].expect
+    body = [i for i in f.imports if i.module == "prov.fast"][0]
+    assert body.caught == "ModuleNotFoundError" and body.guarded
+    thing_uses = [u for u in f.uses if u.site.line == 10]
+    assert {u.root.name for u in thing_uses} == {"prov.new.thing", "prov.old.thing"}
+    failed = [u for u in f.uses if u.site.line == 11 and u.failed_import is not None]
+    assert failed and failed[0].failed_import.line == 7
+
+
+def test_dict_splats_bind_their_known_keys(tmp_path):
+    f = versioned_files(tmp_path, a="""
+        from prov import Args
+        def f(extra):
+            kw = {"a": 1}
+            kw["b"] = 2
+            kw.update(c=3)
+            kw.pop("a")
+            Args(**kw)
+            kw.update(extra)
+            Args(**kw)
+    """)["cons/a.py"]
+    shapes = [u.steps[-1].call for u in f.uses if u.steps and u.steps[-1].kind == "call"]
+    assert [sorted(a.name for a in s.keywords) for s in shapes] == [["b", "c"], ["b", "c"]]
+    assert [s.has_starstar for s in shapes] == [False, True]
+    assert all(a.via_splat for s in shapes for a in s.keywords)
+
+
+def test_injection_by_name_through_variables_and_dicts(tmp_path):
+    f = versioned_files(tmp_path, a="""
+        from prov import LLM
+        name = "cons.a.Ext"
+        opts = {"worker_cls": "cons.a.Other"}
+        LLM(worker_extension_cls=name, **opts)
+        class Ext: pass
+        class Other: pass
+    """)["cons/a.py"]
+    assert sorted((i.keyword, i.target) for i in f.injections) == [("worker_cls", "cons.a.Other"), ("worker_extension_cls", "cons.a.Ext")]
+
+
+def test_feature_guards_are_conditions_and_early_exits_narrow_the_rest(tmp_path):
+    f = versioned_files(tmp_path, a="""
+        import inspect
+        from prov import Engine
+        def f(e: Engine):
+            if not hasattr(e, "new"):
+                return e.old()
+            e.new()
+            if "p" in inspect.signature(Engine.run).parameters:
+                e.run(p=1)
+    """)["cons/a.py"]
+    by_line = {u.site.line: u for u in f.uses}
+    assert by_line[6].live.conditions[0].expect is False and by_line[6].live.conditions[0].name == "new"
+    assert by_line[7].live.conditions[0].expect is True  # the rest runs only where hasattr held
+    assert any(c.kind.value == "has-param" and c.name == "p" for c in by_line[9].live.conditions)
+
+
+def test_deep_valid_code_degrades_instead_of_crashing(tmp_path):
+    f = versioned_files(tmp_path, a="import prov\nx = " + " + ".join(["prov.a"] * 2500) + "\ny = prov." + ".".join(["b"] * 900) + "\nprov.c()\n")["cons/a.py"]
+    assert f.error is None
+    assert any(u.site.line == 4 for u in f.uses)
+
+
+def test_a_dict_that_escapes_forgets_its_keys(tmp_path):
+    f = versioned_files(tmp_path, a="""
+        from prov import Args
+        def f(fill):
+            kw = {"a": 1, "b": 2}
+            gone = kw.pop("a")
+            Args(**kw)
+            fill(kw)
+            Args(**kw)
+            other = {"c": 1}
+            alias = other
+            alias.pop("c")
+            Args(**other)
+    """)["cons/a.py"]
+    shapes = [u.steps[-1].call for u in f.uses if u.steps and u.steps[-1].kind == "call"]
+    assert [(sorted(a.name for a in s.keywords), s.has_starstar) for s in shapes] == [(["b"], False), ([], True), ([], True)]
+
+
+def test_version_text_methods_fold_on_the_audited_release(tmp_path):
+    source = """
+        import prov
+        if prov.__version__.startswith("0.10"):
+            prov.on_0_10()
+        if int(prov.__version__.split(".")[1]) < 10:
+            prov.before_0_10()
+        import pkg_resources
+        from importlib import metadata
+        if pkg_resources.get_distribution("prov").version != metadata.distribution("prov").version:
+            prov.never()
+    """
+    f = versioned_files(tmp_path, a=source)["cons/a.py"]
+    assert {u.steps[0].name for u in f.uses if u.steps} == {"on_0_10"}
+    from dataclasses import replace
+
+    (tmp_path / "u").mkdir()
+    unknown = versioned_files(tmp_path / "u", replace(VERSIONED, provider_version=None), a=source)["cons/a.py"]
+    assert {u.steps[0].name: u.live.conditional for u in unknown.uses if u.steps} == {"on_0_10": True, "before_0_10": True, "never": True}

@@ -53,7 +53,7 @@ def test_the_shipped_vllm_rules_load_and_validate() -> None:
         assert re.search(r"\b0\.\d+\.\d+\b", pattern.message)
     assert book.rule_infos().keys() == {p.id for p in book.patterns}
     assert [r.method for r in book.rpcs] == ["collective_rpc"] and book.rpcs[0].hosts
-    assert [i.keyword for i in book.injections] == ["worker_extension_cls"]
+    assert [i.keyword for i in book.injections] == ["worker_extension_cls", "worker_cls"]
 
 
 def test_the_vllm_rules_cover_the_drift_that_breaks_speculators_0_3_0() -> None:

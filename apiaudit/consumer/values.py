@@ -1,0 +1,177 @@
+"""What a consumer name or expression holds, as far as reading the source can tell.
+
+Values are small, frozen and hashable (they cross into the consumer cache). Two branches
+meet in `join`: the same value is kept, anything that differs becomes less precise, never
+more. Nothing here knows a provider; provider facts are decided later, by the checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Union
+
+from apiaudit.consumer.model import ImportRef, Root, Site, Step
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """Anything: every question about it stays unanswered (silence, never an error)."""
+
+
+UNKNOWN = Unknown()
+
+
+@dataclass(frozen=True)
+class Const:
+    """A literal (str, int, float, bool, None, or a tuple of those) or what folds from literals."""
+
+    value: object
+
+
+VersionForm = Literal["text", "version"]
+
+
+@dataclass(frozen=True)
+class ProviderVersion:
+    """The audited provider's version: as text (`NAME.__version__`) or parsed (`Version(...)`)."""
+
+    form: VersionForm
+
+
+@dataclass(frozen=True)
+class ParsedVersion:
+    """`Version("0.9")` of a literal: compares like packaging's Version."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class VersionPart:
+    """`Version(provider).release` / `.major` / `.minor` / `.micro` of the audited release."""
+
+    part: Literal["release", "major", "minor", "micro", "base_version"]
+
+
+@dataclass(frozen=True)
+class VersionMethod:
+    """A str method of the provider's version text (`NAME.__version__.startswith`), not yet called."""
+
+    method: Literal["startswith", "endswith", "split", "strip", "lower"]
+
+
+@dataclass(frozen=True)
+class ProviderDistribution:
+    """`importlib.metadata.distribution("NAME")` / `pkg_resources.get_distribution("NAME")` of the provider."""
+
+
+@dataclass(frozen=True)
+class VersionDerived:
+    """Something computed from the provider's version that the engine cannot fold (the version is unknown)."""
+
+
+@dataclass(frozen=True)
+class Chain:
+    """A provider object reached from `root` through `steps` (the checks resolve it)."""
+
+    root: Root
+    steps: tuple[Step, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConsumerRef:
+    """A consumer module, class or function, by dotted path."""
+
+    dotted: str
+
+
+@dataclass(frozen=True)
+class External:
+    """A name from neither side (stdlib, third party), by dotted path: `packaging.version.Version`."""
+
+    dotted: str
+
+
+@dataclass(frozen=True)
+class DictValue:
+    """A dict whose keys in `keys` are known present; `open` when unknown keys may be there too."""
+
+    keys: frozenset[str]
+    open: bool = False
+
+
+@dataclass(frozen=True)
+class Unbound:
+    """A name an `except` handler left unbound: using it is a NameError."""
+
+
+UNBOUND = Unbound()
+
+
+@dataclass(frozen=True)
+class ImportChoice:
+    """A name bound in `try: <imports>` and again (or not) in its `except` handler.
+
+    `ok` is the value when every import of `imports` works, `fallback` when one fails with
+    an exception `caught` catches. Attribute loads and calls distribute over both sides;
+    the checks decide which side runs on the audited release.
+    """
+
+    ok: "Value"
+    fallback: "Value"
+    imports: tuple[ImportRef, ...]
+    caught: str
+    origin: ImportRef  # the import that bound `ok` (named by import-failed-use)
+
+
+@dataclass(frozen=True)
+class Helper:
+    """A consumer function whose body is one `return <expr>`: a guard helper, folded at each call.
+
+    `env` holds the values of the names the expression reads, from the defining module.
+    """
+
+    dotted: str  # the function itself, like a ConsumerRef
+    params: tuple[str, ...]
+    defaults: tuple[tuple[str, "Value"], ...]
+    expr: str  # source of the returned expression
+    env: tuple[tuple[str, "Value"], ...]
+    type_guard: bool = False  # annotated -> TypeIs[X] / TypeGuard[X]
+    narrows_to: "Value | None" = None  # the X of TypeIs[X], as a value (a Chain to a class)
+
+
+Value = Union[Unknown, Const, ProviderVersion, ParsedVersion, VersionPart, VersionMethod, VersionDerived, ProviderDistribution, Chain, ConsumerRef, External, DictValue, Unbound, ImportChoice, Helper]
+
+
+def join(a: Value | None, b: Value | None) -> Value:
+    """What a name holds after two branches meet."""
+    if a == b and a is not None:
+        return a
+    if a is None or b is None:
+        return UNKNOWN
+    if isinstance(a, DictValue) and isinstance(b, DictValue):
+        return DictValue(a.keys & b.keys, a.open or b.open or a.keys != b.keys)
+    if isinstance(a, ImportChoice) and isinstance(b, ImportChoice) and a.imports == b.imports:
+        return ImportChoice(join(a.ok, b.ok), join(a.fallback, b.fallback), a.imports, a.caught, a.origin)
+    if isinstance(a, Chain) and isinstance(b, Chain) and a.root == b.root and _unchecked(a.steps) == _unchecked(b.steps):
+        return a
+    return UNKNOWN
+
+
+def _unchecked(steps: tuple[Step, ...]) -> tuple:
+    return tuple((s.kind, s.name) for s in steps)
+
+
+def site_key(site: Site) -> tuple[int, int]:
+    return (site.line, site.column)
+
+
+# Module exports (constants, guard helpers) are cached with each file's import bindings.
+def _register_for_caches() -> None:
+    import sys
+
+    from apiaudit import cachefmt
+
+    cachefmt.register_module(sys.modules[__name__])
+
+
+_register_for_caches()

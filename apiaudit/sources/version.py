@@ -1,0 +1,106 @@
+"""The version of code given as a path, read from what lies beside it (never imported).
+
+In order: a `*.dist-info` of the package next to it (an installed copy), a `pyproject.toml`
+above it with a literal `[project] version`, then a `__version__ = "..."` / `version = "..."`
+literal in the package's `__init__.py`, `version.py` or `_version.py`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib  # type: ignore[no-redef]
+
+_NAME = re.compile(r"[-_.]+")
+
+
+def _normal(name: str) -> str:
+    return _NAME.sub("_", name).lower()
+
+
+def detect_version(root: Path, packages: tuple[str, ...]) -> str | None:
+    """The version of the packages under `root`, or None when nothing beside them says."""
+    for finder in (_from_dist_info, _from_pyproject, _from_literal):
+        found = finder(root, packages)
+        if found:
+            return found
+    return None
+
+
+def _from_dist_info(root: Path, packages: tuple[str, ...]) -> str | None:
+    wanted = {_normal(p) for p in packages}
+    try:
+        candidates = sorted(root.glob("*.dist-info"))
+    except OSError:
+        return None
+    for info in candidates:
+        name, _, version = info.name[: -len(".dist-info")].partition("-")
+        top = set()
+        try:
+            top = {_normal(line.strip()) for line in (info / "top_level.txt").read_text("utf-8").splitlines() if line.strip()}
+        except OSError:
+            pass
+        if _normal(name) in wanted or top & wanted:
+            meta = _metadata_version(info / "METADATA")
+            return meta or version or None
+    return None
+
+
+def _metadata_version(path: Path) -> str | None:
+    try:
+        for line in path.read_text("utf-8", errors="replace").splitlines():
+            if line.startswith("Version:"):
+                return line.split(":", 1)[1].strip() or None
+            if not line.strip():
+                break
+    except OSError:
+        return None
+    return None
+
+
+def _from_pyproject(root: Path, packages: tuple[str, ...]) -> str | None:
+    wanted = {_normal(p) for p in packages}
+    for base in (root, root.parent):
+        path = base / "pyproject.toml"
+        try:
+            data = tomllib.loads(path.read_text("utf-8"))
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+            continue
+        project = data.get("project") if isinstance(data, dict) else None
+        if not isinstance(project, dict):
+            continue
+        version = project.get("version")
+        name = project.get("name")
+        if isinstance(version, str) and isinstance(name, str) and _normal(name) in wanted:
+            return version
+    return None
+
+
+def _from_literal(root: Path, packages: tuple[str, ...]) -> str | None:
+    for package in packages:
+        base = root / package
+        for candidate in (base / "__init__.py", base / "version.py", base / "_version.py", root / f"{package}.py"):
+            found = _literal_version(candidate)
+            if found:
+                return found
+    return None
+
+
+def _literal_version(path: Path) -> str | None:
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError, RecursionError):
+        return None
+    for stmt in tree.body:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+        value = getattr(stmt, "value", None)
+        if any(isinstance(t, ast.Name) and t.id in ("__version__", "version", "VERSION") for t in targets):
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                return value.value
+    return None

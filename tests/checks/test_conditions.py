@@ -1,0 +1,61 @@
+"""Symbolic guards decided against a real (fixture) provider index, as Python would at import/run time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from apiaudit.checks.conditions import decide, import_fails, verdict
+from apiaudit.checks.context import CheckContext, HostRules
+from apiaudit.consumer.model import Condition, ConditionKind, ImportRef, Liveness, Root, Step
+from apiaudit.provider.index import ProviderIndex
+
+PROVIDERS = Path(__file__).resolve().parents[2] / "fixtures" / "providers"
+
+
+def ctx_for(version: str) -> CheckContext:
+    index = ProviderIndex(PROVIDERS / f"shim_{version}", ("shim",))
+    return CheckContext("c", index, (), HostRules())
+
+
+@pytest.mark.parametrize(
+    ("refs", "caught", "v1", "v2"),
+    [
+        ((ImportRef("shim.new_place", "helper"),), "ImportError", True, False),  # a missing module
+        ((ImportRef("shim.utils", "get_hash"),), "ImportError", False, True),  # a missing name
+        # ModuleNotFoundError does not catch a missing name: the handler does not run
+        ((ImportRef("shim.utils", "get_hash"),), "ModuleNotFoundError", False, False),
+        ((ImportRef("shim.fast", None),), "ModuleNotFoundError", True, False),
+    ],
+)
+def test_import_failures_respect_the_exception_type(refs, caught, v1, v2):
+    assert import_fails(ctx_for("v1"), refs, caught) is v1
+    assert import_fails(ctx_for("v2"), refs, caught) is v2
+
+
+def _instance(cls: str):
+    steps = tuple(Step("attr", name=p, check=False) for p in cls.split(".")[1:]) + (Step("instance", check=False),)
+    return (Root("symbol", cls.split(".")[0]), steps)
+
+
+def test_feature_conditions_read_the_release():
+    engine = _instance("shim.engine.Engine")
+    has_new = Condition(ConditionKind.HAS_ATTR, True, "hasattr(e, 'new_method')", target=engine, name="new_method")
+    assert decide(ctx_for("v2"), has_new) is False and decide(ctx_for("v3"), has_new) is True
+    generate = (Root("symbol", "shim"), (Step("attr", name="engine", check=False), Step("attr", name="Engine", check=False), Step("attr", name="generate", check=False)))
+    has_param = Condition(ConditionKind.HAS_PARAM, True, "'progress' in ...", target=generate, name="progress")
+    assert decide(ctx_for("v1"), has_param) is False and decide(ctx_for("v2"), has_param) is True
+    is_async = Condition(ConditionKind.IS_INSTANCE, True, "isinstance(e, AsyncEngine)", target=engine, name="shim.engine.AsyncEngine")
+    assert decide(ctx_for("v1"), is_async) is False
+    layer = Condition(ConditionKind.HAS_ATTR, True, "hasattr(l, 'fused')", target=_instance("shim.layers.Layer"), name="fused")
+    assert decide(ctx_for("v1"), layer) is None  # torch.nn.Module lies outside the provider
+
+
+def test_a_false_condition_is_dead_and_an_undecided_one_is_conditional():
+    ctx = ctx_for("v2")
+    dead = Liveness((Condition(ConditionKind.IMPORT_FAILS, True, "x fails", imports=(ImportRef("shim.fast", None),)),))
+    assert verdict(ctx, dead).dead
+    layer = Condition(ConditionKind.HAS_ATTR, True, "hasattr(l, 'fused')", target=_instance("shim.layers.Layer"), name="fused")
+    assert verdict(ctx, Liveness((layer,))).guard == "hasattr(l, 'fused')"
+    assert verdict(ctx, Liveness(undecided=("v >= 1",))).guard == "v >= 1"

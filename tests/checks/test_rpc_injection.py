@@ -1,0 +1,60 @@
+"""String RPCs meet injected classes: named by a string, resolved or not."""
+
+from __future__ import annotations
+
+import textwrap
+
+from apiaudit.audit import scan
+
+RULES = """
+[provider]
+name = "tinyprov"
+
+[[rpc]]
+method = "collective_rpc"
+name_arg = 0
+hosts = ["tinyprov.Worker"]
+
+[[injection]]
+keyword = "worker_cls"
+hosts = ["tinyprov.Worker"]
+"""
+
+
+def _scan(tmp_path, consumer: str):
+    prov = tmp_path / "prov" / "tinyprov"
+    prov.mkdir(parents=True)
+    (prov / "__init__.py").write_text("class Worker:\n    def run(self):\n        pass\n\nclass LLM:\n    def __init__(self, **kw):\n        pass\n    def collective_rpc(self, name):\n        pass\n")
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "tinyprov.toml").write_text(RULES)
+    cons = tmp_path / "cons"
+    cons.mkdir()
+    (cons / "__init__.py").write_text("")
+    (cons / "job.py").write_text(textwrap.dedent(consumer))
+    report = scan([str(cons)], str(prov), rules_dirs=[rules], use_index_cache=False)
+    return sorted((f.rule, f.line) for f in report.findings)
+
+
+def test_a_class_named_by_a_string_through_a_variable_receives_the_rpcs(tmp_path):
+    assert _scan(tmp_path, """
+        from tinyprov import LLM
+        class Mine:
+            def extra(self):
+                pass
+        cls_name = "cons.job.Mine"
+        llm = LLM(worker_cls=cls_name)
+        llm.collective_rpc("extra")
+        llm.collective_rpc("run")
+        llm.collective_rpc("nowhere")
+    """) == [("rpc-missing", 10)]
+
+
+def test_an_injected_class_that_cannot_be_resolved_makes_unknown_rpcs_cannot_judge(tmp_path):
+    assert _scan(tmp_path, """
+        import os
+        from tinyprov import LLM
+        llm = LLM(worker_cls=os.environ["WORKER"])
+        llm.collective_rpc("nowhere")
+        llm2 = LLM(worker_cls="other_pkg.Worker")
+    """) == [("cannot-judge", 5)]

@@ -1,0 +1,42 @@
+"""Three-valued guards: folding versions as Python compares them, and and/or/not of decisions."""
+
+import ast
+
+from apiaudit.consumer import guards as g
+from apiaudit.consumer.model import Condition, ConditionKind
+from apiaudit.consumer.values import Const, ParsedVersion, ProviderVersion, VersionPart
+
+FOLDER = g.Folder("0.10.0", (3, 11, 0))
+
+
+def cmp(left, op, right):
+    return g.compare(FOLDER, left, op, right)
+
+
+def test_parsed_versions_compare_as_versions():
+    assert cmp(ProviderVersion("version"), ast.GtE(), ParsedVersion("0.9")) == (True, True, False)
+    assert cmp(VersionPart("release"), ast.GtE(), Const((0, 10))) == (True, True, False)
+
+
+def test_text_compares_as_python_compares_strings_and_says_so():
+    known, result, as_text = cmp(ProviderVersion("text"), ast.GtE(), Const("0.9"))
+    assert known and result is False and as_text  # "0.10.0" >= "0.9" is False in Python
+    assert cmp(ProviderVersion("text"), ast.Eq(), Const("0.10.0")) == (True, True, False)  # equality is fine as text
+
+
+def test_an_unknown_provider_version_decides_nothing():
+    folder = g.Folder(None, (3, 11, 0))
+    assert g.compare(folder, ProviderVersion("version"), ast.GtE(), ParsedVersion("0.9"))[0] is False
+    assert g.compare(folder, Const((3, 11, 0)), ast.GtE(), Const((3, 8)))[:2] == (True, True)
+
+
+def test_and_or_not_of_decided_and_symbolic_tests():
+    cond = Condition(ConditionKind.HAS_ATTR, True, "hasattr(x, 'm')", name="m")
+    sym = g.symbolic(cond)
+    both = g.conjoin(g.TRUE, sym, "t")
+    assert both.if_true.conditions == (cond,) and both.if_false.conditions[0].expect is False
+    assert g.conjoin(g.FALSE, sym, "t").if_true.dead
+    assert g.disjoin(g.TRUE, sym, "t").if_false.dead
+    assert g.negate(g.TRUE) == g.FALSE
+    # A disjunction of two symbolic tests on one side cannot be written as conditions: undecided.
+    assert g.conjoin(sym, sym, "a and b").if_false.undecided == "not (a and b)"

@@ -1,0 +1,68 @@
+"""The index records where **kwargs go and where names are defined; a warm scan answers both from its cache."""
+
+from __future__ import annotations
+
+import textwrap
+
+import griffe
+
+from apiaudit.audit import scan
+from apiaudit.provider.index import ProviderIndex
+from apiaudit.provider.loader import ModuleLoader
+
+
+def _provider(tmp_path):
+    prov = tmp_path / "prov" / "tinyprov"
+    prov.mkdir(parents=True)
+    (prov / "__init__.py").write_text("")
+    (prov / "args.py").write_text("class Args:\n    def __init__(self, a=0):\n        pass\n")
+    (prov / "mid.py").write_text(textwrap.dedent("""
+        from tinyprov.args import Args
+        def build(x, **kwargs):
+            return Args(**kwargs)
+        class Holder:
+            def __init__(self, *args, **kwargs):
+                self.args = Args(*args, **kwargs)
+        class Child(Holder):
+            def __init__(self, name, **kwargs):
+                super().__init__(**kwargs)
+    """))
+    (prov / "net.py").write_text("def get_ip():\n    return 1\n")
+    return prov
+
+
+def test_forwarding_targets_resolve_through_names_and_super(tmp_path):
+    prov = _provider(tmp_path)
+    index = ProviderIndex(prov.parent, ("tinyprov",))
+    assert index.forwards("tinyprov.mid.build") == (("tinyprov.args.Args", ()),)
+    assert index.forwards("tinyprov.mid.Holder") == (("tinyprov.args.Args", ()),)
+    assert index.forwards("tinyprov.mid.Child") == (("tinyprov.mid.Holder", ()),)
+    assert index.find_definitions("get_ip") == ("tinyprov.net.get_ip",)
+    assert index.find_modules("net") == ("tinyprov.net",)
+
+
+def test_warm_scan_reports_forwarded_keywords_and_moves_without_reading_the_provider(tmp_path, monkeypatch):
+    prov = _provider(tmp_path)
+    cons = tmp_path / "cons"
+    cons.mkdir()
+    (cons / "job.py").write_text(textwrap.dedent("""
+        from tinyprov.mid import Child, build
+        from tinyprov import get_ip
+        Child("n", a=1, b=2)
+        build(1, c=3)
+    """))
+    cache = tmp_path / "cache"
+    cold = scan([str(cons)], str(prov), cache_dir=cache)
+    got = sorted((f.rule, f.param, f.detail("rejected_by") or f.detail("moved_to")) for f in cold.findings)
+    assert got == [
+        ("import-missing", None, "tinyprov.net"),
+        ("unexpected-keyword", "b", "tinyprov.args.Args"),
+        ("unexpected-keyword", "c", "tinyprov.args.Args"),
+    ]
+
+    def nothing(*args, **kwargs):
+        raise AssertionError("a warm scan must not read the provider")
+
+    monkeypatch.setattr(griffe, "visit", nothing)
+    monkeypatch.setattr(ModuleLoader, "definitions_table", nothing)
+    assert scan([str(cons)], str(prov), cache_dir=cache).findings == cold.findings
