@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import warnings
 import sys
 from dataclasses import astuple, replace
 from pathlib import Path
@@ -22,6 +23,14 @@ from apiaudit.sources.cache import content_verifier
 cachefmt.register_module(model)
 
 
+def parse_quietly(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
+    """`ast.parse` without the compiler's warnings about the audited code (invalid escape
+    sequences and the like): they are the consumer's business, not lines of our output."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source, filename=filename)
+
+
 def module_name(tree: CodeTree, path: Path) -> tuple[str, bool]:
     """Dotted module name of a file under the tree's root, and whether it is a package __init__."""
     rel = path.relative_to(tree.root).with_suffix("")
@@ -37,7 +46,7 @@ def collect_file(tree: CodeTree, path: Path, options: ConsumerOptions, syntax: a
     module, is_package = module_name(tree, path)
     try:
         source = path.read_bytes().decode("utf-8", errors="replace")
-        syntax = syntax or ast.parse(source, filename=rel)
+        syntax = syntax or parse_quietly(source, rel)
     except SyntaxError as exc:
         # SyntaxError.offset is 1-based and already counts characters.
         return ConsumerFile(
@@ -112,7 +121,7 @@ def _module_bindings(tree: CodeTree, path: Path, trees: dict[Path, ast.Module], 
     (folded on the audited release); its parsed tree is kept for the visitor."""
     try:
         data = path.read_bytes()
-        syntax = ast.parse(data)
+        syntax = parse_quietly(data)
     except (SyntaxError, ValueError, OSError, RecursionError):
         return {}, {}
     trees[path] = syntax
