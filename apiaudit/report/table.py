@@ -24,6 +24,8 @@ from apiaudit.report.base import (
 
 # Below this width severity and rule move into the finding cell, leaving it room to read.
 NARROW_WIDTH = 90
+# The four-column layout only when the finding column keeps at least this much room.
+FINDING_MIN_WIDTH = 72
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 _LABEL_STYLE = "dim"
 
@@ -69,16 +71,17 @@ def _severity_text(f: Finding) -> Text:
 def _file_table(findings: list[Finding], width: int) -> Table:
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True, width=width)
     table.add_column("line:col", no_wrap=True, justify="right")
-    if width >= NARROW_WIDTH:
+    # A rule id is a name to search for: never folded mid-word.
+    rule_width = max(len(f.rule) for f in findings)
+    wide = width >= NARROW_WIDTH and width - (rule_width + len("line:col") + len("severity") + 6) >= FINDING_MIN_WIDTH
+    if wide:
         table.add_column("severity", no_wrap=True)
-        # A rule id is a name to search for: never folded mid-word, at most a third of the width.
-        rule_width = min(max(len(f.rule) for f in findings), width // 3)
-        table.add_column("rule", no_wrap=True, overflow="ellipsis", min_width=rule_width, max_width=rule_width)
+        table.add_column("rule", no_wrap=True, min_width=rule_width, max_width=rule_width)
     # fold, not ellipsis: a long identifier must wrap inside the cell, never vanish.
     table.add_column("finding", overflow="fold", ratio=1)
     for f in findings:
         position = _position(f) + ("\n(if)" if f.conditional else "")
-        if width >= NARROW_WIDTH:
+        if wide:
             table.add_row(position, _severity_text(f), Text(f.rule), _detail_cell(f))
         else:
             # Too narrow for four columns: severity and rule head the finding cell instead.
