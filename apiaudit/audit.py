@@ -70,6 +70,25 @@ def scan(
     rules_dirs = list(rules_dirs) or list(settings.rules)
     cache_dir = cache_dir or settings.cache_dir
     offline = settings.offline if offline is None else offline
+    if provider is None and consumers:
+        # Job scripts call the library the rules name as the provider's consumer (speculators),
+        # not the provider itself: without --provider they are checked against that library,
+        # exactly as `preflight` checks them, and everything else against the rules' provider.
+        from apiaudit.gate.gate import default_script_provider, is_job_script_spec, merge_reports
+
+        scripts = [c for c in consumers if is_job_script_spec(c)]
+        if scripts:
+            others = [c for c in consumers if c not in scripts]
+            layers = [(scripts, default_script_provider(rules_dirs))] + ([(others, None)] if others else [])
+            reports = [
+                scan(
+                    layer_consumers, layer_provider, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress,
+                    use_index_cache=use_index_cache, settings=settings, use_baseline=use_baseline, against=against,
+                    offline=offline, model=model, provider_version=provider_version, python_version=python_version,
+                )  # fmt: skip
+                for layer_consumers, layer_provider in layers
+            ]
+            return reports[0] if len(reports) == 1 else merge_reports(reports)
     if against is not None:
         from apiaudit.policy.delta import upgrade_delta
 

@@ -55,3 +55,13 @@ def test_nothing_to_check_is_bad_input_not_green(tmp_path):
     lone.write_text("import json\nprint(json.dumps({}))\n")
     with pytest.raises(InputError, match="never uses eng"):
         scan([str(lone)], str(provider), cache_dir=tmp_path / "cache")
+
+
+@pytest.mark.runner
+def test_job_scripts_without_provider_go_against_the_library_they_call(tmp_path):
+    # As `preflight` does: a job script is checked against the rules' default consumer
+    # (speculators), not against the provider the rules describe (vLLM).
+    pytest.importorskip("speculators")
+    job = Path(__file__).resolve().parent.parent / "fixtures" / "runner" / "jobs" / "current_job.py"
+    report = scan([str(job)], None, cache_dir=tmp_path / "cache")
+    assert report.provider.name == "speculators"
