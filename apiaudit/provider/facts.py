@@ -49,6 +49,8 @@ class FactsExtension(griffe.Extension):
         }
 
     def on_function_instance(self, *, node: ast.AST, func: griffe.Function, **kwargs: Any) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and only_raises_not_implemented(node):
+            func.extra.setdefault(KEY, {})["not_implemented"] = True
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.decorator_list:
             return
         names: set[str] = set()
@@ -59,7 +61,7 @@ class FactsExtension(griffe.Extension):
             elif isinstance(sub, ast.keyword) and sub.arg == "extra":
                 if isinstance(sub.value, ast.Constant) and isinstance(sub.value.value, str):
                     extra_literals.add(sub.value.value)
-        func.extra[KEY] = {"body_names": sorted(names), "extra_literals": sorted(extra_literals)}
+        func.extra.setdefault(KEY, {}).update({"body_names": sorted(names), "extra_literals": sorted(extra_literals)})
 
     def on_module_instance(self, *, node: ast.AST, mod: griffe.Module, **kwargs: Any) -> None:
         if not isinstance(node, ast.Module):
@@ -67,6 +69,9 @@ class FactsExtension(griffe.Extension):
         typing_only = _typing_only_names(node.body)
         if typing_only:
             mod.extra.setdefault(KEY, {})["typing_only"] = sorted(typing_only)
+        dynamic = dynamic_namespace(node)
+        if dynamic:
+            mod.extra.setdefault(KEY, {})["dynamic_namespace"] = dynamic
         getattr_defs = [n for n in _top_level(node.body) if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"]
         if not getattr_defs:
             return
@@ -83,6 +88,54 @@ class FactsExtension(griffe.Extension):
                             lazy[k.value] = v.value
         closed = all(_only_serves_map(g) for g in getattr_defs)
         mod.extra.setdefault(KEY, {}).update({"has_getattr": True, "lazy_map": lazy, "lazy_map_closed": closed})
+
+
+def dynamic_namespace(module: ast.Module) -> str | None:
+    """How the module binds names no static reader sees, if it does: the first such statement.
+
+    `globals()[k] = v`, `globals().update(...)`, `vars()[k] = v`, `setattr(sys.modules[...], ...)`
+    and `sys.modules[k] = v` shims, anywhere in the module (a helper called at import time counts).
+    """
+    for sub in ast.walk(module):
+        targets: list[ast.AST] = []
+        if isinstance(sub, ast.Assign):
+            targets = list(sub.targets)
+        elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
+            targets = [sub.target]
+        for target in targets:
+            if isinstance(target, ast.Subscript) and (_is_namespace_call(target.value) or _is_sys_modules(target.value)):
+                return f"line {sub.lineno}: {ast.unparse(target)} = ..."
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
+            if sub.func.attr in ("update", "setdefault", "__setitem__") and (
+                _is_namespace_call(sub.func.value) or _is_sys_modules(sub.func.value)
+            ):
+                return f"line {sub.lineno}: {ast.unparse(sub.func)}(...)"
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr" and sub.args:
+            first = sub.args[0]
+            if isinstance(first, ast.Subscript) and _is_sys_modules(first.value):
+                return f"line {sub.lineno}: setattr({ast.unparse(first)}, ...)"
+    return None
+
+
+def _is_namespace_call(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("globals", "vars", "locals") and (
+        node.func.id != "vars" or not node.args
+    ) and node.func.id != "locals"
+
+
+def _is_sys_modules(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "modules" and isinstance(node.value, ast.Name) and node.value.id == "sys"
+
+
+def only_raises_not_implemented(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A placeholder: the body (after a docstring) is a single `raise NotImplementedError...`."""
+    body = list(func.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
 
 
 def _top_level(body: list[ast.stmt]):

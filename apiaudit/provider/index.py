@@ -13,8 +13,8 @@ import griffe
 
 from apiaudit.provider import expressions as ex
 from apiaudit.provider import shapes
-from apiaudit.provider.facts import facts
-from apiaudit.provider.loader import ModuleLoader
+from apiaudit.provider.facts import dynamic_namespace, facts
+from apiaudit.provider.loader import ModuleLoader, defines_name
 from apiaudit.provider.model import (
     CallInfo,
     Found,
@@ -112,6 +112,9 @@ class ProviderIndex:
         seen = seen + (dotted,)
         if not self.loader.owns(dotted):
             return Found(Symbol(dotted, SymbolKind.EXTERNAL))
+        compiled = self._compiled_resolution(dotted)
+        if compiled is not None:
+            return compiled
         parts = dotted.split(".")
         # The longest prefix that is a module file; the rest are members.
         for i in range(len(parts), 0, -1):
@@ -200,13 +203,48 @@ class ProviderIndex:
             return unknown
         if module_facts.get("has_getattr") and not module_facts.get("lazy_map_closed"):
             return Unknown(f"{module.path}.{name}", f"{module.path} defines a module __getattr__")
-        return Missing(f"{module.path}.{name}", owner)
+        return self._undeclared_module_member(module, name) or Missing(f"{module.path}.{name}", owner)
+
+    # ------------------------------------------- what static reading cannot see
+    def _compiled_resolution(self, dotted: str) -> Resolution | None:
+        """Names on a compiled extension module (stub or not) are Unknown; the module itself exists."""
+        compiled_at = self.loader.compiled_prefix(dotted)
+        if compiled_at is None:
+            return None
+        if compiled_at != dotted:
+            return Unknown(dotted, f"{compiled_at} is a compiled extension module: what it defines cannot be read")
+        if self.loader.module_file(dotted) is None:
+            return Found(Symbol(dotted, SymbolKind.MODULE))
+        return None  # its stub, read as the module's interface
+
+    def _undeclared_module_member(self, module: griffe.Module, name: str) -> Unknown | None:
+        """A name the module may bind where a static reader cannot see it: Unknown, not Missing."""
+        path = f"{module.path}.{name}"
+        dynamic = facts(module).get("dynamic_namespace")
+        if dynamic:
+            return Unknown(path, f"{module.path} binds names at run time ({dynamic})")
+        runtime = self.loader.runtime_file(module.path)
+        if runtime is not None:
+            if defines_name(runtime, name):
+                return Unknown(path, f"{module.path}'s stub does not declare {name}, but its .py binds it")
+            if _runtime_dynamic(runtime):
+                return Unknown(path, f"{module.path}'s .py binds names at run time")
+        return None
+
+    def _undeclared_class_member(self, class_path: str, name: str) -> Unknown | None:
+        """A class read from a stub whose .py runs instead: a member the stub omits may exist."""
+        for klass in self.mro(class_path):
+            if isinstance(klass, griffe.Class) and self.loader.runtime_file(klass.module.path) is not None:
+                return Unknown(f"{class_path}.{name}", f"{klass.path} is read from a stub; its .py may define {name}")
+        return None
 
     def module_exists(self, dotted: str) -> bool:
         """Is there a module file (or namespace directory) to import? `import a.b` never asks a.__getattr__."""
         return self._cached(
             ("module-exists", dotted),
-            lambda: self.loader.module_file(dotted) is not None or self.loader.is_package_dir(dotted),
+            lambda: self.loader.module_file(dotted) is not None
+            or self.loader.is_package_dir(dotted)
+            or self.loader.compiled_prefix(dotted) is not None,
         )
 
     # ------------------------------------------------------------------ MRO
@@ -270,7 +308,7 @@ class ProviderIndex:
         unknown = self.mro_unknowns(class_path)
         if unknown:
             return Unknown(f"{class_path}.{name}", f"base {unknown[0]} lies outside the provider")
-        return Missing(f"{class_path}.{name}", owner_sym)
+        return self._undeclared_class_member(class_path, name) or Missing(f"{class_path}.{name}", owner_sym)
 
     # ---------------------------------------------------------------- calls
     def call(self, path: str, *, via: str) -> CallInfo:
@@ -291,19 +329,51 @@ class ProviderIndex:
         if sym.kind is SymbolKind.FUNCTION and isinstance(obj, griffe.Function):
             return self._function_call(sym, obj, via)
         if sym.kind is SymbolKind.ATTRIBUTE and isinstance(obj, griffe.Attribute):
+            made = self._made_by_call(sym, obj)
+            if made is not None:
+                return made
             # `Alias = SomeClass` at module or class level: follow the assigned name.
             target = ex.canonical(obj.value) if obj.value is not None and "property" not in obj.labels else None
             if target and target != sym.path:
-                return self.call(target, via="module")
+                slot = self._method_slot(sym, obj, target, via)
+                return slot if slot is not None else self.call(target, via="module")
         return CallInfo(sym, (), unknown=f"{sym.path} is not a function or class the index can bind")
 
-    def _function_call(self, sym: Symbol, func: griffe.Function, via: str) -> CallInfo:
-        drop = _drops_first(func, via)
+    def _made_by_call(self, sym: Symbol, obj: griffe.Attribute) -> CallInfo | None:
+        """`name = factory(...)`: what the call returns is not the factory, so its signature is unknown."""
+        if not isinstance(obj.value, griffe.ExprCall):
+            return None
+        factory = ex.canonical(obj.value.function) or str(obj.value.function)
+        return CallInfo(sym, (), unknown=f"{sym.name} is made by calling {factory}(...): its signature is not written down")
+
+    def _method_slot(self, sym: Symbol, obj: griffe.Attribute, target: str, via: str) -> CallInfo | None:
+        """`forward = _forward_unimplemented` in a class body: the function becomes a method.
+
+        Bound like one (self dropped through an instance); a placeholder that only raises
+        NotImplementedError is a slot subclasses fill, so its own signature proves nothing.
+        """
+        if not isinstance(obj.parent, griffe.Class):
+            return None
+        func = self.object_at(target)
+        if not isinstance(func, griffe.Function):
+            return None
+        if facts(func).get("not_implemented"):
+            return CallInfo(sym, (), unknown=f"{sym.path} is a placeholder ({func.name} raises NotImplementedError): subclasses override it")
+        if isinstance(func.parent, griffe.Class):
+            return None  # `alias = other_method`: already bound as a method
+        target_sym = self._symbol(func)
+        drop = via == "instance" and "staticmethod" not in func.labels
+        return self._function_call(target_sym, func, via, drop_first=drop)
+
+    def _function_call(self, sym: Symbol, func: griffe.Function, via: str, drop_first: bool | None = None) -> CallInfo:
+        drop = _drops_first(func, via) if drop_first is None else drop_first
         impl = self._signature(func, drop)
         overloads = tuple(self._signature(o, drop, origin="@overload") for o in (func.overloads or []))
         returns = self.annotation_class(func.returns, func)
         if overloads:
-            return CallInfo(sym, overloads, fallback=impl, returns=returns)
+            # Declared only through @overload (a stub): the overloads are all there is to bind.
+            fallback = None if facts(func).get("overloads_only") else impl
+            return CallInfo(sym, overloads, fallback=fallback, returns=returns)
         return CallInfo(sym, (impl,), returns=returns)
 
     def _signature(self, func: griffe.Function, drop_first: bool, origin: str | None = None) -> Signature:
@@ -430,6 +500,15 @@ def _drops_first(func: griffe.Function, via: str) -> bool:
     if func.name == "__new__":
         return True
     return via == "instance"
+
+
+def _runtime_dynamic(path: Path) -> bool:
+    import ast
+
+    try:
+        return dynamic_namespace(ast.parse(path.read_text("utf-8", errors="replace"))) is not None
+    except (SyntaxError, ValueError, RecursionError, OSError):
+        return True
 
 
 def _lazy_target(module: griffe.Module, spec: str) -> str | None:

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import griffe
 
-from apiaudit.provider.facts import FactsExtension
+from apiaudit.provider import compiled
+from apiaudit.provider.facts import KEY, FactsExtension
 
 # Griffe warns about things it cannot follow in third-party code; that is our job to report.
 logging.getLogger("griffe").setLevel(logging.ERROR)
@@ -31,6 +32,27 @@ class ModuleLoader:
         self.touched: dict[str, str] = {}  # relative file -> sha256, for cache validation
         self.parse_failures: dict[str, str] = {}
         self._stubs: dict[str, griffe.Module] = {}
+        self._compiled: frozenset[str] | None = None
+
+    # ------------------------------------------------ compiled modules and stubs
+    @property
+    def compiled(self) -> frozenset[str]:
+        """Extension modules of the provider (read once from the file tree and RECORDs)."""
+        if self._compiled is None:
+            self._compiled = compiled.compiled_modules(self.root, tuple(self.packages))
+        return self._compiled
+
+    def compiled_prefix(self, dotted: str) -> str | None:
+        """The extension module `dotted` is or lies in (a stub package beside it counts)."""
+        return compiled.compiled_prefix(dotted, self.compiled)
+
+    def runtime_file(self, dotted: str) -> Path | None:
+        """The `.py` that runs when `dotted`'s interface is a `.pyi` stub beside it; else None."""
+        path = self.module_file(dotted)
+        if path is None or path.suffix != ".pyi":
+            return None
+        runtime = path.with_suffix(".py")
+        return runtime if runtime.is_file() else None
 
     def owns(self, dotted: str) -> bool:
         return dotted.split(".", 1)[0] in self.packages
@@ -71,6 +93,8 @@ class ModuleLoader:
                 # A provider file we cannot parse: treat as unknown, never crash.
                 self.parse_failures[dotted] = str(exc)
                 module = None
+            if module is not None:
+                declare_overload_only(module)
         self._modules[dotted] = module
         return module
 
@@ -110,6 +134,49 @@ class ModuleLoader:
                     if len(found) >= limit:
                         return tuple(found)
         return tuple(found)
+
+
+def declare_overload_only(obj: griffe.Module | griffe.Class) -> None:
+    """A function declared only through `@overload` (a stub's usual form) defines the name.
+
+    Griffe keeps such overloads on the parent's `overloads` map and no member; give each one a
+    member whose `overloads` are the declarations, marked so binding uses no runtime fallback.
+    """
+    for name, overloads in list(obj.overloads.items()):
+        if not overloads or name in obj.members:
+            continue
+        first, last = overloads[0], overloads[-1]
+        func = griffe.Function(
+            name,
+            lineno=first.lineno,
+            endlineno=last.endlineno,
+            parameters=first.parameters,
+            returns=first.returns,
+            decorators=[d for d in first.decorators if "overload" not in str(d.value)],
+        )
+        func.labels |= {label for label in first.labels if label in ("staticmethod", "classmethod", "property")}
+        func.overloads = list(overloads)
+        func.extra[KEY] = {"overloads_only": True}
+        obj.set_member(name, func)
+    for member in list(obj.members.values()):
+        if not member.is_alias and isinstance(member, griffe.Class):
+            declare_overload_only(member)
+
+
+def defines_name(path: Path, name: str) -> bool:
+    """Does the module file bind `name` at top level (def, class, assignment or import)?"""
+    try:
+        tree = ast.parse(path.read_text("utf-8", errors="replace"))
+    except (SyntaxError, ValueError, RecursionError, OSError):
+        return True  # unreadable: assume it might
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name == "*" or (alias.asname or alias.name).split(".")[0] == name:
+                    return True
+    return _defines_at_top(tree, name) or any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(tree)
+    )
 
 
 def _defines_at_top(tree: ast.Module, name: str) -> bool:
