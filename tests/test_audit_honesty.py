@@ -21,12 +21,13 @@ EXPECTED = {
     # the stub's overloads are the interface: a call no overload accepts is an error
     ("unexpected-keyword", "error", "honest/calls.py", 15, "stubbed.ops.zeros", "order"),
     ("attribute-missing", "error", "honest/calls.py", 16, "stubbed.ops.not_there", None),
+    ("too-many-positional", "error", "honest/calls.py", 18, "stubbed.ops.DType", None),
     # run-time namespaces
-    ("cannot-judge", "info", "honest/calls.py", 22, "stubbed.generated_one", None),
-    ("cannot-judge", "info", "honest/calls.py", 23, "stubbed.shims.alpha", None),
+    ("cannot-judge", "info", "honest/calls.py", 24, "stubbed.generated_one", None),
+    ("cannot-judge", "info", "honest/calls.py", 25, "stubbed.shims.alpha", None),
     # factory products
-    ("cannot-judge", "info", "honest/calls.py", 27, "stubbed.factory.unique", None),
-    ("cannot-judge", "info", "honest/calls.py", 28, "stubbed.factory.Ops.unique", None),
+    ("cannot-judge", "info", "honest/calls.py", 29, "stubbed.factory.unique", None),
+    ("cannot-judge", "info", "honest/calls.py", 30, "stubbed.factory.Ops.unique", None),
     # placeholder methods, functions made methods, super()
     ("cannot-judge", "info", "honest/models.py", 7, "stubbed.nn.Module.forward", None),
     ("too-many-positional", "error", "honest/models.py", 9, "stubbed.nn.Linear.forward", None),

@@ -405,19 +405,28 @@ class ProviderIndex:
             own_init = klass.members.get("__init__")
             own_new = klass.members.get("__new__")
             if isinstance(own_init, griffe.Function):
-                return CallInfo(sym, (self._signature(own_init, True),), returns=sym)
+                return self._constructor_call(sym, own_init)
             shape = self._shape(klass)
             if shape is not None:
                 location = self.location(klass)
                 ctx = _ClassCtx(klass, list(self.mro(klass.path)), self)
                 return CallInfo(sym, (shapes.synthesize(shape, ctx, location),), returns=sym)
             if isinstance(own_new, griffe.Function):
-                return CallInfo(sym, (self._signature(own_new, True),), returns=sym)
+                return self._constructor_call(sym, own_new)
         shape = self._shape(cls)
         if shape is not None:
             ctx = _ClassCtx(cls, list(self.mro(cls.path)), self)
             return CallInfo(sym, (shapes.synthesize(shape, ctx, self.location(cls)),), returns=sym)
         return CallInfo(sym, (Signature((), origin="object.__init__", location=self.location(cls)),), returns=sym)
+
+    def _constructor_call(self, sym: Symbol, method: griffe.Function) -> CallInfo:
+        """`__init__`/`__new__` with `@overload`s binds like any overloaded function (self dropped)."""
+        impl = self._signature(method, True)
+        if not method.overloads:
+            return CallInfo(sym, (impl,), returns=sym)
+        overloads = tuple(self._signature(o, True, origin="@overload") for o in method.overloads)
+        fallback = None if facts(method).get("overloads_only") else impl
+        return CallInfo(sym, overloads, fallback=fallback, returns=sym)
 
     def _shape(self, klass: griffe.Class):
         return shapes.detect(_ClassCtx(klass, list(self.mro(klass.path)), self))
