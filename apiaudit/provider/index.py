@@ -13,8 +13,8 @@ import griffe
 
 from apiaudit.provider import expressions as ex
 from apiaudit.provider import shapes
-from apiaudit.provider.facts import dynamic_namespace, facts
-from apiaudit.provider.loader import ModuleLoader, defines_name
+from apiaudit.provider.facts import facts
+from apiaudit.provider.loader import ModuleLoader
 from apiaudit.provider.model import (
     CallInfo,
     Found,
@@ -223,12 +223,12 @@ class ProviderIndex:
         dynamic = facts(module).get("dynamic_namespace")
         if dynamic:
             return Unknown(path, f"{module.path} binds names at run time ({dynamic})")
-        runtime = self.loader.runtime_file(module.path)
+        runtime = self.loader.runtime_bindings(module.path)
         if runtime is not None:
-            if defines_name(runtime, name):
+            if name in runtime.names:
                 return Unknown(path, f"{module.path}'s stub does not declare {name}, but its .py binds it")
-            if _runtime_dynamic(runtime):
-                return Unknown(path, f"{module.path}'s .py binds names at run time")
+            if runtime.opaque:
+                return Unknown(path, f"{module.path}'s .py may bind {name} (star import or run-time namespace)")
         return None
 
     def _undeclared_class_member(self, class_path: str, name: str) -> Unknown | None:
@@ -509,15 +509,6 @@ def _drops_first(func: griffe.Function, via: str) -> bool:
     if func.name == "__new__":
         return True
     return via == "instance"
-
-
-def _runtime_dynamic(path: Path) -> bool:
-    import ast
-
-    try:
-        return dynamic_namespace(ast.parse(path.read_text("utf-8", errors="replace"))) is not None
-    except (SyntaxError, ValueError, RecursionError, OSError):
-        return True
 
 
 def _lazy_target(module: griffe.Module, spec: str) -> str | None:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import ast
 import hashlib
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
 import griffe
 
 from apiaudit.provider import compiled
-from apiaudit.provider.facts import KEY, FactsExtension
+from apiaudit.provider.facts import KEY, FactsExtension, dynamic_namespace
 
 # Griffe warns about things it cannot follow in third-party code; that is our job to report.
 logging.getLogger("griffe").setLevel(logging.ERROR)
@@ -33,6 +34,7 @@ class ModuleLoader:
         self.parse_failures: dict[str, str] = {}
         self._stubs: dict[str, griffe.Module] = {}
         self._compiled: frozenset[str] | None = None
+        self._runtime: dict[str, RuntimeBindings | None] = {}
 
     # ------------------------------------------------ compiled modules and stubs
     @property
@@ -53,6 +55,13 @@ class ModuleLoader:
             return None
         runtime = path.with_suffix(".py")
         return runtime if runtime.is_file() else None
+
+    def runtime_bindings(self, dotted: str) -> RuntimeBindings | None:
+        """Names the `.py` behind `dotted`'s stub binds (None when there is no such `.py`)."""
+        if dotted not in self._runtime:
+            runtime = self.runtime_file(dotted)
+            self._runtime[dotted] = runtime_bindings(runtime) if runtime is not None else None
+        return self._runtime[dotted]
 
     def owns(self, dotted: str) -> bool:
         return dotted.split(".", 1)[0] in self.packages
@@ -163,20 +172,33 @@ def declare_overload_only(obj: griffe.Module | griffe.Class) -> None:
             declare_overload_only(member)
 
 
-def defines_name(path: Path, name: str) -> bool:
-    """Does the module file bind `name` at top level (def, class, assignment or import)?"""
+@dataclass(frozen=True)
+class RuntimeBindings:
+    """What a `.py` beside its `.pyi` binds, read once: names, and whether it hides any."""
+
+    names: frozenset[str]
+    opaque: bool  # a star import, an unreadable file, or a run-time namespace
+
+
+def runtime_bindings(path: Path) -> RuntimeBindings:
     try:
         tree = ast.parse(path.read_text("utf-8", errors="replace"))
     except (SyntaxError, ValueError, RecursionError, OSError):
-        return True  # unreadable: assume it might
+        return RuntimeBindings(frozenset(), True)
+    names: set[str] = set()
+    opaque = dynamic_namespace(tree) is not None
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
-                if alias.name == "*" or (alias.asname or alias.name).split(".")[0] == name:
-                    return True
-    return _defines_at_top(tree, name) or any(
-        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(tree)
-    )
+                if alias.name == "*":
+                    opaque = True
+                else:
+                    names.add((alias.asname or alias.name).split(".")[0])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return RuntimeBindings(frozenset(names), opaque)
 
 
 def _defines_at_top(tree: ast.Module, name: str) -> bool:
