@@ -81,13 +81,25 @@ def main() -> int:
         print(f"   errors: {len(errors)}")
         sample = random.Random(args.seed).sample(errors, min(args.sample, len(errors)))
         for i, f in enumerate(sample, 1):
-            print(f"   {i:2d}. {f.path}:{f.line}  {f.rule}  {f.message}")
+            print(f"   {i:2d}. {f.path}:{f.line}  {f.rule}  {f.message}  [{f.provider_location or f.callee}]")
         everything[pair] = [
-            {"path": f.path, "line": f.line, "rule": f.rule, "severity": f.severity.value, "message": f.message, "callee": f.callee}
+            {
+                "path": f.path,
+                "line": f.line,
+                "rule": f.rule,
+                "severity": f.severity.value,
+                "message": f.message,
+                "callee": f.callee,
+                "signature": f.signature,
+                "provider_location": f.provider_location,
+                "source": f.source,
+            }
             for f in report.findings
         ]
     if args.json:
-        args.json.write_text(json.dumps(everything, indent=1))
+        from apiaudit.atomic import atomic_write
+
+        atomic_write(args.json, json.dumps(everything, indent=1))
     return 0
 
 
