@@ -46,6 +46,7 @@ def build_venv(venv: Path) -> Path:
 
 
 def main() -> int:
+    sys.stdout.reconfigure(line_buffering=True)  # progress is visible when piped to a file
     ap = argparse.ArgumentParser()
     ap.add_argument("--pair", action="append", help="CONSUMER:PROVIDER (installed distributions)")
     ap.add_argument("--sample", type=int, default=30)
