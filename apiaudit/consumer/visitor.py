@@ -47,6 +47,23 @@ class ClassScope:
     attr_values: dict[str, object] = field(default_factory=dict)  # self.X -> Value | _FORGOTTEN
 
 
+NARROWING_CALLS = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "type"})
+
+
+def narrowing_subjects(test: ast.AST) -> list[ast.expr]:
+    """Expressions a condition tests the type or attributes of: `isinstance(E, T)`, `hasattr(E, n)`,
+    `getattr(E, n, d)`, `type(E) is T`. Code the condition guards may rely on E being a subclass."""
+    return [
+        sub.args[0]
+        for sub in ast.walk(test)
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in NARROWING_CALLS and sub.args
+    ]
+
+
+def _chain_key(root, steps) -> tuple:
+    return (root, tuple((s.kind, s.name) for s in steps))
+
+
 def site_of(node: ast.AST) -> Site:
     return Site(node.lineno, node.col_offset, getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None))
 
@@ -67,6 +84,9 @@ class ModuleVisitor:
         self.rpc_calls: list[RpcCall] = []
         self.method_bindings: list[MethodBinding] = []
         self.module_env: dict[str, object] = {}
+        # Chains a condition tests the type of (isinstance/hasattr/getattr): inside the guarded
+        # code their type is narrowed to something the visitor does not track (see _narrow).
+        self._narrowed: list[tuple] = []
         self.reexports = dict(options.reexports)
 
     # ---------------------------------------------------------------- entry
@@ -90,8 +110,42 @@ class ModuleVisitor:
 
     # ------------------------------------------------------------ statements
     def _block(self, body, env, cls: ClassScope | None, function: str, guard: str | None, emit: bool = True):
+        depth = len(self._narrowed)
         for stmt in body:
             self._stmt(stmt, env, cls, function, guard, emit)
+            self._narrow_after(stmt, env, cls)
+        del self._narrowed[depth:]
+
+    # ------------------------------------------------------------ narrowing
+    def _narrow(self, test, env, cls) -> int:
+        """Push the chains `test` checks the type of; returns the depth to pop back to."""
+        depth = len(self._narrowed)
+        for subject in narrowing_subjects(test):
+            self._narrowed.append(("text", ast.unparse(subject)))
+            value = self._value(subject, env, cls)
+            # A chain through an attribute (`x = loader.dataset`) names one object, not just a type.
+            if isinstance(value, Value) and value.root is not None and any(s.kind == "attr" for s in value.steps):
+                self._narrowed.append(("chain", _chain_key(value.root, value.steps)))
+        return depth
+
+    def _narrow_after(self, stmt, env, cls) -> None:
+        """`assert isinstance(x, T)` or `if not isinstance(x, T): raise`: x is narrowed from here on."""
+        if isinstance(stmt, ast.Assert):
+            self._narrow(stmt.test, env, cls)
+        elif isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], (ast.Raise, ast.Return, ast.Continue, ast.Break)):
+            self._narrow(stmt.test, env, cls)
+
+    def _is_narrowed(self, value: Value, node: ast.AST) -> bool:
+        if not self._narrowed:
+            return False
+        text = ast.unparse(node)
+        key = _chain_key(value.root, value.steps)
+        for kind, narrowed in self._narrowed:
+            if kind == "text" and text.startswith(narrowed) and text[len(narrowed) : len(narrowed) + 1] in ("", ".", "(", "["):
+                return True
+            if kind == "chain" and key[0] == narrowed[0] and key[1][: len(narrowed[1])] == narrowed[1]:
+                return True
+        return False
 
     def _stmt(self, stmt, env, cls, function, guard, emit):
         if isinstance(stmt, ast.Import):
@@ -133,8 +187,10 @@ class ModuleVisitor:
         elif isinstance(stmt, ast.If):
             self._expr(stmt.test, env, cls, function, emit)
             inner_guard = guard or ("TYPE_CHECKING" if _is_type_checking(stmt.test) else None)
+            depth = self._narrow(stmt.test, env, cls)
             self._block(stmt.body, env, cls, function, inner_guard, emit)
             self._block(stmt.orelse, env, cls, function, guard, emit)
+            del self._narrowed[depth:]
         elif isinstance(stmt, ast.Assign):
             self._expr(stmt.value, env, cls, function, emit)
             value = self._value(stmt.value, env, cls)
@@ -289,7 +345,7 @@ class ModuleVisitor:
         if isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
             if not in_chain and emit:
                 value = self._value(node, env, cls, fresh=True)
-                if value is not None and value.root is not None and any(s.check for s in value.steps):
+                if value is not None and value.root is not None and any(s.check for s in value.steps) and not self._is_narrowed(value, node):
                     self.uses.append(Use(value.root, value.steps, site_of(node), function, _short(ast.unparse(node))))
             if isinstance(node, ast.Call):
                 if emit:
@@ -307,6 +363,20 @@ class ModuleVisitor:
             return
         if isinstance(node, ast.Await):
             self._expr(node.value, env, cls, function, emit, in_chain)
+            return
+        if isinstance(node, ast.IfExp):
+            self._expr(node.test, env, cls, function, emit)
+            depth = self._narrow(node.test, env, cls)
+            self._expr(node.body, env, cls, function, emit)
+            self._expr(node.orelse, env, cls, function, emit)
+            del self._narrowed[depth:]
+            return
+        if isinstance(node, ast.BoolOp):
+            depth = len(self._narrowed)
+            for operand in node.values:  # `hasattr(x, "a") and x.a`: later operands are guarded
+                self._expr(operand, env, cls, function, emit)
+                self._narrow(operand, env, cls)
+            del self._narrowed[depth:]
             return
         if isinstance(node, ast.Lambda):
             inner = dict(env)

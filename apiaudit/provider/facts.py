@@ -72,6 +72,8 @@ class FactsExtension(griffe.Extension):
         dynamic = dynamic_namespace(node)
         if dynamic:
             mod.extra.setdefault(KEY, {})["dynamic_namespace"] = dynamic
+        if installs_modules(node):
+            mod.extra.setdefault(KEY, {})["installs_modules"] = True
         getattr_defs = [n for n in _top_level(node.body) if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"]
         if not getattr_defs:
             return
@@ -115,6 +117,14 @@ def dynamic_namespace(module: ast.Module) -> str | None:
             if isinstance(first, ast.Subscript) and _is_sys_modules(first.value):
                 return f"line {sub.lineno}: setattr({ast.unparse(first)}, ...)"
     return None
+
+
+def installs_modules(module: ast.Module) -> bool:
+    """`sys.modules[...] = ...` anywhere: the module may create importable submodules."""
+    return any(
+        isinstance(sub, ast.Assign) and any(isinstance(t, ast.Subscript) and _is_sys_modules(t.value) for t in sub.targets)
+        for sub in ast.walk(module)
+    )
 
 
 def _is_namespace_call(node: ast.AST) -> bool:

@@ -41,6 +41,8 @@ TRANSPARENT_BASES: dict[str, frozenset[str]] = {
 }
 # Externals whose __init__ the class shapes synthesize (their attributes stay unknown).
 SHAPED_BASES = frozenset({"pydantic.BaseModel", "pydantic.main.BaseModel", "msgspec.Struct"})
+# Metaclasses that add no attributes a class-level lookup could find.
+PLAIN_METACLASSES = frozenset({"type", "builtins.type", "abc.ABCMeta"})
 SELF_TYPES = frozenset({"typing.Self", "typing_extensions.Self"})
 
 _GRIFFE_KIND = {
@@ -231,6 +233,23 @@ class ProviderIndex:
                 return Unknown(path, f"{module.path}'s .py may bind {name} (star import or run-time namespace)")
         return None
 
+    def _metaclass_member(self, mro: tuple[Any, ...], name: str) -> Resolution | None:
+        """`Class.NAME` also finds the metaclass's members (a property on the metaclass, say)."""
+        for klass in mro:
+            if not isinstance(klass, griffe.Class):
+                continue
+            meta = ex.canonical(klass.keywords.get("metaclass")) if getattr(klass, "keywords", None) else None
+            if not meta:
+                continue
+            if meta in PLAIN_METACLASSES:
+                return None
+            res = self.resolve(meta)
+            if isinstance(res, Found) and res.symbol.kind is SymbolKind.CLASS:
+                found = self.class_member(res.symbol.path, name, instance=True)
+                return found if not isinstance(found, Missing) else None
+            return Unknown(f"{klass.path}.{name}", f"metaclass {meta} of {klass.path} lies outside the provider")
+        return None
+
     def _undeclared_class_member(self, class_path: str, name: str) -> Unknown | None:
         """A class read from a stub whose .py runs instead: a member the stub omits may exist."""
         for klass in self.mro(class_path):
@@ -244,8 +263,18 @@ class ProviderIndex:
             ("module-exists", dotted),
             lambda: self.loader.module_file(dotted) is not None
             or self.loader.is_package_dir(dotted)
-            or self.loader.compiled_prefix(dotted) is not None,
+            or self.loader.compiled_prefix(dotted) is not None
+            or self._installed_by_shim(dotted),
         )
+
+    def _installed_by_shim(self, dotted: str) -> bool:
+        """A parent package that assigns `sys.modules[...]` may install `dotted` at import time."""
+        parts = dotted.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            parent = self.loader.load(".".join(parts[:i]))
+            if parent is not None and facts(parent).get("installs_modules"):
+                return True
+        return False
 
     # ------------------------------------------------------------------ MRO
     def mro(self, class_path: str) -> tuple[Any, ...]:
@@ -301,6 +330,10 @@ class ProviderIndex:
                 return Found(Symbol(f"{klass}.{name}", SymbolKind.EXTERNAL))
         if name.startswith("__") and name.endswith("__"):
             return Found(Symbol(f"object.{name}", SymbolKind.EXTERNAL))
+        if not instance:
+            from_meta = self._metaclass_member(mro, name)
+            if from_meta is not None:
+                return from_meta
         for klass in mro:
             if isinstance(klass, griffe.Class):
                 if facts(klass).get("dynamic_attrs") or "__getattr__" in klass.members or "__getattribute__" in klass.members:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,7 @@ class ModuleLoader:
         self._stubs: dict[str, griffe.Module] = {}
         self._compiled: frozenset[str] | None = None
         self._runtime: dict[str, RuntimeBindings | None] = {}
+        self._definitions: dict[str, list[Path]] | None = None
 
     # ------------------------------------------------ compiled modules and stubs
     @property
@@ -117,32 +119,47 @@ class ModuleLoader:
         return self._stubs[dotted]
 
     def find_definitions(self, name: str, limit: int = 5) -> tuple[str, ...]:
-        """Where else does the provider define `name`? A cheap text scan, then a real parse."""
-        needles = (f"class {name}(", f"class {name}:", f"def {name}(", f"{name} = ", f"{name}: ")
+        """Where else does the provider define `name`? A one-time text index, then a real parse."""
         found: list[str] = []
-        for pkg in sorted(self.packages):
-            base = self.root / pkg
-            files = sorted(base.rglob("*.py")) if base.is_dir() else []
-            for path in files:
-                try:
-                    text = path.read_text("utf-8", errors="replace")
-                except OSError:
-                    continue
-                if not any(n in text for n in needles):
-                    continue
-                try:
-                    tree = ast.parse(text)
-                except SyntaxError:
-                    continue
-                if _defines_at_top(tree, name):
-                    rel = path.relative_to(self.root).with_suffix("")
-                    parts = list(rel.parts)
-                    if parts[-1] == "__init__":
-                        parts.pop()
-                    found.append(".".join(parts + [name]))
-                    if len(found) >= limit:
-                        return tuple(found)
+        for path in self._definition_index().get(name, ()):
+            try:
+                tree = ast.parse(path.read_text("utf-8", errors="replace"))
+            except (SyntaxError, ValueError, RecursionError, OSError):
+                continue
+            if _defines_at_top(tree, name):
+                rel = path.relative_to(self.root).with_suffix("")
+                parts = list(rel.parts)
+                if parts[-1] == "__init__":
+                    parts.pop()
+                found.append(".".join(parts + [name]))
+                if len(found) >= limit:
+                    break
         return tuple(found)
+
+    def _definition_index(self) -> dict[str, list[Path]]:
+        """Top-level names (column-0 `class`/`def`/assignments) -> files, read once for all names.
+
+        Reading every provider file per missing name made large providers (thousands of
+        files, hundreds of missing names) spend most of a scan here.
+        """
+        if self._definitions is None:
+            index: dict[str, list[Path]] = {}
+            for pkg in sorted(self.packages):
+                base = self.root / pkg
+                for path in sorted(base.rglob("*.py")) if base.is_dir() else []:
+                    try:
+                        text = path.read_text("utf-8", errors="replace")
+                    except OSError:
+                        continue
+                    for match in _TOP_LEVEL_NAME.finditer(text):
+                        files = index.setdefault(match.group(1) or match.group(2), [])
+                        if not files or files[-1] != path:
+                            files.append(path)
+            self._definitions = index
+        return self._definitions
+
+
+_TOP_LEVEL_NAME = re.compile(r"^(?:(?:async\s+)?def|class)\s+(\w+)|^(\w+)\s*(?::|=(?!=))", re.MULTILINE)
 
 
 def declare_overload_only(obj: griffe.Module | griffe.Class) -> None:
