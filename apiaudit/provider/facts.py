@@ -92,13 +92,33 @@ class FactsExtension(griffe.Extension):
         mod.extra.setdefault(KEY, {}).update({"has_getattr": True, "lazy_map": lazy, "lazy_map_closed": closed})
 
 
+def import_time_nodes(module: ast.Module):
+    """Every node that runs when the module is imported: module-level statements (inside
+    if/for/try/with too) and the bodies of module-level functions called at module level.
+    Code in other functions and methods runs only if called, so it binds nothing for sure."""
+    functions = {
+        stmt.name: stmt for stmt in module.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    called: set[str] = set()
+    stack: list[ast.AST] = [s for s in module.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions and node.func.id not in called:
+            called.add(node.func.id)
+            stack.extend(functions[node.func.id].body)
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.append(child)
+
+
 def dynamic_namespace(module: ast.Module) -> str | None:
     """How the module binds names no static reader sees, if it does: the first such statement.
 
     `globals()[k] = v`, `globals().update(...)`, `vars()[k] = v`, `setattr(sys.modules[...], ...)`
-    and `sys.modules[k] = v` shims, anywhere in the module (a helper called at import time counts).
+    and `sys.modules[k] = v` shims, wherever they run at import time (see import_time_nodes).
     """
-    for sub in ast.walk(module):
+    for sub in sorted(import_time_nodes(module), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
         targets: list[ast.AST] = []
         if isinstance(sub, ast.Assign):
             targets = list(sub.targets)
@@ -120,10 +140,10 @@ def dynamic_namespace(module: ast.Module) -> str | None:
 
 
 def installs_modules(module: ast.Module) -> bool:
-    """`sys.modules[...] = ...` anywhere: the module may create importable submodules."""
+    """`sys.modules[...] = ...` at import time: the module may create importable submodules."""
     return any(
         isinstance(sub, ast.Assign) and any(isinstance(t, ast.Subscript) and _is_sys_modules(t.value) for t in sub.targets)
-        for sub in ast.walk(module)
+        for sub in import_time_nodes(module)
     )
 
 

@@ -17,14 +17,24 @@ from apiaudit.provider.facts import dynamic_namespace, only_raises_not_implement
         "vars()['x'] = 1",
         "import sys\nsetattr(sys.modules[__name__], 'x', 1)",
         "import sys\nsys.modules['pkg.old'] = sys.modules[__name__]",
-        "def _init():\n    globals()['late'] = 1",
+        "def _init():\n    globals()['late'] = 1\n\n_init()",
     ],
 )
 def test_dynamic_namespaces(code):
     assert dynamic_namespace(ast.parse(code)) is not None
 
 
-@pytest.mark.parametrize("code", ["x = globals()['y']", "import sys\nmod = sys.modules[__name__]", "d = {}\nd['k'] = 1"])
+@pytest.mark.parametrize(
+    "code",
+    [
+        # a helper that runs only when someone calls it binds nothing at import time
+        "import sys\ndef import_from_path(name, mod):\n    sys.modules[name] = mod",
+        "class Lazy:\n    def _load(self):\n        globals()['x'] = 1",
+        "x = globals()['y']",
+        "import sys\nmod = sys.modules[__name__]",
+        "d = {}\nd['k'] = 1",
+    ],
+)
 def test_static_namespaces(code):
     assert dynamic_namespace(ast.parse(code)) is None
 
