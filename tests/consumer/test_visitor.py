@@ -122,3 +122,25 @@ def test_rpc_names_injections_and_method_bindings(tmp_path):
 def test_a_file_that_does_not_parse_is_reported_not_raised(tmp_path):
     f = files_of(tmp_path, h="def broken(:\n")["cons/h.py"]
     assert f.error and f.error_site.line == 1 and f.uses == ()
+
+
+def test_guards_narrow_the_chains_they_test(tmp_path):
+    # isinstance/hasattr/getattr in if, if-expressions, and/or, and assert: the guarded uses of
+    # that chain are left out (the object may be a subclass); other chains are still emitted.
+    f = files_of(tmp_path, a="""
+        from prov.data import Loader
+        def f(loader: Loader, other: Loader):
+            if hasattr(loader, "extra"):
+                loader.extra()
+                other.extra()
+            size = loader.total if getattr(loader, "prepared", False) else 0
+            ok = hasattr(loader, "ready") and loader.ready()
+            inner = loader.dataset
+            if isinstance(inner, list):
+                loader.dataset.dataset
+            assert isinstance(other, list)
+            other.anything
+            loader.plain
+    """)
+    lines = [line for line, *_ in chains(f["cons/a.py"])]
+    assert lines == [6, 9, 14]  # other.extra, loader.dataset, loader.plain
