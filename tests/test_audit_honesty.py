@@ -28,6 +28,7 @@ EXPECTED = {
     # factory products
     ("cannot-judge", "info", "honest/calls.py", 29, "stubbed.factory.unique", None),
     ("cannot-judge", "info", "honest/calls.py", 30, "stubbed.factory.Ops.unique", None),
+    ("cannot-judge", "info", "honest/calls.py", 31, "stubbed.factory.add", None),
     # placeholder methods, functions made methods, super()
     ("cannot-judge", "info", "honest/models.py", 7, "stubbed.nn.Module.forward", None),
     ("too-many-positional", "error", "honest/models.py", 9, "stubbed.nn.Linear.forward", None),

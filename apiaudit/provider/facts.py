@@ -116,27 +116,47 @@ def dynamic_namespace(module: ast.Module) -> str | None:
     """How the module binds names no static reader sees, if it does: the first such statement.
 
     `globals()[k] = v`, `globals().update(...)`, `vars()[k] = v`, `setattr(sys.modules[...], ...)`
-    and `sys.modules[k] = v` shims, wherever they run at import time (see import_time_nodes).
+    and `sys.modules[k] = v` shims, also through a name (`g = globals(); g[k] = v`), wherever
+    they run at import time (see import_time_nodes).
     """
-    for sub in sorted(import_time_nodes(module), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
+    nodes = sorted(import_time_nodes(module), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+    namespaces = _namespace_aliases(nodes)
+
+    def is_namespace(node: ast.AST) -> bool:
+        return _is_namespace_call(node) or (isinstance(node, ast.Name) and node.id in namespaces)
+
+    for sub in nodes:
         targets: list[ast.AST] = []
         if isinstance(sub, ast.Assign):
             targets = list(sub.targets)
         elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
             targets = [sub.target]
         for target in targets:
-            if isinstance(target, ast.Subscript) and (_is_namespace_call(target.value) or _is_sys_modules(target.value)):
+            if isinstance(target, ast.Subscript) and (is_namespace(target.value) or _is_sys_modules(target.value)):
                 return f"line {sub.lineno}: {ast.unparse(target)} = ..."
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
             if sub.func.attr in ("update", "setdefault", "__setitem__") and (
-                _is_namespace_call(sub.func.value) or _is_sys_modules(sub.func.value)
+                is_namespace(sub.func.value) or _is_sys_modules(sub.func.value)
             ):
                 return f"line {sub.lineno}: {ast.unparse(sub.func)}(...)"
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr" and sub.args:
             first = sub.args[0]
-            if isinstance(first, ast.Subscript) and _is_sys_modules(first.value):
+            if (isinstance(first, ast.Subscript) and _is_sys_modules(first.value)) or (
+                isinstance(first, ast.Name) and first.id in namespaces
+            ):
                 return f"line {sub.lineno}: setattr({ast.unparse(first)}, ...)"
     return None
+
+
+def _namespace_aliases(nodes) -> set[str]:
+    """Names bound to the module namespace: `g = globals()`, `m = sys.modules[__name__]`."""
+    aliases: set[str] = set()
+    for sub in nodes:
+        if isinstance(sub, ast.Assign) and (
+            _is_namespace_call(sub.value) or (isinstance(sub.value, ast.Subscript) and _is_sys_modules(sub.value.value))
+        ):
+            aliases |= {t.id for t in sub.targets if isinstance(t, ast.Name)}
+    return aliases
 
 
 def installs_modules(module: ast.Module) -> bool:

@@ -41,6 +41,10 @@ TRANSPARENT_BASES: dict[str, frozenset[str]] = {
 }
 # Externals whose __init__ the class shapes synthesize (their attributes stay unknown).
 SHAPED_BASES = frozenset({"pydantic.BaseModel", "pydantic.main.BaseModel", "msgspec.Struct"})
+# What every module object has, whatever its source binds.
+MODULE_ATTRIBUTES = frozenset(
+    {"__dict__", "__name__", "__doc__", "__file__", "__spec__", "__loader__", "__package__", "__path__", "__builtins__", "__cached__"}
+)
 # Metaclasses that add no attributes a class-level lookup could find.
 PLAIN_METACLASSES = frozenset({"type", "builtins.type", "abc.ABCMeta"})
 SELF_TYPES = frozenset({"typing.Self", "typing_extensions.Self"})
@@ -205,6 +209,8 @@ class ProviderIndex:
             return unknown
         if module_facts.get("has_getattr") and not module_facts.get("lazy_map_closed"):
             return Unknown(f"{module.path}.{name}", f"{module.path} defines a module __getattr__")
+        if name in MODULE_ATTRIBUTES:
+            return Found(Symbol(f"types.ModuleType.{name}", SymbolKind.EXTERNAL))
         return self._undeclared_module_member(module, name) or Missing(f"{module.path}.{name}", owner)
 
     # ------------------------------------------- what static reading cannot see

@@ -18,6 +18,8 @@ from apiaudit.provider.facts import dynamic_namespace, only_raises_not_implement
         "import sys\nsetattr(sys.modules[__name__], 'x', 1)",
         "import sys\nsys.modules['pkg.old'] = sys.modules[__name__]",
         "def _init():\n    globals()['late'] = 1\n\n_init()",
+        "def _make():\n    g = globals()\n    for n in names:\n        g[n] = f(n)\n\n_make()",
+        "import sys\nm = sys.modules[__name__]\nsetattr(m, 'cuda', object())",
     ],
 )
 def test_dynamic_namespaces(code):
