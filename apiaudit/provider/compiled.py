@@ -55,26 +55,42 @@ def _from_tree(root: Path, packages: frozenset[str]) -> set[str]:
     return found
 
 
-def _from_records(root: Path, packages: frozenset[str]) -> set[str]:
+def _from_records(root: Path, packages: frozenset[str]) -> tuple[set[str], list[Path]]:
+    """Extension modules listed in the RECORDs directly under the root, and the RECORDs that
+    list any file of `packages` (the ones whose change can change the answer)."""
     found: set[str] = set()
-    for record in root.glob("*.dist-info/RECORD"):
+    relevant: list[Path] = []
+    for record in sorted(root.glob("*.dist-info/RECORD")):
         try:
             text = record.read_text("utf-8", errors="replace")
         except OSError:
             continue
+        owns = False
         for row in csv.reader(text.splitlines()):
             if not row:
                 continue
+            top = row[0].replace("\\", "/").split("/", 1)[0].split(".", 1)[0]
+            if top not in packages:
+                continue
+            owns = True
             name = module_name(row[0])
-            if name and name.split(".", 1)[0] in packages:
+            if name:
                 found.add(name)
-    return found
+        if owns:
+            relevant.append(record)
+    return found, relevant
+
+
+def compiled_modules_and_records(root: Path, packages: tuple[str, ...] | frozenset[str]) -> tuple[frozenset[str], tuple[Path, ...]]:
+    """Dotted names of the extension modules of `packages` under `root`, and the RECORDs read for them."""
+    wanted = frozenset(packages)
+    from_records, records = _from_records(root, wanted)
+    return frozenset(_from_tree(root, wanted) | from_records), tuple(records)
 
 
 def compiled_modules(root: Path, packages: tuple[str, ...] | frozenset[str]) -> frozenset[str]:
     """Dotted names of the extension modules of `packages` under `root`."""
-    wanted = frozenset(packages)
-    return frozenset(_from_tree(root, wanted) | _from_records(root, wanted))
+    return compiled_modules_and_records(root, packages)[0]
 
 
 def compiled_prefix(dotted: str, compiled: frozenset[str]) -> str | None:

@@ -43,12 +43,20 @@ class ModuleLoader:
     def compiled(self) -> frozenset[str]:
         """Extension modules of the provider (read once from the file tree and RECORDs)."""
         if self._compiled is None:
-            self._compiled = compiled.compiled_modules(self.root, tuple(self.packages))
+            self._compiled, records = compiled.compiled_modules_and_records(self.root, tuple(self.packages))
+            for record in records:
+                self._touch(record)  # a changed RECORD invalidates the index cache
         return self._compiled
 
     def compiled_prefix(self, dotted: str) -> str | None:
         """The extension module `dotted` is or lies in (a stub package beside it counts)."""
         return compiled.compiled_prefix(dotted, self.compiled)
+
+    def _touch(self, path: Path) -> None:
+        try:
+            self.touched[self.relative(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            pass
 
     def runtime_file(self, dotted: str) -> Path | None:
         """The `.py` that runs when `dotted`'s interface is a `.pyi` stub beside it; else None."""
@@ -62,6 +70,8 @@ class ModuleLoader:
         """Names the `.py` behind `dotted`'s stub binds (None when there is no such `.py`)."""
         if dotted not in self._runtime:
             runtime = self.runtime_file(dotted)
+            if runtime is not None:
+                self._touch(runtime)
             self._runtime[dotted] = runtime_bindings(runtime) if runtime is not None else None
         return self._runtime[dotted]
 

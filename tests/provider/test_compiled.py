@@ -27,3 +27,11 @@ def test_compiled_prefix():
     assert compiled_prefix("pkg._C._nn.linear", compiled) == "pkg._C"
     assert compiled_prefix("pkg._C", compiled) == "pkg._C"
     assert compiled_prefix("pkg._Cx", compiled) is None
+
+
+def test_the_record_read_is_part_of_the_index_cache_key():
+    from apiaudit.provider.loader import ModuleLoader
+
+    loader = ModuleLoader(STUBBED, ("stubbed",))
+    assert "stubbed._native" in loader.compiled
+    assert "stubbed-1.0.dist-info/RECORD" in loader.touched
