@@ -88,7 +88,7 @@ def _root_value(ctx: CheckContext, use: Use):
         classes = ctx.provider_classes_of(root.name)
         if not classes:
             return None
-        own = frozenset() if root.kind == "super" else ctx.own_members(root.name)
+        own = ctx.super_members(root.name) if root.kind == "super" else ctx.own_members(root.name)
         return InstanceValue(classes, own, is_super=root.kind == "super")
     if root.kind == "fself":
         return _bound_function_self(ctx, root.name)

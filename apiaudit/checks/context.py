@@ -76,6 +76,20 @@ class CheckContext:
             members |= self.own_members(base, seen | {dotted})
         return frozenset(members)
 
+    def super_members(self, dotted: str) -> frozenset[str]:
+        """Members `super()` inside `dotted` may reach on the consumer side: its consumer bases'.
+
+        A consumer base defining the name can come first in the MRO; only names no consumer
+        base defines certainly reach the provider class.
+        """
+        facts = self.classes.get(dotted)
+        if facts is None:
+            return frozenset()
+        members: set[str] = set()
+        for base in facts.consumer_bases:
+            members |= self.own_members(base, frozenset({dotted}))
+        return frozenset(members)
+
     def provider_classes_of(self, dotted: str, seen: frozenset[str] = frozenset()) -> tuple[str, ...]:
         """Provider classes a consumer class's instances are: its provider bases, or injection hosts."""
         facts = self.classes.get(dotted)

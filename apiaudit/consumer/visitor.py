@@ -330,10 +330,7 @@ class ModuleVisitor:
         for branch, body in ((decision.if_true, stmt.body), (decision.if_false, stmt.orelse)):
             if branch.dead:
                 continue
-            arm = scope.child(_under(scope.live, branch))
-            for name, value in branch.narrow:
-                arm.env.vars[name] = value
-                arm.env.narrowed[name] = value
+            arm = self._arm(scope, branch)
             through = self._block(body, arm)
             arms.append((arm.env, through))
             if through:
@@ -347,6 +344,14 @@ class ModuleVisitor:
             only = falls[0]
             scope.live = _under(scope.live, only)
         return True
+
+    def _arm(self, scope: Scope, branch: g.Branch) -> Scope:
+        """A child scope that runs under `branch` (its conditions, with its narrowed names)."""
+        arm = scope.child(_under(scope.live, branch))
+        for name, value in branch.narrow:
+            arm.env.vars[name] = value
+            arm.env.narrowed[name] = value
+        return arm
 
     def _merge(self, scope: Scope, arms: list[tuple[Env, bool]]) -> None:
         """After branches meet: each name holds the join of what the arms that fall through bound."""
@@ -735,6 +740,24 @@ class ModuleVisitor:
                 for part in ("elt", "key", "value"):
                     if hasattr(node, part):
                         self._expr(getattr(node, part), inner)
+            elif isinstance(node, ast.IfExp):
+                # `a if test else b`: each side runs under the test, as an `if` statement's arms do.
+                self._expr(node.test, scope)
+                decision = self._decide(node.test, scope)
+                for branch, part in ((decision.if_true, node.body), (decision.if_false, node.orelse)):
+                    if not branch.dead:
+                        self._expr(part, self._arm(scope, branch))
+            elif isinstance(node, ast.BoolOp):
+                # `a and b` runs b only when a holds (`or`: when it does not).
+                self._expr(node.values[0], scope)
+                guarded = scope
+                for previous, value in zip(node.values, node.values[1:]):
+                    decision = self._decide(previous, guarded)
+                    branch = decision.if_true if isinstance(node.op, ast.And) else decision.if_false
+                    if branch.dead:
+                        break
+                    guarded = self._arm(guarded, branch)
+                    self._expr(value, guarded)
             elif isinstance(node, ast.Dict):
                 if scope.emit:
                     self._dict_injections(node, scope)
@@ -1226,6 +1249,10 @@ class ModuleVisitor:
         return None
 
     def _isinstance(self, subject: ast.expr, cls_value: Value, scope: Scope, node: ast.AST) -> g.Decision | None:
+        if isinstance(cls_value, ConsumerRef) and isinstance(subject, ast.Name):
+            # Narrowed to a consumer class (a mixin of the provider object): its own members
+            # come first, and what else it is cannot be known here.
+            return g.Decision(g.Branch(narrow=((subject.id, UNKNOWN),)), g.ALWAYS)
         if not (isinstance(cls_value, Chain) and cls_value.root.kind == "symbol" and all(s.kind == "attr" for s in cls_value.steps)):
             return None
         cls_path = ".".join([cls_value.root.name] + [s.name or "" for s in cls_value.steps])

@@ -60,6 +60,8 @@ class FactsExtension(griffe.Extension):
     def on_function_instance(self, *, node: ast.AST, func: griffe.Function, **kwargs: Any) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             _record_forwarding(node, func)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and only_raises_not_implemented(node):
+            func.extra.setdefault(KEY, {})["not_implemented"] = True
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.decorator_list:
             return
         names: set[str] = set()
@@ -78,6 +80,11 @@ class FactsExtension(griffe.Extension):
         typing_only = _typing_only_names(node.body)
         if typing_only:
             mod.extra.setdefault(KEY, {})["typing_only"] = sorted(typing_only)
+        dynamic = dynamic_namespace(node)
+        if dynamic:
+            mod.extra.setdefault(KEY, {})["dynamic_namespace"] = dynamic
+        if installs_modules(node):
+            mod.extra.setdefault(KEY, {})["installs_modules"] = True
         getattr_defs = [n for n in _top_level(node.body) if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"]
         if not getattr_defs:
             return
@@ -94,6 +101,102 @@ class FactsExtension(griffe.Extension):
                             lazy[k.value] = v.value
         closed = all(_only_serves_map(g) for g in getattr_defs)
         mod.extra.setdefault(KEY, {}).update({"has_getattr": True, "lazy_map": lazy, "lazy_map_closed": closed})
+
+
+def import_time_nodes(module: ast.Module):
+    """Every node that runs when the module is imported: module-level statements (inside
+    if/for/try/with too) and the bodies of module-level functions called at module level.
+    Code in other functions and methods runs only if called, so it binds nothing for sure."""
+    functions = {
+        stmt.name: stmt for stmt in module.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    called: set[str] = set()
+    stack: list[ast.AST] = [s for s in module.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions and node.func.id not in called:
+            called.add(node.func.id)
+            stack.extend(functions[node.func.id].body)
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.append(child)
+
+
+def dynamic_namespace(module: ast.Module) -> str | None:
+    """How the module binds names no static reader sees, if it does: the first such statement.
+
+    `globals()[k] = v`, `globals().update(...)`, `vars()[k] = v`, `setattr(sys.modules[...], ...)`
+    and `sys.modules[k] = v` shims, also through a name (`g = globals(); g[k] = v`), wherever
+    they run at import time (see import_time_nodes).
+    """
+    nodes = sorted(import_time_nodes(module), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+    namespaces = _namespace_aliases(nodes)
+
+    def is_namespace(node: ast.AST) -> bool:
+        return _is_namespace_call(node) or (isinstance(node, ast.Name) and node.id in namespaces)
+
+    for sub in nodes:
+        targets: list[ast.AST] = []
+        if isinstance(sub, ast.Assign):
+            targets = list(sub.targets)
+        elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
+            targets = [sub.target]
+        for target in targets:
+            if isinstance(target, ast.Subscript) and (is_namespace(target.value) or _is_sys_modules(target.value)):
+                return f"line {sub.lineno}: {ast.unparse(target)} = ..."
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
+            if sub.func.attr in ("update", "setdefault", "__setitem__") and (
+                is_namespace(sub.func.value) or _is_sys_modules(sub.func.value)
+            ):
+                return f"line {sub.lineno}: {ast.unparse(sub.func)}(...)"
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr" and sub.args:
+            first = sub.args[0]
+            if (isinstance(first, ast.Subscript) and _is_sys_modules(first.value)) or (
+                isinstance(first, ast.Name) and first.id in namespaces
+            ):
+                return f"line {sub.lineno}: setattr({ast.unparse(first)}, ...)"
+    return None
+
+
+def _namespace_aliases(nodes) -> set[str]:
+    """Names bound to the module namespace: `g = globals()`, `m = sys.modules[__name__]`."""
+    aliases: set[str] = set()
+    for sub in nodes:
+        if isinstance(sub, ast.Assign) and (
+            _is_namespace_call(sub.value) or (isinstance(sub.value, ast.Subscript) and _is_sys_modules(sub.value.value))
+        ):
+            aliases |= {t.id for t in sub.targets if isinstance(t, ast.Name)}
+    return aliases
+
+
+def installs_modules(module: ast.Module) -> bool:
+    """`sys.modules[...] = ...` at import time: the module may create importable submodules."""
+    return any(
+        isinstance(sub, ast.Assign) and any(isinstance(t, ast.Subscript) and _is_sys_modules(t.value) for t in sub.targets)
+        for sub in import_time_nodes(module)
+    )
+
+
+def _is_namespace_call(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("globals", "vars", "locals") and (
+        node.func.id != "vars" or not node.args
+    ) and node.func.id != "locals"
+
+
+def _is_sys_modules(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "modules" and isinstance(node.value, ast.Name) and node.value.id == "sys"
+
+
+def only_raises_not_implemented(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A placeholder: the body (after a docstring) is a single `raise NotImplementedError...`."""
+    body = list(func.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
 
 
 def _top_level(body: list[ast.stmt]):

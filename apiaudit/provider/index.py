@@ -48,6 +48,12 @@ TRANSPARENT_BASES: dict[str, frozenset[str]] = {
 }
 # Externals whose __init__ the class shapes synthesize (their attributes stay unknown).
 SHAPED_BASES = frozenset({"pydantic.BaseModel", "pydantic.main.BaseModel", "msgspec.Struct"})
+# What every module object has, whatever its source binds.
+MODULE_ATTRIBUTES = frozenset(
+    {"__dict__", "__name__", "__doc__", "__file__", "__spec__", "__loader__", "__package__", "__path__", "__builtins__", "__cached__"}
+)
+# Metaclasses that add no attributes a class-level lookup could find.
+PLAIN_METACLASSES = frozenset({"type", "builtins.type", "abc.ABCMeta"})
 SELF_TYPES = frozenset({"typing.Self", "typing_extensions.Self"})
 NARROWING_TYPES = {
     "typing.TypeIs": NarrowKind.TYPE_IS,
@@ -136,6 +142,9 @@ class ProviderIndex:
         seen = seen + (dotted,)
         if not self.loader.owns(dotted):
             return Found(Symbol(dotted, SymbolKind.EXTERNAL))
+        compiled = self._compiled_resolution(dotted)
+        if compiled is not None:
+            return compiled
         parts = dotted.split(".")
         # The longest prefix that is a module file; the rest are members.
         for i in range(len(parts), 0, -1):
@@ -224,14 +233,78 @@ class ProviderIndex:
             return unknown
         if module_facts.get("has_getattr") and not module_facts.get("lazy_map_closed"):
             return Unknown(f"{module.path}.{name}", f"{module.path} defines a module __getattr__")
-        return Missing(f"{module.path}.{name}", owner)
+        if name in MODULE_ATTRIBUTES:
+            return Found(Symbol(f"types.ModuleType.{name}", SymbolKind.EXTERNAL))
+        return self._undeclared_module_member(module, name) or Missing(f"{module.path}.{name}", owner)
+
+    # ------------------------------------------- what static reading cannot see
+    def _compiled_resolution(self, dotted: str) -> Resolution | None:
+        """Names on a compiled extension module (stub or not) are Unknown; the module itself exists."""
+        compiled_at = self.loader.compiled_prefix(dotted)
+        if compiled_at is None:
+            return None
+        if compiled_at != dotted:
+            return Unknown(dotted, f"{compiled_at} is a compiled extension module: what it defines cannot be read")
+        if self.loader.module_file(dotted) is None:
+            return Found(Symbol(dotted, SymbolKind.MODULE))
+        return None  # its stub, read as the module's interface
+
+    def _undeclared_module_member(self, module: griffe.Module, name: str) -> Unknown | None:
+        """A name the module may bind where a static reader cannot see it: Unknown, not Missing."""
+        path = f"{module.path}.{name}"
+        dynamic = facts(module).get("dynamic_namespace")
+        if dynamic:
+            return Unknown(path, f"{module.path} binds names at run time ({dynamic})")
+        runtime = self.loader.runtime_bindings(module.path)
+        if runtime is not None:
+            if name in runtime.names:
+                return Unknown(path, f"{module.path}'s stub does not declare {name}, but its .py binds it")
+            if runtime.opaque:
+                return Unknown(path, f"{module.path}'s .py may bind {name} (star import or run-time namespace)")
+        return None
+
+    def _metaclass_member(self, mro: tuple[Any, ...], name: str) -> Resolution | None:
+        """`Class.NAME` also finds the metaclass's members (a property on the metaclass, say)."""
+        for klass in mro:
+            if not isinstance(klass, griffe.Class):
+                continue
+            meta = ex.canonical(klass.keywords.get("metaclass")) if getattr(klass, "keywords", None) else None
+            if not meta:
+                continue
+            if meta in PLAIN_METACLASSES:
+                return None
+            res = self.resolve(meta)
+            if isinstance(res, Found) and res.symbol.kind is SymbolKind.CLASS:
+                found = self.class_member(res.symbol.path, name, instance=True)
+                return found if not isinstance(found, Missing) else None
+            return Unknown(f"{klass.path}.{name}", f"metaclass {meta} of {klass.path} lies outside the provider")
+        return None
+
+    def _undeclared_class_member(self, class_path: str, name: str) -> Unknown | None:
+        """A class read from a stub whose .py runs instead: a member the stub omits may exist."""
+        for klass in self.mro(class_path):
+            if isinstance(klass, griffe.Class) and self.loader.runtime_file(klass.module.path) is not None:
+                return Unknown(f"{class_path}.{name}", f"{klass.path} is read from a stub; its .py may define {name}")
+        return None
 
     def module_exists(self, dotted: str) -> bool:
         """Is there a module file (or namespace directory) to import? `import a.b` never asks a.__getattr__."""
         return self._cached(
             ("module-exists", dotted),
-            lambda: self.loader.module_file(dotted) is not None or self.loader.is_package_dir(dotted),
+            lambda: self.loader.module_file(dotted) is not None
+            or self.loader.is_package_dir(dotted)
+            or self.loader.compiled_prefix(dotted) is not None
+            or self._installed_by_shim(dotted),
         )
+
+    def _installed_by_shim(self, dotted: str) -> bool:
+        """A parent package that assigns `sys.modules[...]` may install `dotted` at import time."""
+        parts = dotted.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            parent = self.loader.load(".".join(parts[:i]))
+            if parent is not None and facts(parent).get("installs_modules"):
+                return True
+        return False
 
     # ------------------------------------------------------------------ MRO
     def mro(self, class_path: str) -> tuple[Any, ...]:
@@ -287,6 +360,10 @@ class ProviderIndex:
                 return Found(Symbol(f"{klass}.{name}", SymbolKind.EXTERNAL))
         if name.startswith("__") and name.endswith("__"):
             return Found(Symbol(f"object.{name}", SymbolKind.EXTERNAL))
+        if not instance:
+            from_meta = self._metaclass_member(mro, name)
+            if from_meta is not None:
+                return from_meta
         for klass in mro:
             if isinstance(klass, griffe.Class):
                 if facts(klass).get("dynamic_attrs") or "__getattr__" in klass.members or "__getattribute__" in klass.members:
@@ -294,7 +371,7 @@ class ProviderIndex:
         unknown = self.mro_unknowns(class_path)
         if unknown:
             return Unknown(f"{class_path}.{name}", f"base {unknown[0]} lies outside the provider")
-        return Missing(f"{class_path}.{name}", owner_sym)
+        return self._undeclared_class_member(class_path, name) or Missing(f"{class_path}.{name}", owner_sym)
 
     # ---------------------------------------------------------------- calls
     def call(self, path: str, *, via: str) -> CallInfo:
@@ -315,9 +392,15 @@ class ProviderIndex:
         if sym.kind is SymbolKind.FUNCTION and isinstance(obj, griffe.Function):
             return self._function_call(sym, obj, via)
         if sym.kind is SymbolKind.ATTRIBUTE and isinstance(obj, griffe.Attribute):
+            made = self._made_by_call(sym, obj)
+            if made is not None:
+                return made
             # `Alias = SomeClass` at module or class level: follow the assigned name.
             target = ex.canonical(obj.value) if obj.value is not None and "property" not in obj.labels else None
             if target and target != sym.path:
+                slot = self._method_slot(sym, obj, target, via)
+                if slot is not None:
+                    return slot
                 # `set_trace = SomeClass.set_trace`: a method taken from its class binds as
                 # `SomeClass.set_trace(...)` does (a classmethod's `cls` is already bound).
                 aliased = self.object_at(target)
@@ -325,13 +408,41 @@ class ProviderIndex:
                 return self.call(target, via=via_target)
         return CallInfo(sym, (), unknown=f"{sym.path} is not a function or class the index can bind")
 
-    def _function_call(self, sym: Symbol, func: griffe.Function, via: str) -> CallInfo:
-        drop = _drops_first(func, via)
+    def _made_by_call(self, sym: Symbol, obj: griffe.Attribute) -> CallInfo | None:
+        """`name = factory(...)`: what the call returns is not the factory, so its signature is unknown."""
+        if not isinstance(obj.value, griffe.ExprCall):
+            return None
+        factory = ex.canonical(obj.value.function) or str(obj.value.function)
+        return CallInfo(sym, (), unknown=f"{sym.name} is made by calling {factory}(...): its signature is not written down")
+
+    def _method_slot(self, sym: Symbol, obj: griffe.Attribute, target: str, via: str) -> CallInfo | None:
+        """`forward = _forward_unimplemented` in a class body: the function becomes a method.
+
+        Bound like one (self dropped through an instance); a placeholder that only raises
+        NotImplementedError is a slot subclasses fill, so its own signature proves nothing.
+        """
+        if not isinstance(obj.parent, griffe.Class):
+            return None
+        func = self.object_at(target)
+        if not isinstance(func, griffe.Function):
+            return None
+        if facts(func).get("not_implemented"):
+            return CallInfo(sym, (), unknown=f"{sym.path} is a placeholder ({func.name} raises NotImplementedError): subclasses override it")
+        if isinstance(func.parent, griffe.Class):
+            return None  # `alias = other_method`: already bound as a method
+        target_sym = self._symbol(func)
+        drop = via == "instance" and "staticmethod" not in func.labels
+        return self._function_call(target_sym, func, via, drop_first=drop)
+
+    def _function_call(self, sym: Symbol, func: griffe.Function, via: str, drop_first: bool | None = None) -> CallInfo:
+        drop = _drops_first(func, via) if drop_first is None else drop_first
         impl = self._signature(func, drop)
         overloads = tuple(self._signature(o, drop, origin="@overload") for o in (func.overloads or []))
         returns = self.annotation_class(func.returns, func)
         if overloads:
-            return CallInfo(sym, overloads, fallback=impl, returns=returns)
+            # Declared only through @overload (a stub): the overloads are all there is to bind.
+            fallback = None if facts(func).get("overloads_only") else impl
+            return CallInfo(sym, overloads, fallback=fallback, returns=returns)
         return CallInfo(sym, (impl,), returns=returns)
 
     def _signature(self, func: griffe.Function, drop_first: bool, origin: str | None = None) -> Signature:
@@ -363,19 +474,28 @@ class ProviderIndex:
             own_init = klass.members.get("__init__")
             own_new = klass.members.get("__new__")
             if isinstance(own_init, griffe.Function):
-                return CallInfo(sym, (self._signature(own_init, True),), returns=sym)
+                return self._constructor_call(sym, own_init)
             shape = self._shape(klass)
             if shape is not None:
                 location = self.location(klass)
                 ctx = _ClassCtx(klass, list(self.mro(klass.path)), self)
                 return CallInfo(sym, (shapes.synthesize(shape, ctx, location),), returns=sym)
             if isinstance(own_new, griffe.Function):
-                return CallInfo(sym, (self._signature(own_new, True),), returns=sym)
+                return self._constructor_call(sym, own_new)
         shape = self._shape(cls)
         if shape is not None:
             ctx = _ClassCtx(cls, list(self.mro(cls.path)), self)
             return CallInfo(sym, (shapes.synthesize(shape, ctx, self.location(cls)),), returns=sym)
         return CallInfo(sym, (Signature((), origin="object.__init__", location=self.location(cls)),), returns=sym)
+
+    def _constructor_call(self, sym: Symbol, method: griffe.Function) -> CallInfo:
+        """`__init__`/`__new__` with `@overload`s binds like any overloaded function (self dropped)."""
+        impl = self._signature(method, True)
+        if not method.overloads:
+            return CallInfo(sym, (impl,), returns=sym)
+        overloads = tuple(self._signature(o, True, origin="@overload") for o in method.overloads)
+        fallback = None if facts(method).get("overloads_only") else impl
+        return CallInfo(sym, overloads, fallback=fallback, returns=sym)
 
     def _shape(self, klass: griffe.Class):
         return shapes.detect(_ClassCtx(klass, list(self.mro(klass.path)), self))

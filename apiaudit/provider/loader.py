@@ -7,15 +7,18 @@ and never imports anything.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import logging
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import griffe
 
-from apiaudit.provider.facts import FactsExtension
+from apiaudit.provider import compiled
+from apiaudit.provider.facts import KEY, FactsExtension, dynamic_namespace
 
 # Griffe warns about things it cannot follow in third-party code; that is our job to report.
 logging.getLogger("griffe").setLevel(logging.ERROR)
@@ -35,6 +38,45 @@ class ModuleLoader:
         self.verify: Callable[[str, str], None] | None = None
         self.parse_failures: dict[str, str] = {}
         self._stubs: dict[str, griffe.Module] = {}
+        self._compiled: frozenset[str] | None = None
+        self._runtime: dict[str, RuntimeBindings | None] = {}
+
+    # ------------------------------------------------ compiled modules and stubs
+    @property
+    def compiled(self) -> frozenset[str]:
+        """Extension modules of the provider (read once from the file tree and RECORDs)."""
+        if self._compiled is None:
+            self._compiled, records = compiled.compiled_modules_and_records(self.root, tuple(self.packages))
+            for record in records:
+                self._touch(record)  # a changed RECORD invalidates the index cache
+        return self._compiled
+
+    def compiled_prefix(self, dotted: str) -> str | None:
+        """The extension module `dotted` is or lies in (a stub package beside it counts)."""
+        return compiled.compiled_prefix(dotted, self.compiled)
+
+    def _touch(self, path: Path) -> None:
+        try:
+            self.touched[self.relative(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            pass
+
+    def runtime_file(self, dotted: str) -> Path | None:
+        """The `.py` that runs when `dotted`'s interface is a `.pyi` stub beside it; else None."""
+        path = self.module_file(dotted)
+        if path is None or path.suffix != ".pyi":
+            return None
+        runtime = path.with_suffix(".py")
+        return runtime if runtime.is_file() else None
+
+    def runtime_bindings(self, dotted: str) -> RuntimeBindings | None:
+        """Names the `.py` behind `dotted`'s stub binds (None when there is no such `.py`)."""
+        if dotted not in self._runtime:
+            runtime = self.runtime_file(dotted)
+            if runtime is not None:
+                self._touch(runtime)
+            self._runtime[dotted] = runtime_bindings(runtime) if runtime is not None else None
+        return self._runtime[dotted]
 
     def owns(self, dotted: str) -> bool:
         return dotted.split(".", 1)[0] in self.packages
@@ -78,6 +120,8 @@ class ModuleLoader:
                 # A provider file we cannot parse: treat as unknown, never crash.
                 self.parse_failures[dotted] = str(exc)
                 module = None
+            if module is not None:
+                declare_overload_only(module)
         self._modules[dotted] = module
         return module
 
@@ -120,6 +164,63 @@ class ModuleLoader:
                 for name in dict.fromkeys(found):
                     table.setdefault(name, []).append(module + "." + name)
         return tuple(sorted((k, tuple(v)) for k, v in table.items()))
+
+
+
+def declare_overload_only(obj: griffe.Module | griffe.Class) -> None:
+    """A function declared only through `@overload` (a stub's usual form) defines the name.
+
+    Griffe keeps such overloads on the parent's `overloads` map and no member; give each one a
+    member whose `overloads` are the declarations, marked so binding uses no runtime fallback.
+    """
+    for name, overloads in list(obj.overloads.items()):
+        if not overloads or name in obj.members:
+            continue
+        first, last = overloads[0], overloads[-1]
+        func = griffe.Function(
+            name,
+            lineno=first.lineno,
+            endlineno=last.endlineno,
+            parameters=first.parameters,
+            returns=first.returns,
+            decorators=[d for d in first.decorators if "overload" not in str(d.value)],
+        )
+        func.labels |= {label for label in first.labels if label in ("staticmethod", "classmethod", "property")}
+        func.overloads = list(overloads)
+        func.extra[KEY] = {"overloads_only": True}
+        obj.set_member(name, func)
+    for member in list(obj.members.values()):
+        if not member.is_alias and isinstance(member, griffe.Class):
+            declare_overload_only(member)
+
+
+@dataclass(frozen=True)
+class RuntimeBindings:
+    """What a `.py` beside its `.pyi` binds, read once: names, and whether it hides any."""
+
+    names: frozenset[str]
+    opaque: bool  # a star import, an unreadable file, or a run-time namespace
+
+
+def runtime_bindings(path: Path) -> RuntimeBindings:
+    try:
+        tree = ast.parse(path.read_text("utf-8", errors="replace"))
+    except (SyntaxError, ValueError, RecursionError, OSError):
+        return RuntimeBindings(frozenset(), True)
+    names: set[str] = set()
+    opaque = dynamic_namespace(tree) is not None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name == "*":
+                    opaque = True
+                else:
+                    names.add((alias.asname or alias.name).split(".")[0])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return RuntimeBindings(frozenset(names), opaque)
 
 
 _TOP_LEVEL = re.compile(r"^(?:class\s+(\w+)|(?:async\s+)?def\s+(\w+)|(\w+)\s*(?::[^=\n]+)?=(?!=))", re.M)
