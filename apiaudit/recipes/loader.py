@@ -24,6 +24,7 @@ from apiaudit.recipes.model import (
     IN_SCOPE_PLACEHOLDER,
     PATTERN_KINDS,
     SUBSCRIPT_KINDS,
+    SYMBOL_PATTERN_KINDS,
     FactoryRule,
     InjectionRule,
     Pattern,
@@ -47,8 +48,12 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _TOP_KEYS = {"provider", "recipe", "pattern", "rpc", "injection", "registry", "slot", "factory", "remote_code"}
 _PROVIDER_KEYS = {"name", "default_consumers"}
 _RECIPE_COMMON = {"id", "symbol", "versions", "change", "rationale"}
-_PATTERN_REQUIRED = {"id", "versions", "kind", "method", "message"}
-_PATTERN_OPTIONAL = {"severity", "advice", "then", "same_receiver", "when_keyword", "subscript", "min_args", "recipe"}
+_PATTERN_REQUIRED = {"id", "versions", "kind", "message"}
+_PATTERN_OPTIONAL = {
+    "method", "severity", "advice", "then", "same_receiver", "when_keyword", "subscript", "min_args", "recipe", "symbol", "keyword",
+}  # fmt: skip
+_SYMBOL_PATTERN_KEYS = {"symbol", "keyword"}
+_TEXT_PATTERN_ONLY = {"method", "then", "same_receiver", "when_keyword", "subscript", "min_args"}
 _RPC_KEYS: tuple[set[str], set[str]] = ({"method", "hosts"}, {"name_arg", "name_keyword"})
 _INJECTION_KEYS: tuple[set[str], set[str]] = ({"keyword", "hosts"}, set())
 _REGISTRY_KEYS: tuple[set[str], set[str]] = ({"name", "module", "maps", "package"}, set())
@@ -213,6 +218,13 @@ def _pattern(entry: _Entry, raw: dict, source: str) -> Pattern:
         severity = Severity(severity_text)
     except ValueError:
         raise entry.error(f"unknown severity {severity_text!r} (expected error, warning or info)") from None
+    if kind in SYMBOL_PATTERN_KINDS:
+        return _symbol_pattern(entry, raw, source, kind, severity)
+    stray = sorted(_SYMBOL_PATTERN_KEYS & set(raw))
+    if stray:
+        raise entry.error(f"{', '.join(repr(k) for k in stray)} only appl{'y' if len(stray) > 1 else 'ies'} to kind 'call-without-keyword'")
+    if "method" not in raw:
+        raise entry.error("missing key 'method'")
     then = _string(entry, raw, "then", _IDENT, "a method name")
     if kind == "call-not-followed-by" and then is None:
         raise entry.error("kind 'call-not-followed-by' needs 'then' (the method that must follow)")
@@ -238,6 +250,26 @@ def _pattern(entry: _Entry, raw: dict, source: str) -> Pattern:
         message=_required_string(entry, raw, "message"), advice=_string(entry, raw, "advice"), then=then, same_receiver=same_receiver,
         when_keyword=_string(entry, raw, "when_keyword", _IDENT, "an identifier"), subscript=subscript,
         min_args=min_args, recipe=_string(entry, raw, "recipe", _ID, "a kebab-case id"), source=source,
+    )  # fmt: skip
+
+
+def _symbol_pattern(entry: _Entry, raw: dict, source: str, kind, severity: Severity) -> Pattern:
+    """A pattern on calls of a resolved provider symbol: `symbol` and `keyword`, no receiver-text keys."""
+    stray = sorted(_TEXT_PATTERN_ONLY & set(raw))
+    if stray:
+        raise entry.error(f"{', '.join(repr(k) for k in stray)} do{'' if len(stray) > 1 else 'es'} not apply to kind {kind!r} (it names 'symbol' and 'keyword')")
+    missing = sorted(_SYMBOL_PATTERN_KEYS - set(raw))
+    if missing:
+        raise entry.error(f"kind {kind!r} needs {' and '.join(repr(k) for k in missing)}")
+    pattern_id = _required_string(entry, raw, "id", _ID, "a kebab-case id")
+    if pattern_id in ENGINE_RULES:
+        raise entry.error(f"id {pattern_id!r} is an engine rule id; a pattern needs its own")
+    return Pattern(
+        id=pattern_id, severity=severity, versions=_specifier(entry, raw), kind=kind, method=None,
+        message=_required_string(entry, raw, "message"), advice=_string(entry, raw, "advice"),
+        recipe=_string(entry, raw, "recipe", _ID, "a kebab-case id"),
+        symbol=_required_string(entry, raw, "symbol", _DOTTED, "a dotted path"),
+        keyword=_required_string(entry, raw, "keyword", _IDENT, "an identifier"), source=source,
     )  # fmt: skip
 
 

@@ -151,6 +151,7 @@ def match_patterns(
     A file that does not parse yields nothing here (the engine reports parse errors).
     With `provider_packages`, a file that imports none of them yields nothing.
     """
+    patterns = [p for p in patterns if not p.on_symbol]  # those are matched by the checks stage
     if not patterns:
         return []
     try:
