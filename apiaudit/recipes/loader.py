@@ -166,6 +166,20 @@ def _check_value_expression(entry: _Entry, value: str) -> None:
         raise entry.error(f"'value' = {value!r} is not a Python expression") from None
 
 
+def _call_arguments(entry: _Entry, raw: dict) -> str:
+    """'args': the source of a call's arguments ("None", "x, flag=True"); may be empty."""
+    args = raw["args"]
+    if not isinstance(args, str):
+        raise entry.error(f"'args' must be a string, not {type(args).__name__}")
+    try:
+        parsed = ast.parse(f"f({args})", mode="eval")
+    except SyntaxError:
+        parsed = None
+    if parsed is None or not isinstance(parsed.body, ast.Call):
+        raise entry.error(f"'args' = {args!r} is not a call's argument list")
+    return args
+
+
 def _check_import(entry: _Entry, statement: str) -> None:
     try:
         tree = ast.parse(statement)
@@ -195,6 +209,10 @@ def _recipe(entry: _Entry, raw: dict, source: str) -> Recipe:
             fields[key] = _string(entry, raw, key, _IDENT, "an identifier")
     if "module" in raw:
         fields["module"] = _string(entry, raw, "module", _DOTTED, "a dotted module path")
+    if "method" in raw:
+        fields["method"] = _string(entry, raw, "method", _IDENT, "a method name")
+    if "args" in raw:
+        fields["args"] = _call_arguments(entry, raw)
     if "value" in raw:
         fields["value"] = _string(entry, raw, "value")
         _check_value_expression(entry, fields["value"])

@@ -79,7 +79,8 @@ def _subscript_ok(subscript: ast.Subscript, pattern: Pattern) -> bool:
     return pattern.subscript == "any" or _is_int_literal(subscript.slice)
 
 
-def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[ast.Call]:
+def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[tuple[ast.Call, tuple[tuple[str, str], ...]]]:
+    """Each matching call, with what the fix needs to know (result-subscripted: the name it is bound to)."""
     calls: list[tuple[ast.Call, tuple[str, str]]] = []
     for node in nodes:
         receiver_method = _method_call(node)
@@ -87,7 +88,7 @@ def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[ast.Ca
             calls.append((node, receiver_method))
     targets = [n for n, (_, method) in calls if method == pattern.method and _call_qualifies(n, pattern)]
     if pattern.kind == "method-called":
-        return targets
+        return [(call, ()) for call in targets]
     if pattern.kind == "call-not-followed-by":
         hits = []
         for call in targets:
@@ -99,7 +100,7 @@ def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[ast.Ca
                 for n, (other_receiver, method) in calls
             )
             if not followed:
-                hits.append(call)
+                hits.append((call, ()))
         return hits
     # result-subscripted: directly, or through the single name the result was bound to
     parents: dict[int, ast.AST] = {}
@@ -110,7 +111,7 @@ def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[ast.Ca
     for call in targets:
         parent = parents.get(id(call))
         if isinstance(parent, ast.Subscript) and parent.value is call and _subscript_ok(parent, pattern):
-            hits.append(call)
+            hits.append((call, ()))
             continue
         bound: str | None = None
         if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
@@ -128,7 +129,7 @@ def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[ast.Ca
                 and _after(node, call)
                 and _subscript_ok(node, pattern)
             ):
-                hits.append(call)
+                hits.append((call, (("bound", bound),)))
                 break
     return hits
 
@@ -165,11 +166,11 @@ def match_patterns(
     for scope in _scopes(tree):
         nodes = _scope_nodes(scope)
         for pattern in patterns:
-            for call in _matches_in_scope(nodes, pattern):
+            for call, found in _matches_in_scope(nodes, pattern):
                 end_line = call.end_lineno or call.lineno
                 line_text = lines[call.lineno - 1] if call.lineno - 1 < len(lines) else ""
                 end_text = lines[end_line - 1] if end_line - 1 < len(lines) else ""
-                details = [("pattern", pattern.id), ("method", pattern.method)]
+                details = [("pattern", pattern.id), ("method", pattern.method), *found]
                 if pattern.recipe:
                     details.append(("recipe", pattern.recipe))
                 findings.append(
