@@ -18,7 +18,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from apiaudit.errors import InputError
 from apiaudit.findings import ENGINE_RULES, Severity
-from apiaudit.recipes.changes import CHANGE_CLASSES
+from apiaudit.recipes.changes import CHANGE_CLASSES, ChangeKind
 from apiaudit.recipes.model import (
     CHANGE_KINDS,
     IN_SCOPE_PLACEHOLDER,
@@ -62,6 +62,8 @@ _FACTORY_KEYS: tuple[set[str], set[str]] = ({"function"}, {"registry", "architec
 _REMOTE_CODE_KEYS: tuple[set[str], set[str]] = (
     {"id", "module", "method", "keyword", "auto_map_keys", "files", "message"}, {"severity", "advice"}
 )
+# Recipes that edit around the call a pattern found, not its arguments: only that pattern kind finds it.
+_PATTERN_FOR_CHANGE = {ChangeKind.INSERT_CALL_AFTER: "call-not-followed-by", ChangeKind.DROP_SUBSCRIPT: "result-subscripted"}
 _MODEL_FILES = ("config.json", "tokenizer_config.json", "generation_config.json")
 
 
@@ -495,12 +497,18 @@ def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = Tr
                 seen_ids[item_id] = _display(path)
             files.append(rule_file)
     mine = [f for f in files if f.provider == provider]
-    recipe_ids = {r.id for f in mine for r in f.recipes}
+    recipe_kinds = {r.id: r.kind for f in mine for r in f.recipes}
     for rule_file in mine:
         for index, pattern in enumerate(rule_file.patterns, start=1):
-            if pattern.recipe is not None and pattern.recipe not in recipe_ids:
+            if pattern.recipe is not None and pattern.recipe not in recipe_kinds:
                 raise InputError(
                     f"{_display(rule_file.path)}: pattern '{pattern.id}' [{index}]: recipe '{pattern.recipe}' is not defined"
+                )
+            wanted = _PATTERN_FOR_CHANGE.get(recipe_kinds.get(pattern.recipe))  # type: ignore[arg-type]
+            if wanted is not None and pattern.kind != wanted:
+                raise InputError(
+                    f"{_display(rule_file.path)}: pattern '{pattern.id}' [{index}]: recipe '{pattern.recipe}' "
+                    f"({recipe_kinds[pattern.recipe].value}) fixes only kind '{wanted}' patterns, not {pattern.kind!r}"
                 )
     consumers: list[str] = []
     for rule_file in mine:
