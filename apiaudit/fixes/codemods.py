@@ -641,10 +641,10 @@ def _add_imports(module: cst.Module, statements: Sequence[str]) -> cst.Module:
 def _own_statement(index: FileIndex, call: cst.Call) -> tuple[cst.SimpleStatementLine, bool] | None:
     """The statement line whose only statement is `call` (bare, assigned or awaited); whether awaited."""
     node: cst.CSTNode = call
-    parent = index.parents.get(node)
-    awaited = isinstance(parent, cst.Await) and parent.expression is call
-    if awaited:
+    parent: cst.CSTNode | None = index.parents.get(node)
+    if isinstance(parent, cst.Await) and parent.expression is call:
         node, parent = parent, index.parents.get(parent)
+    awaited = node is not call
     if not isinstance(parent, (cst.Expr, cst.Assign, cst.AnnAssign)) or parent.value is not node:
         return None
     line = index.parents.get(parent)

@@ -504,11 +504,12 @@ def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = Tr
                 raise InputError(
                     f"{_display(rule_file.path)}: pattern '{pattern.id}' [{index}]: recipe '{pattern.recipe}' is not defined"
                 )
-            wanted = _PATTERN_FOR_CHANGE.get(recipe_kinds.get(pattern.recipe))  # type: ignore[arg-type]
+            kind = recipe_kinds.get(pattern.recipe) if pattern.recipe is not None else None
+            wanted = _PATTERN_FOR_CHANGE.get(kind) if kind is not None else None
             if wanted is not None and pattern.kind != wanted:
                 raise InputError(
                     f"{_display(rule_file.path)}: pattern '{pattern.id}' [{index}]: recipe '{pattern.recipe}' "
-                    f"({recipe_kinds[pattern.recipe].value}) fixes only kind '{wanted}' patterns, not {pattern.kind!r}"
+                    f"({kind.value if kind else ''}) fixes only kind '{wanted}' patterns, not {pattern.kind!r}"
                 )
     consumers: list[str] = []
     for rule_file in mine:

@@ -79,7 +79,10 @@ def _subscript_ok(subscript: ast.Subscript, pattern: Pattern) -> bool:
     return pattern.subscript == "any" or _is_int_literal(subscript.slice)
 
 
-def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[tuple[ast.Call, tuple[tuple[str, str], ...]]]:
+_Hit = tuple[ast.Call, tuple[tuple[str, str], ...]]
+
+
+def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[_Hit]:
     """Each matching call, with what the fix needs to know (result-subscripted: the name it is bound to)."""
     calls: list[tuple[ast.Call, tuple[str, str]]] = []
     for node in nodes:
@@ -88,9 +91,10 @@ def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[tuple[
             calls.append((node, receiver_method))
     targets = [n for n, (_, method) in calls if method == pattern.method and _call_qualifies(n, pattern)]
     if pattern.kind == "method-called":
-        return [(call, ()) for call in targets]
+        direct: list[_Hit] = [(call, ()) for call in targets]
+        return direct
     if pattern.kind == "call-not-followed-by":
-        hits = []
+        hits: list[_Hit] = []
         for call in targets:
             if not isinstance(call.func, ast.Attribute):
                 continue
@@ -107,11 +111,11 @@ def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[tuple[
     for node in nodes:
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
-    hits = []
+    found: list[_Hit] = []
     for call in targets:
         parent = parents.get(id(call))
         if isinstance(parent, ast.Subscript) and parent.value is call and _subscript_ok(parent, pattern):
-            hits.append((call, ()))
+            found.append((call, ()))
             continue
         bound: str | None = None
         if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
@@ -129,9 +133,9 @@ def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[tuple[
                 and _after(node, call)
                 and _subscript_ok(node, pattern)
             ):
-                hits.append((call, (("bound", bound),)))
+                found.append((call, (("bound", bound),)))
                 break
-    return hits
+    return found
 
 
 def _char_column(line_text: str, byte_offset: int) -> int:
@@ -170,7 +174,7 @@ def match_patterns(
                 end_line = call.end_lineno or call.lineno
                 line_text = lines[call.lineno - 1] if call.lineno - 1 < len(lines) else ""
                 end_text = lines[end_line - 1] if end_line - 1 < len(lines) else ""
-                details = [("pattern", pattern.id), ("method", pattern.method), *found]
+                details: list[tuple[str, str]] = [("pattern", pattern.id), ("method", pattern.method or ""), *found]
                 if pattern.recipe:
                     details.append(("recipe", pattern.recipe))
                 findings.append(
