@@ -153,6 +153,7 @@ def _scan_once(
     hosts = HostRules(
         rpc_hosts={r.method: r.hosts for r in book.rpcs},
         injection_hosts={i.keyword: i.hosts for i in book.injections},
+        symbol_patterns=tuple(p for p in book.patterns if p.on_symbol),
     )
 
     findings: list[Finding] = []

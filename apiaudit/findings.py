@@ -38,6 +38,8 @@ class FixKind(str, enum.Enum):
     POSITIONAL_TO_KEYWORD = "positional-to-keyword"
     RENAME_ATTRIBUTE = "rename-attribute"
     REWRITE_IMPORT = "rewrite-import"
+    INSERT_CALL_AFTER = "insert-call-after"  # pattern recipes: R.then(ARGS) after the statement holding R.method(...)
+    DROP_SUBSCRIPT = "drop-subscript"  # pattern recipes: a result that is one value now, not a list of them
     NONE = "none"
 
 

@@ -206,3 +206,50 @@ def test_fix_skips_conditional_findings_and_splatted_keywords_and_says_why() -> 
     # Dead branches emit nothing, so nothing in them is ever edited.
     assert not any(f.finding.path == "compat/guards.py" and f.finding.line == 19 for f in plan.fixed)
     assert all(not fix.finding.conditional for fix in plan.fixed)
+
+
+# ---------------------------------------------------------------------------------------------
+# A run-time failure signatures cannot show (fixtures/runtime/prefix_cache_default): a dataclass
+# field's default changed and the call relying on it still binds. A call-without-keyword pattern
+# in the fixture's own rules finds it; its added-parameter recipe fixes it.
+PREFIX_CACHE = FIXTURES / "runtime" / "prefix_cache_default"
+
+
+@functools.lru_cache(maxsize=None)
+def _scan_prefix_cache(version: str):
+    from apiaudit.audit import scan
+
+    return scan(
+        consumers=[str(PREFIX_CACHE / "consumers" / "prefill" / "prefill")],
+        provider=str(PREFIX_CACHE / "providers" / f"kvcache_{version}" / "kvcache"),
+        rules_dirs=[PREFIX_CACHE / "rules"],
+        use_index_cache=False,
+        provider_version={"v1": "1.0", "v2": "2.0"}[version],
+    )
+
+
+def test_prefix_cache_default_v1_is_clean() -> None:
+    assert not [f for f in _scan_prefix_cache("v1").findings if f.severity.value in BLOCKING]
+
+
+def test_prefix_cache_default_v2_gives_exactly_the_expected_finding() -> None:
+    expected = json.loads((PREFIX_CACHE / "expected-v2.json").read_text())
+    want = {tuple(entry[k] for k in KEYS) for entry in expected["findings"]}
+    got = set(map(_finding_key, _scan_prefix_cache("v2").findings))
+    assert got == want, _diff(want, got)
+    assert {tuple(entry[k] for k in KEYS) for entry in expected["reported_by_scan_today"]} == want
+
+
+def test_prefix_cache_default_fix_passes_the_keyword_once() -> None:
+    from apiaudit.fixes.plan import plan_fixes
+    from apiaudit.recipes.loader import load_rulebook
+
+    report = _scan_prefix_cache("v2")
+    book = load_rulebook([PREFIX_CACHE / "rules"], "kvcache", include_bundled=False).applicable("2.0")
+    root = PREFIX_CACHE / "consumers" / "prefill"
+    plan = plan_fixes(report.findings, root, book)
+    assert not plan.unfixable, plan.unfixable
+    (fixed,) = plan.changed_files
+    text = fixed.patched.decode()
+    assert "CacheConfig(block_size=16, gpu_memory_utilization=0.5, enable_prefix_caching=False)" in text
+    assert text.count("enable_prefix_caching=") == 1

@@ -11,7 +11,7 @@ import ast
 import pytest
 
 from apiaudit.audit import scan
-from apiaudit.findings import Severity
+from apiaudit.findings import ENGINE_RULES, Severity
 
 pytestmark = pytest.mark.network
 
@@ -37,7 +37,13 @@ def _call_line(tree_root, path, callee_name, keyword=None):
 def test_speculators_030_on_vllm_016_names_the_three_generator_breaks(released, release_cache):
     consumer = released("speculators==0.3.0")
     report = scan(["speculators==0.3.0"], "vllm==0.16.0", cache_dir=release_cache)
-    got = {(f.rule, f.callee, f.param, f.line) for f in _errors(report, GENERATOR)}
+    got = {(f.rule, f.callee, f.param, f.line) for f in _errors(report, GENERATOR) if f.rule in ENGINE_RULES}
+    # Beside them, the rules' two errors signatures cannot show (both failed on a GPU, bench/gpu/results/).
+    patterns = {(f.rule, f.line) for f in _errors(report, GENERATOR) if f.rule not in ENGINE_RULES}
+    assert patterns == {
+        ("vllm-cache-config-prefix-caching-default", _call_line(consumer.root, GENERATOR, "CacheConfig")),
+        ("vllm-collective-rpc-unique-reply-rank-single-value", _call_line(consumer.root, GENERATOR, "collective_rpc", "unique_reply_rank")),
+    }
     expected = {
         (
             "missing-required",
@@ -59,7 +65,7 @@ def test_speculators_030_on_vllm_016_names_the_three_generator_breaks(released, 
         ),
     }
     assert got == expected
-    for finding in _errors(report, GENERATOR):
+    for finding in (f for f in _errors(report, GENERATOR) if f.rule in ENGINE_RULES):
         assert finding.provider_location and finding.provider_location.startswith("vllm/")
         assert finding.signature and finding.advice and finding.source
     assert report.exit_code() == 1
@@ -93,4 +99,5 @@ def test_protocol_and_return_shape_rules_fire_on_030_not_040(release_cache):
     assert {f.rule for f in new.findings} & PATTERN_RULES == set()
     for f in old.findings:
         if f.rule in PATTERN_RULES:
-            assert f.severity is Severity.WARNING and f.advice
+            expected = Severity.ERROR if "collective-rpc" in f.rule else Severity.WARNING  # the reply shape fails at run time
+            assert f.severity is expected and f.advice

@@ -259,6 +259,7 @@ def _call(ctx, file, use, value, step, findings, report):
     if step.call is None or not report:
         return InstanceValue((info.returns.path,)) if info.returns else None
     ctx.calls_checked += 1
+    findings.extend(_symbol_patterns(ctx, file, use, step.call, (sym.path, info.callee.path)))
     if info.unknown:
         findings.append(_cannot_judge(ctx, file, use, info.callee.path, info.unknown))
         return InstanceValue((info.returns.path,)) if info.returns else None
@@ -299,6 +300,30 @@ def _call(ctx, file, use, value, step, findings, report):
     if binding.uncertain and not any(p.severity == "error" for p in binding.problems):
         findings.append(_cannot_judge(ctx, file, use, info.callee.path, binding.uncertain))
     return InstanceValue((info.returns.path,)) if info.returns else None
+
+
+def _without_init(path: str) -> str:
+    return path[: -len(".__init__")] if path.endswith(".__init__") else path
+
+
+def _symbol_patterns(ctx, file, use, call, paths: tuple[str, ...]) -> list[Finding]:
+    """call-without-keyword patterns: a call of the pattern's symbol (a class and its
+    constructor alike) that does not pass its keyword; a ``**splat`` may pass it, so it is not matched."""
+    called = {_without_init(p) for p in paths}
+    findings = []
+    for pattern in ctx.hosts.symbol_patterns:
+        if pattern.kind != "call-without-keyword" or _without_init(pattern.symbol) not in called:
+            continue
+        if call.has_starstar or pattern.keyword in call.keyword_names():
+            continue
+        details = (("pattern", pattern.id), ("keyword", pattern.keyword)) + ((("recipe", pattern.recipe),) if pattern.recipe else ())
+        findings.append(
+            ctx.finding(
+                file, use.site, pattern.id, pattern.message, callee=_without_init(paths[0]), param=pattern.keyword,
+                severity=pattern.severity, advice=pattern.advice, details=details,
+            )
+        )  # fmt: skip
+    return findings
 
 
 MAX_FORWARD_HOPS = 3

@@ -14,6 +14,8 @@ class HostRules:
 
     rpc_hosts: dict = field(default_factory=dict)  # rpc method name -> tuple of provider class paths
     injection_hosts: dict = field(default_factory=dict)  # keyword -> tuple of provider class paths
+    # [[pattern]]s matched on resolved callees (Pattern.on_symbol): call-without-keyword
+    symbol_patterns: tuple = ()
 
 
 SOURCE_MAX_LINES = 8

@@ -1,7 +1,7 @@
 """Format-preserving edits of one consumer file, with LibCST.
 
 Each fix kind is a small frozen edit (RemoveKeyword, RenameKeyword, AddKeyword,
-PositionalToKeyword, RenameAttribute, RewriteImport) that names its target by the
+PositionalToKeyword, RenameAttribute, RewriteImport, InsertCallAfter, DropSubscript) that names its target by the
 position a Finding reports: the first line (1-based) and column (0-based) where the
 call, attribute use or import starts. `apply_edits` applies every edit of a file in
 one pass, so all positions refer to the scanned text. Only the touched calls and
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Union
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
 
 class EditStatus(str, enum.Enum):
     """What became of one edit."""
@@ -87,7 +87,33 @@ class RewriteImport:
     new_name: str | None = None
 
 
-Edit = Union[RemoveKeyword, RenameKeyword, AddKeyword, PositionalToKeyword, RenameAttribute, RewriteImport]
+@dataclass(frozen=True)
+class InsertCallAfter:
+    """After the statement holding ``R.<callee_name>(...)``, a new statement ``R.method(args)``.
+
+    Only a statement of its own in a block (``R.m(...)``, ``x = R.m(...)``, awaited or not) is
+    edited: after a ``return``, inside a condition or a one-line suite there is no safe place.
+    """
+
+    line: int
+    column: int
+    method: str
+    args: str  # source of the arguments, "" for none
+    callee_name: str | None = None
+
+
+@dataclass(frozen=True)
+class DropSubscript:
+    """``R.m(...)[0]`` -> ``R.m(...)`` (`bound` None), or, after ``bound = R.m(...)``, each later
+    ``bound[0]`` in the same function -> ``bound``."""
+
+    line: int
+    column: int
+    bound: str | None = None
+    callee_name: str | None = None
+
+
+Edit = Union[RemoveKeyword, RenameKeyword, AddKeyword, PositionalToKeyword, RenameAttribute, RewriteImport, InsertCallAfter, DropSubscript]
 CALL_EDITS = (RemoveKeyword, RenameKeyword, AddKeyword, PositionalToKeyword)
 
 
@@ -141,6 +167,9 @@ class FileIndex:
         self.module = cst.parse_module(source)
         self._wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
         self._positions = self._wrapper.resolve(PositionProvider)
+        self.parents = self._wrapper.resolve(ParentNodeProvider)
+        self.next_statement: dict[int, cst.BaseStatement] = {}  # id(statement) -> the one after it in its block
+        self.subscripts: list[cst.Subscript] = []
         self.calls: dict[tuple[int, int], list[cst.Call]] = defaultdict(list)
         self.attributes: dict[tuple[int, int], list[cst.Attribute]] = defaultdict(list)
         self.import_froms: list[tuple[cst.ImportFrom, CodeRange]] = []
@@ -172,10 +201,31 @@ class FileIndex:
             def visit_Attribute(self, node: cst.Attribute) -> None:
                 index.attributes[index._key(node)].append(node)
 
+            def visit_Subscript(self, node: cst.Subscript) -> None:
+                index.subscripts.append(node)
+                index.enclosing[id(node)] = tuple(reversed(self.functions))
+
+            def visit_Module(self, node: cst.Module) -> None:
+                index._link(node.body)
+
+            def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+                index._link(node.body)
+
             def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
                 index.import_froms.append((node, index._positions[node]))
 
         self.module.visit(Collector())
+
+    def _link(self, body: Sequence[cst.BaseStatement]) -> None:
+        for statement, following in zip(body, body[1:]):
+            self.next_statement[id(statement)] = following
+
+    def start(self, node: cst.CSTNode) -> tuple[int, int]:
+        return self._key(node)
+
+    def end(self, node: cst.CSTNode) -> tuple[int, int]:
+        end = self._positions[node].end
+        return (end.line, end.column)
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
@@ -359,6 +409,8 @@ class _Plan:
     call_edits: dict[int, list[Edit]] = field(default_factory=lambda: defaultdict(list))
     attribute_edits: dict[int, list[RenameAttribute]] = field(default_factory=lambda: defaultdict(list))
     import_edits: dict[int, list[RewriteImport]] = field(default_factory=lambda: defaultdict(list))
+    insert_after: dict[int, list[tuple[InsertCallAfter, str]]] = field(default_factory=lambda: defaultdict(list))  # id(statement)
+    subscript_drops: dict[int, list[DropSubscript]] = field(default_factory=lambda: defaultdict(list))  # id(subscript)
     outcomes: dict[int, Outcome] = field(default_factory=dict)  # by id(edit) -> final outcome
 
 
@@ -438,7 +490,29 @@ class _Transformer(cst.CSTTransformer):
             self._record(edit, APPLIED)
         return updated_node
 
+    def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
+        edits = self.plan.subscript_drops.get(id(original_node), [])
+        if not edits:
+            return updated_node
+        for edit in edits:
+            self._record(edit, APPLIED)
+        value = updated_node.value
+        if original_node.lpar and not value.lpar:  # (x[0]) keeps its parentheses
+            value = value.with_changes(lpar=original_node.lpar, rpar=original_node.rpar)
+        return value
+
     def leave_SimpleStatementLine(self, original_node, updated_node):
+        result = self._rewrite_imports(original_node, updated_node)
+        inserts = self.plan.insert_after.get(id(original_node), [])
+        if not inserts:
+            return result
+        statements = list(result.nodes) if isinstance(result, cst.FlattenSentinel) else [result]
+        for edit, text in inserts:
+            statements.append(cst.parse_statement(text))
+            self._record(edit, APPLIED)
+        return cst.FlattenSentinel(statements)
+
+    def _rewrite_imports(self, original_node, updated_node):
         extra: list[cst.SimpleStatementLine] = []
         new_body = list(updated_node.body)
         for position, small in enumerate(original_node.body):
@@ -518,6 +592,10 @@ def apply_edits(index: FileIndex, edits: Sequence[Edit], add_imports: Sequence[s
                 plan.outcomes[id(edit)] = Outcome(edit, ALREADY)
             else:
                 plan.outcomes[id(edit)] = Outcome(edit, NOT_FOUND, f"the import at {edit.line}:{edit.column} does not import {edit.name!r}")
+        elif isinstance(edit, InsertCallAfter):
+            _plan_insert_after(index, plan, edit)
+        elif isinstance(edit, DropSubscript):
+            _plan_drop_subscript(index, plan, edit)
         else:
             raise TypeError(f"unknown edit {edit!r}")
 
@@ -555,3 +633,101 @@ def _add_imports(module: cst.Module, statements: Sequence[str]) -> cst.Module:
         return module
     at = _import_insert_index(body)
     return module.with_changes(body=body[:at] + new_lines + body[at:])
+
+
+# --- call-protocol edits (pattern recipes) ---------------------------------------------
+
+
+def _own_statement(index: FileIndex, call: cst.Call) -> tuple[cst.SimpleStatementLine, bool] | None:
+    """The statement line whose only statement is `call` (bare, assigned or awaited); whether awaited."""
+    node: cst.CSTNode = call
+    parent: cst.CSTNode | None = index.parents.get(node)
+    if isinstance(parent, cst.Await) and parent.expression is call:
+        node, parent = parent, index.parents.get(parent)
+    awaited = node is not call
+    if not isinstance(parent, (cst.Expr, cst.Assign, cst.AnnAssign)) or parent.value is not node:
+        return None
+    line = index.parents.get(parent)
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return None
+    return line, awaited
+
+
+def _calls_on(statement: cst.BaseStatement | None, index: FileIndex, receiver: str, method: str) -> bool:
+    """Is `statement` ``receiver.method(...)`` (awaited or not) on its own?"""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    value = small.value if isinstance(small, (cst.Expr, cst.Assign, cst.AnnAssign)) else None
+    if isinstance(value, cst.Await):
+        value = value.expression
+    return (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value == method and index.code(value.func.value) == receiver
+    )  # fmt: skip
+
+
+def _plan_insert_after(index: FileIndex, plan: _Plan, edit: InsertCallAfter) -> None:
+    call = index.resolve_call(edit.line, edit.column, edit.callee_name)
+    if call is None:
+        plan.outcomes[id(edit)] = Outcome(edit, NOT_FOUND, f"no call starts at {edit.line}:{edit.column}")
+        return
+    if not isinstance(call.func, cst.Attribute):
+        plan.outcomes[id(edit)] = Outcome(edit, CONFLICT, "the call has no receiver to call the next step on")
+        return
+    own = _own_statement(index, call)
+    if own is None:
+        plan.outcomes[id(edit)] = Outcome(
+            edit, CONFLICT, f"the call is not a simple statement of its own in a block; add .{edit.method}(...) by hand"
+        )
+        return
+    statement, awaited = own
+    receiver = index.code(call.func.value)
+    if _calls_on(index.next_statement.get(id(statement)), index, receiver, edit.method):
+        plan.outcomes[id(edit)] = Outcome(edit, ALREADY)
+        return
+    text = f"{'await ' if awaited else ''}{receiver}.{edit.method}({edit.args})\n"
+    try:
+        cst.parse_statement(text)
+    except cst.ParserSyntaxError:
+        plan.outcomes[id(edit)] = Outcome(edit, CONFLICT, f"`{text.strip()}` is not a Python statement")
+        return
+    plan.insert_after[id(statement)].append((edit, text))
+
+
+def _is_zero_index(subscript: cst.Subscript) -> bool:
+    if len(subscript.slice) != 1:
+        return False
+    element = subscript.slice[0].slice
+    return isinstance(element, cst.Index) and isinstance(element.value, cst.Integer) and element.value.evaluated_value == 0
+
+
+def _plan_drop_subscript(index: FileIndex, plan: _Plan, edit: DropSubscript) -> None:
+    call = index.resolve_call(edit.line, edit.column, edit.callee_name)
+    if call is None:
+        plan.outcomes[id(edit)] = Outcome(edit, NOT_FOUND, f"no call starts at {edit.line}:{edit.column}")
+        return
+    if edit.bound is None:
+        parent = index.parents.get(call)
+        if not isinstance(parent, cst.Subscript) or parent.value is not call:
+            plan.outcomes[id(edit)] = Outcome(edit, ALREADY, "the result is not indexed")
+        elif not _is_zero_index(parent):
+            plan.outcomes[id(edit)] = Outcome(edit, CONFLICT, "the result is indexed with something other than [0]")
+        else:
+            plan.subscript_drops[id(parent)].append(edit)
+        return
+    scope = [id(f) for f in index.functions_around(call)[:1]]
+    after = index.end(call)
+    uses = [
+        node for node in index.subscripts
+        if isinstance(node.value, cst.Name) and node.value.value == edit.bound
+        and [id(f) for f in index.functions_around(node)[:1]] == scope and index.start(node) > after
+        and not isinstance(index.parents.get(node), (cst.AssignTarget, cst.Del))
+    ]  # fmt: skip
+    zero = [node for node in uses if _is_zero_index(node)]
+    if not zero:
+        status, note = (CONFLICT, f"`{edit.bound}` is indexed with something other than [0]") if uses else (ALREADY, "")
+        plan.outcomes[id(edit)] = Outcome(edit, status, note)
+        return
+    for node in zero:
+        plan.subscript_drops[id(node)].append(edit)

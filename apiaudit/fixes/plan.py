@@ -19,8 +19,10 @@ from apiaudit.fixes.codemods import (
     ALREADY,
     APPLIED,
     AddKeyword,
+    DropSubscript,
     Edit,
     FileIndex,
+    InsertCallAfter,
     PositionalToKeyword,
     RemoveKeyword,
     RenameAttribute,
@@ -208,6 +210,18 @@ def _intent(finding: Finding, recipe: Recipe | None, index: FileIndex) -> _Inten
             return Unfixable(finding, "the parameter names of the surplus positional arguments are unknown")
         edit = PositionalToKeyword(*at, names=tuple(names.split(",")), max_positional=int(accepted), callee_name=callee_name)
         return _Intent(finding, edit, f"passed the surplus positional arguments by keyword{because}", rid)
+    if kind is FixKind.INSERT_CALL_AFTER:
+        if not request.method:
+            return Unfixable(finding, "the recipe names no method to call")
+        method = finding.detail("method")  # a pattern finding names the called method, not a callee
+        edit = InsertCallAfter(*at, method=request.method, args=request.args or "", callee_name=method or callee_name)
+        return _Intent(finding, edit, f"called .{request.method}({request.args or ''}) after .{method}(...){because}", rid)
+    if kind is FixKind.DROP_SUBSCRIPT:
+        method = finding.detail("method")
+        bound = finding.detail("bound")
+        edit = DropSubscript(*at, bound=bound, callee_name=method or callee_name)
+        shown = f"{bound}[0] -> {bound}" if bound else f".{method}(...)[0] -> .{method}(...)"
+        return _Intent(finding, edit, f"used the single result: {shown}{because}", rid)
     return Unfixable(finding, f"no automatic fix for '{finding.rule}'")
 
 

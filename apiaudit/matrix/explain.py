@@ -169,6 +169,7 @@ class _Releases:
         hosts = HostRules(
             rpc_hosts={r.method: r.hosts for r in book.rpcs},
             injection_hosts={i.keyword: i.hosts for i in book.injections},
+            symbol_patterns=tuple(p for p in book.patterns if p.on_symbol),
         )
         index = open_index(tree, self.cache_dir)
         ModelTypes(index, book).install()  # attribute types as scan sees them

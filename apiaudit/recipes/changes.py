@@ -27,6 +27,9 @@ class ChangeKind(str, enum.Enum):
     RENAMED_PARAMETER = "renamed-parameter"
     MOVED_SYMBOL = "moved-symbol"
     RENAMED_ATTRIBUTE = "renamed-attribute"
+    # Kinds a [[pattern]] names as its `recipe` (they fix call protocols, not signatures).
+    INSERT_CALL_AFTER = "insert-call-after"
+    DROP_SUBSCRIPT = "drop-subscript"
     # Kinds only `explain` reports (no recipe fixes them mechanically).
     DEFAULT_REMOVED = "default-removed"
     MADE_POSITIONAL_ONLY = "made-positional-only"
@@ -47,6 +50,8 @@ class FixRequest:
     old: str | None = None  # rename-keyword / rename-attribute
     new: str | None = None  # rename-keyword / rename-attribute / rewrite-import (new name)
     module: str | None = None  # rewrite-import: the module the name now lives in
+    method: str | None = None  # insert-call-after: the method called on the same receiver
+    args: str | None = None  # insert-call-after: its arguments, as source ("None", "x, flag=True")
 
 
 @dataclass(frozen=True)
@@ -158,9 +163,57 @@ class RenamedAttribute:
         return {"old": self.old, "new": self.new}
 
 
-Change = Union[RemovedParameter, AddedParameter, RenamedParameter, MovedSymbol, RenamedAttribute]
+@dataclass(frozen=True)
+class InsertCallAfter:
+    """A protocol step added after a call: ``R.method(args)`` after the statement holding the
+    pattern's ``R.<its method>(...)``, on the same receiver. Named by call-not-followed-by patterns."""
+
+    method: str
+    args: str = ""
+    kind: ClassVar[ChangeKind] = ChangeKind.INSERT_CALL_AFTER
+    required_keys: ClassVar[frozenset[str]] = frozenset({"method"})
+    optional_keys: ClassVar[frozenset[str]] = frozenset({"args"})
+
+    def explains(self, finding: Finding, symbol_matches: bool) -> bool:
+        return False  # only the pattern that names this recipe finds what it fixes
+
+    def advice(self) -> tuple[str, tuple[tuple[str, str], ...]]:
+        return f"Call `.{self.method}({self.args})` on the same object after it.", ()
+
+    def fix(self) -> FixRequest:
+        return FixRequest(FixKind.INSERT_CALL_AFTER, method=self.method, args=self.args)
+
+    def toml(self) -> dict[str, Any]:
+        return {"method": self.method, **({"args": self.args} if self.args else {})}
+
+
+@dataclass(frozen=True)
+class DropSubscript:
+    """A call that returned a list of one value per worker now returns the one value:
+    ``R.m(...)[0]`` -> ``R.m(...)``, and ``x = R.m(...)`` ... ``x[0]`` -> ``x``. Named by
+    result-subscripted patterns; only the index ``[0]`` is dropped (another index meant another value)."""
+
+    kind: ClassVar[ChangeKind] = ChangeKind.DROP_SUBSCRIPT
+    required_keys: ClassVar[frozenset[str]] = frozenset()
+    optional_keys: ClassVar[frozenset[str]] = frozenset()
+
+    def explains(self, finding: Finding, symbol_matches: bool) -> bool:
+        return False  # only the pattern that names this recipe finds what it fixes
+
+    def advice(self) -> tuple[str, tuple[tuple[str, str], ...]]:
+        return "Use the result itself instead of its `[0]`.", ()
+
+    def fix(self) -> FixRequest:
+        return FixRequest(FixKind.DROP_SUBSCRIPT)
+
+    def toml(self) -> dict[str, Any]:
+        return {}
+
+
+Change = Union[RemovedParameter, AddedParameter, RenamedParameter, MovedSymbol, RenamedAttribute, InsertCallAfter, DropSubscript]
 # `change = "..."` in a rule file -> the class that holds it.
 CHANGE_CLASSES: dict[str, type[Change]] = {
-    cls.kind.value: cls for cls in (RemovedParameter, AddedParameter, RenamedParameter, MovedSymbol, RenamedAttribute)
+    cls.kind.value: cls
+    for cls in (RemovedParameter, AddedParameter, RenamedParameter, MovedSymbol, RenamedAttribute, InsertCallAfter, DropSubscript)
 }
 CHANGE_KINDS = tuple(CHANGE_CLASSES)

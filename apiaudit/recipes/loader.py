@@ -18,12 +18,13 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from apiaudit.errors import InputError
 from apiaudit.findings import ENGINE_RULES, Severity
-from apiaudit.recipes.changes import CHANGE_CLASSES
+from apiaudit.recipes.changes import CHANGE_CLASSES, ChangeKind
 from apiaudit.recipes.model import (
     CHANGE_KINDS,
     IN_SCOPE_PLACEHOLDER,
     PATTERN_KINDS,
     SUBSCRIPT_KINDS,
+    SYMBOL_PATTERN_KINDS,
     FactoryRule,
     InjectionRule,
     Pattern,
@@ -47,8 +48,12 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _TOP_KEYS = {"provider", "recipe", "pattern", "rpc", "injection", "registry", "slot", "factory", "remote_code"}
 _PROVIDER_KEYS = {"name", "default_consumers"}
 _RECIPE_COMMON = {"id", "symbol", "versions", "change", "rationale"}
-_PATTERN_REQUIRED = {"id", "versions", "kind", "method", "message"}
-_PATTERN_OPTIONAL = {"severity", "advice", "then", "same_receiver", "when_keyword", "subscript", "min_args", "recipe"}
+_PATTERN_REQUIRED = {"id", "versions", "kind", "message"}
+_PATTERN_OPTIONAL = {
+    "method", "severity", "advice", "then", "same_receiver", "when_keyword", "subscript", "min_args", "recipe", "symbol", "keyword",
+}  # fmt: skip
+_SYMBOL_PATTERN_KEYS = {"symbol", "keyword"}
+_TEXT_PATTERN_ONLY = {"method", "then", "same_receiver", "when_keyword", "subscript", "min_args"}
 _RPC_KEYS: tuple[set[str], set[str]] = ({"method", "hosts"}, {"name_arg", "name_keyword"})
 _INJECTION_KEYS: tuple[set[str], set[str]] = ({"keyword", "hosts"}, set())
 _REGISTRY_KEYS: tuple[set[str], set[str]] = ({"name", "module", "maps", "package"}, set())
@@ -57,6 +62,8 @@ _FACTORY_KEYS: tuple[set[str], set[str]] = ({"function"}, {"registry", "architec
 _REMOTE_CODE_KEYS: tuple[set[str], set[str]] = (
     {"id", "module", "method", "keyword", "auto_map_keys", "files", "message"}, {"severity", "advice"}
 )
+# Recipes that edit around the call a pattern found, not its arguments: only that pattern kind finds it.
+_PATTERN_FOR_CHANGE = {ChangeKind.INSERT_CALL_AFTER: "call-not-followed-by", ChangeKind.DROP_SUBSCRIPT: "result-subscripted"}
 _MODEL_FILES = ("config.json", "tokenizer_config.json", "generation_config.json")
 
 
@@ -161,6 +168,20 @@ def _check_value_expression(entry: _Entry, value: str) -> None:
         raise entry.error(f"'value' = {value!r} is not a Python expression") from None
 
 
+def _call_arguments(entry: _Entry, raw: dict) -> str:
+    """'args': the source of a call's arguments ("None", "x, flag=True"); may be empty."""
+    args = raw["args"]
+    if not isinstance(args, str):
+        raise entry.error(f"'args' must be a string, not {type(args).__name__}")
+    try:
+        parsed = ast.parse(f"f({args})", mode="eval")
+    except SyntaxError:
+        parsed = None
+    if parsed is None or not isinstance(parsed.body, ast.Call):
+        raise entry.error(f"'args' = {args!r} is not a call's argument list")
+    return args
+
+
 def _check_import(entry: _Entry, statement: str) -> None:
     try:
         tree = ast.parse(statement)
@@ -190,6 +211,10 @@ def _recipe(entry: _Entry, raw: dict, source: str) -> Recipe:
             fields[key] = _string(entry, raw, key, _IDENT, "an identifier")
     if "module" in raw:
         fields["module"] = _string(entry, raw, "module", _DOTTED, "a dotted module path")
+    if "method" in raw:
+        fields["method"] = _string(entry, raw, "method", _IDENT, "a method name")
+    if "args" in raw:
+        fields["args"] = _call_arguments(entry, raw)
     if "value" in raw:
         fields["value"] = _string(entry, raw, "value")
         _check_value_expression(entry, fields["value"])
@@ -213,6 +238,13 @@ def _pattern(entry: _Entry, raw: dict, source: str) -> Pattern:
         severity = Severity(severity_text)
     except ValueError:
         raise entry.error(f"unknown severity {severity_text!r} (expected error, warning or info)") from None
+    if kind in SYMBOL_PATTERN_KINDS:
+        return _symbol_pattern(entry, raw, source, kind, severity)
+    stray = sorted(_SYMBOL_PATTERN_KEYS & set(raw))
+    if stray:
+        raise entry.error(f"{', '.join(repr(k) for k in stray)} only appl{'y' if len(stray) > 1 else 'ies'} to kind 'call-without-keyword'")
+    if "method" not in raw:
+        raise entry.error("missing key 'method'")
     then = _string(entry, raw, "then", _IDENT, "a method name")
     if kind == "call-not-followed-by" and then is None:
         raise entry.error("kind 'call-not-followed-by' needs 'then' (the method that must follow)")
@@ -238,6 +270,26 @@ def _pattern(entry: _Entry, raw: dict, source: str) -> Pattern:
         message=_required_string(entry, raw, "message"), advice=_string(entry, raw, "advice"), then=then, same_receiver=same_receiver,
         when_keyword=_string(entry, raw, "when_keyword", _IDENT, "an identifier"), subscript=subscript,
         min_args=min_args, recipe=_string(entry, raw, "recipe", _ID, "a kebab-case id"), source=source,
+    )  # fmt: skip
+
+
+def _symbol_pattern(entry: _Entry, raw: dict, source: str, kind, severity: Severity) -> Pattern:
+    """A pattern on calls of a resolved provider symbol: `symbol` and `keyword`, no receiver-text keys."""
+    stray = sorted(_TEXT_PATTERN_ONLY & set(raw))
+    if stray:
+        raise entry.error(f"{', '.join(repr(k) for k in stray)} do{'' if len(stray) > 1 else 'es'} not apply to kind {kind!r} (it names 'symbol' and 'keyword')")
+    missing = sorted(_SYMBOL_PATTERN_KEYS - set(raw))
+    if missing:
+        raise entry.error(f"kind {kind!r} needs {' and '.join(repr(k) for k in missing)}")
+    pattern_id = _required_string(entry, raw, "id", _ID, "a kebab-case id")
+    if pattern_id in ENGINE_RULES:
+        raise entry.error(f"id {pattern_id!r} is an engine rule id; a pattern needs its own")
+    return Pattern(
+        id=pattern_id, severity=severity, versions=_specifier(entry, raw), kind=kind, method=None,
+        message=_required_string(entry, raw, "message"), advice=_string(entry, raw, "advice"),
+        recipe=_string(entry, raw, "recipe", _ID, "a kebab-case id"),
+        symbol=_required_string(entry, raw, "symbol", _DOTTED, "a dotted path"),
+        keyword=_required_string(entry, raw, "keyword", _IDENT, "an identifier"), source=source,
     )  # fmt: skip
 
 
@@ -445,12 +497,19 @@ def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = Tr
                 seen_ids[item_id] = _display(path)
             files.append(rule_file)
     mine = [f for f in files if f.provider == provider]
-    recipe_ids = {r.id for f in mine for r in f.recipes}
+    recipe_kinds = {r.id: r.kind for f in mine for r in f.recipes}
     for rule_file in mine:
         for index, pattern in enumerate(rule_file.patterns, start=1):
-            if pattern.recipe is not None and pattern.recipe not in recipe_ids:
+            if pattern.recipe is not None and pattern.recipe not in recipe_kinds:
                 raise InputError(
                     f"{_display(rule_file.path)}: pattern '{pattern.id}' [{index}]: recipe '{pattern.recipe}' is not defined"
+                )
+            kind = recipe_kinds.get(pattern.recipe) if pattern.recipe is not None else None
+            wanted = _PATTERN_FOR_CHANGE.get(kind) if kind is not None else None
+            if wanted is not None and pattern.kind != wanted:
+                raise InputError(
+                    f"{_display(rule_file.path)}: pattern '{pattern.id}' [{index}]: recipe '{pattern.recipe}' "
+                    f"({kind.value if kind else ''}) fixes only kind '{wanted}' patterns, not {pattern.kind!r}"
                 )
     consumers: list[str] = []
     for rule_file in mine:

@@ -20,7 +20,9 @@ from packaging.version import InvalidVersion, Version
 from apiaudit.findings import Finding, RuleInfo, Severity
 from apiaudit.recipes.changes import CHANGE_KINDS, IN_SCOPE_PLACEHOLDER, AddedParameter, Change, ChangeKind, MovedSymbol  # noqa: F401 - CHANGE_KINDS and IN_SCOPE_PLACEHOLDER re-exported
 
-PatternKind = Literal["call-not-followed-by", "result-subscripted", "method-called"]
+PatternKind = Literal["call-not-followed-by", "result-subscripted", "method-called", "call-without-keyword"]
+# Kinds matched on calls of a provider symbol resolved through imports (the checks stage), not on source text.
+SYMBOL_PATTERN_KINDS: tuple[PatternKind, ...] = ("call-without-keyword",)
 SubscriptKind = Literal["any", "int-literal"]
 PATTERN_KINDS: tuple[PatternKind, ...] = get_args(PatternKind)
 SUBSCRIPT_KINDS: tuple[SubscriptKind, ...] = get_args(SubscriptKind)
@@ -91,7 +93,10 @@ class Pattern:
         unless `same_receiver` is false);
       result-subscripted: the result of ``R.method(...)`` is subscripted, directly or
         through the name it was assigned to (`subscript` = "int-literal" counts only ``[0]``-style);
-      method-called: any ``R.method(...)``.
+      method-called: any ``R.method(...)``;
+      call-without-keyword: a call of the provider `symbol` (resolved through the consumer's
+        imports, as the binding checks resolve callees) that does not pass `keyword`; a call
+        that unpacks ``**kwargs`` is not matched (it may pass it).
     `when_keyword` restricts the call to those passing that keyword; `min_args` to those
     with at least that many positional arguments. `recipe` names a recipe that fixes it.
     """
@@ -100,7 +105,7 @@ class Pattern:
     severity: Severity
     versions: str
     kind: PatternKind
-    method: str
+    method: str | None
     message: str
     advice: str | None = None
     then: str | None = None
@@ -109,7 +114,14 @@ class Pattern:
     subscript: SubscriptKind = "any"
     min_args: int | None = None
     recipe: str | None = None
+    symbol: str | None = None  # call-without-keyword: the provider callable's dotted path
+    keyword: str | None = None  # call-without-keyword: the keyword the call must pass
     source: str = ""
+
+    @property
+    def on_symbol(self) -> bool:
+        """Matched by the checks stage on resolved callees, not by `match_patterns` on text."""
+        return self.kind in SYMBOL_PATTERN_KINDS
 
     def rule_info(self) -> RuleInfo:
         return RuleInfo(self.id, self.severity, self.message)

@@ -79,7 +79,11 @@ def _subscript_ok(subscript: ast.Subscript, pattern: Pattern) -> bool:
     return pattern.subscript == "any" or _is_int_literal(subscript.slice)
 
 
-def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[ast.Call]:
+_Hit = tuple[ast.Call, tuple[tuple[str, str], ...]]
+
+
+def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[_Hit]:
+    """Each matching call, with what the fix needs to know (result-subscripted: the name it is bound to)."""
     calls: list[tuple[ast.Call, tuple[str, str]]] = []
     for node in nodes:
         receiver_method = _method_call(node)
@@ -87,9 +91,10 @@ def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[ast.Ca
             calls.append((node, receiver_method))
     targets = [n for n, (_, method) in calls if method == pattern.method and _call_qualifies(n, pattern)]
     if pattern.kind == "method-called":
-        return targets
+        direct: list[_Hit] = [(call, ()) for call in targets]
+        return direct
     if pattern.kind == "call-not-followed-by":
-        hits = []
+        hits: list[_Hit] = []
         for call in targets:
             if not isinstance(call.func, ast.Attribute):
                 continue
@@ -99,18 +104,18 @@ def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[ast.Ca
                 for n, (other_receiver, method) in calls
             )
             if not followed:
-                hits.append(call)
+                hits.append((call, ()))
         return hits
     # result-subscripted: directly, or through the single name the result was bound to
     parents: dict[int, ast.AST] = {}
     for node in nodes:
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
-    hits = []
+    found: list[_Hit] = []
     for call in targets:
         parent = parents.get(id(call))
         if isinstance(parent, ast.Subscript) and parent.value is call and _subscript_ok(parent, pattern):
-            hits.append(call)
+            found.append((call, ()))
             continue
         bound: str | None = None
         if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
@@ -128,9 +133,9 @@ def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[ast.Ca
                 and _after(node, call)
                 and _subscript_ok(node, pattern)
             ):
-                hits.append(call)
+                found.append((call, (("bound", bound),)))
                 break
-    return hits
+    return found
 
 
 def _char_column(line_text: str, byte_offset: int) -> int:
@@ -151,6 +156,7 @@ def match_patterns(
     A file that does not parse yields nothing here (the engine reports parse errors).
     With `provider_packages`, a file that imports none of them yields nothing.
     """
+    patterns = [p for p in patterns if not p.on_symbol]  # those are matched by the checks stage
     if not patterns:
         return []
     try:
@@ -164,11 +170,11 @@ def match_patterns(
     for scope in _scopes(tree):
         nodes = _scope_nodes(scope)
         for pattern in patterns:
-            for call in _matches_in_scope(nodes, pattern):
+            for call, found in _matches_in_scope(nodes, pattern):
                 end_line = call.end_lineno or call.lineno
                 line_text = lines[call.lineno - 1] if call.lineno - 1 < len(lines) else ""
                 end_text = lines[end_line - 1] if end_line - 1 < len(lines) else ""
-                details = [("pattern", pattern.id), ("method", pattern.method)]
+                details: list[tuple[str, str]] = [("pattern", pattern.id), ("method", pattern.method or ""), *found]
                 if pattern.recipe:
                     details.append(("recipe", pattern.recipe))
                 findings.append(

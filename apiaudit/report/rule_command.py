@@ -58,9 +58,7 @@ def recipe_rule_text(rule_id: str, rules_dirs: list[Path]) -> str | None:
             f"A recipe rule of {rule_file.path.name} (provider {rule_file.provider}, releases {pattern.versions}); "
             f"severity {pattern.severity.value}.", "",
             f"**Means:** {pattern.message}.", "",
-            f"**Found by:** a {pattern.kind} pattern on `.{pattern.method}(...)`"
-            + (f" followed by no `.{pattern.then}(...)`" if pattern.then else "")
-            + (f" passing `{pattern.when_keyword}=`" if pattern.when_keyword else "") + ".",
+            _found_by(pattern),
         ]  # fmt: skip
         if pattern.advice:
             lines += ["", f"**Fix:** {pattern.advice}"]
@@ -68,6 +66,16 @@ def recipe_rule_text(rule_id: str, rules_dirs: list[Path]) -> str | None:
             lines += ["", f"`apiaudit fix` applies recipe `{pattern.recipe}`."]
         return "\n".join(lines) + "\n"
     return None
+
+
+def _found_by(pattern) -> str:
+    if pattern.on_symbol:
+        return f"**Found by:** a {pattern.kind} pattern: calls of `{pattern.symbol}` (resolved through imports) not passing `{pattern.keyword}=`."
+    return (
+        f"**Found by:** a {pattern.kind} pattern on `.{pattern.method}(...)`"
+        + (f" followed by no `.{pattern.then}(...)`" if pattern.then else "")
+        + (f" passing `{pattern.when_keyword}=`" if pattern.when_keyword else "") + "."
+    )  # fmt: skip
 
 
 def known_ids(rules_dirs: list[Path]) -> list[str]:

@@ -1,4 +1,6 @@
-"""The two mechanical edits `apiaudit fix` has no recipe for yet, applied by hand to an overlay copy.
+"""The three edits `apiaudit fix` had no recipe for when speculators 0.3.0 first ran on vLLM 0.20.0,
+applied by hand to an overlay copy. `fix` makes them now; this stays as an independent check of
+its overlay (tests/fixes/test_fix_speculators_vllm_0_20.py).
 
     python bench/gpu/hand_fixes.py OVERLAY_DIR OUT_DIR [--only EDIT,...]   (EDIT: sample-tokens, reply, cache-config)
 

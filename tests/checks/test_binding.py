@@ -87,3 +87,36 @@ def test_a_call_fitting_any_overload_is_fine_else_runtime_decides():
     impl = sig(Param("x", P.POSITIONAL_OR_KEYWORD, has_default=True), Param("s", P.KEYWORD_ONLY, has_default=True))
     assert bind_any((int_overload, str_overload), impl, call(0, ["s"]), "f").problems == ()
     assert rules(bind_any((int_overload, str_overload), impl, call(0, ["nope"]), "f")) == [("unexpected-keyword", "nope")]
+
+
+# --- call-without-keyword patterns: matched on the resolved callee (apiaudit/checks/chains.py) ---
+
+def test_call_without_keyword_follows_imports_and_skips_splats_and_lookalikes(tmp_path) -> None:
+    from pathlib import Path
+
+    from apiaudit.audit import scan
+
+    fixture = Path(__file__).resolve().parents[2] / "fixtures" / "runtime" / "prefix_cache_default"
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "run.py").write_text(
+        "import kvcache.config as cfg\n"
+        "from kvcache.config import CacheConfig as CC\n"
+        "\n"
+        "\n"
+        "class CacheConfig:  # the consumer's own class of the same name\n"
+        "    pass\n"
+        "\n"
+        "\n"
+        "def go(opts):\n"
+        "    a = cfg.CacheConfig(block_size=8)  # found: module attribute\n"
+        "    b = CC()  # found: aliased import\n"
+        "    c = CC(**opts)  # not found: the splat may pass it\n"
+        "    d = CC(enable_prefix_caching=False)  # not found: passed\n"
+        "    e = CacheConfig()  # not found: not the provider's\n"
+        "    return a, b, c, d, e\n"
+    )
+    report = scan(consumers=[str(job)], provider=str(fixture / "providers" / "kvcache_v2" / "kvcache"),
+                  rules_dirs=[fixture / "rules"], use_index_cache=False, provider_version="2.0")  # fmt: skip
+    found = sorted((f.line, f.callee, f.param) for f in report.findings if f.rule == "relies-on-changed-default")
+    assert found == [(10, "kvcache.config.CacheConfig", "enable_prefix_caching"), (11, "kvcache.config.CacheConfig", "enable_prefix_caching")]

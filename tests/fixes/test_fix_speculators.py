@@ -78,6 +78,8 @@ def test_the_fixed_calls_read_as_speculators_0_4_0_wrote_them(fixed, released) -
         "vllm-scheduler-block-size",
         "vllm-scheduler-config-is-encoder-decoder",
         "vllm-embed-input-ids",
+        "vllm-sample-tokens-after-execute-model",
+        "vllm-collective-rpc-single-reply",
     }
 
 
@@ -95,20 +97,20 @@ def test_the_diff_touches_only_the_affected_calls_and_every_file_compiles(fixed)
         "+is_encoder_decoder=False,",
         "-else self.get_input_embeddings(input_ids)",
         "+else self.embed_input_ids(input_ids)",
+        "+self.executor.sample_tokens(None)",
+        "-aux_hidden_states = captured_states_list[0]",
+        "+aux_hidden_states = captured_states_list",
     ])  # fmt: skip
     for path in (GENERATOR, WORKER):  # the installed copy is untouched
         assert (site / path).read_bytes() != (overlay.directory / path).read_bytes()
 
 
-def test_what_cannot_be_fixed_is_listed_with_advice(fixed) -> None:
+def test_every_pattern_finding_is_fixed_and_none_is_left(fixed) -> None:
     plan, overlay, _, book = fixed
-    assert sorted(u.finding.rule for u in plan.unfixable) == [
-        "vllm-collective-rpc-unique-reply-rank-single-value",
-        "vllm-execute-model-needs-sample-tokens",
-    ]
-    assert all(u.finding.advice and u.finding.advice in u.reason for u in plan.unfixable)
-    left = match_patterns((overlay.directory / WORKER).read_text(), WORKER, book.patterns, consumer="s", provider_packages=("vllm",))
-    assert left == []
+    assert plan.unfixable == ()
+    for path in (GENERATOR, WORKER):
+        left = match_patterns((overlay.directory / path).read_text(), path, book.patterns, consumer="s", provider_packages=("vllm",))
+        assert left == [], path
 
 
 def test_difflib_view_of_the_worker_change(fixed) -> None:

@@ -81,7 +81,10 @@ def _location(shown: str) -> tuple[str, int]:
 def test_explain_dates_the_three_generator_findings(release_cache):
     result = explain("speculators==0.3.0", "vllm==0.16.0", cache_dir=release_cache)
     assert result.baseline == "0.11.0"  # speculators 0.3.0 declares vllm==0.11.0
-    dated = [e for e in result.explanations if e.finding.path == GENERATOR and e.finding.severity.value == "error"]
+    errors = [e for e in result.explanations if e.finding.path == GENERATOR and e.finding.severity.value == "error"]
+    # Pattern errors are dated by their rule's version range; the three signature errors by bisection.
+    assert {e.change.kind.value for e in errors if e.finding.rule.startswith("vllm-")} == {"rule-version-range"}
+    dated = [e for e in errors if not e.finding.rule.startswith("vllm-")]
     assert len(dated) == 3
     finals = [v for v in release_versions("vllm") if not Version(v).is_prerelease]
     for explanation in dated:

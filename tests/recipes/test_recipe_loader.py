@@ -26,6 +26,36 @@ imports = ["from demo.modes import Mode"]
 rationale = "mode became required in demo 2.0"
 """
 
+SYMBOL_PATTERN = """
+[[pattern]]
+id = "p"
+versions = ">=2.0"
+kind = "call-without-keyword"
+symbol = "demo.api.build"
+keyword = "mode"
+message = "x"
+"""
+INSERT_RECIPE = """
+[[recipe]]
+id = "r"
+symbol = "demo.api.Engine.step"
+versions = ">=2.0"
+change = "insert-call-after"
+method = "finish"
+args = "None"
+rationale = "split in demo 2.0"
+"""
+
+
+def test_the_call_protocol_kinds_load(tmp_path: Path) -> None:
+    body = SYMBOL_PATTERN + INSERT_RECIPE + '[[recipe]]\nid = "d"\nsymbol = "a.b"\nversions = ""\nchange = "drop-subscript"\nrationale = "one reply"\n'
+    rule_file = load_rule_file(_write(tmp_path, "ok.toml", body))
+    (pattern,) = rule_file.patterns
+    assert (pattern.kind, pattern.symbol, pattern.keyword, pattern.method, pattern.on_symbol) == (
+        "call-without-keyword", "demo.api.build", "mode", None, True
+    )
+    assert [r.change.toml() for r in rule_file.recipes] == [{"method": "finish", "args": "None"}, {}]
+
 
 def _write(directory: Path, name: str, body: str, provider: str = "demo") -> Path:
     directory.mkdir(parents=True, exist_ok=True)
@@ -49,8 +79,14 @@ def test_the_shipped_vllm_rules_load_and_validate() -> None:
         assert recipe.kind.value in CHANGE_KINDS
         assert re.search(r"\b0\.\d+\.\d+\b", recipe.rationale), f"{recipe.id}: rationale names no release"
     for pattern in book.patterns:
-        assert pattern.id not in ENGINE_RULES and pattern.severity is Severity.WARNING
+        assert pattern.id not in ENGINE_RULES and pattern.severity in (Severity.WARNING, Severity.ERROR)
+        assert pattern.recipe is None or book.recipe(pattern.recipe) is not None
         assert re.search(r"\b0\.\d+\.\d+\b", pattern.message)
+    # Errors are the patterns whose calls fail at run time (seen on a GPU: bench/gpu/results/).
+    assert {p.id for p in book.patterns if p.severity is Severity.ERROR} == {
+        "vllm-cache-config-prefix-caching-default",
+        "vllm-collective-rpc-unique-reply-rank-single-value",
+    }
     assert book.rule_infos().keys() == {p.id for p in book.patterns}
     assert [r.method for r in book.rpcs] == ["collective_rpc"] and book.rpcs[0].hosts
     assert [i.keyword for i in book.injections] == ["worker_extension_cls", "worker_cls"]
@@ -131,6 +167,15 @@ def test_rules_of_other_providers_are_validated_but_not_used(tmp_path: Path) -> 
         ('[[rpc]]\nmethod = "call"\nhosts = ["a.Worker"]\n', r"rpc \[1\]: needs 'name_arg' or 'name_keyword'"),
         ('[[rpc]]\nmethod = "call"\nname_arg = 0\nhosts = []\n', r"rpc \[1\]: 'hosts' is empty"),
         ('[[injection]]\nkeyword = "cls"\nhosts = ["a.Worker"]\nextra = 1\n', r"injection \[1\]: unknown key 'extra'"),
+        (SYMBOL_PATTERN.replace('keyword = "mode"\n', ""), r"pattern 'p' \[1\]: kind 'call-without-keyword' needs 'keyword'"),
+        (SYMBOL_PATTERN + 'method = "m"\n', r"pattern 'p' \[1\]: 'method' does not apply to kind 'call-without-keyword'"),
+        (SYMBOL_PATTERN.replace('symbol = "demo.api.build"', 'symbol = "demo api"'), r"'symbol' = 'demo api' is not a dotted path"),
+        ('[[pattern]]\nid = "p"\nversions = ""\nkind = "method-called"\nmethod = "m"\nmessage = "x"\nkeyword = "k"\n', r"'keyword' only applies to kind 'call-without-keyword'"),
+        ('[[pattern]]\nid = "p"\nversions = ""\nkind = "method-called"\nmessage = "x"\n', r"pattern 'p' \[1\]: missing key 'method'"),
+        (INSERT_RECIPE.replace('args = "None"', 'args = "x=, 1"'), r"recipe 'r' \[1\]: 'args' = 'x=, 1' is not a call's argument list"),
+        (INSERT_RECIPE.replace('method = "finish"\n', ""), r"recipe 'r' \[1\]: missing key 'method'"),
+        (INSERT_RECIPE + '[[pattern]]\nid = "p"\nversions = ""\nkind = "method-called"\nmethod = "m"\nmessage = "x"\nrecipe = "r"\n',
+         r"pattern 'p' \[1\]: recipe 'r' \(insert-call-after\) fixes only kind 'call-not-followed-by' patterns"),
         ("[[recipe]]\nid = \n", r"not valid TOML"),
         ("[settings]\n", r"unknown top-level key 'settings'"),
     ],
@@ -138,7 +183,7 @@ def test_rules_of_other_providers_are_validated_but_not_used(tmp_path: Path) -> 
 def test_each_problem_is_one_error_naming_file_and_entry(tmp_path: Path, body: str, problem: str) -> None:
     path = _write(tmp_path / "rules", "bad.toml", body)
     with pytest.raises(InputError) as raised:
-        load_rule_file(path) if "duplicate" not in problem and "is not defined" not in problem else load_rulebook(
+        load_rule_file(path) if not re.search("duplicate|is not defined|fixes only", problem) else load_rulebook(
             [tmp_path / "rules"], "demo", include_bundled=False
         )
     message = str(raised.value)
