@@ -1,8 +1,9 @@
 """Stage 4, train: the EAGLE-3 draft model with speculators' trainer.
 
-One device trains in this process; several GPUs train through `torchrun`
-(torch.distributed), each rank running `apiaudit.runner.train_worker`, where
-speculators' own `maybe_setup_distributed` and FSDP wrapping take over.
+One process trains in this process; a world of several (`train.gpus` GPUs, NCCL, or
+`train.processes` CPU processes, gloo) trains through `torchrun` (torch.distributed),
+each rank running `apiaudit.runner.train_worker`, where speculators' own distributed
+setup and FSDP wrapping take over.
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Literal
 
-from apiaudit.runner.config import RunConfig
+from apiaudit.errors import InputError
+from apiaudit.runner.config import RunConfig, world_size_of
 from apiaudit.runner.context import StageContext, StageFailed, StageResult, resolve_device
 from apiaudit.runner.extract import SAMPLES_DIR
 from apiaudit.runner.vocab import D2T_FILE, T2D_FILE
@@ -21,6 +25,21 @@ from apiaudit.runner.vocab import D2T_FILE, T2D_FILE
 CHECKPOINTS_DIR = "checkpoints"
 PARAMS_FILE = "params.json"
 STEP_MARK = "apiaudit-step "
+# Where the torchrun launch finds apiaudit (and speculators) inside its private folder.
+IMPORTS_DIR = "imports"
+
+DistributedBackend = Literal["nccl", "gloo"]
+# What the torchrun workers run: with `-I` nothing from the working directory, PYTHONPATH or
+# the user's site is importable, so the folder of links the launch made comes first instead.
+WORKER_BOOTSTRAP = (
+    "import sys; sys.path.insert(0, sys.argv[2]); "
+    "from apiaudit.runner.train_worker import main; raise SystemExit(main(sys.argv[1:2]))"
+)
+
+
+def distributed_backend(device: str) -> DistributedBackend:
+    """The process-group backend for a device: NCCL between GPUs, gloo between CPU processes."""
+    return "nccl" if device == "cuda" else "gloo"
 
 
 def train_config(config: RunConfig) -> dict:
@@ -35,10 +54,13 @@ def run_train(ctx: StageContext) -> StageResult:
     config = ctx.config
     train = config.train
     device = resolve_device(train.device)
+    world_size = train.world_size
+    backend = distributed_backend(device)
     checkpoints = ctx.stage_dir / CHECKPOINTS_DIR
-    # speculators' checkpointer resumes from the last finished epoch, but loads onto an
-    # accelerator only; on the CPU an interrupted training starts over.
-    resume = ctx.resume and device == "cuda" and checkpoints.is_dir()
+    # speculators' checkpointer resumes from the last finished epoch. Its single-process
+    # checkpointer loads onto an accelerator only, so on one CPU an interrupted training
+    # starts over; its distributed one loads full state dicts on the CPU and broadcasts them.
+    resume = ctx.resume and (device == "cuda" or world_size > 1) and checkpoints.is_dir()
     if not resume and checkpoints.exists():
         shutil.rmtree(checkpoints)
     params = {
@@ -49,6 +71,8 @@ def run_train(ctx: StageContext) -> StageResult:
         "t2d_path": str(ctx.upstream("vocab") / T2D_FILE),
         "save_path": str(checkpoints),
         "device": device,
+        "world_size": world_size,
+        "backend": backend,
         "resume": resume,
         "draft_vocab_size": config.vocab.draft_vocab_size,
     }
@@ -59,10 +83,10 @@ def run_train(ctx: StageContext) -> StageResult:
 
     steps = count_steps(params)
     ctx.reporter.stage_started("train", steps, "steps")
-    ctx.log.info("training on %s (%d GPU%s), %d steps, resume=%s", device, train.gpus,
-                 "" if train.gpus == 1 else "s", steps, resume)
-    if train.gpus > 1:
-        _train_with_torchrun(ctx, params_path, train.gpus)
+    ctx.log.info("training on %s, world size %d%s, %d steps, resume=%s", device, world_size,
+                 f" ({backend})" if world_size > 1 else "", steps, resume)
+    if world_size > 1:
+        _train_with_torchrun(ctx, params_path, world_size)
     else:
         from apiaudit.runner.train_worker import train_draft
 
@@ -73,25 +97,86 @@ def run_train(ctx: StageContext) -> StageResult:
         raise StageFailed(f"training finished without a checkpoint in {final}; see {ctx.stage_dir / 'stage.log'}")
     return StageResult(
         outputs=sorted(p for p in final.iterdir() if p.is_file()),
-        counts={"epochs": train.epochs, "steps": steps, "checkpoint": str(final)},
+        counts={"epochs": train.epochs, "steps": steps, "checkpoint": str(final), "world_size": world_size,
+                "backend": backend if world_size > 1 else "none"},
         summary=f"{train.epochs} epoch{'s' if train.epochs != 1 else ''}, {steps} steps -> {final}",
     )
 
 
-def _train_with_torchrun(ctx: StageContext, params_path: Path, gpus: int) -> None:
-    """Several GPUs: torchrun starts one worker per GPU; rank 0's output feeds the log and the bar."""
-    command = [
-        sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={gpus}",
-        "-m", "apiaudit.runner.train_worker", str(params_path),
-    ]
-    ctx.log.info("launching: %s", " ".join(command))
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
-    assert process.stdout is not None
-    for line in process.stdout:
-        if line.startswith(STEP_MARK):
-            ctx.reporter.advance(1)
-        ctx.log.info("torchrun: %s", line.rstrip())
-    if process.wait() != 0:
-        raise StageFailed(
-            f"distributed training failed (torchrun exit {process.returncode}); see {ctx.stage_dir / 'stage.log'}"
+def refuse_changed_world_size(stage_dir: Path, previous: dict | None, expected: dict) -> None:
+    """An interrupted training resumes only with the world size it started with.
+
+    speculators' checkpoints hold full state dicts, but the packing sampler shards batches by
+    rank and the schedule counts steps per rank, so a resumed run on another count would not
+    be the run that was interrupted. Starting over takes deleting the checkpoints.
+    `previous` and `expected` are the stage's attempt records (config under "config").
+    """
+    checkpoints = stage_dir / CHECKPOINTS_DIR
+    if previous is None or not checkpoints.is_dir() or not any(checkpoints.iterdir()):
+        return
+    old, new = world_size_of(previous["config"]["train"]), world_size_of(expected["config"]["train"])
+    if old == new:
+        return
+    if _without_world_size(previous) == _without_world_size(expected):
+        raise InputError(
+            f"stage train: the interrupted training in {stage_dir} ran with world size {old} and has finished "
+            f"epochs in {checkpoints}; it resumes only with world size {old}, not {new}: set the GPU count "
+            f"(train.gpus / train.processes) back, or delete {checkpoints} to start over"
         )
+
+
+def _without_world_size(attempt: dict) -> dict:
+    config = dict(attempt["config"])
+    config["train"] = {k: v for k, v in config["train"].items() if k not in ("gpus", "processes")}
+    return {**attempt, "config": config}
+
+
+def worker_command(world_size: int, params_path: Path, imports: Path) -> list[str]:
+    """torchrun with one worker per rank, the launcher and each worker under `python -I`."""
+    return [
+        sys.executable, "-I", "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={world_size}",
+        # --no-python: torchrun runs this command as it is (its own would be `python -u -m MODULE`).
+        "--no-python", sys.executable, "-u", "-I", "-c", WORKER_BOOTSTRAP, str(params_path.resolve()), str(imports),
+    ]
+
+
+def link_imports(folder: Path) -> Path:
+    """A folder holding only links to the apiaudit and speculators this process runs.
+
+    The workers import exactly these (the overlay's speculators when one is active) and
+    nothing else from where this process's code lives.
+    """
+    import apiaudit
+
+    from apiaudit.runner.imports import speculators_package_dir
+
+    imports = folder / IMPORTS_DIR
+    imports.mkdir()
+    (imports / "apiaudit").symlink_to(Path(apiaudit.__file__).resolve().parent, target_is_directory=True)
+    speculators = speculators_package_dir()
+    if speculators is not None:
+        (imports / "speculators").symlink_to(speculators, target_is_directory=True)
+    return imports
+
+
+def _train_with_torchrun(ctx: StageContext, params_path: Path, world_size: int) -> None:
+    """torchrun starts one worker per rank; rank 0's output feeds the log and the bar.
+
+    The launcher and its workers start in a private, empty folder with `python -I`, so no
+    module from the user's working directory (or PYTHONPATH) can be picked up.
+    """
+    with tempfile.TemporaryDirectory(prefix="apiaudit-torchrun-") as private:
+        imports = link_imports(Path(private))
+        command = worker_command(world_size, params_path, imports)
+        ctx.log.info("launching in %s: %s", private, " ".join(command))
+        process = subprocess.Popen(command, cwd=private, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True, bufsize=1)
+        assert process.stdout is not None
+        for line in process.stdout:
+            if line.startswith(STEP_MARK):
+                ctx.reporter.advance(1)
+            ctx.log.info("torchrun: %s", line.rstrip())
+        if process.wait() != 0:
+            raise StageFailed(
+                f"distributed training failed (torchrun exit {process.returncode}); see {ctx.stage_dir / 'stage.log'}"
+            )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -122,11 +123,36 @@ def count_steps(params: dict[str, Any]) -> int:
 
     train_files, _ = split_samples(params)
     dataset = Eagle3SampleFileDataset(max_len=params["total_seq_len"], file_list=train_files)
-    world = params["gpus"] if params["gpus"] > 1 else 1
     sampler = MultipackDistributedBatchSamplerV2(
-        batch_max_length=params["total_seq_len"], lengths=dataset.approx_lengths, num_replicas=world, rank=0
+        batch_max_length=params["total_seq_len"], lengths=dataset.approx_lengths,
+        num_replicas=params["world_size"], rank=0,
     )
     return max(1, len(sampler)) * params["epochs"]
+
+
+def setup_distributed(params: dict[str, Any]) -> tuple[int, int, int, bool]:
+    """(local rank, world size, rank, distributed?) for this process, its process group started.
+
+    On GPUs speculators' own `maybe_setup_distributed` does it (NCCL, the device's default).
+    It picks the backend from `torch.accelerator`, which has no CPU, so a CPU world's gloo
+    group is started here, the way it would be: from torchrun's environment.
+    """
+    import torch.distributed as dist
+    from speculators.train.utils import maybe_setup_distributed
+
+    launched = "LOCAL_RANK" in os.environ
+    if launched and params["backend"] == "gloo":
+        dist.init_process_group("gloo")
+        setup = int(os.environ["LOCAL_RANK"]), dist.get_world_size(), dist.get_rank(), True
+    else:
+        setup = maybe_setup_distributed()
+    _local_rank, world_size, _rank, distributed = setup
+    if world_size != params["world_size"] or (distributed and dist.get_backend() != params["backend"]):
+        raise RuntimeError(
+            f"torchrun started world size {world_size} ({dist.get_backend() if distributed else 'none'}); "
+            f"the train stage asked for {params['world_size']} ({params['backend']})"
+        )
+    return setup
 
 
 def train_draft(params: dict[str, Any], on_step: Callable[[dict], None] | None = None) -> Path:
@@ -137,11 +163,11 @@ def train_draft(params: dict[str, Any], on_step: Callable[[dict], None] | None =
     from speculators.train.distributed_batch_sampler import MultipackDistributedBatchSamplerV2
     from speculators.train.noise_transforms import AddUniformNoise
     from speculators.train.trainer import Trainer, TrainerConfig
-    from speculators.train.utils import maybe_destroy_distributed, maybe_setup_distributed
+    from speculators.train.utils import maybe_destroy_distributed
     from torch.utils.data import DataLoader
 
     torch.manual_seed(params["seed"])
-    local_rank, world_size, rank, is_distributed = maybe_setup_distributed()
+    local_rank, world_size, rank, is_distributed = setup_distributed(params)
     on_gpu = params["device"] == "cuda"
     device = torch.device("cuda", local_rank) if on_gpu else torch.device("cpu")
 
@@ -197,13 +223,45 @@ def train_draft(params: dict[str, Any], on_step: Callable[[dict], None] | None =
     metrics.setLevel(logging.INFO)
     metrics.addHandler(step_handler)
     try:
-        trainer = Trainer(draft, trainer_config, loader(train_files, noise=True),
+        trainer_class = cpu_distributed_trainer() if is_distributed and not on_gpu else Trainer
+        trainer = trainer_class(draft, trainer_config, loader(train_files, noise=True),
                           loader(val_files, noise=False) if val_files else None)
         trainer.run_training()
     finally:
         metrics.removeHandler(step_handler)
         maybe_destroy_distributed()
     return Path(params["save_path"]) / str(params["epochs"] - 1)
+
+
+def cpu_distributed_trainer():
+    """speculators' Trainer for a world of CPU processes.
+
+    Its `setup_model` shards the draft's layers onto the meta device, then materialises them
+    on `torch.accelerator`'s device, or on "cuda" when there is none, which a CPU world has not.
+    This subclass materialises them on the CPU instead; the rest (FSDP wrapping, resuming
+    from the distributed checkpointer, training, saving) is speculators' own.
+    """
+    from speculators.model import SpeculatorModel
+    from speculators.train.trainer import Trainer
+    from speculators.train.utils import apply_fully_sharded
+    from torch.distributed.fsdp import FSDPModule
+
+    class CpuDistributedTrainer(Trainer):
+        def setup_model(self):
+            if self.resume_from_checkpoint and self.checkpointer.previous_epoch != -1:
+                # Loading the checkpoint fills the sharded layers: no device choice involved.
+                return super().setup_model()
+            SpeculatorModel.verify_training_compatible(self.model)
+            apply_fully_sharded(self.model)
+            for layer in self.model.layers.children():
+                if isinstance(layer, FSDPModule):
+                    layer.to_empty(device="cpu")
+                    for module in layer.modules():
+                        if hasattr(module, "reset_parameters"):
+                            module.reset_parameters()
+            return None
+
+    return CpuDistributedTrainer
 
 
 class _StepHandler(logging.Handler):
