@@ -223,7 +223,7 @@ def train_draft(params: dict[str, Any], on_step: Callable[[dict], None] | None =
     metrics.setLevel(logging.INFO)
     metrics.addHandler(step_handler)
     try:
-        trainer_class = cpu_distributed_trainer() if is_distributed and not on_gpu else Trainer
+        trainer_class = distributed_trainer() if is_distributed else Trainer
         trainer = trainer_class(draft, trainer_config, loader(train_files, noise=True),
                           loader(val_files, noise=False) if val_files else None)
         trainer.run_training()
@@ -233,35 +233,39 @@ def train_draft(params: dict[str, Any], on_step: Callable[[dict], None] | None =
     return Path(params["save_path"]) / str(params["epochs"] - 1)
 
 
-def cpu_distributed_trainer():
-    """speculators' Trainer for a world of CPU processes.
+def distributed_trainer():
+    """speculators' Trainer for a world of several processes, starting from the draft as built.
 
-    Its `setup_model` shards the draft's layers onto the meta device, then materialises them
-    on `torch.accelerator`'s device, or on "cuda" when there is none, which a CPU world has not.
-    This subclass materialises them on the CPU instead; the rest (FSDP wrapping, resuming
-    from the distributed checkpointer, training, saving) is speculators' own.
+    speculators 0.4's `setup_model` shards the draft's layers onto the meta device, then
+    materialises them uninitialised and calls `reset_parameters` where a module has one:
+    the layers' RMSNorm weights have none and train from whatever memory held (NaN losses on
+    the CPU), and with no `torch.accelerator` (a CPU world) it materialises on "cuda". This
+    subclass loads the draft's own initial layer weights into the sharded layers instead, the
+    way speculators' distributed checkpointer loads a checkpoint when it resumes (full state
+    dict, broadcast from rank 0). Resuming, training and saving stay speculators' own.
     """
+    import torch.distributed as dist
     from speculators.model import SpeculatorModel
     from speculators.train.trainer import Trainer
     from speculators.train.utils import apply_fully_sharded
-    from torch.distributed.fsdp import FSDPModule
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
 
-    class CpuDistributedTrainer(Trainer):
+    class DistributedTrainer(Trainer):
         def setup_model(self):
             if self.resume_from_checkpoint and self.checkpointer.previous_epoch != -1:
-                # Loading the checkpoint fills the sharded layers: no device choice involved.
                 return super().setup_model()
             SpeculatorModel.verify_training_compatible(self.model)
+            # Only the decoder layers go to the meta device; every rank built the same draft (one seed).
+            initial = {k: v.detach().clone() for k, v in self.model.state_dict().items() if k.startswith("layers.")}
             apply_fully_sharded(self.model)
-            for layer in self.model.layers.children():
-                if isinstance(layer, FSDPModule):
-                    layer.to_empty(device="cpu")
-                    for module in layer.modules():
-                        if hasattr(module, "reset_parameters"):
-                            module.reset_parameters()
+            set_model_state_dict(
+                self.model, initial,
+                options=StateDictOptions(full_state_dict=True, broadcast_from_rank0=True, strict=False),
+            )
+            dist.barrier()
             return None
 
-    return CpuDistributedTrainer
+    return DistributedTrainer
 
 
 class _StepHandler(logging.Handler):

@@ -9,7 +9,9 @@ once through the pipeline without preflight (test_runner_pipeline.py covers the 
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -71,7 +73,10 @@ def test_two_gloo_processes_train_through_torchrun(distributed_run):
     assert train["config"]["train"]["processes"] == 2
     log = (config.run_dir / "train" / "stage.log").read_text()
     assert "-m torch.distributed.run --standalone --nproc_per_node=2" in log
-    # Both ranks joined one gloo group (speculators' trainer logs once per rank).
+    # Both ranks trained every step (each logs its own metrics), with finite losses.
+    losses = re.findall(r"step \d+ epoch \d+: .*'loss': ([^,}]+)", log)
+    assert len(losses) == 2 * 2, losses  # 2 ranks x 2 epochs of one packed batch each
+    assert all(math.isfinite(float(loss)) for loss in losses), losses
     params = json.loads((config.run_dir / "train" / "params.json").read_text())
     assert params["world_size"] == 2 and params["backend"] == "gloo"
     assert (config.run_dir / "train" / "checkpoints" / "1" / "model.safetensors").is_file()
