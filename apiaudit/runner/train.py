@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Literal
 
+from apiaudit.atomic import atomic_write
 from apiaudit.errors import InputError
 from apiaudit.runner.config import RunConfig, world_size_of
 from apiaudit.runner.context import StageContext, StageFailed, StageResult, resolve_device
@@ -77,7 +78,7 @@ def run_train(ctx: StageContext) -> StageResult:
         "draft_vocab_size": config.vocab.draft_vocab_size,
     }
     params_path = ctx.stage_dir / PARAMS_FILE
-    params_path.write_text(json.dumps(params, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    atomic_write(params_path, json.dumps(params, indent=2, sort_keys=True) + "\n")
 
     from apiaudit.runner.train_worker import count_steps
 
