@@ -34,7 +34,7 @@ def activate_overlay(overlay: Path) -> Path:
 
     Returns the overlay's speculators package directory. vLLM's worker processes get it
     through PYTHONPATH; torchrun's workers, isolated from PYTHONPATH, through the link the
-    train stage makes to the speculators this process imports (train.link_imports).
+    train stage makes to the speculators this process imports (train.carried_import_path).
     """
     root = overlay.expanduser().resolve()
     package = root / "speculators"

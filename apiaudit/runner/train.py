@@ -26,16 +26,18 @@ from apiaudit.runner.vocab import D2T_FILE, T2D_FILE
 CHECKPOINTS_DIR = "checkpoints"
 PARAMS_FILE = "params.json"
 STEP_MARK = "apiaudit-step "
-# Where the torchrun launch finds apiaudit (and speculators) inside its private folder.
+# Inside the launch's private folder: links to the apiaudit and speculators this process
+# runs, and the import path the launcher and workers get (a JSON list).
 IMPORTS_DIR = "imports"
+IMPORT_PATH_FILE = "sys_path.json"
 
 DistributedBackend = Literal["nccl", "gloo"]
-# What the torchrun workers run: with `-I` nothing from the working directory, PYTHONPATH or
-# the user's site is importable, so the folder of links the launch made comes first instead.
-WORKER_BOOTSTRAP = (
-    "import sys; sys.path.insert(0, sys.argv[2]); "
-    "from apiaudit.runner.train_worker import main; raise SystemExit(main(sys.argv[1:2]))"
-)
+# `python -I` puts neither the working directory nor PYTHONPATH nor the user site on sys.path;
+# each bootstrap then puts the runner's own import path (IMPORT_PATH_FILE, its first argument)
+# in front, so the launcher and every rank import what the runner imports and nothing else.
+_CARRY_PATH = "import json, sys; p = sys.argv.pop(1); sys.path[:0] = [e for e in json.load(open(p)) if e not in sys.path]; "
+LAUNCHER_BOOTSTRAP = _CARRY_PATH + "from torch.distributed.run import main; main()"
+WORKER_BOOTSTRAP = _CARRY_PATH + "from apiaudit.runner.train_worker import main; raise SystemExit(main(sys.argv[1:]))"
 
 
 def distributed_backend(device: str) -> DistributedBackend:
@@ -132,20 +134,20 @@ def _without_world_size(attempt: dict) -> dict:
     return {**attempt, "config": config}
 
 
-def worker_command(world_size: int, params_path: Path, imports: Path) -> list[str]:
-    """torchrun with one worker per rank, the launcher and each worker under `python -I`."""
+def worker_command(world_size: int, params_path: Path, import_path: Path) -> list[str]:
+    """torchrun (`torch.distributed.run`) with one worker per rank, each under `python -I`."""
+    isolated = [sys.executable, "-I", "-c"]
     return [
-        sys.executable, "-I", "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={world_size}",
-        # --no-python: torchrun runs this command as it is (its own would be `python -u -m MODULE`).
-        "--no-python", sys.executable, "-u", "-I", "-c", WORKER_BOOTSTRAP, str(params_path.resolve()), str(imports),
+        *isolated, LAUNCHER_BOOTSTRAP, str(import_path), "--standalone", f"--nproc_per_node={world_size}",
+        # --no-python: torchrun runs this command as it is (its own is `python -u -m MODULE`,
+        # which puts the working directory on sys.path).
+        "--no-python", sys.executable, "-u", "-I", "-c", WORKER_BOOTSTRAP, str(import_path), str(params_path.resolve()),
     ]
 
 
-def link_imports(folder: Path) -> Path:
-    """A folder holding only links to the apiaudit and speculators this process runs.
-
-    The workers import exactly these (the overlay's speculators when one is active) and
-    nothing else from where this process's code lives.
+def carried_import_path(folder: Path, parent_path: list[str], cwd: Path) -> list[str]:
+    """The import path the launch gets: links to this process's apiaudit and speculators first,
+    then this process's own sys.path entries, less anything relative or in the working directory.
     """
     import apiaudit
 
@@ -157,7 +159,17 @@ def link_imports(folder: Path) -> Path:
     speculators = speculators_package_dir()
     if speculators is not None:
         (imports / "speculators").symlink_to(speculators, target_is_directory=True)
-    return imports
+    carried = [str(imports)]
+    here = cwd.resolve()
+    for entry in parent_path:
+        if not entry or not Path(entry).is_absolute():
+            continue
+        resolved = Path(entry).resolve()
+        if resolved == here or here in resolved.parents:
+            continue
+        if str(resolved) not in carried:
+            carried.append(str(resolved))
+    return carried
 
 
 def _train_with_torchrun(ctx: StageContext, params_path: Path, world_size: int) -> None:
@@ -167,8 +179,11 @@ def _train_with_torchrun(ctx: StageContext, params_path: Path, world_size: int) 
     module from the user's working directory (or PYTHONPATH) can be picked up.
     """
     with tempfile.TemporaryDirectory(prefix="apiaudit-torchrun-") as private:
-        imports = link_imports(Path(private))
-        command = worker_command(world_size, params_path, imports)
+        import_path = Path(private) / IMPORT_PATH_FILE
+        carried = carried_import_path(Path(private), sys.path, Path.cwd())
+        atomic_write(import_path, json.dumps(carried, indent=2) + "\n")
+        command = worker_command(world_size, params_path, import_path)
+        ctx.log.info("import path of the launch: %s", carried)
         ctx.log.info("launching in %s: %s", private, " ".join(command))
         process = subprocess.Popen(command, cwd=private, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                    text=True, bufsize=1)

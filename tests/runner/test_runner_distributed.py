@@ -72,7 +72,7 @@ def test_two_gloo_processes_train_through_torchrun(distributed_run):
     assert train["counts"]["world_size"] == 2 and train["counts"]["backend"] == "gloo"
     assert train["config"]["train"]["processes"] == 2
     log = (config.run_dir / "train" / "stage.log").read_text()
-    assert "-m torch.distributed.run --standalone --nproc_per_node=2" in log
+    assert "from torch.distributed.run import main" in log and "--standalone --nproc_per_node=2" in log
     # Both ranks trained every step (each logs its own metrics), with finite losses.
     losses = re.findall(r"step \d+ epoch \d+: .*'loss': ([^,}]+)", log)
     assert len(losses) == 2 * 2, losses  # 2 ranks x 2 epochs of one packed batch each
@@ -89,6 +89,22 @@ def test_workers_import_nothing_from_the_working_directory(distributed_run):
     assert "picked up from" not in log
     launch = next(line for line in log.splitlines() if "launching in" in line)
     assert str(workspace / "planted") not in launch and " -I " in launch
+
+
+def test_launch_carries_the_runners_import_path_less_the_working_directory(tmp_path):
+    from apiaudit.runner.train import IMPORTS_DIR, carried_import_path
+
+    cwd, library = tmp_path / "cwd", tmp_path / "site"
+    (cwd / "src").mkdir(parents=True)
+    library.mkdir()
+    private = tmp_path / "private"
+    private.mkdir()
+    parent = ["", ".", "relative", str(cwd), str(cwd / "src"), str(library), str(library)]
+    carried = carried_import_path(private, parent, cwd)
+    imports = private / IMPORTS_DIR
+    assert carried == [str(imports), str(library.resolve())]
+    assert sorted(p.name for p in imports.iterdir()) == ["apiaudit", "speculators"]
+    assert (imports / "apiaudit" / "runner" / "train_worker.py").is_file()
 
 
 def test_distributed_checkpoint_loads_and_runs_forward(distributed_run):
