@@ -118,7 +118,7 @@ def refuse_changed_world_size(stage_dir: Path, previous: dict | None, expected: 
     if previous is None or not checkpoints.is_dir() or not any(checkpoints.iterdir()):
         return
     old, new = world_size_of(previous["config"]["train"]), world_size_of(expected["config"]["train"])
-    if old == new:
+    if old == new or not _could_resume(stage_dir, old):
         return
     if _without_world_size(previous) == _without_world_size(expected):
         raise InputError(
@@ -126,6 +126,15 @@ def refuse_changed_world_size(stage_dir: Path, previous: dict | None, expected: 
             f"epochs in {checkpoints}; it resumes only with world size {old}, not {new}: set the GPU count "
             f"(train.gpus / train.processes) back, or delete {checkpoints} to start over"
         )
+
+
+def _could_resume(stage_dir: Path, world_size: int) -> bool:
+    """Whether the interrupted run would have resumed on its own count (one CPU process never does)."""
+    try:
+        device = json.loads((stage_dir / PARAMS_FILE).read_text(encoding="utf-8")).get("device")
+    except (OSError, ValueError, AttributeError):
+        device = None
+    return world_size > 1 or device == "cuda"
 
 
 def _without_world_size(attempt: dict) -> dict:

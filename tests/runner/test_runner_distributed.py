@@ -142,3 +142,32 @@ def test_interrupted_training_refuses_another_world_size_and_resumes_on_the_same
     log = (train_dir / "stage.log").read_text()
     assert "resume=True" in log and "Resuming training on 1 epoch" in log
     assert (checkpoints / "1" / "model.safetensors").is_file()
+
+
+def _attempt(gpus: int = 1, processes: int = 1, lr: float = 1e-4) -> dict:
+    return {"stage": "train", "config": {"train": {"gpus": gpus, "processes": processes, "lr": lr}, "model": "m"},
+            "inputs": {}, "versions": {}}
+
+
+@pytest.mark.parametrize(
+    ("device", "previous", "expected", "refused"),
+    [
+        ("cpu", _attempt(processes=2), _attempt(processes=1), True),
+        ("cuda", _attempt(gpus=4), _attempt(gpus=2), True),
+        ("cuda", _attempt(gpus=1), _attempt(gpus=2), True),
+        ("cpu", _attempt(processes=2), _attempt(processes=1, lr=1e-3), False),  # another run: starts over
+        ("cpu", _attempt(processes=1), _attempt(processes=2), False),  # one CPU process never resumes
+        ("cpu", _attempt(processes=2), _attempt(processes=2), False),
+    ],
+)
+def test_which_restarts_are_refused(tmp_path, device, previous, expected, refused):
+    from apiaudit.runner.train import refuse_changed_world_size
+
+    (tmp_path / "checkpoints" / "0").mkdir(parents=True)
+    (tmp_path / "params.json").write_text(json.dumps({"device": device}))
+    if refused:
+        with pytest.raises(InputError, match=r"resumes only with world size"):
+            refuse_changed_world_size(tmp_path, previous, expected)
+    else:
+        refuse_changed_world_size(tmp_path, previous, expected)
+    refuse_changed_world_size(tmp_path, None, expected)  # nothing interrupted: nothing to refuse
