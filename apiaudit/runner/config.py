@@ -72,6 +72,8 @@ class VocabSection:
 class TrainSection:
     gpus: int = 1
     device: str = "auto"
+    # CPU worker processes (gloo): the CPU counterpart of `gpus`, for a distributed run without GPUs.
+    processes: int = 1
     epochs: int = 1
     lr: float = 1e-4
     num_layers: int = 1
@@ -85,6 +87,16 @@ class TrainSection:
     scheduler: str = "linear"
     seed: int = 0
     hidden_states_dtype: str = "float32"
+
+    @property
+    def world_size(self) -> int:
+        """Training processes: one per GPU, or `processes` on the CPU (the two never both exceed 1)."""
+        return max(self.gpus, self.processes)
+
+
+def world_size_of(train: dict[str, Any]) -> int:
+    """The world size a train section's JSON form (a manifest's or an attempt's) asks for."""
+    return max(int(train.get("gpus", 1)), int(train.get("processes", 1)))
 
 
 @dataclass(frozen=True)
@@ -343,6 +355,7 @@ def _check_values(config: RunConfig, where: str, available_gpus: int) -> None:
         ("train.num_layers", train.num_layers),
         ("train.total_seq_len", train.total_seq_len),
         ("train.ttt_steps", train.ttt_steps),
+        ("train.processes", train.processes),
     ):
         if value < 1:
             raise InputError(f"{where}: {key} must be at least 1, got {value}")
@@ -374,6 +387,14 @@ def _check_values(config: RunConfig, where: str, available_gpus: int) -> None:
             "the hf backend runs on one device"
         )
     if train.gpus > 1 and train.device == "cpu":
-        raise InputError(f"{where}: train.gpus = {train.gpus} with train.device = \"cpu\": several GPUs need CUDA")
+        raise InputError(
+            f"{where}: train.gpus = {train.gpus} with train.device = \"cpu\": several GPUs need CUDA "
+            "(several CPU processes: train.processes)"
+        )
+    if train.processes > 1 and train.device != "cpu":
+        raise InputError(
+            f"{where}: train.processes = {train.processes} needs train.device = \"cpu\" "
+            "(on GPUs the world size is train.gpus)"
+        )
     if config.preflight.fail_on not in ("error", "warning", "info", "never"):
         raise InputError(f"{where}: preflight.fail_on must be error, warning, info or never")

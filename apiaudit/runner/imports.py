@@ -32,8 +32,9 @@ def require_runner_extra() -> None:
 def activate_overlay(overlay: Path) -> Path:
     """Make a patched copy of speculators (from `apiaudit fix --into DIR`) the one every stage imports.
 
-    Returns the overlay's speculators package directory. Child processes (torchrun) get it
-    through PYTHONPATH.
+    Returns the overlay's speculators package directory. vLLM's worker processes get it
+    through PYTHONPATH; torchrun's workers, isolated from PYTHONPATH, through the link the
+    train stage makes to the speculators this process imports (train.carried_import_path).
     """
     root = overlay.expanduser().resolve()
     package = root / "speculators"

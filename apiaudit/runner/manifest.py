@@ -181,13 +181,23 @@ def write_attempt(stage_dir: Path, expected: Expectation) -> None:
     _atomic_write(stage_dir / ATTEMPT_NAME, json.dumps(expected.as_dict(), indent=2, sort_keys=True) + "\n")
 
 
-def attempt_matches(stage_dir: Path, expected: Expectation) -> bool:
-    """True when an earlier, unfinished run of this stage started with exactly what it would start with now."""
+def read_attempt(stage_dir: Path) -> dict[str, Any] | None:
+    """What the last run of this stage started with (JSON form), or None."""
     try:
         body = json.loads((stage_dir / ATTEMPT_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
-    return body == json.loads(json.dumps(expected.as_dict()))
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def attempt_matches(stage_dir: Path, expected: Expectation) -> bool:
+    """True when an earlier, unfinished run of this stage started with exactly what it would start with now."""
+    return read_attempt(stage_dir) == as_json(expected)
+
+
+def as_json(expected: Expectation) -> dict[str, Any]:
+    """An expectation as its attempt record reads back."""
+    return json.loads(json.dumps(expected.as_dict()))
 
 
 def now() -> float:

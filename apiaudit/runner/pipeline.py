@@ -28,19 +28,23 @@ class Stage:
     config_of: Callable[[RunConfig], dict]
     inputs_of: Callable[[RunConfig], dict[str, str]]
     run: Callable[[StageContext], StageResult]
+    # Called before an unfinished earlier run's work is cleared (stage folder, the earlier
+    # attempt, the new one): raises InputError where clearing it would be a surprise.
+    before_restart: Callable[[Path, dict | None, dict], None] | None = None
 
 
 def _stages() -> dict[str, Stage]:
     from apiaudit.runner.extract import extract_config, model_inputs, run_extract
     from apiaudit.runner.prepare import prepare_config, prepare_inputs, run_prepare
-    from apiaudit.runner.train import run_train, train_config
+    from apiaudit.runner.train import refuse_changed_world_size, run_train, train_config
     from apiaudit.runner.vocab import run_vocab, vocab_config
 
     return {
         "prepare": Stage("prepare", (), prepare_config, prepare_inputs, run_prepare),
         "extract": Stage("extract", ("prepare",), extract_config, model_inputs, run_extract),
         "vocab": Stage("vocab", ("prepare",), vocab_config, lambda _c: {}, run_vocab),
-        "train": Stage("train", ("extract", "vocab"), train_config, model_inputs, run_train),
+        "train": Stage("train", ("extract", "vocab"), train_config, model_inputs, run_train,
+                       before_restart=refuse_changed_world_size),
     }
 
 
@@ -183,6 +187,8 @@ def _run_stage(stage: Stage, config: RunConfig, versions: dict[str, str], report
         return StageOutcome(stage.name, "skipped", 0.0, "up to date")
 
     resume = manifests.attempt_matches(directory, expected)
+    if not resume and stage.before_restart is not None and manifests.read_manifest(directory) is None:
+        stage.before_restart(directory, manifests.read_attempt(directory), manifests.as_json(expected))
     if not resume and directory.exists():
         _clear(directory)
     directory.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -122,11 +123,36 @@ def count_steps(params: dict[str, Any]) -> int:
 
     train_files, _ = split_samples(params)
     dataset = Eagle3SampleFileDataset(max_len=params["total_seq_len"], file_list=train_files)
-    world = params["gpus"] if params["gpus"] > 1 else 1
     sampler = MultipackDistributedBatchSamplerV2(
-        batch_max_length=params["total_seq_len"], lengths=dataset.approx_lengths, num_replicas=world, rank=0
+        batch_max_length=params["total_seq_len"], lengths=dataset.approx_lengths,
+        num_replicas=params["world_size"], rank=0,
     )
     return max(1, len(sampler)) * params["epochs"]
+
+
+def setup_distributed(params: dict[str, Any]) -> tuple[int, int, int, bool]:
+    """(local rank, world size, rank, distributed?) for this process, its process group started.
+
+    On GPUs speculators' own `maybe_setup_distributed` does it (NCCL, the device's default).
+    It picks the backend from `torch.accelerator`, which has no CPU, so a CPU world's gloo
+    group is started here, the way it would be: from torchrun's environment.
+    """
+    import torch.distributed as dist
+    from speculators.train.utils import maybe_setup_distributed
+
+    launched = "LOCAL_RANK" in os.environ
+    if launched and params["backend"] == "gloo":
+        dist.init_process_group("gloo")
+        setup = int(os.environ["LOCAL_RANK"]), dist.get_world_size(), dist.get_rank(), True
+    else:
+        setup = maybe_setup_distributed()
+    _local_rank, world_size, _rank, distributed = setup
+    if world_size != params["world_size"] or (distributed and dist.get_backend() != params["backend"]):
+        raise RuntimeError(
+            f"torchrun started world size {world_size} ({dist.get_backend() if distributed else 'none'}); "
+            f"the train stage asked for {params['world_size']} ({params['backend']})"
+        )
+    return setup
 
 
 def train_draft(params: dict[str, Any], on_step: Callable[[dict], None] | None = None) -> Path:
@@ -137,11 +163,11 @@ def train_draft(params: dict[str, Any], on_step: Callable[[dict], None] | None =
     from speculators.train.distributed_batch_sampler import MultipackDistributedBatchSamplerV2
     from speculators.train.noise_transforms import AddUniformNoise
     from speculators.train.trainer import Trainer, TrainerConfig
-    from speculators.train.utils import maybe_destroy_distributed, maybe_setup_distributed
+    from speculators.train.utils import maybe_destroy_distributed
     from torch.utils.data import DataLoader
 
     torch.manual_seed(params["seed"])
-    local_rank, world_size, rank, is_distributed = maybe_setup_distributed()
+    local_rank, world_size, rank, is_distributed = setup_distributed(params)
     on_gpu = params["device"] == "cuda"
     device = torch.device("cuda", local_rank) if on_gpu else torch.device("cpu")
 
@@ -197,13 +223,49 @@ def train_draft(params: dict[str, Any], on_step: Callable[[dict], None] | None =
     metrics.setLevel(logging.INFO)
     metrics.addHandler(step_handler)
     try:
-        trainer = Trainer(draft, trainer_config, loader(train_files, noise=True),
+        trainer_class = distributed_trainer() if is_distributed else Trainer
+        trainer = trainer_class(draft, trainer_config, loader(train_files, noise=True),
                           loader(val_files, noise=False) if val_files else None)
         trainer.run_training()
     finally:
         metrics.removeHandler(step_handler)
         maybe_destroy_distributed()
     return Path(params["save_path"]) / str(params["epochs"] - 1)
+
+
+def distributed_trainer():
+    """speculators' Trainer for a world of several processes, starting from the draft as built.
+
+    speculators 0.4's `setup_model` shards the draft's layers onto the meta device, then
+    materialises them uninitialised and calls `reset_parameters` where a module has one:
+    the layers' RMSNorm weights have none and train from whatever memory held (NaN losses on
+    the CPU), and with no `torch.accelerator` (a CPU world) it materialises on "cuda". This
+    subclass loads the draft's own initial layer weights into the sharded layers instead, the
+    way speculators' distributed checkpointer loads a checkpoint when it resumes (full state
+    dict, broadcast from rank 0). Resuming, training and saving stay speculators' own.
+    """
+    import torch.distributed as dist
+    from speculators.model import SpeculatorModel
+    from speculators.train.trainer import Trainer
+    from speculators.train.utils import apply_fully_sharded
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
+
+    class DistributedTrainer(Trainer):
+        def setup_model(self):
+            if self.resume_from_checkpoint and self.checkpointer.previous_epoch != -1:
+                return super().setup_model()
+            SpeculatorModel.verify_training_compatible(self.model)
+            # Only the decoder layers go to the meta device; every rank built the same draft (one seed).
+            initial = {k: v.detach().clone() for k, v in self.model.state_dict().items() if k.startswith("layers.")}
+            apply_fully_sharded(self.model)
+            set_model_state_dict(
+                self.model, initial,
+                options=StateDictOptions(full_state_dict=True, broadcast_from_rank0=True, strict=False),
+            )
+            dist.barrier()
+            return None
+
+    return DistributedTrainer
 
 
 class _StepHandler(logging.Handler):

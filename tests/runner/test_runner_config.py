@@ -55,6 +55,8 @@ def test_minimal_config_gets_speculators_defaults(tmp_path, model_dir):
         ('[extract]\nbackend = "tgi"\n', "", r"extract\.backend must be one of hf, vllm"),
         ("[vocab]\ndraft_vocab_size = 4096\n", "", r"exceeds the target's vocabulary \(1000 tokens\)"),
         ("[train]\nlr = 'fast'\n", "", r"train\.lr must be a number"),
+        ("[train]\nprocesses = 2\n", "", r'train\.processes = 2 needs train\.device = "cpu"'),
+        ('[train]\nprocesses = 0\ndevice = "cpu"\n', "", r"train\.processes must be at least 1"),
     ],
 )
 def test_bad_config_is_one_clear_error(tmp_path, model_dir, body, top, expected):
@@ -85,6 +87,18 @@ def test_missing_conversations_file(tmp_path, model_dir):
 def test_enough_gpus_pass(tmp_path, model_dir):
     config = load_config(_config(tmp_path, model_dir, "[train]\ngpus = 4\n"), available_gpus=4)
     assert config.train.gpus == 4
+
+
+def test_several_gpus_on_the_cpu_point_to_processes(tmp_path, model_dir):
+    with pytest.raises(InputError, match=r"several GPUs need CUDA \(several CPU processes: train\.processes\)"):
+        load_config(_config(tmp_path, model_dir, '[train]\ngpus = 2\ndevice = "cpu"\n'), available_gpus=2)
+
+
+def test_world_size_is_gpus_or_cpu_processes(tmp_path, model_dir):
+    gpus = load_config(_config(tmp_path, model_dir, "[train]\ngpus = 4\n"), available_gpus=4)
+    cpu = load_config(_config(tmp_path, model_dir, '[train]\nprocesses = 3\ndevice = "cpu"\n'), available_gpus=0)
+    single = load_config(_config(tmp_path, model_dir), available_gpus=0)
+    assert (gpus.train.world_size, cpu.train.world_size, single.train.world_size) == (4, 3, 1)
 
 
 def test_cli_bad_config_starts_nothing(tmp_path, model_dir):
