@@ -47,6 +47,8 @@ def bind(sig: Signature, shape: CallShape, callee: str) -> Binding:
         filled |= {p.name for p in positional_params[:given]}
 
     for arg in shape.keywords:
+        if arg.name is None:  # a keyword argument always has a name (`**` is "starstar")
+            continue
         param = sig.param(arg.name)
         if param is None or param.kind in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD):
             if has_varkw or sig.extra is Extra.ALLOW:

@@ -14,6 +14,7 @@ import ast
 import builtins
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import ImportContext, import_alias_value, module_imports
@@ -523,7 +524,7 @@ class ModuleVisitor:
             if call.func.attr in _DICT_MUTATIONS:
                 self._mutation(call, scope)
             elif call.func.attr not in _DICT_READS:
-                self._dict_holder(call.func.value, scope)[1](DictValue(frozenset(), True))  # type: ignore[index]
+                self._dict_holder(call.func.value, scope)[1](DictValue(frozenset(), True))
 
     def _mutation(self, call: ast.Call, scope: Scope) -> None:
         """`d.update(...)`, `d.pop("k")`, `d.setdefault("k", v)`, `d.clear()` on a known dict."""
@@ -607,7 +608,7 @@ class ModuleVisitor:
             env.vars[a.arg] = (self._annotation_value(a.annotation, outer) if a.annotation is not None else None) or UNKNOWN
         for default in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
             self._expr(default, outer)
-        if is_method and first:
+        if is_method and first and cls is not None:
             env.vars[first] = Chain(Root("self", cls.dotted))
             if any(_decorator_name(d) == "classmethod" for d in node.decorator_list):
                 env.vars[first] = UNKNOWN
@@ -627,7 +628,7 @@ class ModuleVisitor:
             self._expr(base, scope)
             value = self._value(base, scope)
             if isinstance(value, Chain) and value.root.kind == "symbol" and all(s.kind == "attr" for s in value.steps):
-                provider_bases.append(".".join([value.root.name] + [s.name for s in value.steps]))
+                provider_bases.append(".".join([value.root.name] + [s.name for s in value.steps if s.name is not None]))
             elif isinstance(value, ConsumerRef):
                 consumer_bases.append(value.dotted)
         for kw in node.keywords:
@@ -939,11 +940,11 @@ class ModuleVisitor:
                 index = self._value(node.slice, scope)
                 if isinstance(node.slice, ast.Slice):
                     lo, hi = self._value(node.slice.lower, scope), self._value(node.slice.upper, scope)
-                    lo_v = lo.value if isinstance(lo, Const) else None if node.slice.lower is None else ...
-                    hi_v = hi.value if isinstance(hi, Const) else None if node.slice.upper is None else ...
+                    lo_v = lo.value if isinstance(lo, Const) and isinstance(lo.value, (int, type(None))) else None if node.slice.lower is None else ...
+                    hi_v = hi.value if isinstance(hi, Const) and isinstance(hi.value, (int, type(None))) else None if node.slice.upper is None else ...
                     if lo_v is not ... and hi_v is not ... and node.slice.step is None:
                         try:
-                            return Const(base.value[lo_v:hi_v])  # type: ignore[misc,index]
+                            return Const(base.value[lo_v:hi_v])
                         except TypeError:
                             return UNKNOWN
                     return UNKNOWN
@@ -1126,7 +1127,7 @@ class ModuleVisitor:
             decision = self._decide(test.values[0], scope, depth + 1, record)
             for i, part in enumerate(test.values[1:], start=1):
                 nxt = self._decide(part, scope, depth + 1, record)
-                sub: Callable[[], str] = (lambda i=i: " and ".join(_text(v) for v in test.values[: i + 1])) if isinstance(test.op, ast.And) else (lambda: _text(test))
+                sub: Callable[[], str] = partial(_and_text, test.values[: i + 1]) if isinstance(test.op, ast.And) else (lambda: _text(test))
                 decision = g.conjoin(decision, nxt, sub) if isinstance(test.op, ast.And) else g.disjoin(decision, nxt, sub)
             return decision
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -1419,7 +1420,7 @@ def _statements(body: list[ast.stmt]):
 
 def _is_type_checking(test) -> bool:
     name = _dotted(test)
-    return bool(name) and name.rsplit(".", 1)[-1] == "TYPE_CHECKING"
+    return name is not None and name.rsplit(".", 1)[-1] == "TYPE_CHECKING"
 
 
 def _dotted(node) -> str | None:
@@ -1463,6 +1464,10 @@ def _const_of(node) -> Value:
 
 def _normal(name: str) -> str:
     return name.lower().replace("-", "_").replace(".", "_")
+
+
+def _and_text(values: list[ast.expr]) -> str:
+    return " and ".join(_text(v) for v in values)
 
 
 def _text(node, limit: int = 120) -> str:

@@ -391,7 +391,7 @@ def _shown(info: CallInfo | None) -> Signature | None:
 
 def _render(info: CallInfo | None) -> str | None:
     signature = _shown(info)
-    if signature is None:
+    if info is None or signature is None:
         return None
     where = f"  ({signature.location})" if signature.location else ""
     return signature.render(info.callee.name) + where
@@ -448,9 +448,8 @@ def _import_change(finding: Finding, before: _Release, after: _Release) -> Chang
     target = finding.callee or ""
     old = before.index.resolve(target)
     old_text = _symbol_text(old)
-    moved_to = [m for k, m in finding.details if k == "candidate"] or (
-        [finding.detail("moved_to")] if finding.detail("moved_to") else []
-    )
+    moved_text = finding.detail("moved_to")
+    moved_to = [m for k, m in finding.details if k == "candidate"] or ([moved_text] if moved_text else [])
     if not moved_to and "." in target:
         moved_to = [m for m in after.index.find_definitions(target.rsplit(".", 1)[-1]) if m != target]
     if len(moved_to) == 1:

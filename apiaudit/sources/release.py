@@ -569,7 +569,7 @@ def release_versions(name: str, *, include_prereleases: bool = False) -> list[st
         if _index_unreachable(result.output):
             raise InputError(f"could not reach the package index to list the releases of {name}")
         raise InputError(f"no distribution named {name} on the package index")
-    unique = {}
+    unique: dict[Version, str] = {}
     for item in versions:
         parsed = _safe_version(item)
         if parsed is not None:
