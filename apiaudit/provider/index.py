@@ -188,7 +188,7 @@ class ProviderIndex:
         if member is not None and name in module_facts.get("typing_only", ()):
             member = None  # bound only under `if TYPE_CHECKING:`: absent at run time
         if member is not None:
-            if member.is_alias:
+            if isinstance(member, griffe.Alias):
                 target = member.target_path
                 if target == f"{module.path}.{name}":
                     # `from . import sub` inside a package's __init__: the submodule itself.
@@ -205,12 +205,12 @@ class ProviderIndex:
             return Found(Symbol(f"{module.path}.{name}", SymbolKind.MODULE))
         lazy = module_facts.get("lazy_map", {})
         if name in lazy:
-            target = _lazy_target(module, lazy[name])
-            if target:
-                return self._resolve(target, seen)
+            lazy_path = _lazy_target(module, lazy[name])
+            if lazy_path:
+                return self._resolve(lazy_path, seen)
         unknown: Unknown | None = None
         for key, alias in module.members.items():
-            if "*" in key and alias.is_alias:
+            if "*" in key and isinstance(alias, griffe.Alias):
                 source = alias.target_path
                 if not self.loader.owns(source):
                     unknown = Unknown(f"{module.path}.{name}", f"star import from {source}, outside the provider")
@@ -277,7 +277,7 @@ class ProviderIndex:
             if isinstance(klass, griffe.Class):
                 member = klass.members.get(name)
                 if member is not None:
-                    if member.is_alias:
+                    if isinstance(member, griffe.Alias):
                         return self._resolve(member.target_path, ())
                     self._objects[member.path] = member
                     return Found(self._symbol(member))
@@ -468,6 +468,8 @@ class ProviderIndex:
 
     def _return_calls(self, func: griffe.Function) -> list[str]:
         """What a helper's `return callee(...)` statements call, read from its source lines on demand."""
+        if not isinstance(func.filepath, Path) or func.lineno is None:
+            return []  # a namespace package's several paths, or no source position
         try:
             lines = Path(func.filepath).read_text("utf-8", errors="replace").splitlines(keepends=True)
             node = ast.parse(textwrap.dedent("".join(lines[func.lineno - 1 : func.endlineno]))).body[0]
