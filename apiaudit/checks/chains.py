@@ -268,7 +268,7 @@ def _call(ctx, file, use, value, step, findings, report):
     signature = shown.render(callee_name) + (f"  [{shown.origin}]" if not shown.origin.startswith("def ") else "")
     splatted = {a.name for a in step.call.keywords if a.via_splat}
     for problem in binding.problems:
-        details = (("arg_line", str(problem.arg_line)),) if problem.arg_line else ()
+        details: tuple[tuple[str, str], ...] = (("arg_line", str(problem.arg_line)),) if problem.arg_line else ()
         if problem.param in splatted:
             details += (("via_splat", "1"),)
         if problem.rule == "too-many-positional":

@@ -439,7 +439,7 @@ class _Transformer(cst.CSTTransformer):
         return updated_node
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
-        extra: list[cst.SimpleStatementLine] = []
+        extra: list[cst.BaseStatement] = []
         new_body = list(updated_node.body)
         for position, small in enumerate(original_node.body):
             edits = self.plan.import_edits.get(id(small), [])
