@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from apiaudit.consumer.model import CallShape
+from apiaudit.findings import Severity
 from apiaudit.provider.model import Extra, ParamKind, Signature
 
 POSITIONAL_KINDS = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
@@ -15,7 +16,7 @@ class Problem:
     rule: str
     param: str | None
     message: str
-    severity: str = "error"
+    severity: Severity = Severity.ERROR
     arg_line: int | None = None
 
 
@@ -59,7 +60,7 @@ def bind(sig: Signature, shape: CallShape, callee: str) -> Binding:
                         "unexpected-keyword",
                         arg.name,
                         f"{callee}() has no parameter '{arg.name}'; the value is silently ignored (extra='ignore')",
-                        severity="warning",
+                        severity=Severity.WARNING,
                         arg_line=arg.site.line,
                     )
                 )
@@ -116,4 +117,4 @@ def bind_any(signatures: tuple[Signature, ...], fallback: Signature | None, shap
 
 
 def _errors(binding: Binding) -> bool:
-    return any(p.severity == "error" for p in binding.problems)
+    return any(p.severity is Severity.ERROR for p in binding.problems)

@@ -33,7 +33,7 @@ from apiaudit.matrix.ranges import declared_requirements
 from apiaudit.progress import NullProgress, Progress
 from apiaudit.provider.cache import open_index, save_index
 from apiaudit.provider.index import ProviderIndex
-from apiaudit.provider.model import CallInfo, Found, ParamKind, Signature, SymbolKind
+from apiaudit.provider.model import CallInfo, Found, ParamKind, ReachedVia, Signature, SymbolKind
 from apiaudit.provider.registry import ModelTypes
 from apiaudit.recipes import RuleBook, load_rulebook
 from apiaudit.recipes.changes import ChangeKind
@@ -100,7 +100,7 @@ class _RecordingIndex:
         self._index = index
         self.calls: list[CallInfo] = []
 
-    def call(self, path: str, *, via: str) -> CallInfo:
+    def call(self, path: str, *, via: ReachedVia) -> CallInfo:
         info = self._index.call(path, via=via)
         self.calls.append(info)
         return info
