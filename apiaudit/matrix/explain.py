@@ -140,12 +140,10 @@ class _Releases:
             return
 
         def fetch(version: str) -> CodeTree:
-            from apiaudit.sources import cache
-
-            entry = cache.entry_dir(self.cache_dir, self.name, version)
-            if not (entry.exists() and cache.read_valid_marker(entry, self.name, version)[0] is not None):
+            tree = sources.resolve(f"{self.name}=={version}", cache_dir=self.cache_dir, progress=self.progress)
+            if tree.fetched:
                 self.fetched.append(version)
-            return sources.resolve(f"{self.name}=={version}", cache_dir=self.cache_dir, progress=self.progress)
+            return tree
 
         with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(missing)))) as pool:
             trees = list(pool.map(fetch, missing))

@@ -18,7 +18,7 @@ import tempfile
 import threading
 import zipfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from packaging.utils import (
@@ -183,7 +183,7 @@ def fetch_release(
         cache.publish_entry(built, final, name, version)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return _release_tree(name, version, final)
+    return replace(_release_tree(name, version, final), fetched=True)
 
 
 def _record_mismatch(entry: Path, digests: dict[str, str]) -> str:
