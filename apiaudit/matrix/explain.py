@@ -189,7 +189,7 @@ def _recheck_site(release: _Release, finding: Finding) -> _SiteCheck:
     if key in release.memo:
         return release.memo[key]
     recorder = _RecordingIndex(release.index)
-    ctx = CheckContext(release.consumer.name, recorder, release.files, release.hosts)  # type: ignore[arg-type]
+    ctx = CheckContext(release.consumer.name, recorder, release.files, release.hosts)
     found: list[Finding] = []
     file = next((f for f in release.files if f.path == finding.path), None)
     if file is not None and file.error is None:
