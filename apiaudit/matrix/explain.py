@@ -19,7 +19,7 @@ from typing import Any, Sequence
 from packaging.version import Version
 
 from apiaudit import sources
-from apiaudit.audit import scan
+from apiaudit.audit import prepare, scan
 from apiaudit.checks import HostRules
 from apiaudit.checks.chains import check_use
 from apiaudit.checks.context import CheckContext
@@ -31,10 +31,9 @@ from apiaudit.errors import InputError
 from apiaudit.findings import Finding, Report, Severity
 from apiaudit.matrix.ranges import declared_requirements
 from apiaudit.progress import NullProgress, Progress
-from apiaudit.provider.cache import open_index, save_index
+from apiaudit.provider.cache import save_index
 from apiaudit.provider.index import ProviderIndex
 from apiaudit.provider.model import CallInfo, Found, ParamKind, ReachedVia, Signature, SymbolKind
-from apiaudit.provider.registry import ModelTypes
 from apiaudit.recipes import RuleBook, load_rulebook
 from apiaudit.recipes.changes import ChangeKind
 from apiaudit.recipes.patterns import match_patterns
@@ -132,7 +131,7 @@ class _Releases:
         self.progress = progress
         self.loaded: dict[str, _Release] = {}
         self.fetched: list[str] = []
-        self._files: dict[tuple, tuple[ConsumerFile, ...]] = {}
+        self._files: dict[ConsumerOptions, tuple[ConsumerFile, ...]] = {}
 
     def fetch_all(self, versions: Sequence[str], jobs: int = 4) -> None:
         missing = [v for v in dict.fromkeys(versions) if v not in self.loaded]
@@ -156,21 +155,12 @@ class _Releases:
 
     def _load(self, version: str, tree: CodeTree) -> _Release:
         book = load_rulebook(self.rules_dirs, self.name).applicable(version)
-        options = ConsumerOptions(
-            provider_packages=tree.packages,
-            rpc_methods=tuple((r.method, r.name_arg, r.name_keyword) for r in book.rpcs),
-            injection_keywords=tuple(i.keyword for i in book.injections),
-        )
-        key = (options.provider_packages, options.rpc_methods, options.injection_keywords)
-        if key not in self._files:
-            self._files[key] = collect(self.consumer, options)
-        hosts = HostRules(
-            rpc_hosts={r.method: r.hosts for r in book.rpcs},
-            injection_hosts={i.keyword: i.hosts for i in book.injections},
-        )
-        index = open_index(tree, self.cache_dir)
-        ModelTypes(index, book).install()  # attribute types as scan sees them
-        return _Release(version, tree, index, book, hosts, self._files[key], self.consumer)
+        # The release as scan sees it: the same index, rule hooks and consumer options (its
+        # version guards folded on this release).
+        setup = prepare(tree, book, cache_dir=self.cache_dir)
+        if setup.options not in self._files:
+            self._files[setup.options] = collect(self.consumer, setup.options)
+        return _Release(version, tree, setup.index, book, setup.hosts, self._files[setup.options], self.consumer)
 
     def save(self) -> None:
         for release in self.loaded.values():
