@@ -79,6 +79,11 @@ class Root:
     name: str  # dotted path: provider symbol, consumer class, or consumer function
 
 
+# The import exception an enclosing `try` catches: a missing name raises ImportError, which
+# `except ModuleNotFoundError` does not catch.
+CaughtImport = Literal["ImportError", "ModuleNotFoundError"]
+
+
 class ConditionKind(str, enum.Enum):
     """A guard only the provider index can decide (the consumer stage never looks at it)."""
 
@@ -105,7 +110,7 @@ class Condition:
     target: tuple[Root, tuple[Step, ...]] | None = None
     name: str | None = None
     imports: tuple[ImportRef, ...] = ()
-    caught: Literal["ImportError", "ModuleNotFoundError"] = "ImportError"
+    caught: CaughtImport = "ImportError"
 
 
 @dataclass(frozen=True)
@@ -153,7 +158,7 @@ class ImportUse:
     live: Liveness = ALWAYS
     # The exception the enclosing `try` catches: a missing name raises ImportError, which
     # `except ModuleNotFoundError` does not catch.
-    caught: Literal["ImportError", "ModuleNotFoundError"] | None = None
+    caught: CaughtImport | None = None
 
 
 @dataclass(frozen=True)

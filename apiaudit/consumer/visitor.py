@@ -22,6 +22,7 @@ from apiaudit.consumer.model import (
     ALWAYS,
     Arg,
     CallShape,
+    CaughtImport,
     ClassFacts,
     Condition,
     ConditionKind,
@@ -123,7 +124,7 @@ class Scope:
     emit: bool = True
     type_checking: bool = False
     guard: str | None = None  # why an import failure here would not break the run
-    caught: str | None = None  # the import exception the enclosing try catches
+    caught: CaughtImport | None = None  # the import exception the enclosing try catches
     # Inside a guard helper folded at a call: the call (where notes go) and the caller's liveness.
     helper_call: ast.AST | None = None
     caller_live: Liveness | None = None
@@ -389,7 +390,7 @@ class ModuleVisitor:
     def _try(self, stmt, scope: Scope) -> bool:
         kinds = [_handler_kind(h.type) for h in stmt.handlers]
         catches_import = any(k in ("ImportError", "ModuleNotFoundError", "broad") for k in kinds)
-        caught = "ImportError" if any(k in ("ImportError", "broad") for k in kinds) else ("ModuleNotFoundError" if catches_import else None)
+        caught: CaughtImport | None = "ImportError" if any(k in ("ImportError", "broad") for k in kinds) else ("ModuleNotFoundError" if catches_import else None)
         body = scope.child()
         if catches_import:
             body.guard = scope.guard or "try/except ImportError"
@@ -687,7 +688,7 @@ class ModuleVisitor:
             return
         guard = "TYPE_CHECKING" if scope.type_checking else scope.guard
         self.imports.append(
-            ImportUse(module=module, name=name, site=site_of(alias), guarded=guard, live=scope.live, caught=scope.caught if guard and not scope.type_checking else None)  # type: ignore[arg-type]
+            ImportUse(module=module, name=name, site=site_of(alias), guarded=guard, live=scope.live, caught=scope.caught if guard and not scope.type_checking else None)
         )
 
     # -------------------------------------------------------- expressions
@@ -1291,7 +1292,7 @@ def _sides(value: Value, conditions: tuple[Condition, ...] = ()):
     if isinstance(value, Chain):
         yield value, conditions, None
     elif isinstance(value, ImportChoice):
-        ok_cond = Condition(ConditionKind.IMPORT_FAILS, False, f"{g.import_ref_text(value.origin)} works", imports=value.imports, caught=value.caught)  # type: ignore[arg-type]
+        ok_cond = Condition(ConditionKind.IMPORT_FAILS, False, f"{g.import_ref_text(value.origin)} works", imports=value.imports, caught=value.caught)
         fail_cond = replace(ok_cond, expect=True, text=f"{g.import_ref_text(value.origin)} fails")
         yield from _sides(value.ok, conditions + (ok_cond,))
         if isinstance(value.fallback, Unbound) or (isinstance(value.fallback, Const) and value.fallback.value is None):

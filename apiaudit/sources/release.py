@@ -500,7 +500,7 @@ def _extract_members(wheel: Path, dest: Path, progress: Reporter | None, limits:
             record = recorded.get(info.filename)
             with archive.open(info) as member:
                 reader = _HashingReader(member, record[0] if record else None)
-                written = write_new(path, reader, limit=info.file_size)  # type: ignore[arg-type]
+                written = write_new(path, reader, limit=info.file_size)
             if written != info.file_size:
                 raise _Malformed(f"member {info.filename!r} holds {written} bytes, its header says {info.file_size}")
             if record and not info.filename.endswith("/RECORD"):
