@@ -28,6 +28,7 @@ class Readable(Protocol):
 
     def read(self, size: int = -1, /) -> bytes: ...
 
+
 TEMP_SUFFIX = ".apiaudit-tmp"
 _FULL = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
 _CHUNK = 1 << 20
