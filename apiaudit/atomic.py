@@ -18,9 +18,16 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import BinaryIO
+from typing import Protocol
 
 from apiaudit.errors import InputError
+
+
+class Readable(Protocol):
+    """A binary stream `write_new` copies from (a file, or a reader wrapping one)."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
 
 TEMP_SUFFIX = ".apiaudit-tmp"
 _FULL = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
@@ -87,7 +94,7 @@ def atomic_write(path: Path, data: bytes | str, *, keep_mode: bool = True) -> No
         raise
 
 
-def write_new(path: Path, source: BinaryIO, *, limit: int | None = None) -> int:
+def write_new(path: Path, source: Readable, *, limit: int | None = None) -> int:
     """Copy `source` into the new file `path` (never an existing one); the bytes written.
 
     With `limit`, stop and raise `ValueError` once more than `limit` bytes arrive (the

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -25,9 +25,52 @@ from apiaudit.model import ModelFacts
 from apiaudit.policy import ConsumerFiles, Settings, apply_policy, excluded, load_settings
 from apiaudit.progress import NullProgress, Progress
 from apiaudit.provider.cache import open_index, save_index
+from apiaudit.provider.index import ProviderIndex
 from apiaudit.recipes import RuleBook, load_rulebook
 from apiaudit.provider.registry import ModelTypes, check_architecture
 from apiaudit.recipes.loader import default_target, load_remote_code_rules
+from apiaudit.sources.base import CodeTree
+
+
+@dataclass(frozen=True)
+class ScanSetup:
+    """One provider release made ready to check consumers against: what every scan, preflight,
+    fix, matrix row and explain probe shares."""
+
+    provider: CodeTree
+    book: RuleBook  # the rules that apply to this release
+    index: ProviderIndex
+    model_types: ModelTypes
+    options: ConsumerOptions  # how the consumer stage reads code for this release
+    hosts: HostRules
+
+
+def prepare(
+    provider_tree: CodeTree,
+    rulebook: RuleBook,
+    *,
+    cache_dir: Path | None = None,
+    python_version: tuple[int, ...] | None = None,
+) -> ScanSetup:
+    """The index (from the cache under `cache_dir`, when given), the rules' hooks and the consumer
+    options for one provider release; `rulebook` is already filtered to its version."""
+    index = open_index(provider_tree, cache_dir)
+    model_types = ModelTypes(index, rulebook).install()  # attribute types read through factories
+    version = tuple(python_version or sys.version_info[:3]) + (0, 0)
+    options = ConsumerOptions(
+        provider_packages=provider_tree.packages,
+        rpc_methods=tuple((r.method, r.name_arg, r.name_keyword) for r in rulebook.rpcs),
+        injection_keywords=tuple(i.keyword for i in rulebook.injections),
+        provider_version=provider_tree.version,
+        provider_distribution=provider_tree.name,
+        python_version=(version[0], version[1], version[2]),
+    )
+    hosts = HostRules(
+        rpc_hosts={r.method: r.hosts for r in rulebook.rpcs},
+        injection_hosts={i.keyword: i.hosts for i in rulebook.injections},
+        symbol_patterns=tuple(p for p in rulebook.patterns if p.on_symbol),
+    )
+    return ScanSetup(provider_tree, rulebook, index, model_types, options, hosts)
 
 
 def scan(
@@ -136,25 +179,12 @@ def _scan_once(
     # A rule id the config names must exist for this provider, in any of its versions.
     known_rules = frozenset(ENGINE_RULES) | frozenset(full_book.rule_infos())
     settings.check_rule_ids(set(known_rules))
-    index = open_index(provider_tree, cache_dir if use_index_cache else None)
-    model_types = ModelTypes(index, book).install()
+    setup = prepare(provider_tree, book, cache_dir=cache_dir if use_index_cache else None, python_version=python_version)
+    index, options, hosts = setup.index, setup.options, setup.hosts
     if model is not None:
-        check_architecture(model_types, model, provider_tree.name, provider_tree.version, cache_dir)
+        check_architecture(setup.model_types, model, provider_tree.name, provider_tree.version, cache_dir)
     remote_code_rules = load_remote_code_rules(list(map(Path, rules_dirs))) if model is not None else ()
-    options = ConsumerOptions(
-        provider_packages=provider_tree.packages,
-        rpc_methods=tuple((r.method, r.name_arg, r.name_keyword) for r in book.rpcs),
-        injection_keywords=tuple(i.keyword for i in book.injections),
-        provider_version=provider_tree.version,
-        provider_distribution=provider_tree.name,
-        python_version=tuple((tuple(python_version or sys.version_info[:3])) + (0, 0))[:3],  # type: ignore[arg-type]
-    )
     assumed_python = ".".join(map(str, options.python_version))
-    hosts = HostRules(
-        rpc_hosts={r.method: r.hosts for r in book.rpcs},
-        injection_hosts={i.keyword: i.hosts for i in book.injections},
-        symbol_patterns=tuple(p for p in book.patterns if p.on_symbol),
-    )
 
     findings: list[Finding] = []
     origins = []

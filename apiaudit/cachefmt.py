@@ -58,7 +58,7 @@ def register(*classes: type) -> None:
         is_frozen = dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
         if not (is_enum or is_frozen):
             raise TypeError(f"{cls!r} is neither a frozen dataclass nor an Enum")
-        if not is_enum and any(not f.init for f in dataclasses.fields(cls)):  # type: ignore[arg-type]
+        if not is_enum and any(not f.init for f in dataclasses.fields(cls)):
             raise TypeError(f"{cls!r} has fields outside __init__; it cannot be rebuilt from data")
         _TYPES[_type_name(cls)] = cls
 

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable
+from typing import Callable, TypeVar
 
 from apiaudit.checks.chains import check_use
 from apiaudit.checks.conditions import verdict
 from apiaudit.checks.context import CheckContext, HostRules
 from apiaudit.checks.imports import check_import
 from apiaudit.checks.rpc import check_rpc
-from apiaudit.consumer.model import ConsumerFile
+from apiaudit.consumer.model import ConsumerFile, ImportUse, Note, RpcCall, Site, Use
 from apiaudit.findings import Finding, Severity
 from apiaudit.provider.index import ProviderIndex
+
+Item = TypeVar("Item", ImportUse, Use, RpcCall, Note)
 
 
 def run_checks(
@@ -27,26 +29,39 @@ def run_checks(
     for file in files:
         if file.error is not None:
             findings.append(
-                ctx.finding(file, file.error_site, "parse-error", f"cannot parse {file.path}: {file.error}", severity=Severity.ERROR)
+                ctx.finding(file, file.error_site or Site(1, 0), "parse-error", f"cannot parse {file.path}: {file.error}", severity=Severity.ERROR)
             )
             continue
-        # A line that cannot run on the audited release is not judged; one behind an
-        # undecided guard is judged, and says so.
-        for items, check in ((file.imports, check_import), (file.uses, check_use), (file.rpc_calls, check_rpc), (file.notes, check_note)):
-            for item in items:
-                v = verdict(ctx, item.live)
-                if v.dead:
-                    continue
-                found = check(ctx, file, item)
-                if v.conditional:
-                    found = [replace(f, conditional=True, guard=v.guard) for f in found]
-                findings.extend(found)
+        findings.extend(_judged(ctx, file, file.imports, check_import))
+        findings.extend(_judged(ctx, file, file.uses, check_use))
+        findings.extend(_judged(ctx, file, file.rpc_calls, check_rpc))
+        findings.extend(_judged(ctx, file, file.notes, check_note))
         if on_file:
             on_file(file.path)
     return _dedupe(findings), ctx.calls_checked
 
 
-def check_note(ctx: CheckContext, file: ConsumerFile, note) -> list[Finding]:
+def _judged(
+    ctx: CheckContext,
+    file: ConsumerFile,
+    items: tuple[Item, ...],
+    check: Callable[[CheckContext, ConsumerFile, Item], list[Finding]],
+) -> list[Finding]:
+    """A line that cannot run on the audited release is not judged; one behind an
+    undecided guard is judged, and says so."""
+    findings: list[Finding] = []
+    for item in items:
+        v = verdict(ctx, item.live)
+        if v.dead:
+            continue
+        found = check(ctx, file, item)
+        if v.conditional:
+            found = [replace(f, conditional=True, guard=v.guard) for f in found]
+        findings.extend(found)
+    return findings
+
+
+def check_note(ctx: CheckContext, file: ConsumerFile, note: Note) -> list[Finding]:
     """What the consumer stage noticed by itself (a version compared as text)."""
     return [
         ctx.finding(

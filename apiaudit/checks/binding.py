@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from apiaudit.consumer.model import CallShape
+from apiaudit.findings import Severity
 from apiaudit.provider.model import Extra, ParamKind, Signature
 
 POSITIONAL_KINDS = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
@@ -15,7 +16,7 @@ class Problem:
     rule: str
     param: str | None
     message: str
-    severity: str = "error"
+    severity: Severity = Severity.ERROR
     arg_line: int | None = None
 
 
@@ -47,6 +48,8 @@ def bind(sig: Signature, shape: CallShape, callee: str) -> Binding:
         filled |= {p.name for p in positional_params[:given]}
 
     for arg in shape.keywords:
+        if arg.name is None:  # a keyword argument always has a name (`**` is "starstar")
+            continue
         param = sig.param(arg.name)
         if param is None or param.kind in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD):
             if has_varkw or sig.extra is Extra.ALLOW:
@@ -57,7 +60,7 @@ def bind(sig: Signature, shape: CallShape, callee: str) -> Binding:
                         "unexpected-keyword",
                         arg.name,
                         f"{callee}() has no parameter '{arg.name}'; the value is silently ignored (extra='ignore')",
-                        severity="warning",
+                        severity=Severity.WARNING,
                         arg_line=arg.site.line,
                     )
                 )
@@ -114,4 +117,4 @@ def bind_any(signatures: tuple[Signature, ...], fallback: Signature | None, shap
 
 
 def _errors(binding: Binding) -> bool:
-    return any(p.severity == "error" for p in binding.problems)
+    return any(p.severity is Severity.ERROR for p in binding.problems)

@@ -8,7 +8,7 @@ from apiaudit.checks.binding import bind_any
 from apiaudit.checks.context import CheckContext
 from apiaudit.consumer.model import ConsumerFile, Step, Use
 from apiaudit.findings import Finding, Severity
-from apiaudit.provider.model import Found, Missing, Symbol, SymbolKind, Unknown
+from apiaudit.provider.model import Found, Missing, ReachedVia, Symbol, SymbolKind, Unknown
 
 
 @dataclass(frozen=True)
@@ -16,8 +16,15 @@ class SymbolValue:
     """A provider object itself; `via` says how it was reached (for method binding)."""
 
     symbol: Symbol
-    via: str = "module"  # "module" | "class" | "instance"
+    via: ReachedVia = "module"
     owner: str | None = None  # the class it was looked up on (for attribute types)
+
+
+@dataclass(frozen=True)
+class UnknownBinding:
+    """`self` of a function bound with types.MethodType to an object whose type cannot be known."""
+
+    function: str  # the consumer function's dotted path
 
 
 @dataclass(frozen=True)
@@ -55,12 +62,12 @@ def evaluate_chain(ctx: CheckContext, use: Use):
     value = _root_value(ctx, use)
     try:
         for step in use.steps:
-            if value is None or isinstance(value, tuple):
+            if value is None or isinstance(value, UnknownBinding):
                 return None
             value = _step(ctx, None, None, value, step, [], False)
     except _Stop:
         return None
-    return value if not isinstance(value, tuple) else None
+    return value if not isinstance(value, UnknownBinding) else None
 
 
 def _failed_import_use(ctx: CheckContext, file: ConsumerFile, use: Use) -> Finding:
@@ -102,7 +109,7 @@ def _bound_function_self(ctx: CheckContext, function: str):
     classes: list[str] = []
     for b in bindings:
         if b.target is None:
-            return ("unknown-binding", function)
+            return UnknownBinding(function)
         root, steps = b.target
         value = _root_value(ctx, _pseudo_use(root, steps))
         try:
@@ -113,7 +120,7 @@ def _bound_function_self(ctx: CheckContext, function: str):
         except _Stop:
             value = None
         if not isinstance(value, InstanceValue):
-            return ("unknown-binding", function)
+            return UnknownBinding(function)
         classes.extend(value.classes)
     return InstanceValue(tuple(dict.fromkeys(classes)))
 
@@ -132,11 +139,11 @@ def _cannot_judge(ctx, file, use, callee, reason) -> Finding:
 
 def _step(ctx: CheckContext, file, use, value, step: Step, findings: list, rest_has_call: bool):
     report = file is not None and step.check
-    if isinstance(value, tuple) and value[0] == "unknown-binding":
+    if isinstance(value, UnknownBinding):
         if report and step.kind == "attr":
             findings.append(
                 _cannot_judge(
-                    ctx, file, use, None, f"`{value[1].rsplit('.', 1)[-1]}` is bound with types.MethodType to an object whose type cannot be known"
+                    ctx, file, use, None, f"`{value.function.rsplit('.', 1)[-1]}` is bound with types.MethodType to an object whose type cannot be known"
                 )
             )
         raise _Stop
@@ -161,7 +168,7 @@ def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
         sym = value.symbol
         if sym.kind is SymbolKind.MODULE:
             res = ctx.index.resolve(f"{sym.path}.{name}")
-            via = "module"
+            via: ReachedVia = "module"
         elif sym.kind is SymbolKind.CLASS:
             res = ctx.index.class_member(sym.path, name, instance=False)
             via = "class"
@@ -230,7 +237,7 @@ def _resolved(ctx, file, use, res, via, owner_path, name, findings, report, rest
     raise _Stop
 
 
-def _member_value(ctx, symbol: Symbol, via: str, owner: str | None):
+def _member_value(ctx, symbol: Symbol, via: ReachedVia, owner: str | None):
     if symbol.kind is SymbolKind.EXTERNAL:
         return None
     if symbol.kind is SymbolKind.ATTRIBUTE and owner is not None:
@@ -269,7 +276,7 @@ def _call(ctx, file, use, value, step, findings, report):
     signature = shown.render(callee_name) + (f"  [{shown.origin}]" if not shown.origin.startswith("def ") else "")
     splatted = {a.name for a in step.call.keywords if a.via_splat}
     for problem in binding.problems:
-        details = (("arg_line", str(problem.arg_line)),) if problem.arg_line else ()
+        details: tuple[tuple[str, str], ...] = (("arg_line", str(problem.arg_line)),) if problem.arg_line else ()
         if problem.param in splatted:
             details += (("via_splat", "1"),)
         if problem.rule == "too-many-positional":
@@ -290,14 +297,14 @@ def _call(ctx, file, use, value, step, findings, report):
                 problem.message,
                 callee=info.callee.path,
                 param=problem.param,
-                severity=Severity(problem.severity),
+                severity=problem.severity,
                 provider_location=shown.location or info.callee.location,
                 signature=signature,
                 details=details + (("annotation", _annotation(shown, problem.param)),) if problem.param and _annotation(shown, problem.param) else details,
             )
         )
     findings.extend(_forwarded_keywords(ctx, file, use, info, shown, step))
-    if binding.uncertain and not any(p.severity == "error" for p in binding.problems):
+    if binding.uncertain and not any(p.severity is Severity.ERROR for p in binding.problems):
         findings.append(_cannot_judge(ctx, file, use, info.callee.path, binding.uncertain))
     return InstanceValue((info.returns.path,)) if info.returns else None
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from apiaudit.consumer.model import Condition, ConditionKind, Liveness, Site, Use
-from apiaudit.provider.model import Found, Missing, SymbolKind
+from apiaudit.provider.model import Found, Missing, SymbolKind, UnresolvedBase
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,8 @@ def _is_instance(ctx, value, class_path: str) -> bool | None:
     answers: list[bool | None] = []
     for cls in value.classes:
         mro = ctx.index.mro(cls)
-        paths = [k if isinstance(k, str) else k.path for k in mro]  # provider classes, or dotted externals
+        # Provider classes, or dotted externals; an unresolved base is what mro_unknowns reports.
+        paths = [k if isinstance(k, str) else k.path for k in mro if not isinstance(k, UnresolvedBase)]
         if wanted in paths:
             answers.append(True)
         elif ctx.index.mro_unknowns(cls):

@@ -3,10 +3,36 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from apiaudit.consumer.model import ClassFacts, ConsumerFile, Site
 from apiaudit.findings import ENGINE_RULES, Finding, Severity
-from apiaudit.provider.index import ProviderIndex
+from apiaudit.provider.index import MroEntry
+from apiaudit.provider.model import CallInfo, ReachedVia, Resolution, Symbol
+
+
+class PackageOwner(Protocol):
+    def owns(self, dotted: str) -> bool: ...
+
+
+class Index(Protocol):
+    """What the checks ask of a provider release (`provider.index.ProviderIndex` answers it)."""
+
+    @property
+    def loader(self) -> PackageOwner: ...
+
+    def resolve(self, dotted: str) -> Resolution: ...
+    def module_exists(self, dotted: str) -> bool: ...
+    def class_member(self, class_path: str, name: str, *, instance: bool) -> Resolution: ...
+    def call(self, path: str, *, via: ReachedVia) -> CallInfo: ...
+    def mro(self, class_path: str) -> tuple[MroEntry, ...]: ...
+    def mro_unknowns(self, class_path: str) -> list[str]: ...
+    def attribute_type(self, class_path: str, name: str) -> Symbol | None: ...
+    def module_attribute_type(self, path: str) -> Symbol | None: ...
+    def find_definitions(self, name: str) -> tuple[str, ...]: ...
+    def find_modules(self, leaf: str) -> tuple[str, ...]: ...
+    def forwards(self, path: str) -> tuple[tuple[str, tuple[str, ...]], ...]: ...
+
 
 @dataclass(frozen=True)
 class HostRules:
@@ -38,7 +64,7 @@ def source_text(lines: tuple[str, ...], site: Site) -> str | None:
 
 
 class CheckContext:
-    def __init__(self, consumer: str, index: ProviderIndex, files: tuple[ConsumerFile, ...], hosts: HostRules):
+    def __init__(self, consumer: str, index: Index, files: tuple[ConsumerFile, ...], hosts: HostRules):
         self.consumer = consumer
         self.index = index
         self.files = files

@@ -192,7 +192,7 @@ def truthiness(folder: Folder, value: Value) -> bool | None:
 
 def import_condition(choice: ImportChoice, expect_ok: bool, text: str) -> Condition:
     """The condition under which `choice.ok` (expect_ok) or its fallback runs."""
-    return Condition(ConditionKind.IMPORT_FAILS, not expect_ok, text, imports=choice.imports, caught=choice.caught)  # type: ignore[arg-type]
+    return Condition(ConditionKind.IMPORT_FAILS, not expect_ok, text, imports=choice.imports, caught=choice.caught)
 
 
 def choice_truth(folder: Folder, choice: ImportChoice, text: str, name: str | None) -> Decision:

@@ -21,9 +21,12 @@ class Site:
     end_column: int | None = None
 
 
+ArgKind = Literal["positional", "keyword", "star", "starstar"]
+
+
 @dataclass(frozen=True)
 class Arg:
-    kind: str  # "positional" | "keyword" | "star" | "starstar"
+    kind: ArgKind
     name: str | None
     site: Site
     via_splat: bool = False  # a key a `**dict` splat is known to hold (not written at the call)
@@ -53,19 +56,32 @@ class CallShape:
         return tuple(a.name for a in self.keywords if a.name)
 
 
+# "dynamic": getattr with a computed name.
+StepKind = Literal["attr", "call", "instance", "subscript", "dynamic"]
+
+
 @dataclass(frozen=True)
 class Step:
-    kind: str  # "attr" | "call" | "instance" | "subscript" | "dynamic" (getattr with a computed name)
+    kind: StepKind
     name: str | None = None  # attribute name
     call: CallShape | None = None
     check: bool = True  # False: replayed from an earlier assignment, already judged there
     receiver: str | None = None  # source text of the receiver, for call steps on attributes
 
 
+# "symbol": a provider dotted path; "self": a consumer class; "super"; "fself": a function bound as method.
+RootKind = Literal["symbol", "self", "super", "fself"]
+
+
 @dataclass(frozen=True)
 class Root:
-    kind: str  # "symbol" (provider dotted path) | "self" (consumer class) | "super" | "fself" (function bound as method)
+    kind: RootKind
     name: str  # dotted path: provider symbol, consumer class, or consumer function
+
+
+# The import exception an enclosing `try` catches: a missing name raises ImportError, which
+# `except ModuleNotFoundError` does not catch.
+CaughtImport = Literal["ImportError", "ModuleNotFoundError"]
 
 
 class ConditionKind(str, enum.Enum):
@@ -94,7 +110,7 @@ class Condition:
     target: tuple[Root, tuple[Step, ...]] | None = None
     name: str | None = None
     imports: tuple[ImportRef, ...] = ()
-    caught: Literal["ImportError", "ModuleNotFoundError"] = "ImportError"
+    caught: CaughtImport = "ImportError"
 
 
 @dataclass(frozen=True)
@@ -142,7 +158,7 @@ class ImportUse:
     live: Liveness = ALWAYS
     # The exception the enclosing `try` catches: a missing name raises ImportError, which
     # `except ModuleNotFoundError` does not catch.
-    caught: Literal["ImportError", "ModuleNotFoundError"] | None = None
+    caught: CaughtImport | None = None
 
 
 @dataclass(frozen=True)

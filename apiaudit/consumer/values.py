@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Union
 
-from apiaudit.consumer.model import ImportRef, Root, Site, Step
+from apiaudit.consumer.model import CaughtImport, ImportRef, Root, Site, Step
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ class ImportChoice:
     ok: "Value"
     fallback: "Value"
     imports: tuple[ImportRef, ...]
-    caught: str
+    caught: CaughtImport
     origin: ImportRef  # the import that bound `ok` (named by import-failed-use)
 
 

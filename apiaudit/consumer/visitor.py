@@ -14,6 +14,7 @@ import ast
 import builtins
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import ImportContext, import_alias_value, module_imports
@@ -21,6 +22,7 @@ from apiaudit.consumer.model import (
     ALWAYS,
     Arg,
     CallShape,
+    CaughtImport,
     ClassFacts,
     Condition,
     ConditionKind,
@@ -122,7 +124,7 @@ class Scope:
     emit: bool = True
     type_checking: bool = False
     guard: str | None = None  # why an import failure here would not break the run
-    caught: str | None = None  # the import exception the enclosing try catches
+    caught: CaughtImport | None = None  # the import exception the enclosing try catches
     # Inside a guard helper folded at a call: the call (where notes go) and the caller's liveness.
     helper_call: ast.AST | None = None
     caller_live: Liveness | None = None
@@ -393,7 +395,7 @@ class ModuleVisitor:
     def _try(self, stmt, scope: Scope) -> bool:
         kinds = [_handler_kind(h.type) for h in stmt.handlers]
         catches_import = any(k in ("ImportError", "ModuleNotFoundError", "broad") for k in kinds)
-        caught = "ImportError" if any(k in ("ImportError", "broad") for k in kinds) else ("ModuleNotFoundError" if catches_import else None)
+        caught: CaughtImport | None = "ImportError" if any(k in ("ImportError", "broad") for k in kinds) else ("ModuleNotFoundError" if catches_import else None)
         body = scope.child()
         if catches_import:
             body.guard = scope.guard or "try/except ImportError"
@@ -528,7 +530,7 @@ class ModuleVisitor:
             if call.func.attr in _DICT_MUTATIONS:
                 self._mutation(call, scope)
             elif call.func.attr not in _DICT_READS:
-                self._dict_holder(call.func.value, scope)[1](DictValue(frozenset(), True))  # type: ignore[index]
+                self._dict_holder(call.func.value, scope)[1](DictValue(frozenset(), True))
 
     def _mutation(self, call: ast.Call, scope: Scope) -> None:
         """`d.update(...)`, `d.pop("k")`, `d.setdefault("k", v)`, `d.clear()` on a known dict."""
@@ -612,7 +614,7 @@ class ModuleVisitor:
             env.vars[a.arg] = (self._annotation_value(a.annotation, outer) if a.annotation is not None else None) or UNKNOWN
         for default in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
             self._expr(default, outer)
-        if is_method and first:
+        if is_method and first and cls is not None:
             env.vars[first] = Chain(Root("self", cls.dotted))
             if any(_decorator_name(d) == "classmethod" for d in node.decorator_list):
                 env.vars[first] = UNKNOWN
@@ -632,7 +634,7 @@ class ModuleVisitor:
             self._expr(base, scope)
             value = self._value(base, scope)
             if isinstance(value, Chain) and value.root.kind == "symbol" and all(s.kind == "attr" for s in value.steps):
-                provider_bases.append(".".join([value.root.name] + [s.name for s in value.steps]))
+                provider_bases.append(".".join([value.root.name] + [s.name for s in value.steps if s.name is not None]))
             elif isinstance(value, ConsumerRef):
                 consumer_bases.append(value.dotted)
         for kw in node.keywords:
@@ -691,7 +693,7 @@ class ModuleVisitor:
             return
         guard = "TYPE_CHECKING" if scope.type_checking else scope.guard
         self.imports.append(
-            ImportUse(module=module, name=name, site=site_of(alias), guarded=guard, live=scope.live, caught=scope.caught if guard and not scope.type_checking else None)  # type: ignore[arg-type]
+            ImportUse(module=module, name=name, site=site_of(alias), guarded=guard, live=scope.live, caught=scope.caught if guard and not scope.type_checking else None)
         )
 
     # -------------------------------------------------------- expressions
@@ -744,9 +746,9 @@ class ModuleVisitor:
                 # `a if test else b`: each side runs under the test, as an `if` statement's arms do.
                 self._expr(node.test, scope)
                 decision = self._decide(node.test, scope)
-                for branch, part in ((decision.if_true, node.body), (decision.if_false, node.orelse)):
+                for branch, side in ((decision.if_true, node.body), (decision.if_false, node.orelse)):
                     if not branch.dead:
-                        self._expr(part, self._arm(scope, branch))
+                        self._expr(side, self._arm(scope, branch))
             elif isinstance(node, ast.BoolOp):
                 # `a and b` runs b only when a holds (`or`: when it does not).
                 self._expr(node.values[0], scope)
@@ -962,11 +964,11 @@ class ModuleVisitor:
                 index = self._value(node.slice, scope)
                 if isinstance(node.slice, ast.Slice):
                     lo, hi = self._value(node.slice.lower, scope), self._value(node.slice.upper, scope)
-                    lo_v = lo.value if isinstance(lo, Const) else None if node.slice.lower is None else ...
-                    hi_v = hi.value if isinstance(hi, Const) else None if node.slice.upper is None else ...
+                    lo_v = lo.value if isinstance(lo, Const) and isinstance(lo.value, (int, type(None))) else None if node.slice.lower is None else ...
+                    hi_v = hi.value if isinstance(hi, Const) and isinstance(hi.value, (int, type(None))) else None if node.slice.upper is None else ...
                     if lo_v is not ... and hi_v is not ... and node.slice.step is None:
                         try:
-                            return Const(base.value[lo_v:hi_v])  # type: ignore[misc,index]
+                            return Const(base.value[lo_v:hi_v])
                         except TypeError:
                             return UNKNOWN
                     return UNKNOWN
@@ -1149,7 +1151,7 @@ class ModuleVisitor:
             decision = self._decide(test.values[0], scope, depth + 1, record)
             for i, part in enumerate(test.values[1:], start=1):
                 nxt = self._decide(part, scope, depth + 1, record)
-                sub: Callable[[], str] = (lambda i=i: " and ".join(_text(v) for v in test.values[: i + 1])) if isinstance(test.op, ast.And) else (lambda: _text(test))
+                sub: Callable[[], str] = partial(_and_text, test.values[: i + 1]) if isinstance(test.op, ast.And) else (lambda: _text(test))
                 decision = g.conjoin(decision, nxt, sub) if isinstance(test.op, ast.And) else g.disjoin(decision, nxt, sub)
             return decision
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -1317,7 +1319,7 @@ def _sides(value: Value, conditions: tuple[Condition, ...] = ()):
     if isinstance(value, Chain):
         yield value, conditions, None
     elif isinstance(value, ImportChoice):
-        ok_cond = Condition(ConditionKind.IMPORT_FAILS, False, f"{g.import_ref_text(value.origin)} works", imports=value.imports, caught=value.caught)  # type: ignore[arg-type]
+        ok_cond = Condition(ConditionKind.IMPORT_FAILS, False, f"{g.import_ref_text(value.origin)} works", imports=value.imports, caught=value.caught)
         fail_cond = replace(ok_cond, expect=True, text=f"{g.import_ref_text(value.origin)} fails")
         yield from _sides(value.ok, conditions + (ok_cond,))
         if isinstance(value.fallback, Unbound) or (isinstance(value.fallback, Const) and value.fallback.value is None):
@@ -1446,7 +1448,7 @@ def _statements(body: list[ast.stmt]):
 
 def _is_type_checking(test) -> bool:
     name = _dotted(test)
-    return bool(name) and name.rsplit(".", 1)[-1] == "TYPE_CHECKING"
+    return name is not None and name.rsplit(".", 1)[-1] == "TYPE_CHECKING"
 
 
 def _dotted(node) -> str | None:
@@ -1490,6 +1492,10 @@ def _const_of(node) -> Value:
 
 def _normal(name: str) -> str:
     return name.lower().replace("-", "_").replace(".", "_")
+
+
+def _and_text(values: list[ast.expr]) -> str:
+    return " and ".join(_text(v) for v in values)
 
 
 def _text(node, limit: int = 120) -> str:

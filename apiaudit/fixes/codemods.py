@@ -513,7 +513,7 @@ class _Transformer(cst.CSTTransformer):
         return cst.FlattenSentinel(statements)
 
     def _rewrite_imports(self, original_node, updated_node):
-        extra: list[cst.SimpleStatementLine] = []
+        extra: list[cst.BaseStatement] = []
         new_body = list(updated_node.body)
         for position, small in enumerate(original_node.body):
             edits = self.plan.import_edits.get(id(small), [])

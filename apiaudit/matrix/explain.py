@@ -19,7 +19,7 @@ from typing import Any, Sequence
 from packaging.version import Version
 
 from apiaudit import sources
-from apiaudit.audit import scan
+from apiaudit.audit import prepare, scan
 from apiaudit.checks import HostRules
 from apiaudit.checks.chains import check_use
 from apiaudit.checks.context import CheckContext
@@ -31,10 +31,9 @@ from apiaudit.errors import InputError
 from apiaudit.findings import Finding, Report, Severity
 from apiaudit.matrix.ranges import declared_requirements
 from apiaudit.progress import NullProgress, Progress
-from apiaudit.provider.cache import open_index, save_index
+from apiaudit.provider.cache import save_index
 from apiaudit.provider.index import ProviderIndex
-from apiaudit.provider.model import CallInfo, Found, ParamKind, Signature, SymbolKind
-from apiaudit.provider.registry import ModelTypes
+from apiaudit.provider.model import CallInfo, Found, ParamKind, ReachedVia, Signature, SymbolKind
 from apiaudit.recipes import RuleBook, load_rulebook
 from apiaudit.recipes.changes import ChangeKind
 from apiaudit.recipes.patterns import match_patterns
@@ -100,7 +99,7 @@ class _RecordingIndex:
         self._index = index
         self.calls: list[CallInfo] = []
 
-    def call(self, path: str, *, via: str) -> CallInfo:
+    def call(self, path: str, *, via: ReachedVia) -> CallInfo:
         info = self._index.call(path, via=via)
         self.calls.append(info)
         return info
@@ -132,7 +131,7 @@ class _Releases:
         self.progress = progress
         self.loaded: dict[str, _Release] = {}
         self.fetched: list[str] = []
-        self._files: dict[tuple, tuple[ConsumerFile, ...]] = {}
+        self._files: dict[ConsumerOptions, tuple[ConsumerFile, ...]] = {}
 
     def fetch_all(self, versions: Sequence[str], jobs: int = 4) -> None:
         missing = [v for v in dict.fromkeys(versions) if v not in self.loaded]
@@ -140,12 +139,10 @@ class _Releases:
             return
 
         def fetch(version: str) -> CodeTree:
-            from apiaudit.sources import cache
-
-            entry = cache.entry_dir(self.cache_dir, self.name, version)
-            if not (entry.exists() and cache.read_valid_marker(entry, self.name, version)[0] is not None):
+            tree = sources.resolve(f"{self.name}=={version}", cache_dir=self.cache_dir, progress=self.progress)
+            if tree.fetched:
                 self.fetched.append(version)
-            return sources.resolve(f"{self.name}=={version}", cache_dir=self.cache_dir, progress=self.progress)
+            return tree
 
         with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(missing)))) as pool:
             trees = list(pool.map(fetch, missing))
@@ -158,22 +155,12 @@ class _Releases:
 
     def _load(self, version: str, tree: CodeTree) -> _Release:
         book = load_rulebook(self.rules_dirs, self.name).applicable(version)
-        options = ConsumerOptions(
-            provider_packages=tree.packages,
-            rpc_methods=tuple((r.method, r.name_arg, r.name_keyword) for r in book.rpcs),
-            injection_keywords=tuple(i.keyword for i in book.injections),
-        )
-        key = (options.provider_packages, options.rpc_methods, options.injection_keywords)
-        if key not in self._files:
-            self._files[key] = collect(self.consumer, options)
-        hosts = HostRules(
-            rpc_hosts={r.method: r.hosts for r in book.rpcs},
-            injection_hosts={i.keyword: i.hosts for i in book.injections},
-            symbol_patterns=tuple(p for p in book.patterns if p.on_symbol),
-        )
-        index = open_index(tree, self.cache_dir)
-        ModelTypes(index, book).install()  # attribute types as scan sees them
-        return _Release(version, tree, index, book, hosts, self._files[key], self.consumer)
+        # The release as scan sees it: the same index, rule hooks and consumer options (its
+        # version guards folded on this release).
+        setup = prepare(tree, book, cache_dir=self.cache_dir)
+        if setup.options not in self._files:
+            self._files[setup.options] = collect(self.consumer, setup.options)
+        return _Release(version, tree, setup.index, book, setup.hosts, self._files[setup.options], self.consumer)
 
     def save(self) -> None:
         for release in self.loaded.values():
@@ -192,7 +179,7 @@ def _recheck_site(release: _Release, finding: Finding) -> _SiteCheck:
     if key in release.memo:
         return release.memo[key]
     recorder = _RecordingIndex(release.index)
-    ctx = CheckContext(release.consumer.name, recorder, release.files, release.hosts)  # type: ignore[arg-type]
+    ctx = CheckContext(release.consumer.name, recorder, release.files, release.hosts)
     found: list[Finding] = []
     file = next((f for f in release.files if f.path == finding.path), None)
     if file is not None and file.error is None:
@@ -392,7 +379,7 @@ def _shown(info: CallInfo | None) -> Signature | None:
 
 def _render(info: CallInfo | None) -> str | None:
     signature = _shown(info)
-    if signature is None:
+    if info is None or signature is None:
         return None
     where = f"  ({signature.location})" if signature.location else ""
     return signature.render(info.callee.name) + where
@@ -449,9 +436,8 @@ def _import_change(finding: Finding, before: _Release, after: _Release) -> Chang
     target = finding.callee or ""
     old = before.index.resolve(target)
     old_text = _symbol_text(old)
-    moved_to = [m for k, m in finding.details if k == "candidate"] or (
-        [finding.detail("moved_to")] if finding.detail("moved_to") else []
-    )
+    moved_text = finding.detail("moved_to")
+    moved_to = [m for k, m in finding.details if k == "candidate"] or ([moved_text] if moved_text else [])
     if not moved_to and "." in target:
         moved_to = [m for m in after.index.find_definitions(target.rsplit(".", 1)[-1]) if m != target]
     if len(moved_to) == 1:

@@ -31,7 +31,6 @@ from apiaudit.matrix.ranges import (
     select_releases,
 )
 from apiaudit.progress import NullProgress, Progress
-from apiaudit.sources import cache as release_cache
 
 
 @dataclass(frozen=True)
@@ -188,10 +187,7 @@ class _LockedSteps:
 
 def _fetch(name: str, version: str, cache_dir: Path, reporter: _LockedSteps) -> bool:
     """Make sure NAME==VERSION is in the release cache; True when this call downloaded it."""
-    entry = release_cache.entry_dir(cache_dir, name, version)
-    cached = entry.exists() and release_cache.read_valid_marker(entry, name, version)[0] is not None
-    sources.resolve(f"{name}=={version}", cache_dir=cache_dir, progress=reporter)
-    return not cached
+    return sources.resolve(f"{name}=={version}", cache_dir=cache_dir, progress=reporter).fetched
 
 
 def _scan_one(consumers: list[str], provider_spec: str, cache_dir: str, rules_dirs: list[str],

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from apiaudit.errors import InputError
 from apiaudit.model.facts import AutoMapEntry, ConfigFile, ModelFacts, ModelSource
@@ -29,6 +29,7 @@ def load_model(path: str | Path | None = None, architecture: str | None = None, 
     if architecture is not None and not architecture.strip():
         raise InputError("--architecture is empty: name a model class, e.g. LlamaForCausalLM")
     if path is None:
+        assert architecture is not None  # the first test returned when both are missing
         return ModelFacts(architectures=(architecture.strip(),), source=ModelSource.ARCHITECTURE)
     facts = _from_path(Path(path))
     if architecture:
@@ -74,6 +75,10 @@ def _from_path(path: Path) -> ModelFacts:
     )
 
 
+@overload
+def _read_json(path: Path, *, required: Literal[True]) -> dict[str, Any]: ...
+@overload
+def _read_json(path: Path, *, required: bool) -> dict[str, Any] | None: ...
 def _read_json(path: Path, *, required: bool) -> dict[str, Any] | None:
     if not path.is_file():
         if required:

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import Any, TypeAlias, TypeGuard
 
 import griffe
 
@@ -26,8 +26,12 @@ def facts(obj: Any) -> dict:
     return obj.extra.get(KEY, {}) if hasattr(obj, "extra") else {}
 
 
+_Agent: TypeAlias = "griffe.Visitor | griffe.Inspector | None"
+
+
 class FactsExtension(griffe.Extension):
-    def on_class_instance(self, *, node: ast.AST, cls: griffe.Class, **kwargs: Any) -> None:
+    # Griffe's hooks are called with the agent too; static analysis only ever sees a Visitor.
+    def on_class_instance(self, *, node: ast.AST | griffe.ObjectNode, cls: griffe.Class, agent: _Agent = None, **kwargs: Any) -> None:
         if not isinstance(node, ast.ClassDef):
             return
         body_fields: list[str] = []
@@ -57,7 +61,7 @@ class FactsExtension(griffe.Extension):
             "self_annotations": self_annotations,
         }
 
-    def on_function_instance(self, *, node: ast.AST, func: griffe.Function, **kwargs: Any) -> None:
+    def on_function_instance(self, *, node: ast.AST | griffe.ObjectNode, func: griffe.Function, agent: _Agent = None, **kwargs: Any) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             _record_forwarding(node, func)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and only_raises_not_implemented(node):
@@ -74,7 +78,7 @@ class FactsExtension(griffe.Extension):
                     extra_literals.add(sub.value.value)
         func.extra.setdefault(KEY, {}).update({"body_names": sorted(names), "extra_literals": sorted(extra_literals)})
 
-    def on_module_instance(self, *, node: ast.AST, mod: griffe.Module, **kwargs: Any) -> None:
+    def on_module_instance(self, *, node: ast.AST | griffe.ObjectNode, mod: griffe.Module, agent: _Agent = None, **kwargs: Any) -> None:
         if not isinstance(node, ast.Module):
             return
         typing_only = _typing_only_names(node.body)
@@ -269,12 +273,13 @@ def _string_lists(call: ast.Call) -> list:
     for kw in call.keywords:
         if kw.arg and isinstance(kw.value, (ast.List, ast.Tuple)):
             items = kw.value.elts
-            if all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in items):
-                out.append([kw.arg, [e.value for e in items]])
+            strings = [e.value for e in items if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if len(strings) == len(items):
+                out.append([kw.arg, strings])
     return out
 
 
-def _is_self_attribute(node: ast.AST, me: str) -> bool:
+def _is_self_attribute(node: ast.AST, me: str) -> TypeGuard[ast.Attribute]:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == me
 
 
@@ -282,7 +287,7 @@ def _record_value(calls: dict[str, list], name: str, value: ast.AST) -> None:
     callee = dotted_text(value.func) if isinstance(value, ast.Call) else None
     # Anything but a call of a plain or dotted name (a parameter, an expression) is recorded
     # as "" so the attribute's value is not inferred from its other assignments alone.
-    calls.setdefault(name, []).append([callee, _string_lists(value)] if callee else ["", []])
+    calls.setdefault(name, []).append([callee, _string_lists(value)] if callee and isinstance(value, ast.Call) else ["", []])
 
 
 def returned_callees(func: ast.AST) -> list[str]:

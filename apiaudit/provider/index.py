@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import textwrap
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeAlias
 
 import griffe
 
@@ -32,8 +32,13 @@ from apiaudit.provider.model import (
     Symbol,
     SymbolKind,
     Unknown,
+    ReachedVia,
+    UnresolvedBase,
     ValueKind,
 )
+
+# One class of an MRO: a provider class, an external class's dotted path, or a base nobody resolves.
+MroEntry: TypeAlias = "griffe.Class | str | UnresolvedBase"
 
 # External bases that add no constructor parameters and only these attributes.
 TRANSPARENT_BASES: dict[str, frozenset[str]] = {
@@ -197,7 +202,7 @@ class ProviderIndex:
         if member is not None and name in module_facts.get("typing_only", ()):
             member = None  # bound only under `if TYPE_CHECKING:`: absent at run time
         if member is not None:
-            if member.is_alias:
+            if isinstance(member, griffe.Alias):
                 target = member.target_path
                 if target == f"{module.path}.{name}":
                     # `from . import sub` inside a package's __init__: the submodule itself.
@@ -214,12 +219,12 @@ class ProviderIndex:
             return Found(Symbol(f"{module.path}.{name}", SymbolKind.MODULE))
         lazy = module_facts.get("lazy_map", {})
         if name in lazy:
-            target = _lazy_target(module, lazy[name])
-            if target:
-                return self._resolve(target, seen)
+            lazy_path = _lazy_target(module, lazy[name])
+            if lazy_path:
+                return self._resolve(lazy_path, seen)
         unknown: Unknown | None = None
         for key, alias in module.members.items():
-            if "*" in key and alias.is_alias:
+            if "*" in key and isinstance(alias, griffe.Alias):
                 source = alias.target_path
                 if not self.loader.owns(source):
                     unknown = Unknown(f"{module.path}.{name}", f"star import from {source}, outside the provider")
@@ -307,19 +312,19 @@ class ProviderIndex:
         return False
 
     # ------------------------------------------------------------------ MRO
-    def mro(self, class_path: str) -> tuple[Any, ...]:
-        """Griffe classes for provider classes, dotted strings for external ones, '?' paths for unresolved."""
+    def mro(self, class_path: str) -> tuple[MroEntry, ...]:
+        """Griffe classes for provider classes, dotted strings for external ones, UnresolvedBase for the rest."""
         return self._cached(("mro-objects", class_path), lambda: tuple(self._mro(class_path, ())))
 
-    def _mro(self, class_path: str, stack: tuple[str, ...]) -> list[Any]:
+    def _mro(self, class_path: str, stack: tuple[str, ...]) -> list[MroEntry]:
         cls = self.object_at(class_path)
         if not isinstance(cls, griffe.Class) or class_path in stack:
             return [class_path]
-        seqs: list[list[Any]] = []
+        seqs: list[list[MroEntry]] = []
         for base in cls.bases:
             base_path = ex.canonical(base)
             if base_path is None:
-                seqs.append([f"?{base}"])
+                seqs.append([UnresolvedBase(str(base))])
                 continue
             res = self.resolve(base_path)
             if isinstance(res, Found) and res.symbol.kind is SymbolKind.CLASS:
@@ -327,15 +332,17 @@ class ProviderIndex:
             elif isinstance(res, Found) and res.symbol.kind is SymbolKind.EXTERNAL:
                 seqs.append([res.symbol.path])
             else:
-                seqs.append([f"?{base_path}"])
+                seqs.append([UnresolvedBase(base_path)])
         return [cls] + _c3_merge(seqs + [[s[0] for s in seqs]] if seqs else [])
 
     def mro_unknowns(self, class_path: str) -> list[str]:
         """Bases along the MRO whose members the index cannot see."""
         out = []
         for k in self.mro(class_path):
-            if isinstance(k, str) and k not in TRANSPARENT_BASES:
-                out.append(k.lstrip("?"))
+            if isinstance(k, UnresolvedBase):
+                out.append(k.text)
+            elif isinstance(k, str) and k not in TRANSPARENT_BASES:
+                out.append(k)
         return out
 
     # -------------------------------------------------------------- members
@@ -350,7 +357,7 @@ class ProviderIndex:
             if isinstance(klass, griffe.Class):
                 member = klass.members.get(name)
                 if member is not None:
-                    if member.is_alias:
+                    if isinstance(member, griffe.Alias):
                         return self._resolve(member.target_path, ())
                     self._objects[member.path] = member
                     return Found(self._symbol(member))
@@ -374,11 +381,11 @@ class ProviderIndex:
         return self._undeclared_class_member(class_path, name) or Missing(f"{class_path}.{name}", owner_sym)
 
     # ---------------------------------------------------------------- calls
-    def call(self, path: str, *, via: str) -> CallInfo:
+    def call(self, path: str, *, via: ReachedVia) -> CallInfo:
         """How a call to `path` binds. `via`: 'module' (plain name), 'class' (Class.attr), 'instance' (obj.attr)."""
         return self._cached(("call", path, via), lambda: self._call(path, via))
 
-    def _call(self, path: str, via: str) -> CallInfo:
+    def _call(self, path: str, via: ReachedVia) -> CallInfo:
         res = self.resolve(path)
         if not isinstance(res, Found):
             sym = Symbol(path, SymbolKind.ATTRIBUTE)
@@ -404,7 +411,7 @@ class ProviderIndex:
                 # `set_trace = SomeClass.set_trace`: a method taken from its class binds as
                 # `SomeClass.set_trace(...)` does (a classmethod's `cls` is already bound).
                 aliased = self.object_at(target)
-                via_target = "class" if isinstance(getattr(aliased, "parent", None), griffe.Class) else "module"
+                via_target: ReachedVia = "class" if isinstance(getattr(aliased, "parent", None), griffe.Class) else "module"
                 return self.call(target, via=via_target)
         return CallInfo(sym, (), unknown=f"{sym.path} is not a function or class the index can bind")
 
@@ -415,7 +422,7 @@ class ProviderIndex:
         factory = ex.canonical(obj.value.function) or str(obj.value.function)
         return CallInfo(sym, (), unknown=f"{sym.name} is made by calling {factory}(...): its signature is not written down")
 
-    def _method_slot(self, sym: Symbol, obj: griffe.Attribute, target: str, via: str) -> CallInfo | None:
+    def _method_slot(self, sym: Symbol, obj: griffe.Attribute, target: str, via: ReachedVia) -> CallInfo | None:
         """`forward = _forward_unimplemented` in a class body: the function becomes a method.
 
         Bound like one (self dropped through an instance); a placeholder that only raises
@@ -434,7 +441,7 @@ class ProviderIndex:
         drop = via == "instance" and "staticmethod" not in func.labels
         return self._function_call(target_sym, func, via, drop_first=drop)
 
-    def _function_call(self, sym: Symbol, func: griffe.Function, via: str, drop_first: bool | None = None) -> CallInfo:
+    def _function_call(self, sym: Symbol, func: griffe.Function, via: ReachedVia, drop_first: bool | None = None) -> CallInfo:
         drop = _drops_first(func, via) if drop_first is None else drop_first
         impl = self._signature(func, drop)
         overloads = tuple(self._signature(o, drop, origin="@overload") for o in (func.overloads or []))
@@ -465,12 +472,14 @@ class ProviderIndex:
                 if not self._shape(cls):
                     return CallInfo(sym, (), returns=sym, unknown=f"metaclass {meta} may change how {sym.name} is called")
         for klass in self.mro(sym.path):
+            if isinstance(klass, UnresolvedBase):
+                return CallInfo(sym, (), returns=sym, unknown=f"base {klass.text} lies outside the provider")
             if isinstance(klass, str):
                 if klass in SHAPED_BASES:
                     break
                 if klass in TRANSPARENT_BASES:
                     continue
-                return CallInfo(sym, (), returns=sym, unknown=f"base {klass.lstrip('?')} lies outside the provider")
+                return CallInfo(sym, (), returns=sym, unknown=f"base {klass} lies outside the provider")
             own_init = klass.members.get("__init__")
             own_new = klass.members.get("__new__")
             if isinstance(own_init, griffe.Function):
@@ -588,6 +597,8 @@ class ProviderIndex:
 
     def _return_calls(self, func: griffe.Function) -> list[str]:
         """What a helper's `return callee(...)` statements call, read from its source lines on demand."""
+        if not isinstance(func.filepath, Path) or func.lineno is None:
+            return []  # a namespace package's several paths, or no source position
         try:
             lines = Path(func.filepath).read_text("utf-8", errors="replace").splitlines(keepends=True)
             node = ast.parse(textwrap.dedent("".join(lines[func.lineno - 1 : func.endlineno]))).body[0]
@@ -662,7 +673,7 @@ class ProviderIndex:
         members = self.protocol_members(protocol_path)
         if members is None:
             # Not a runtime-checkable protocol: isinstance is nominal only.
-            return Membership.UNKNOWN if any(isinstance(k, str) and k.startswith("?") for k in mro) else Membership.NO
+            return Membership.UNKNOWN if any(isinstance(k, UnresolvedBase) for k in mro) else Membership.NO
         unknown = False
         for name in members:
             state = self._defines(mro, name)
@@ -683,7 +694,7 @@ class ProviderIndex:
             if isinstance(klass, griffe.Class):
                 if name in klass.members or name in facts(klass).get("self_assigned", ()):
                     return Membership.YES
-            elif isinstance(klass, str) and klass.startswith("?"):
+            elif isinstance(klass, UnresolvedBase):
                 return Membership.UNKNOWN
         for klass in mro:
             if isinstance(klass, griffe.Class) and (
@@ -868,7 +879,7 @@ _PARAM_KIND = {
 }
 
 
-def _drops_first(func: griffe.Function, via: str) -> bool:
+def _drops_first(func: griffe.Function, via: ReachedVia) -> bool:
     if not isinstance(func.parent, griffe.Class):
         return False
     if "staticmethod" in func.labels:
@@ -894,9 +905,9 @@ def _lazy_target(module: griffe.Module, spec: str) -> str | None:
     return f"{mod}.{attr}"
 
 
-def _c3_merge(seqs: list[list[Any]]) -> list[Any]:
+def _c3_merge(seqs: list[list[MroEntry]]) -> list[MroEntry]:
     seqs = [list(s) for s in seqs if s]
-    out: list[Any] = []
+    out: list[MroEntry] = []
     while seqs:
         for seq in seqs:
             head = seq[0]

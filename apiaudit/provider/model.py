@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Literal
 
 
 class ParamKind(str, enum.Enum):
@@ -119,6 +120,17 @@ class Unknown:
 
 
 Resolution = Found | Missing | Unknown
+
+# How a callable was reached, which decides whether its first parameter is bound:
+# a plain name ("module"), `Class.attr` ("class") or `obj.attr` ("instance").
+ReachedVia = Literal["module", "class", "instance"]
+
+
+@dataclass(frozen=True)
+class UnresolvedBase:
+    """A base class in an MRO that the index cannot resolve: its members are unknown."""
+
+    text: str  # the base as written (or as canonicalised), for messages
 
 
 @dataclass(frozen=True)

@@ -129,8 +129,9 @@ def parse_registry(source: str, rule: RegistryRule, location: str | None = None)
 
 def _literal_pair(node: ast.AST) -> tuple[str, str] | None:
     if isinstance(node, ast.Tuple) and len(node.elts) == 2:
-        if all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
-            return node.elts[0].value, node.elts[1].value
+        first, second = node.elts
+        if isinstance(first, ast.Constant) and isinstance(first.value, str) and isinstance(second, ast.Constant) and isinstance(second.value, str):
+            return first.value, second.value
     return None
 
 
@@ -165,7 +166,7 @@ class ModelTypes:
         ``init_vllm_registered_model(..., architectures=["DeepseekV2ForCausalLM"])`` is that class)."""
         if self.book.factories and self.book.registries:
             self.index.call_results = self._literal_factory_class
-            data = [(r.name, r.module, r.maps, r.package) for r in self.book.registries]
+            data: list[tuple[object, ...]] = [(r.name, r.module, r.maps, r.package) for r in self.book.registries]
             data += [(f.function, f.registry, f.architectures_keyword, f.nested_config) for f in self.book.factories]
             self.index.call_results_key = hashlib.sha256(repr(data).encode()).hexdigest()[:12]
         return self

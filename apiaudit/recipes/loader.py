@@ -326,17 +326,17 @@ def _registry(entry: _Entry, raw: dict, source: str) -> RegistryRule:
     if not maps:
         raise entry.error("'maps' is empty (name the dict literal(s) holding architecture -> (module, class))")
     return RegistryRule(
-        name=_string(entry, raw, "name", _ID, "a kebab-case name"),
-        module=_string(entry, raw, "module", _DOTTED, "a dotted module path"),
-        maps=maps, package=_string(entry, raw, "package", _DOTTED, "a dotted package path"), source=source,
+        name=_required_string(entry, raw, "name", _ID, "a kebab-case name"),
+        module=_required_string(entry, raw, "module", _DOTTED, "a dotted module path"),
+        maps=maps, package=_required_string(entry, raw, "package", _DOTTED, "a dotted package path"), source=source,
     )  # fmt: skip
 
 
 def _slot(entry: _Entry, raw: dict, source: str) -> SlotRule:
     _check_keys(entry, raw, *_SLOT_KEYS)
     return SlotRule(
-        owner=_string(entry, raw, "class", _DOTTED, "a dotted class path"),
-        attribute=_string(entry, raw, "attribute", _IDENT, "an attribute name"),
+        owner=_required_string(entry, raw, "class", _DOTTED, "a dotted class path"),
+        attribute=_required_string(entry, raw, "attribute", _IDENT, "an attribute name"),
         registry=_string(entry, raw, "registry", _ID, "a kebab-case name") or "", source=source,
     )  # fmt: skip
 
@@ -347,7 +347,7 @@ def _factory(entry: _Entry, raw: dict, source: str) -> FactoryRule:
     if nested is not False and (not isinstance(nested, str) or not _IDENT.match(nested)):
         raise entry.error("'nested_config' must be a config key such as \"text_config\", or false")
     return FactoryRule(
-        function=_string(entry, raw, "function", _DOTTED, "a dotted function path"),
+        function=_required_string(entry, raw, "function", _DOTTED, "a dotted function path"),
         registry=_string(entry, raw, "registry", _ID, "a kebab-case name") or "",
         architectures_keyword=_string(entry, raw, "architectures_keyword", _IDENT, "an identifier") or "architectures",
         nested_config=nested or None, source=source,
@@ -356,7 +356,7 @@ def _factory(entry: _Entry, raw: dict, source: str) -> FactoryRule:
 
 def _remote_code(entry: _Entry, raw: dict, source: str) -> RemoteCodeRule:
     _check_keys(entry, raw, *_REMOTE_CODE_KEYS)
-    rule_id = _string(entry, raw, "id", _ID, "a kebab-case id")
+    rule_id = _required_string(entry, raw, "id", _ID, "a kebab-case id")
     if rule_id in ENGINE_RULES:
         raise entry.error(f"id {rule_id!r} is an engine rule id; a remote_code rule needs its own")
     severity_text = raw.get("severity", "error")
@@ -375,11 +375,11 @@ def _remote_code(entry: _Entry, raw: dict, source: str) -> RemoteCodeRule:
     if not files or unknown:
         raise entry.error(f"'files' must list model files among {', '.join(_MODEL_FILES)}")
     return RemoteCodeRule(
-        id=rule_id, severity=severity, module=_string(entry, raw, "module", _DOTTED, "a dotted module path"),
-        method=_string(entry, raw, "method", _IDENT, "a method name"),
-        keyword=_string(entry, raw, "keyword", _IDENT, "an identifier"),
+        id=rule_id, severity=severity, module=_required_string(entry, raw, "module", _DOTTED, "a dotted module path"),
+        method=_required_string(entry, raw, "method", _IDENT, "a method name"),
+        keyword=_required_string(entry, raw, "keyword", _IDENT, "an identifier"),
         auto_map_keys=tuple((str(k), str(v)) for k, v in keys.items()), files=files,
-        message=_string(entry, raw, "message"), advice=_string(entry, raw, "advice"), source=source,
+        message=_required_string(entry, raw, "message"), advice=_string(entry, raw, "advice"), source=source,
     )  # fmt: skip
 
 
@@ -530,7 +530,7 @@ def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = Tr
     )
 
 
-def load_remote_code_rules(dirs: list[Path] = (), *, include_bundled: bool = True) -> tuple[RemoteCodeRule, ...]:
+def load_remote_code_rules(dirs: Sequence[Path] = (), *, include_bundled: bool = True) -> tuple[RemoteCodeRule, ...]:
     """Every [[remote_code]] rule of every loaded file, whatever provider it names: they are
     about the model, and apply whichever provider a scan is against."""
     directories = ([bundled_rules_dir()] if include_bundled else []) + [Path(d) for d in dirs]

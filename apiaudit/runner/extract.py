@@ -152,7 +152,9 @@ class HfHiddenStates:
         self.layers = list(layers)
         log.info("loading %s on %s in %s", model_path, self.device, dtype)
         model = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=getattr(torch, dtype))
-        model.to(self.device).eval()
+        # transformers decorates `to` with functools.wraps, and typeshed's `_Wrapped` has no
+        # `__get__`: the method is checked unbound (`self` as the device). The call is right.
+        model.to(self.device).eval()  # type: ignore[arg-type]
         # The decoder without the LM head: its logits over the whole vocabulary are not needed.
         self.decoder = model.get_decoder()
         self.captured: dict[int, "torch.Tensor"] = {}

@@ -75,4 +75,4 @@ def allow_data_generation_without_vllm() -> None:
         raise InputError("the installed speculators has no data_generation package (the runner supports 0.3-0.4)")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    parent.data_generation = module
+    setattr(parent, "data_generation", module)  # a module attribute mypy cannot know of

@@ -133,7 +133,7 @@ def load_prepared(stage_dir: Path) -> PreparedSamples:
 
 def _list_column(table, name: str) -> list:
     """A column of integer lists as one NumPy array per row (views into the Arrow buffers)."""
-    rows = []
+    rows: list = []
     for chunk in table.column(name).chunks:
         values = chunk.values.to_numpy(zero_copy_only=False)
         offsets = chunk.offsets.to_numpy()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -29,6 +29,9 @@ class CodeTree:
     # A subpackage given as the consumer (`.../speculators/data_generation`): only its files
     # are read, but module names stay those Python uses (`speculators.data_generation.x`).
     only: tuple[Path, ...] = ()
+    # True when resolving this tree downloaded it (a release not yet in the cache); not part of
+    # what the tree is, so two resolutions of one release compare equal.
+    fetched: bool = field(default=False, compare=False)
 
     def origin(self) -> CodeOrigin:
         return CodeOrigin(name=self.name, version=self.version, root=str(self.root), kind=self.kind)

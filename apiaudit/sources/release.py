@@ -18,7 +18,7 @@ import tempfile
 import threading
 import zipfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from packaging.utils import (
@@ -183,7 +183,7 @@ def fetch_release(
         cache.publish_entry(built, final, name, version)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return _release_tree(name, version, final)
+    return replace(_release_tree(name, version, final), fetched=True)
 
 
 def _record_mismatch(entry: Path, digests: dict[str, str]) -> str:
@@ -500,7 +500,7 @@ def _extract_members(wheel: Path, dest: Path, progress: Reporter | None, limits:
             record = recorded.get(info.filename)
             with archive.open(info) as member:
                 reader = _HashingReader(member, record[0] if record else None)
-                written = write_new(path, reader, limit=info.file_size)  # type: ignore[arg-type]
+                written = write_new(path, reader, limit=info.file_size)
             if written != info.file_size:
                 raise _Malformed(f"member {info.filename!r} holds {written} bytes, its header says {info.file_size}")
             if record and not info.filename.endswith("/RECORD"):
@@ -569,7 +569,7 @@ def release_versions(name: str, *, include_prereleases: bool = False) -> list[st
         if _index_unreachable(result.output):
             raise InputError(f"could not reach the package index to list the releases of {name}")
         raise InputError(f"no distribution named {name} on the package index")
-    unique = {}
+    unique: dict[Version, str] = {}
     for item in versions:
         parsed = _safe_version(item)
         if parsed is not None:

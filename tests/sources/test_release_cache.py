@@ -67,9 +67,12 @@ def test_release_is_reduced_to_python_files_and_cached(tmp_path, local_index, mo
     assert progress.steps[0] == "fetching toypkg==1.0 (first time only)"
     assert "extracting 4 .py files" in progress.steps
 
+    assert tree.fetched  # this resolution downloaded the wheel
+
     forbid_pip(monkeypatch)
     again = resolve("toypkg==1.0", cache_dir=cache_dir)
     assert again == tree
+    assert not again.fetched  # served from the cache
 
 
 def test_unknown_version_names_the_newest_release(tmp_path, local_index):
@@ -97,6 +100,7 @@ def test_broken_cache_entry_is_rebuilt_with_one_line_notice(tmp_path, local_inde
     rebuilt = resolve("toypkg==1.0", cache_dir=cache_dir, progress=progress)
 
     assert rebuilt == tree
+    assert rebuilt.fetched  # a broken entry is fetched again, and says so
     assert (rebuilt.root / "toypkg" / "mod.py").read_text() == "def f(a, *, b=1): ...\n"
     assert (rebuilt.root / MARKER_NAME).is_file()
     assert progress.steps[0].startswith(f"cache entry {tree.root} is broken (")

@@ -33,7 +33,7 @@ class ClassContext(Protocol):
     """What a shape plug-in may ask the index about a class."""
 
     cls: griffe.Class
-    mro: list  # griffe.Class for provider classes, str dotted path for external ones
+    mro: list  # griffe.Class for provider classes, str dotted path for external ones, UnresolvedBase for the rest
 
     def resolve_object(self, dotted: str) -> Any: ...
 

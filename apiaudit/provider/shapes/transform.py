@@ -30,7 +30,7 @@ def _options(transform, body_owner, call_site) -> dict:
     specifiers = set(KNOWN_FIELD_SPECIFIERS)
     spec_expr = ex.keyword(transform, "field_specifiers")
     if isinstance(spec_expr, griffe.ExprTuple):
-        specifiers |= {ex.canonical(e) for e in spec_expr.elements if ex.canonical(e)}
+        specifiers |= {name for e in spec_expr.elements if (name := ex.canonical(e))}
     extra = None
     if call_site is not None:
         extra = ex.extra_setting(ex.keyword(call_site, "config")) or ex.literal_str(ex.keyword(call_site, "extra"))
@@ -83,5 +83,5 @@ def detect(ctx: ClassContext) -> DataShape | None:
         if transform is not None:
             below = {id(k) for k in provider_mro[:index]}
             opts = _options(transform, None, None)
-            return DataShape(kind="dataclass_transform", contributes=lambda k, _b=below: id(k) in _b, origin=f"{klass.name} subclass fields (dataclass_transform)", **opts)
+            return DataShape(kind="dataclass_transform", contributes=lambda k: id(k) in below, origin=f"{klass.name} subclass fields (dataclass_transform)", **opts)
     return None
