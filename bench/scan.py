@@ -244,7 +244,8 @@ def scaling(args, cache: Path, scratch: Path) -> bool:
             cold.add(tool.scan(str(root), args.provider, cold_report))
             warm.add(tool.scan(str(root), args.provider, warm_report))
         data = json.loads(cold_report.read_text(encoding="utf-8"))
-        calls, files = data.get("calls_checked", 0), data.get("files_scanned", 0)
+        summary = data.get("summary", {})
+        calls, files = summary.get("calls_checked", 0), summary.get("files_scanned", 0)
         same = findings_of(cold_report) == findings_of(warm_report)
         ok &= same
         per = 1000 / max(calls, 1)
