@@ -35,6 +35,39 @@ from apiaudit.sources.cache import content_verifier, recorded_digests
 FORMAT = 3  # 1 was pickle; 3 records each touched file's (size, mtime_ns)
 KIND = "provider-index"
 _UNCACHEABLE = ("mro-objects",)  # values holding live Griffe objects
+# The release's definitions map (every top-level name of every file: most of an entry's bytes)
+# lives in a file of its own, read only when a "moved to" question is not already answered.
+DEFINITIONS_KEY = ("definitions",)
+DEFINITIONS_KIND = "provider-definitions"
+
+
+class _LazyMemo(dict):
+    """The index memo, with the definitions map read from its own file on first use."""
+
+    def __init__(self, data: dict, load_definitions) -> None:
+        super().__init__(data)
+        self._load = load_definitions
+        self.definitions_cached = False
+
+    def _fill(self, key: object) -> None:
+        if key == DEFINITIONS_KEY and self._load is not None:
+            load, self._load = self._load, None
+            table = load()
+            if table is not None:
+                super().__setitem__(DEFINITIONS_KEY, table)
+                self.definitions_cached = True
+
+    def __contains__(self, key: object) -> bool:
+        self._fill(key)
+        return super().__contains__(key)
+
+    def __getitem__(self, key: object):
+        self._fill(key)
+        return super().__getitem__(key)
+
+    def get(self, key: object, default=None):
+        self._fill(key)
+        return super().get(key, default)
 
 cachefmt.register_module(model)
 
@@ -75,12 +108,34 @@ def open_index(tree: CodeTree, cache_dir: Path | None) -> ProviderIndex:
         return index
     if engine != _engine_fingerprint() or not _still_valid(tree, index, touched, stats, recorded):
         return index
-    index.memo.update(memo)
+    touched_digest = _touched_digest(touched)
+    index.memo = _LazyMemo(memo, lambda: _read_definitions(path, touched_digest))
     index.loader.touched.update(touched)
     index.warm = True
     index.cached_stats = stats  # type: ignore[attr-defined]
     index.loaded_keys = frozenset(memo)  # type: ignore[attr-defined]
+    index.loaded_touched = dict(touched)  # type: ignore[attr-defined]
     return index
+
+
+def _definitions_path(entry: Path) -> Path:
+    return entry.with_name(entry.stem + ".definitions.json")
+
+
+def _touched_digest(touched: dict[str, str]) -> str:
+    return hashlib.sha256(repr(sorted(touched.items())).encode()).hexdigest()
+
+
+def _read_definitions(entry: Path, touched_digest: str) -> object:
+    """The definitions map saved beside `entry` for the same engine and files, else None (rebuilt)."""
+    try:
+        data = cachefmt.read(_definitions_path(entry), DEFINITIONS_KIND)
+    except (OSError, cachefmt.CacheFormatError):
+        return None
+    if not isinstance(data, dict) or data.get("engine") != _engine_fingerprint() or data.get("touched") != touched_digest:
+        return None
+    table = data.get("table")
+    return table if isinstance(table, tuple) else None
 
 
 def _stat(file: Path) -> tuple[int, int] | None:
@@ -138,9 +193,10 @@ def save_index(index: ProviderIndex, tree: CodeTree, cache_dir: Path) -> None:
     """Write the entry, unless this run answered everything from it (then it is left untouched)."""
     if getattr(index, "warm", False) and not index.loader._modules and not _learned(index):
         return  # nothing new was learned: a warm run never rewrites its entry
+    index.memo.get(DEFINITIONS_KEY)  # a cached map not read this run is carried over to the new entry
     memo = {}
-    for key, value in index.memo.items():
-        if key[0] in _UNCACHEABLE:
+    for key, value in dict.items(index.memo):  # never forces the lazy definitions map
+        if key[0] in _UNCACHEABLE or key == DEFINITIONS_KEY:
             continue
         try:
             cachefmt.encode((key, value))
@@ -152,6 +208,16 @@ def save_index(index: ProviderIndex, tree: CodeTree, cache_dir: Path) -> None:
     stats = {rel: st for rel in touched if (st := known.get(rel) or _stat(tree.root / rel)) is not None}
     data = {"engine": _engine_fingerprint(), "touched": touched, "stats": stats, "memo": memo}
     path = _entry(tree, cache_dir)
+    table = dict.get(index.memo, DEFINITIONS_KEY)
+    fresh_table = table is not None and not getattr(index.memo, "definitions_cached", False)
+    touched_changed = getattr(index, "loaded_touched", None) != touched
+    if table is not None and (fresh_table or touched_changed):
+        # Written first: an entry never names a definitions file older than itself.
+        definitions = {"engine": data["engine"], "touched": _touched_digest(touched), "table": table}
+        try:
+            cachefmt.write(_definitions_path(path), DEFINITIONS_KIND, definitions)
+        except (OSError, cachefmt.CacheFormatError):
+            pass
     try:
         cachefmt.write(path, KIND, data)
     except OSError as exc:
@@ -165,4 +231,5 @@ def save_index(index: ProviderIndex, tree: CodeTree, cache_dir: Path) -> None:
 def _learned(index: ProviderIndex) -> bool:
     """Whether the memo holds cacheable answers the entry did not (a miss answered without a module visit)."""
     loaded = getattr(index, "loaded_keys", frozenset())
-    return any(key[0] not in _UNCACHEABLE for key in index.memo.keys() - loaded)
+    fresh_table = dict.__contains__(index.memo, DEFINITIONS_KEY) and not getattr(index.memo, "definitions_cached", False)
+    return fresh_table or any(key[0] not in _UNCACHEABLE and key != DEFINITIONS_KEY for key in index.memo.keys() - loaded)
