@@ -86,6 +86,11 @@ def _entry(tree: CodeTree, cache_dir: Path) -> Path:
     return cache_dir / "index" / f"{safe}-{where}.json"
 
 
+def has_entry(tree: CodeTree, cache_dir: Path) -> bool:
+    """Whether an index entry for this tree exists (valid or not: opening it says)."""
+    return _entry(tree, cache_dir).is_file()
+
+
 def open_index(tree: CodeTree, cache_dir: Path | None) -> ProviderIndex:
     index = ProviderIndex(tree.root, tree.packages)
     recorded = recorded_digests(tree.root) if tree.kind == "release" else None

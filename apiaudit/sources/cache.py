@@ -125,6 +125,15 @@ def _digest_of(listing) -> str:
     return digest.hexdigest()
 
 
+def marker_stamp(directory: Path) -> tuple[int, int, int] | None:
+    """(size, mtime, inode) of an entry's marker; None without one."""
+    try:
+        st = (directory / MARKER_NAME).stat()
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
 # Parsed markers by (path, size, mtime, inode): one scan opens each marker several times
 # (validation, the provider's and the consumer's content checks); it is parsed once.
 _PARSED: dict[tuple[str, int, int, int], dict] = {}
