@@ -196,18 +196,17 @@ def _unpack(data: object) -> tuple[str, dict[str, str], dict[str, tuple[int, int
 
 def save_index(index: ProviderIndex, tree: CodeTree, cache_dir: Path) -> None:
     """Write the entry, unless this run answered everything from it (then it is left untouched)."""
-    if getattr(index, "warm", False) and not index.loader._modules and not _learned(index):
-        return  # nothing new was learned: a warm run never rewrites its entry
+    if getattr(index, "warm", False) and not _learned(index) and getattr(index, "loaded_touched", None) == index.loader.touched:
+        # Nothing new was learned (modules visited for live-object questions such as an MRO
+        # leave no plain answer behind): a warm run never rewrites its entry.
+        return
     index.memo.get(DEFINITIONS_KEY)  # a cached map not read this run is carried over to the new entry
     memo = {}
     for key, value in dict.items(index.memo):  # never forces the lazy definitions map
         if key[0] in _UNCACHEABLE or key == DEFINITIONS_KEY:
             continue
-        try:
-            cachefmt.encode((key, value))
-        except cachefmt.CacheFormatError:
-            continue  # a value no registered type describes: computed again next time
-        memo[key] = value
+        if _encodable(key, value):
+            memo[key] = value  # else a value no registered type describes: computed again next time
     touched = dict(index.loader.touched)
     known = getattr(index, "cached_stats", {})
     stats = {rel: st for rel in touched if (st := known.get(rel) or _stat(tree.root / rel)) is not None}
@@ -237,4 +236,15 @@ def _learned(index: ProviderIndex) -> bool:
     """Whether the memo holds cacheable answers the entry did not (a miss answered without a module visit)."""
     loaded = getattr(index, "loaded_keys", frozenset())
     fresh_table = dict.__contains__(index.memo, DEFINITIONS_KEY) and not getattr(index.memo, "definitions_cached", False)
-    return fresh_table or any(key[0] not in _UNCACHEABLE and key != DEFINITIONS_KEY for key in index.memo.keys() - loaded)
+    return fresh_table or any(
+        key[0] not in _UNCACHEABLE and key != DEFINITIONS_KEY and _encodable(key, dict.get(index.memo, key))
+        for key in index.memo.keys() - loaded
+    )  # a value no registered type describes is computed again on every run: nothing learned
+
+
+def _encodable(key: tuple, value: object) -> bool:
+    try:
+        cachefmt.encode((key, value))
+    except cachefmt.CacheFormatError:
+        return False
+    return True
