@@ -200,7 +200,9 @@ def _scan_once(
         files = collect(tree, options, on_file=progress.advance, files=paths, cache_dir=cache_dir if use_index_cache else None)
         progress.start(f"checking {tree.name} against {provider_tree.name}", len(files))
         found, _calls = run_checks(label, index, files, hosts, on_file=progress.advance)
-        findings.extend(apply_recipes(book, found, files, tree, provider_tree, consumer=label))
+        findings.extend(apply_recipes(
+            book, found, files, tree, provider_tree, consumer=label, cache_dir=cache_dir if use_index_cache else None,
+        ))  # fmt: skip
         findings.extend(find_deprecations(index, files, label, provider_tree.root, provider_tree.packages))
         findings.extend(remote_code_findings(label, files, model, remote_code_rules))
         files_scanned += len(files)

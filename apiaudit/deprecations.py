@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable
 
+from apiaudit import cachefmt
 from apiaudit.consumer.model import ConsumerFile, Site, Use
 from apiaudit.findings import Finding, Severity
 
@@ -234,6 +235,20 @@ class Forecaster:
         """(defining path, Deprecation) of what `dotted` names, or None when nothing about it is deprecated."""
         if dotted in self._facts:
             return self._facts[dotted]
+        # Plain values, kept in the index memo: a warm scan answers them from the index cache
+        # instead of parsing provider files again (they lie in files the index already read).
+        memo = getattr(self.index, "memo", None)
+        key = ("deprecation", dotted)
+        if memo is not None and key in memo:
+            self._facts[dotted] = memo[key]
+            return memo[key]
+        result = self._compute(dotted)
+        self._facts[dotted] = result
+        if memo is not None:
+            memo[key] = result
+        return result
+
+    def _compute(self, dotted: str) -> tuple[str, Deprecation] | None:
         found = self._definition(dotted)
         result = None
         if found is not None:
@@ -252,7 +267,6 @@ class Forecaster:
                 keywords = {**body_keywords, **keywords}
             if whole or keywords:
                 result = (symbol.path, Deprecation(whole, tuple(sorted(keywords.items()))))
-        self._facts[dotted] = result
         return result
 
 
@@ -316,3 +330,6 @@ def find_deprecations(
                             details=(("deprecated", "keyword"),),
                         ))  # fmt: skip
     return out
+
+
+cachefmt.register(Deprecation)  # its facts are kept in the provider index cache

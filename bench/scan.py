@@ -1,56 +1,278 @@
-"""Scan speed against named baselines, measured side by side in one run. Prints ratios.
+"""Scan speed against named baselines: whole processes, measured side by side in one run.
 
-    python bench/scan.py [--consumer speculators==0.3.0] [--provider vllm==0.16.0] [--repeat 3]
+    python bench/scan.py [--consumer speculators==0.3.0] [--provider vllm==0.16.0] [--repeat 5]
+                         [--install-baselines] [--scaling-from vllm==0.12.0] [--skip-scaling]
 
-Baselines:
-- griffe-full-load: Griffe's own static load of the whole provider package (what a
-  non-lazy tool would pay before checking one call).
-- pyright (only if installed): type-checking the same consumer files against the same provider.
-Measured:
-- cold scan: a fresh provider index (no index cache; releases already fetched).
-- warm scan: the provider index answered from its cache.
-- consumer stage: the visitor over every consumer file (parsed once, no cache), this
-  engine's interpreter (guards, values) against the flow-insensitive walker of `--before`
-  (a git ref, default the commit before the interpreter), as a share of the warm scan.
-Targets (issue 2): cold <= 0.25 x griffe-full-load; warm < 0.5 s of work.
-Target (issue 8): guard evaluation and value tracking cost <= 20% of the warm scan.
+Every timing is a whole process (interpreter start, imports, report written), run in one
+interleaved loop so a loaded machine slows every contender alike; the best of `--repeat`
+rounds is kept, in wall seconds and in CPU seconds (user + system of that process; prefer
+CPU where the machine is shared). Each ratio is printed against its baseline:
+
+- warm scan (index and consumer caches filled) vs mypy's warm run (its cache filled) on the
+  same consumer files, the provider on its search path. Target (issue 12): <= 0.5x.
+- `apiaudit --version` vs `python -c pass`. Target: <= 4x.
+- cold scan (no index or consumer cache; releases already fetched) vs pyright on the same
+  files. Target: <= 0.2x.
+- scaling: a consumer built from the `--scaling-from` release's .py files under another
+  top-level name (its `import vllm...` statements kept, so they are provider uses), cut to
+  7 / 44 / 200 / 1,000 files and scanned against `--provider`: cold, warm, peak RSS and
+  seconds per 1,000 calls checked. Targets at 1,000 files: cold <= 15 s, warm <= 1.5 s,
+  RSS <= 300 MB.
+- consumer stage (in process): this visitor against the flow-insensitive one of `--before`
+  (a git ref), CPU seconds on both sides, as a share of the warm scan (issue 8: <= 20%).
+
+Findings must be identical cold and warm: the bench compares the JSON reports and exits 1
+when they differ. `--install-baselines` makes a private venv with mypy and pyright in it;
+without it, the mypy and pyright found next to this interpreter or on PATH are used (and
+skipped with a line when there are none).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 
 from apiaudit import sources  # noqa: E402
-from apiaudit.audit import scan  # noqa: E402
 
 
-def best_of(fn, repeat: int, clock=time.perf_counter) -> float:
-    times = []
-    for _ in range(repeat):
-        t = clock()
-        fn()
-        times.append(clock() - t)
-    return min(times)
+@dataclass(frozen=True)
+class Run:
+    wall: float
+    cpu: float
+    rss_mb: float
+    returncode: int
 
 
-def griffe_full_load(tree) -> None:
-    import griffe
+def run_process(argv: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 1800) -> Run:
+    """One child process: its wall time, its own CPU time and peak RSS (os.wait4)."""
+    started = time.perf_counter()
+    with open(os.devnull, "wb") as sink:
+        child = subprocess.Popen(argv, stdout=sink, stderr=sink, env=env, cwd=cwd)
+        deadline = started + timeout
+        while True:
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() > deadline:
+                child.kill()
+                pid, status, usage = os.wait4(child.pid, 0)
+                break
+            time.sleep(0.002)
+    wall = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, child.returncode)
 
-    loader = griffe.GriffeLoader(search_paths=[str(tree.root)], allow_inspection=False)
-    for package in tree.packages:
-        loader.load(package)
+
+class Best:
+    """Best-of wall and CPU (independently) over rounds, and the largest RSS seen."""
+
+    def __init__(self) -> None:
+        self.wall = self.cpu = float("inf")
+        self.rss = 0.0
+        self.rounds = 0
+
+    def add(self, run: Run) -> None:
+        self.wall, self.cpu, self.rss = min(self.wall, run.wall), min(self.cpu, run.cpu), max(self.rss, run.rss_mb)
+        self.rounds += 1
+
+
+def clean_env(extra_path: str | None = None) -> dict[str, str]:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/tmp"), "LANG": "C.UTF-8"}
+    if extra_path:
+        env["PYTHONPATH"] = extra_path
+    return env
+
+
+class Apiaudit:
+    """`python -m apiaudit scan` of this checkout, in a scratch working directory (no config found)."""
+
+    def __init__(self, cache: Path, workdir: Path):
+        self.cache, self.workdir = cache, workdir
+        self.env = clean_env(str(REPO))
+        self.env["APIAUDIT_CACHE_DIR"] = str(cache)
+
+    def scan_argv(self, consumer: str, provider: str, report: Path) -> list[str]:
+        return [sys.executable, "-m", "apiaudit", "scan", "--consumer", consumer, "--provider", provider,
+                "--cache-dir", str(self.cache), "--format", "json", "-o", str(report), "--fail-on", "never"]  # fmt: skip
+
+    def scan(self, consumer: str, provider: str, report: Path) -> Run:
+        return run_process(self.scan_argv(consumer, provider, report), env=self.env, cwd=self.workdir)
+
+    def forget(self) -> None:
+        """Cold: drop the index and consumer caches, keep the fetched releases."""
+        for name in ("index", "consumer", "patterns"):
+            shutil.rmtree(self.cache / name, ignore_errors=True)
+
+
+def findings_of(report: Path) -> list:
+    data = json.loads(report.read_text(encoding="utf-8"))
+    return [{k: v for k, v in f.items() if k != "duration_s"} for f in data.get("findings", [])]
+
+
+def private_cache(base: Path, shared: Path) -> Path:
+    """A cache of our own whose releases are the shared, already fetched ones."""
+    base.mkdir(parents=True, exist_ok=True)
+    link = base / "releases"
+    if not link.exists():
+        link.symlink_to((shared / "releases").resolve(), target_is_directory=True)
+    return base
+
+
+def find_tool(name: str, venv: Path | None) -> str | None:
+    if venv is not None:
+        candidate = venv / "bin" / name
+        return str(candidate) if candidate.exists() else None
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else shutil.which(name)
+
+
+def install_baselines(where: Path) -> Path:
+    """A private venv with mypy and pyright (from the package index, nothing from this tree)."""
+    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
+    subprocess.run([str(where / "bin" / "python"), "-m", "pip", "install", "--isolated", "-q", "mypy", "pyright"],
+                   check=True, cwd=where)  # fmt: skip
+    return where
+
+
+def ratio_line(label: str, value: Best, baseline: Best | None, baseline_name: str, target: float | None) -> str:
+    text = f"{label:34s} {value.wall:7.3f} s wall {value.cpu:7.3f} s CPU"
+    if baseline is not None and baseline.rounds:
+        wall_ratio, cpu_ratio = value.wall / baseline.wall, value.cpu / max(baseline.cpu, 1e-9)
+        verdict = ""
+        if target is not None:
+            verdict = f" (target <= {target}x: {'met' if min(wall_ratio, cpu_ratio) <= target else 'MISSED'})"
+        text += f"   {wall_ratio:.2f}x wall, {cpu_ratio:.2f}x CPU of {baseline_name}{verdict}"
+    return text
+
+
+def seed_pair(args, cache: Path, scratch: Path, venv: Path | None) -> tuple[bool, float]:
+    provider = sources.resolve(args.provider, cache_dir=cache)
+    consumer = sources.resolve(args.consumer, cache_dir=cache)
+    print(f"seed pair: consumer {consumer.name} {consumer.version} ({len(consumer.python_files())} files), "
+          f"provider {provider.name} {provider.version}; best of {args.repeat} interleaved rounds")  # fmt: skip
+    cold_tool = Apiaudit(private_cache(scratch / "cold-cache", cache), scratch)
+    warm_tool = Apiaudit(private_cache(scratch / "warm-cache", cache), scratch)
+    warm_tool.scan(args.consumer, args.provider, scratch / "warm-fill.json")
+    mypy, pyright = find_tool("mypy", venv), find_tool("pyright", venv)
+    packages = [p for p in consumer.packages]
+    mypy_cache = scratch / "mypy-cache"
+    mypy_argv = None
+    if mypy:
+        mypy_argv = [mypy, "--cache-dir", str(mypy_cache), "--ignore-missing-imports", "--no-error-summary",
+                     *sum((["-p", p] for p in packages), [])]  # fmt: skip
+        mypy_env = clean_env()
+        mypy_env["MYPYPATH"] = f"{consumer.root}{os.pathsep}{provider.root}"
+        fill = run_process(mypy_argv, env=mypy_env, cwd=scratch)
+        print(f"{'mypy cold (fills its cache)':34s} {fill.wall:7.3f} s wall {fill.cpu:7.3f} s CPU   {fill.rss_mb:.0f} MB")
+    pyright_argv = None
+    if pyright:
+        pyright_argv = [pyright, "--pythonpath", sys.executable, *map(str, consumer.python_files())]
+        pyright_env = clean_env(str(provider.root))
+    results = {name: Best() for name in ("warm", "mypy", "version", "pass", "cold", "pyright")}
+    cold_report, warm_report = scratch / "cold.json", scratch / "warm.json"
+    for _ in range(args.repeat):
+        results["warm"].add(warm_tool.scan(args.consumer, args.provider, warm_report))
+        if mypy_argv:
+            results["mypy"].add(run_process(mypy_argv, env=mypy_env, cwd=scratch))
+        results["version"].add(run_process([sys.executable, "-m", "apiaudit", "--version"], env=warm_tool.env, cwd=scratch))
+        results["pass"].add(run_process([sys.executable, "-c", "pass"], env=warm_tool.env, cwd=scratch))
+        cold_tool.forget()
+        results["cold"].add(cold_tool.scan(args.consumer, args.provider, cold_report))
+        if pyright_argv and results["pyright"].rounds < args.pyright_repeat:
+            results["pyright"].add(run_process(pyright_argv, env=pyright_env, cwd=scratch))
+    print(ratio_line("apiaudit warm scan", results["warm"], results["mypy"], "mypy warm", 0.5))
+    if not mypy_argv:
+        print("mypy not found: warm ratio skipped (--install-baselines to compare)")
+    else:
+        print(ratio_line("mypy warm (baseline)", results["mypy"], None, "", None))
+    print(ratio_line("apiaudit --version", results["version"], results["pass"], "python -c pass", 4))
+    print(ratio_line("python -c pass (baseline)", results["pass"], None, "", None))
+    print(ratio_line("apiaudit cold scan", results["cold"], results["pyright"], "pyright", 0.2) + f"   {results['cold'].rss:.0f} MB")
+    if pyright_argv:
+        print(ratio_line("pyright (baseline)", results["pyright"], None, "", None) + f"   {results['pyright'].rss:.0f} MB")
+    else:
+        print("pyright not found: cold ratio skipped (--install-baselines to compare)")
+    same = findings_of(cold_report) == findings_of(warm_report)
+    print(f"findings cold vs warm: {'identical' if same else 'DIFFERENT'} ({len(findings_of(cold_report))} findings)")
+    return same, results["warm"].cpu
+
+
+def build_consumer(source_tree, count: int, where: Path, new_name: str) -> Path:
+    """`count` .py files of a provider release under the package name `new_name`.
+
+    Files keep their text, so absolute `import vllm...` statements stay provider uses and
+    relative imports stay inside the new package. Every package's __init__.py on the way
+    down is kept so the copy is importable-shaped (nothing is ever imported).
+    """
+    package = source_tree.packages[0]
+    base = Path(source_tree.root) / package
+    files = sorted(p for p in base.rglob("*.py") if "__pycache__" not in p.parts)
+    step = max(1, len(files) // count)
+    chosen = files[::step][:count]
+    target = where / new_name
+    shutil.rmtree(target, ignore_errors=True)
+    for path in chosen:
+        out = target / path.relative_to(base)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, out)
+    return target
+
+
+def scaling(args, cache: Path, scratch: Path) -> bool:
+    old = sources.resolve(args.scaling_from, cache_dir=cache)
+    print(f"\nscaling: consumer from {old.name} {old.version} renamed, scanned against {args.provider}; "
+          f"best of {args.scaling_repeat}")  # fmt: skip
+    ok = True
+    for count in args.sizes:
+        root = build_consumer(old, count, scratch / f"consumer-{count}", args.scaling_name)
+        tool = Apiaudit(private_cache(scratch / f"scaling-cache-{count}", cache), scratch)
+        cold, first_warm, warm = Best(), Best(), Best()
+        cold_report, warm_report = scratch / f"scale-cold-{count}.json", scratch / f"scale-warm-{count}.json"
+        for _ in range(args.scaling_repeat):
+            tool.forget()
+            cold.add(tool.scan(str(root), args.provider, cold_report))
+            # The first run after a cold one, then the steady state (every cache as a warm run leaves it).
+            first_warm.add(tool.scan(str(root), args.provider, warm_report))
+            warm.add(tool.scan(str(root), args.provider, warm_report))
+        data = json.loads(cold_report.read_text(encoding="utf-8"))
+        summary = data.get("summary", {})
+        calls, files = summary.get("calls_checked", 0), summary.get("files_scanned", 0)
+        same = findings_of(cold_report) == findings_of(warm_report)
+        ok &= same
+        per = 1000 / max(calls, 1)
+        print(f"{files:5d} files {calls:6d} calls: cold {cold.wall:6.2f} s wall {cold.cpu:6.2f} s CPU "
+              f"({cold.cpu * per:5.2f} s CPU/1k calls), warm {warm.wall:5.2f} s wall {warm.cpu:5.2f} s CPU "
+              f"({warm.cpu * per:5.3f} s CPU/1k calls; first warm after cold {first_warm.cpu:5.2f} s CPU), "
+              f"peak RSS {max(cold.rss, warm.rss, first_warm.rss):4.0f} MB, "
+              f"findings cold vs warm {'identical' if same else 'DIFFERENT'}")  # fmt: skip
+        if count == max(args.sizes):
+            print(f"  targets at {count} files: cold <= 15 s ({'met' if min(cold.wall, cold.cpu) <= 15 else 'MISSED'}), "
+                  f"warm <= 1.5 s ({'met' if min(warm.wall, warm.cpu) <= 1.5 else 'MISSED'}), "
+                  f"RSS <= 300 MB ({'met' if max(cold.rss, warm.rss) <= 300 else 'MISSED'})")  # fmt: skip
+    return ok
 
 
 BEFORE_REF = "5bde386"  # the flow-insensitive visitor, before guards and values
+
+
+def _cpu_best(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.process_time()  # CPU seconds: a shared, loaded machine inflates wall time unevenly
+        fn()
+        times.append(time.process_time() - t)
+    return min(times)
 
 
 def visitor_seconds(consumer, provider, repeat: int, before: str | None) -> tuple[float, float | None]:
@@ -73,14 +295,12 @@ def visitor_seconds(consumer, provider, repeat: int, before: str | None) -> tupl
         for source, name, module, is_package, tree in parsed:
             visitor_cls(source, name, module, is_package, options).run(tree)
 
-    cpu = time.process_time  # CPU seconds: a shared, loaded machine inflates wall time unevenly
     if not before:
-        return best_of(lambda: run(ModuleVisitor), repeat, cpu), None
+        return _cpu_best(lambda: run(ModuleVisitor), repeat), None
     try:
-        text = subprocess.run(["git", "show", f"{before}:apiaudit/consumer/visitor.py"], capture_output=True, check=True,
-                              cwd=Path(__file__).resolve().parents[1]).stdout
+        text = subprocess.run(["git", "show", f"{before}:apiaudit/consumer/visitor.py"], capture_output=True, check=True, cwd=REPO).stdout
     except (OSError, subprocess.CalledProcessError):
-        return best_of(lambda: run(ModuleVisitor), repeat, cpu), None
+        return _cpu_best(lambda: run(ModuleVisitor), repeat), None
     with tempfile.TemporaryDirectory() as tmp:
         file = Path(tmp) / "visitor_before.py"
         file.write_bytes(text)
@@ -88,70 +308,59 @@ def visitor_seconds(consumer, provider, repeat: int, before: str | None) -> tupl
         old = importlib.util.module_from_spec(spec)
         sys.modules["visitor_before"] = old  # dataclasses look their module up
         spec.loader.exec_module(old)  # apiaudit's own earlier code, not audited code
-        # Interleaved, best of each: a loaded machine slows both alike.
-        afters, befores = [], []
+        afters, befores = [], []  # interleaved, best of each: a loaded machine slows both alike
         for _ in range(max(repeat, 5)):
-            afters.append(best_of(lambda: run(ModuleVisitor), 1, cpu))
-            befores.append(best_of(lambda: run(old.ModuleVisitor), 1, cpu))
+            afters.append(_cpu_best(lambda: run(ModuleVisitor), 1))
+            befores.append(_cpu_best(lambda: run(old.ModuleVisitor), 1))
         return min(afters), min(befores)
 
 
+def consumer_stage(args, cache: Path, warm_cpu: float | None) -> None:
+    provider = sources.resolve(args.provider, cache_dir=cache)
+    consumer = sources.resolve(args.consumer, cache_dir=cache)
+    after, before = visitor_seconds(consumer, provider, args.repeat, args.before)
+    print()
+    if before is not None:
+        extra = after - before
+        print(f"{'consumer stage before (' + args.before + ')':34s} {before:7.3f} s CPU")
+        share = f" = {extra / warm_cpu:.0%} of the warm scan's CPU (target <= 20%)" if warm_cpu else ""
+        print(f"{'consumer stage after':34s} {after:7.3f} s CPU   guards + values cost {extra:+.3f} s{share}")
+    else:
+        print(f"{'consumer stage':34s} {after:7.3f} s CPU")
+
+
 def main() -> int:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--consumer", default="speculators==0.3.0")
     ap.add_argument("--provider", default="vllm==0.16.0")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--cache-dir", type=Path, default=None)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--pyright-repeat", type=int, default=2, help="pyright rounds (it is slow; fewer than --repeat)")
+    ap.add_argument("--cache-dir", type=Path, default=None, help="where the releases are already fetched")
+    ap.add_argument("--install-baselines", action="store_true", help="install mypy and pyright into a private venv")
+    ap.add_argument("--scaling-from", default="vllm==0.12.0", help="the release the scaling consumer is built from")
+    ap.add_argument("--scaling-name", default="oldvllm", help="the scaling consumer's top-level package name")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[7, 44, 200, 1000])
+    ap.add_argument("--scaling-repeat", type=int, default=2)
+    ap.add_argument("--skip-scaling", action="store_true")
+    ap.add_argument("--skip-seed", action="store_true")
     ap.add_argument("--before", default=BEFORE_REF, help="git ref of the visitor to compare the consumer stage with ('' to skip)")
     args = ap.parse_args()
     cache = args.cache_dir or sources.default_cache_dir()
-    provider = sources.resolve(args.provider, cache_dir=cache)
-    consumer = sources.resolve(args.consumer, cache_dir=cache)
-    print(f"consumer {consumer.name} {consumer.version}, provider {provider.name} {provider.version}; best of {args.repeat}")
-
-    full = best_of(lambda: griffe_full_load(provider), max(1, args.repeat - 1))
-    index_dir = Path(tempfile.mkdtemp(prefix="apiaudit-bench-"))
+    scratch = Path(tempfile.mkdtemp(prefix="apiaudit-bench-"))
+    ok, warm_cpu = True, None
     try:
-        def cold():
-            shutil.rmtree(index_dir / "index", ignore_errors=True)
-            scan([args.consumer], args.provider, cache_dir=cache, use_index_cache=False)
-
-        cold_s = best_of(cold, args.repeat)
-        # Warm: one run fills the index cache under a private dir, later runs read it.
-        warm_cache = Path(tempfile.mkdtemp(prefix="apiaudit-bench-warm-"))
-        (warm_cache / "releases").symlink_to(Path(cache) / "releases", target_is_directory=True)
-        scan([args.consumer], args.provider, cache_dir=warm_cache)
-        warm_s = best_of(lambda: scan([args.consumer], args.provider, cache_dir=warm_cache), args.repeat)
-        warm_cpu = best_of(lambda: scan([args.consumer], args.provider, cache_dir=warm_cache), args.repeat, time.process_time)
-        shutil.rmtree(warm_cache, ignore_errors=True)
+        print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        venv = install_baselines(scratch / "baselines") if args.install_baselines else None
+        if not args.skip_seed:
+            same, warm_cpu = seed_pair(args, cache, scratch, venv)
+            ok &= same
+        if not args.skip_scaling:
+            ok &= scaling(args, cache, scratch)
+        if args.before != "" and not args.skip_seed:
+            consumer_stage(args, cache, warm_cpu)
     finally:
-        shutil.rmtree(index_dir, ignore_errors=True)
-
-    print(f"{'griffe-full-load (baseline)':32s} {full:7.2f} s   1.00x")
-    print(f"{'apiaudit cold scan':32s} {cold_s:7.2f} s   {cold_s / full:.2f}x of baseline (target <= 0.25x)")
-    print(f"{'apiaudit warm scan':32s} {warm_s:7.2f} s   {warm_s / full:.2f}x of baseline (target < 0.5 s)")
-    after, before = visitor_seconds(consumer, provider, args.repeat, args.before)
-    # CPU seconds on both sides of the ratio.
-    if before is not None:
-        extra = after - before
-        print(f"{'warm scan, CPU':32s} {warm_cpu:7.3f} s")
-        print(f"{'consumer stage before (' + args.before + ')':32s} {before:7.3f} s CPU")
-        print(f"{'consumer stage after':32s} {after:7.3f} s CPU   guards + values cost {extra:+.3f} s = {extra / warm_cpu:.0%} of the warm scan (target <= 20%)")
-    else:
-        print(f"{'consumer stage':32s} {after:7.3f} s CPU   = {after / warm_cpu:.0%} of the warm scan")
-    pyright = shutil.which("pyright")
-    if pyright:
-        files = [str(p) for p in consumer.python_files()]
-        env_path = str(provider.root)
-
-        def run_pyright():
-            subprocess.run([pyright, "--pythonpath", sys.executable, *files], capture_output=True, env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"})
-
-        py_s = best_of(run_pyright, 1)
-        print(f"{'pyright on the same files':32s} {py_s:7.2f} s   apiaudit cold is {py_s / cold_s:.1f}x faster")
-    else:
-        print("pyright not installed: skipped (pip install pyright to compare)")
-    return 0
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import ast
 import hashlib
 import warnings
 import sys
-from dataclasses import astuple, replace
+from dataclasses import astuple, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -83,7 +83,7 @@ def collect(
         shared.update(found[1])
     reexports = _resolve_reexports(bindings, options)
     options = replace(options, reexports=tuple(sorted(reexports.items())), shared_values=tuple(sorted(shared.items(), key=lambda kv: kv[0])))
-    variant = hashlib.sha256(repr((options.reexports, options.shared_values)).encode()).hexdigest()[:16]
+    variant = hashlib.sha256(repr(_canonical((options.reexports, options.shared_values))).encode()).hexdigest()[:16]
     out = []
     for path in paths:
         hit = cache.result(path, variant) if cache else None
@@ -96,6 +96,20 @@ def collect(
     if cache:
         cache.save()
     return tuple(out)
+
+
+def _canonical(value: object) -> object:
+    """`value` with every set sorted: its repr is the same in every process (string hashing is
+    randomised per process, so a frozenset's repr is not) and whether it came from the cache or not."""
+    if isinstance(value, (set, frozenset)):
+        return ("<set>",) + tuple(sorted((_canonical(v) for v in value), key=repr))
+    if isinstance(value, dict):
+        return ("<dict>",) + tuple(sorted(((_canonical(k), _canonical(v)) for k, v in value.items()), key=repr))
+    if isinstance(value, (list, tuple)):
+        return tuple(_canonical(v) for v in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return (type(value).__qualname__,) + tuple((f.name, _canonical(getattr(value, f.name))) for f in fields(value))
+    return value
 
 
 def _verify_release_files(tree: CodeTree, paths: list[Path], cache: _FileCache | None) -> None:

@@ -36,9 +36,10 @@ def _format(fmt: str | None, output: Path | None) -> str:
 @click.option("--no-progress", is_flag=True, help="Draw no progress bars (notices stay one line each on stderr).")
 @click.option("--offline", is_flag=True, default=None,
               help="Fetch nothing: the releases in the range that are in the cache (config: offline).")
+@click.option("--refresh", is_flag=True, help="List the package index's releases afresh (default: reuse a listing up to 10 minutes old).")
 @guarded
 def matrix_command(consumers, provider, rules_dirs, cache_dir, model, fmt, output, include_prereleases, fetch_jobs, scan_jobs, no_progress,
-                   offline):
+                   offline, refresh):
     """Scan the consumer against every provider release in a range.
 
     --provider takes a range here, e.g. 'vllm>=0.11,<=0.17' (a bare name: every release).
@@ -70,6 +71,7 @@ def matrix_command(consumers, provider, rules_dirs, cache_dir, model, fmt, outpu
             include_prereleases=include_prereleases, fetch_jobs=fetch_jobs, scan_jobs=scan_jobs, progress=progress,
             available=available,
             model=model,
+            refresh=refresh,
         )  # fmt: skip
     finally:
         progress.close()

@@ -31,6 +31,8 @@ from apiaudit.matrix.ranges import (
     select_releases,
 )
 from apiaudit.progress import NullProgress, Progress
+from apiaudit.sources import cache as release_cache
+from apiaudit.sources.release import validate_once
 
 
 @dataclass(frozen=True)
@@ -125,14 +127,24 @@ def run_matrix(
     progress: Progress | None = None,
     available: Sequence[str] | None = None,
     model: ModelFacts | None = None,
+    refresh: bool = False,
 ) -> MatrixResult:
     """Scan `consumers` against each release of `provider` (a range like ``vllm>=0.11,<=0.17``).
 
     `available` replaces the package index's list of releases (oldest first), for
-    callers that already know it. With `model`, each release is scanned for that model: a
+    callers that already know it; otherwise a listing a few minutes old is reused from the
+    cache unless `refresh`. Each release entry is validated once (`validate_once`); when every
+    release and its index are cached, the scans run in this process (no worker to start). With `model`, each release is scanned for that model: a
     release whose registry does not register its architecture is a failed row. Raises InputError for bad input, an empty range,
     a range the index has no release in, or an unreachable index.
     """
+    with validate_once():
+        return _run_matrix(consumers, provider, cache_dir, rules_dirs, include_prereleases, fetch_jobs, scan_jobs,
+                           progress, available, model, refresh)  # fmt: skip
+
+
+def _run_matrix(consumers, provider, cache_dir, rules_dirs, include_prereleases, fetch_jobs, scan_jobs, progress,
+                available, model, refresh) -> MatrixResult:  # fmt: skip
     started = time.perf_counter()
     if not consumers:
         raise InputError("give the consumer to check, e.g. --consumer speculators==0.4.0")
@@ -140,7 +152,7 @@ def run_matrix(
     cache_dir = Path(cache_dir) if cache_dir else sources.default_cache_dir()
     provider_range = parse_provider_range(provider)
     listed = list(available) if available is not None else sources.release_versions(
-        provider_range.name, include_prereleases=include_prereleases
+        provider_range.name, include_prereleases=include_prereleases, cache_dir=cache_dir, refresh=refresh
     )
     versions = select_releases(listed, provider_range, include_prereleases=include_prereleases)
 
@@ -190,6 +202,22 @@ def _fetch(name: str, version: str, cache_dir: Path, reporter: _LockedSteps) -> 
     return sources.resolve(f"{name}=={version}", cache_dir=cache_dir, progress=reporter).fetched
 
 
+def _all_cached(name: str, versions: list[str], cache_dir: Path) -> bool:
+    """Whether every release and its provider index are cached: then nothing is worth a worker."""
+    from apiaudit.provider.cache import has_entry
+
+    for version in versions:
+        if release_cache.marker_stamp(release_cache.entry_dir(cache_dir, name, version)) is None:
+            return False
+        try:
+            tree = sources.resolve(f"{name}=={version}", cache_dir=cache_dir)  # validated here, once
+        except InputError:
+            return False
+        if not has_entry(tree, cache_dir):
+            return False
+    return True
+
+
 def _scan_one(consumers: list[str], provider_spec: str, cache_dir: str, rules_dirs: list[str],
               model: ModelFacts | None = None) -> Report:
     """One scan, run in a worker process (module-level so it pickles)."""
@@ -221,6 +249,17 @@ def _fetch_and_scan(
     progress.start(f"scanning {len(consumers)} consumer(s) against {len(versions)} {name} release(s)", len(versions))
     rows: dict[str, MatrixRow] = {}
     fetched: dict[str, bool] = {}
+    if _all_cached(name, versions, cache_dir):
+        # Warm: each scan answers from its caches in a fraction of a worker's start-up.
+        for version in versions:
+            try:
+                report = _scan_one(consumers, f"{name}=={version}", str(cache_dir), [str(d) for d in rules_dirs], model)
+            except InputError as exc:
+                rows[version] = MatrixRow(version, failure=str(exc))
+            else:
+                rows[version] = _row(version, report, False)
+            progress.advance(version)
+        return [rows[v] for v in versions]
     # Fetch threads are running while scan workers start: spawn, never fork a threaded process.
     context = multiprocessing.get_context("spawn")
     with ThreadPoolExecutor(max_workers=max(1, fetch_jobs), thread_name_prefix="apiaudit-fetch") as fetchers, \

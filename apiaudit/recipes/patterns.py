@@ -79,22 +79,31 @@ def _subscript_ok(subscript: ast.Subscript, pattern: Pattern) -> bool:
     return pattern.subscript == "any" or _is_int_literal(subscript.slice)
 
 
-_Hit = tuple[ast.Call, tuple[tuple[str, str], ...]]
-
-
-def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[_Hit]:
-    """Each matching call, with what the fix needs to know (result-subscripted: the name it is bound to)."""
+def _scope_calls(nodes: Sequence[ast.AST]) -> list[tuple[ast.Call, tuple[str, str]]]:
+    """Every ``receiver.method(...)`` call of one scope with (receiver text, method): once for all patterns."""
     calls: list[tuple[ast.Call, tuple[str, str]]] = []
     for node in nodes:
         receiver_method = _method_call(node)
         if receiver_method is not None and isinstance(node, ast.Call):
             calls.append((node, receiver_method))
+    return calls
+
+
+# A matching call, with what the fix needs to know (result-subscripted: the name it is bound to).
+_Hit = tuple[ast.Call, tuple[tuple[str, str], ...]]
+
+
+def _matches_in_scope(
+    nodes: Sequence[ast.AST], pattern: Pattern, calls: list[tuple[ast.Call, tuple[str, str]]] | None = None,
+    parents: dict[int, ast.AST] | None = None,
+) -> list[_Hit]:
+    if calls is None:
+        calls = _scope_calls(nodes)
     targets = [n for n, (_, method) in calls if method == pattern.method and _call_qualifies(n, pattern)]
-    if pattern.kind == "method-called":
-        direct: list[_Hit] = [(call, ()) for call in targets]
-        return direct
+    if pattern.kind == "method-called" or not targets:
+        return [(call, ()) for call in targets]
+    hits: list[_Hit] = []
     if pattern.kind == "call-not-followed-by":
-        hits: list[_Hit] = []
         for call in targets:
             if not isinstance(call.func, ast.Attribute):
                 continue
@@ -107,15 +116,12 @@ def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[_Hit]:
                 hits.append((call, ()))
         return hits
     # result-subscripted: directly, or through the single name the result was bound to
-    parents: dict[int, ast.AST] = {}
-    for node in nodes:
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
-    found: list[_Hit] = []
+    if parents is None:
+        parents = _parents(nodes)
     for call in targets:
         parent = parents.get(id(call))
         if isinstance(parent, ast.Subscript) and parent.value is call and _subscript_ok(parent, pattern):
-            found.append((call, ()))
+            hits.append((call, ()))
             continue
         bound: str | None = None
         if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
@@ -133,14 +139,89 @@ def _matches_in_scope(nodes: Sequence[ast.AST], pattern: Pattern) -> list[_Hit]:
                 and _after(node, call)
                 and _subscript_ok(node, pattern)
             ):
-                found.append((call, (("bound", bound),)))
+                hits.append((call, (("bound", bound),)))
                 break
-    return found
+    return hits
+
+
+def _parents(nodes: Sequence[ast.AST]) -> dict[int, ast.AST]:
+    parents: dict[int, ast.AST] = {}
+    for node in nodes:
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    return parents
 
 
 def _char_column(line_text: str, byte_offset: int) -> int:
     """ast gives UTF-8 byte offsets; findings carry character columns."""
     return len(line_text.encode("utf-8")[:byte_offset].decode("utf-8", errors="replace"))
+
+
+# (index of the pattern in the list given, line, byte column, end line, end byte column, facts for the fix)
+Match = tuple[int, int, int, int, int, tuple[tuple[str, str], ...]]
+
+
+def pattern_matches(source: str, patterns: Sequence[Pattern], provider_packages: Sequence[str] | None = None) -> tuple[Match, ...]:
+    """Where each pattern fires in one file's source: plain values, so they can be cached per file.
+
+    One parse and one walk per scope for every pattern. A file that does not parse, or (with
+    `provider_packages`) imports none of them, yields nothing.
+    """
+    # Patterns on a resolved symbol are matched by the checks stage, where callees are resolved.
+    if not any(not p.on_symbol for p in patterns):
+        return ()
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return ()
+    if provider_packages is not None and not _imports_package(tree, provider_packages):
+        return ()
+    matches: list[Match] = []
+    for scope in _scopes(tree):
+        nodes = _scope_nodes(scope)
+        calls = _scope_calls(nodes)
+        if not calls:
+            continue
+        parents = _parents(nodes) if any(p.kind == "result-subscripted" for p in patterns) else None
+        for number, pattern in enumerate(patterns):
+            if pattern.on_symbol:
+                continue
+            for call, facts in _matches_in_scope(nodes, pattern, calls, parents):
+                matches.append((number, call.lineno, call.col_offset, call.end_lineno or call.lineno, call.end_col_offset or 0, facts))
+    return tuple(matches)
+
+
+def findings_of_matches(
+    matches: Iterable[Match], lines: Sequence[str], path: str, patterns: Sequence[Pattern], *, consumer: str
+) -> list[Finding]:
+    """The findings `pattern_matches` stands for, in report order."""
+    findings: list[Finding] = []
+    for number, line, column, end_line, end_column, facts in matches:
+        pattern = patterns[number]
+        line_text = lines[line - 1] if line - 1 < len(lines) else ""
+        end_text = lines[end_line - 1] if end_line - 1 < len(lines) else ""
+        details: list[tuple[str, str]] = [("pattern", pattern.id), ("method", pattern.method or ""), *facts]
+        if pattern.recipe:
+            details.append(("recipe", pattern.recipe))
+        findings.append(
+            Finding(
+                rule=pattern.id,
+                severity=pattern.severity,
+                consumer=consumer,
+                path=path,
+                line=line,
+                column=_char_column(line_text, column),
+                callee=None,
+                param=None,
+                message=pattern.message,
+                source=line_text.strip(),
+                advice=pattern.advice,
+                end_line=end_line,
+                end_column=_char_column(end_text, end_column),
+                details=tuple(details),
+            )
+        )
+    return sorted(findings, key=lambda f: f.sort_key)
 
 
 def match_patterns(
@@ -156,43 +237,5 @@ def match_patterns(
     A file that does not parse yields nothing here (the engine reports parse errors).
     With `provider_packages`, a file that imports none of them yields nothing.
     """
-    patterns = [p for p in patterns if not p.on_symbol]  # those are matched by the checks stage
-    if not patterns:
-        return []
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return []
-    if provider_packages is not None and not _imports_package(tree, provider_packages):
-        return []
-    lines = source.splitlines()
-    findings: list[Finding] = []
-    for scope in _scopes(tree):
-        nodes = _scope_nodes(scope)
-        for pattern in patterns:
-            for call, found in _matches_in_scope(nodes, pattern):
-                end_line = call.end_lineno or call.lineno
-                line_text = lines[call.lineno - 1] if call.lineno - 1 < len(lines) else ""
-                end_text = lines[end_line - 1] if end_line - 1 < len(lines) else ""
-                details: list[tuple[str, str]] = [("pattern", pattern.id), ("method", pattern.method or ""), *found]
-                if pattern.recipe:
-                    details.append(("recipe", pattern.recipe))
-                findings.append(
-                    Finding(
-                        rule=pattern.id,
-                        severity=pattern.severity,
-                        consumer=consumer,
-                        path=path,
-                        line=call.lineno,
-                        column=_char_column(line_text, call.col_offset),
-                        callee=None,
-                        param=None,
-                        message=pattern.message,
-                        source=line_text.strip(),
-                        advice=pattern.advice,
-                        end_line=end_line,
-                        end_column=_char_column(end_text, call.end_col_offset or 0),
-                        details=tuple(details),
-                    )
-                )
-    return sorted(findings, key=lambda f: f.sort_key)
+    matches = pattern_matches(source, patterns, provider_packages)
+    return findings_of_matches(matches, source.splitlines(), path, patterns, consumer=consumer)

@@ -40,6 +40,10 @@ def resolve(spec: str, *, cache_dir: Path | None = None, progress: Reporter | No
     return resolve_installed(spec)
 
 
-def release_versions(name: str, *, include_prereleases: bool = False) -> list[str]:
-    """Every version of NAME the package index offers, oldest first (pre-releases only when asked)."""
-    return _release_versions(name, include_prereleases=include_prereleases)
+def release_versions(
+    name: str, *, include_prereleases: bool = False, cache_dir: Path | None = None, refresh: bool = False
+) -> list[str]:
+    """Every version of NAME the package index offers, oldest first (pre-releases only when asked).
+
+    With `cache_dir`, a listing a few minutes old is reused unless `refresh`."""
+    return _release_versions(name, include_prereleases=include_prereleases, cache_dir=cache_dir, refresh=refresh)

@@ -84,24 +84,70 @@ class Marker:
         return json.dumps(data, indent=2)
 
 
+def _listing(directory: Path) -> list[tuple[str, int]]:
+    """(relative posix path, size) of every file of an entry except its marker, sorted by path.
+
+    One scandir per folder and one stat per file, on strings (no pathlib per file): the check
+    every scan makes of each release it opens, so it has to cost little.
+    """
+    found: list[tuple[str, int]] = []
+    stack = [("", str(directory))]
+    while stack:
+        prefix, folder = stack.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                rel = prefix + entry.name
+                if entry.is_dir():
+                    if not entry.is_symlink():
+                        stack.append((rel + "/", entry.path))
+                    continue
+                if rel != MARKER_NAME:
+                    found.append((rel, entry.stat().st_size))
+    found.sort()
+    return found
+
+
 def tree_files(directory: Path) -> list[str]:
     """Relative posix paths of every file of an entry except its marker, sorted."""
-    files = []
-    for current, dirnames, filenames in os.walk(directory):
-        dirnames.sort()
-        for filename in filenames:
-            rel = Path(current, filename).relative_to(directory).as_posix()
-            if rel != MARKER_NAME:
-                files.append(rel)
-    return sorted(files)
+    return [rel for rel, _ in _listing(directory)]
 
 
 def tree_digest(directory: Path, files: list[str]) -> str:
     """A digest of each file's path and size: catches deleted, added and truncated files cheaply."""
+    root = str(directory)
+    return _digest_of((rel, os.stat(os.path.join(root, rel)).st_size) for rel in files)
+
+
+def _digest_of(listing) -> str:
     digest = hashlib.sha256()
-    for rel in files:
-        digest.update(f"{rel}\0{(directory / rel).stat().st_size}\n".encode())
+    for rel, size in listing:
+        digest.update(f"{rel}\0{size}\n".encode())
     return digest.hexdigest()
+
+
+def marker_stamp(directory: Path) -> tuple[int, int, int] | None:
+    """(size, mtime, inode) of an entry's marker; None without one."""
+    try:
+        st = (directory / MARKER_NAME).stat()
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+# Parsed markers by (path, size, mtime, inode): one scan opens each marker several times
+# (validation, the provider's and the consumer's content checks); it is parsed once.
+_PARSED: dict[tuple[str, int, int, int], dict] = {}
+
+
+def _marker_json(directory: Path) -> object:
+    path = directory / MARKER_NAME
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+    if key not in _PARSED:
+        if len(_PARSED) > 64:
+            _PARSED.clear()
+        _PARSED[key] = json.loads(path.read_text(encoding="utf-8"))
+    return _PARSED[key]
 
 
 def read_valid_marker(directory: Path, name: str, version: str) -> tuple[Marker | None, str]:
@@ -110,7 +156,9 @@ def read_valid_marker(directory: Path, name: str, version: str) -> tuple[Marker 
     if not marker_path.is_file():
         return None, f"no {MARKER_NAME}"
     try:
-        raw = json.loads(marker_path.read_text(encoding="utf-8"))
+        raw = _marker_json(directory)
+        if not isinstance(raw, dict):
+            raise TypeError("not an object")
         marker = Marker(
             name=str(raw["name"]),
             version=str(raw["version"]),
@@ -126,10 +174,14 @@ def read_valid_marker(directory: Path, name: str, version: str) -> tuple[Marker 
         return None, f"{MARKER_NAME} is unreadable"
     if canonicalize_name(marker.name) != canonicalize_name(name) or marker.version != version:
         return None, f"{MARKER_NAME} names {marker.name}=={marker.version}"
-    files = tree_files(directory)
+    try:
+        listing = _listing(directory)
+    except OSError:
+        return None, "its files cannot be listed"
+    files = [rel for rel, _ in listing]
     if len(files) != marker.file_count:
         return None, f"it holds {len(files)} files, {MARKER_NAME} says {marker.file_count}"
-    if tree_digest(directory, files) != marker.tree_digest:
+    if _digest_of(listing) != marker.tree_digest:
         return None, "its files differ from what was extracted"
     if marker.digests is not None and sorted(marker.digests) != files:
         return None, f"its files differ from those {MARKER_NAME} lists"
@@ -175,7 +227,7 @@ def ensure_digests(directory: Path, marker: Marker, record_check: Callable[[Path
 def recorded_digests(root: Path) -> dict[str, str] | None:
     """The per-file sha256 map of the release entry at `root`, None when `root` is no such entry."""
     try:
-        raw = json.loads((root / MARKER_NAME).read_text(encoding="utf-8"))
+        raw = _marker_json(root)
         return _digests(raw.get("sha256")) if isinstance(raw, dict) else None
     except (OSError, ValueError):
         return None

@@ -7,8 +7,10 @@ fetched (pip builds no sdist), and the wheel is read as a zip archive.
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -16,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import zipfile
 import zlib
 from dataclasses import dataclass, replace
@@ -158,17 +161,42 @@ def _run_pip(args: list[str]) -> PipResult:
     return PipResult(process.returncode, output)
 
 
+# Inside `validate_once()`: the entries validated so far, by folder: (the marker's stat then,
+# the tree). A later resolve of the same release costs one stat of its marker; file contents are
+# still checked where they are read.
+_VALIDATED: dict[str, tuple[tuple[int, int, int] | None, CodeTree]] | None = None
+
+
+@contextlib.contextmanager
+def validate_once():
+    """Within the block, each release entry is walked and checked once (a matrix resolves each
+    release in its fetch step, then in its scan, then for each consumer)."""
+    global _VALIDATED
+    outer, _VALIDATED = _VALIDATED, ({} if _VALIDATED is None else _VALIDATED)
+    try:
+        yield
+    finally:
+        _VALIDATED = outer
+
+
 def fetch_release(
     name: str, version: str, *, cache_dir: Path, progress: Reporter | None = None
 ) -> CodeTree:
     """The cached .py tree of wheel NAME==VERSION, fetching and extracting it on first use."""
     final = cache.entry_dir(cache_dir, name, version)
+    memo = _VALIDATED
+    known = memo.get(str(final)) if memo is not None else None
+    if known is not None and known[0] == cache.marker_stamp(final):
+        return known[1]  # validated earlier in this process (a matrix asks for each release more than once)
     if final.exists():
         marker, why = cache.read_valid_marker(final, name, version)
         if marker is not None:
             why = cache.ensure_digests(final, marker, _record_mismatch)
             if not why:
-                return _release_tree(name, version, final)
+                tree = _release_tree(name, version, final)
+                if memo is not None:
+                    memo[str(final)] = (cache.marker_stamp(final), tree)
+                return tree
         report_warning(progress, f"cache entry {final} is broken ({why}); fetching {name}=={version} again")
         cache.remove_entry(final)
 
@@ -543,9 +571,53 @@ def _holds_python(entry: Path, name: str) -> bool:
     return folder.is_dir() and any(folder.rglob("*.py"))
 
 
-def release_versions(name: str, *, include_prereleases: bool = False) -> list[str]:
-    """Every version of NAME the package index offers, oldest first."""
+# How long a listing of the index's versions is reused (`--refresh` bypasses it): long enough for a
+# matrix run in every job of a pipeline, short enough that a new release shows up the same hour.
+VERSIONS_TTL_SECONDS = 600
+_VERSIONS_KIND = "index-versions"
+
+
+def release_versions(
+    name: str, *, include_prereleases: bool = False, cache_dir: Path | None = None, refresh: bool = False
+) -> list[str]:
+    """Every version of NAME the package index offers, oldest first.
+
+    With `cache_dir`, a listing younger than VERSIONS_TTL_SECONDS is reused (data only, JSON);
+    `refresh` asks the index again.
+    """
     check_distribution_name(name)
+    if cache_dir is None:
+        return _listed_versions(name, include_prereleases)
+    where = Path(cache_dir) / "index-versions" / f"{canonicalize_name(name)}{'-pre' if include_prereleases else ''}.json"
+    if not refresh:
+        cached = _cached_versions(where)
+        if cached is not None:
+            return cached
+    versions = _listed_versions(name, include_prereleases)
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(where, json.dumps({"kind": _VERSIONS_KIND, "listed_at": time.time(), "versions": versions}))
+    except OSError:
+        pass  # an unwritable cache only costs the next listing
+    return versions
+
+
+def _cached_versions(where: Path) -> list[str] | None:
+    try:
+        data = json.loads(where.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("kind") != _VERSIONS_KIND:
+        return None
+    listed_at, versions = data.get("listed_at"), data.get("versions")
+    if not isinstance(listed_at, (int, float)) or not 0 <= time.time() - listed_at < VERSIONS_TTL_SECONDS:
+        return None
+    if not isinstance(versions, list) or not versions or not all(isinstance(v, str) and _safe_version(v) is not None for v in versions):
+        return None
+    return versions
+
+
+def _listed_versions(name: str, include_prereleases: bool) -> list[str]:
     # Every version the index has, not just those this interpreter could install.
     args = ["index", "versions", "-vv", "--retries", "2", "--ignore-requires-python", name]
     if include_prereleases:

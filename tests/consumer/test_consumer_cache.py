@@ -72,3 +72,13 @@ def test_a_tampered_entry_is_rebuilt_never_trusted(tmp_path, capsys):
     capsys.readouterr()
     assert collect(tree, OPTIONS, cache_dir=cache) == cold
     assert "does not match its hash" in capsys.readouterr().err
+
+
+from apiaudit.consumer import _canonical  # noqa: E402
+
+
+
+def test_sets_are_canonical_whatever_their_iteration_order():
+    one = frozenset(f"name{i}" for i in range(50))
+    other = frozenset(sorted(one, reverse=True))
+    assert repr(_canonical({"a": one, "b": [one]})) == repr(_canonical({"b": [other], "a": other}))

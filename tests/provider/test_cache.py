@@ -181,3 +181,29 @@ def test_the_fixture_pairs_give_the_same_findings_cold_and_warm(tmp_path, monkey
     warm = scan(**args, cache_dir=tmp_path)
     assert uncached.findings == cold.findings == warm.findings
     assert uncached.findings, "the fixtures have findings to compare"
+
+
+def test_a_warm_run_rewrites_no_entry_and_reads_the_definitions_map_only_when_asked(pair, monkeypatch):
+    prov, cons, cache = pair
+    cold = scan([str(cons)], str(prov), cache_dir=cache)
+    entries = sorted((cache / "index").glob("*.json"))
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in entries}
+    kinds = []
+    real_read = cachefmt.read
+    monkeypatch.setattr(cachefmt, "read", lambda path, kind: kinds.append(kind) or real_read(path, kind))
+    warm = scan([str(cons)], str(prov), cache_dir=cache)
+    assert warm.findings == cold.findings
+    assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted((cache / "index").glob("*.json"))} == before
+    assert index_cache.DEFINITIONS_KIND not in kinds, "every answer was cached: the definitions map is not read"
+
+
+def test_a_lost_definitions_map_is_rebuilt_with_the_same_findings(tmp_path):
+    args = dict(
+        consumers=[str(FIXTURES / "consumers/driver/driver")],
+        provider=str(FIXTURES / "providers" / "engine_v2" / "engine"),
+        rules_dirs=[FIXTURES / "providers"],
+    )
+    cold = scan(**args, cache_dir=tmp_path)
+    for side in (tmp_path / "index").glob("*.definitions.json"):
+        side.unlink()
+    assert scan(**args, cache_dir=tmp_path).findings == cold.findings

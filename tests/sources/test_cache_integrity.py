@@ -107,3 +107,40 @@ def test_a_marker_from_before_hashes_over_a_file_that_differs_from_record_is_reb
     with pytest.warns(UserWarning, match="toypkg/mod.py differs from its RECORD hash"):
         rebuilt = resolve("toypkg==1.0", cache_dir=cache_dir)
     assert (rebuilt.root / "toypkg" / "mod.py").read_bytes() == original
+
+
+def test_a_warm_release_scan_reads_no_provider_file_and_rewrites_no_index(tmp_path, local_index, consumer, monkeypatch):
+    """The index entry's hashes are checked against the marker's, each file only stat'ed."""
+    from pathlib import Path
+
+    cache_dir = tmp_path / "cache"
+    cold = scan([str(consumer)], "toypkg==1.0", cache_dir=cache_dir)
+    entry = release_cache.entry_dir(cache_dir, "toypkg", "1.0")
+    index_file = next((cache_dir / "index").glob("*.json"))
+    written = (index_file.read_bytes(), index_file.stat().st_mtime_ns)
+    read = []
+    for method in ("read_bytes", "read_text"):
+        real = getattr(Path, method)
+
+        def spy(self, *args, _real=real, **kwargs):
+            if entry in self.parents and self.suffix in (".py", ".pyi"):
+                read.append(self.relative_to(entry).as_posix())
+            return _real(self, *args, **kwargs)
+
+        monkeypatch.setattr(Path, method, spy)
+
+    warm = scan([str(consumer)], "toypkg==1.0", cache_dir=cache_dir)
+
+    assert _findings(warm) == _findings(cold)
+    assert read == [], "a warm scan reads (hashes) no provider file"
+    assert (index_file.read_bytes(), index_file.stat().st_mtime_ns) == written, "a warm scan rewrites no index entry"
+
+
+def test_a_provider_file_with_a_new_stat_but_the_same_content_is_hashed_once(tmp_path, local_index, consumer):
+    import os
+
+    cache_dir = tmp_path / "cache"
+    cold = scan([str(consumer)], "toypkg==1.0", cache_dir=cache_dir)
+    mod = release_cache.entry_dir(cache_dir, "toypkg", "1.0") / "toypkg" / "mod.pyi"
+    os.utime(mod, ns=(mod.stat().st_atime_ns, mod.stat().st_mtime_ns + 10**9))  # a copied cache, say
+    assert _findings(scan([str(consumer)], "toypkg==1.0", cache_dir=cache_dir)) == _findings(cold)
