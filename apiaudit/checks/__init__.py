@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Callable
 
 from apiaudit.checks.chains import check_use
-from apiaudit.checks.conditions import verdict
+from apiaudit.checks.conditions import guard_failures, verdict
 from apiaudit.checks.context import CheckContext, HostRules
 from apiaudit.checks.imports import check_import
 from apiaudit.checks.rpc import check_rpc
@@ -21,8 +21,10 @@ def run_checks(
     files: tuple[ConsumerFile, ...],
     hosts: HostRules,
     on_file: Callable[[str], None] | None = None,
+    model_types=None,
+    model=None,
 ) -> tuple[list[Finding], int]:
-    ctx = CheckContext(consumer, index, files, hosts)
+    ctx = CheckContext(consumer, index, files, hosts, model_types, model)
     findings: list[Finding] = []
     for file in files:
         if file.error is not None:
@@ -40,7 +42,10 @@ def run_checks(
                 found = check(ctx, file, item)
                 if v.conditional:
                     found = [replace(f, conditional=True, guard=v.guard) for f in found]
+                if v.behind:
+                    found = [_behind(f, v.behind) for f in found]
                 findings.extend(found)
+        findings.extend(guard_failures(ctx, file))
         if on_file:
             on_file(file.path)
     return _dedupe(findings), ctx.calls_checked
@@ -57,6 +62,16 @@ def check_note(ctx: CheckContext, file: ConsumerFile, note) -> list[Finding]:
             advice="Compare parsed versions: `packaging.version.Version(x) >= Version(\"0.9\")`.",
         )
     ]
+
+
+def _behind(finding: Finding, guards: tuple[tuple[int, str], ...]) -> Finding:
+    """A finding past a guard that fails on this release: the job stops at the guard first."""
+    shown = "; ".join(f"`{text}` (line {line})" for line, text in guards)
+    return replace(
+        finding,
+        message=f"{finding.message} [behind the failing guard {shown}]",
+        details=finding.details + (("behind_guard", ",".join(str(line) for line, _ in guards)),),
+    )
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

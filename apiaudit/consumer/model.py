@@ -60,6 +60,9 @@ class Step:
     call: CallShape | None = None
     check: bool = True  # False: replayed from an earlier assignment, already judged there
     receiver: str | None = None  # source text of the receiver, for call steps on attributes
+    # kind "narrow": the value passed this guard (hasattr, isinstance, a TypeIs function) with
+    # `guard.expect`; the checks keep only the candidate classes that pass it.
+    guard: "Condition | None" = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class ConditionKind(str, enum.Enum):
     HAS_PARAM = "has-param"  # `name in inspect.signature(target).parameters`
     IS_INSTANCE = "is-instance"  # `isinstance(target, name)`: name is a provider class path
     IMPORT_FAILS = "import-fails"  # one of `imports` fails with an exception `caught` catches
+    NARROWS = "narrows"  # `name(target)`: name is a provider TypeIs/TypeGuard function
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,21 @@ class Condition:
     name: str | None = None
     imports: tuple[ImportRef, ...] = ()
     caught: Literal["ImportError", "ModuleNotFoundError"] = "ImportError"
+    # A narrowing guard whose failing side raises/returns: the lines after it run only for the
+    # classes that pass; when none passes the job stops there (`guard-fails`), and what follows
+    # is still checked, "behind the guard".
+    stops: bool = False
+    line: int = 0  # the guard's line, for findings behind it
+
+
+@dataclass(frozen=True)
+class GuardStop:
+    """`if not guard(x): raise ...`: the job stops here unless `condition` holds."""
+
+    condition: Condition
+    site: Site
+    function: str
+    live: "Liveness"
 
 
 @dataclass(frozen=True)
@@ -178,6 +197,7 @@ class MethodBinding:
     function: str
     target: tuple[Root, tuple[Step, ...]] | None  # the chain of obj, when the visitor can tell
     site: Site
+    own: tuple[str, ...] = ()  # attributes the consumer set on obj itself (not provider members)
 
 
 NoteKind = Literal["version-compared-as-string"]
@@ -204,6 +224,7 @@ class ConsumerFile:
     injections: tuple[Injection, ...] = ()
     rpc_calls: tuple[RpcCall, ...] = ()
     method_bindings: tuple[MethodBinding, ...] = ()
+    guard_stops: tuple[GuardStop, ...] = ()
     notes: tuple[Note, ...] = ()
     lines: tuple[str, ...] = ()
     error: str | None = None  # a parse error: nothing else was extracted
