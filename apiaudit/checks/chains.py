@@ -264,7 +264,7 @@ def _model_attr(ctx, file, use, value: InstanceValue, step, findings, report, re
             continue
         picked, registry_archs = derived
         for c in picked:
-            archs = registry_archs.get(c, source.get(cls, ()))
+            archs = registry_archs.get(c) or source.get(cls, ())
             classes[c] = tuple(dict.fromkeys(classes.get(c, ()) + archs))
     if not classes:
         return None
