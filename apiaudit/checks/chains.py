@@ -58,6 +58,9 @@ class _Stop(Exception):
     pass
 
 
+IMPOSSIBLE = ("impossible", None)  # a branch no candidate class takes: nothing there runs
+
+
 def check_use(ctx: CheckContext, file: ConsumerFile, use: Use) -> list[Finding]:
     if use.failed_import is not None:
         return [_failed_import_use(ctx, file, use)]
@@ -138,14 +141,18 @@ def _bound_function_self(ctx: CheckContext, function: str):
                     if value is None or isinstance(value, tuple):
                         break
                     value = _step(ctx, None, None, value, step, [], False)
+                    if value is IMPOSSIBLE:
+                        break
             except _Stop:
                 value = None
+        if value is IMPOSSIBLE:
+            continue  # bound on a branch no candidate class takes
         if not isinstance(value, InstanceValue):
             unjudged += 1
             continue
         values.append(replace(value, own=value.own | frozenset(b.own)))
     if not values:
-        return ("unknown-binding", function)
+        return None if not unjudged else ("unknown-binding", function)
     registry = any(v.registry for v in values)
     if unjudged and not registry:
         return ("unknown-binding", function)
@@ -174,6 +181,8 @@ def _cannot_judge(ctx, file, use, callee, reason) -> Finding:
 
 def _step(ctx: CheckContext, file, use, value, step: Step, findings: list, rest_has_call: bool):
     report = file is not None and step.check
+    if value is IMPOSSIBLE:
+        raise _Stop
     if isinstance(value, tuple) and value[0] == "unknown-binding":
         if report and step.kind == "attr":
             findings.append(
@@ -207,7 +216,10 @@ def _narrow(ctx, value, step: Step):
     if not isinstance(value, InstanceValue) or step.guard is None or len(value.classes) < 1:
         return value
     keep = [c for c in value.classes if class_passes(ctx, c, step.guard) in (step.guard.expect, None)]
-    if not keep or len(keep) == len(value.classes):
+    if not keep:
+        # Past a job-stopping guard: still checked for these classes. On a branch: never taken.
+        return value if step.guard.stops else IMPOSSIBLE
+    if len(keep) == len(value.classes):
         return value
     return value.only(keep)
 
@@ -242,7 +254,7 @@ def _model_attr(ctx, file, use, value: InstanceValue, step, findings, report, re
                 ctx.finding(
                     file, use.site, "model-attribute-missing",
                     f"'{name}' is missing on {len(failing)} of {len(results)} classes the model object can be: "
-                    f"{describe_classes(ctx, value, failing)}" + (f"; {len(archs)} architectures would fail ({shown_archs})" if archs else ""),
+                    f"{describe_classes(ctx, value, failing)}" + (f"; {len(archs)} architecture{'s' if len(archs) != 1 else ''} would fail ({shown_archs})" if archs else ""),
                     callee=f"{failing[0]}.{name}", details=details,
                 )
             )

@@ -319,7 +319,13 @@ class ModuleVisitor:
                 if scope.emit:
                     self.guard_stops.append(GuardStop(c, site_of(stmt.test), scope.function, scope.live))
             marked.append(c)
-        return replace(branch, conditions=tuple(marked))
+        narrow = []
+        for name, value in branch.narrow:
+            if isinstance(value, Chain) and value.steps and value.steps[-1].kind == "narrow" and value.steps[-1].guard is not None:
+                last = value.steps[-1]
+                value = Chain(value.root, value.steps[:-1] + (replace(last, guard=replace(last.guard, stops=True, line=stmt.test.lineno)),))
+            narrow.append((name, value))
+        return replace(branch, conditions=tuple(marked), narrow=tuple(narrow))
 
     def _continue_under(self, scope: Scope, branch: g.Branch) -> bool:
         """The rest of the block runs only where `branch` holds."""
