@@ -423,11 +423,11 @@ def _call(ctx, file, use, value, step, findings, report):
     else:
         info = ctx.index.call(sym.path, via=value.via)
     if step.call is None or not report:
-        return InstanceValue((info.returns.path,)) if info.returns else None
+        return _returned(ctx, info)
     ctx.calls_checked += 1
     if info.unknown:
         findings.append(_cannot_judge(ctx, file, use, info.callee.path, info.unknown))
-        return InstanceValue((info.returns.path,)) if info.returns else None
+        return _returned(ctx, info)
     callee_name = info.callee.name
     binding = bind_any(info.signatures, info.fallback, step.call, callee_name)
     shown = info.fallback or info.signatures[0]
@@ -464,7 +464,15 @@ def _call(ctx, file, use, value, step, findings, report):
     findings.extend(_forwarded_keywords(ctx, file, use, info, shown, step))
     if binding.uncertain and not any(p.severity == "error" for p in binding.problems):
         findings.append(_cannot_judge(ctx, file, use, info.callee.path, binding.uncertain))
-    return InstanceValue((info.returns.path,)) if info.returns else None
+    return _returned(ctx, info)
+
+
+def _returned(ctx, info):
+    """An instance of the callee's return class; unknown when that class is a Protocol (the
+    object is some class that has its members, not the protocol itself)."""
+    if info.returns is None or ctx.index.is_protocol(info.returns.path):
+        return None
+    return InstanceValue((info.returns.path,))
 
 
 MAX_FORWARD_HOPS = 3
