@@ -148,7 +148,11 @@ def _narrows(ctx, value, function_path: str) -> bool | None:
         return None
     protocol = narrowing.instance_target.path
     answers: list[bool | None] = []
+    members = ctx.index.protocol_members(protocol) if ctx.model_types is not None else None
     for cls in value.classes:
+        if ctx.model_types is not None and not ctx.model_types.may_implement(cls, protocol, members):
+            answers.append(False)  # no base chain reaches it, no sign of its members: not loaded
+            continue
         member = ctx.index.implements(cls, protocol)
         answers.append(True if member is Membership.YES else False if member is Membership.NO else None)
     return _union(answers)

@@ -259,10 +259,121 @@ class ModelTypes:
             return None
         return self.factory_classes(value.symbol.path, value.keyword_list(rule.architectures_keyword), model)
 
+    def may_implement(self, class_path: str, protocol_path: str, members: tuple[str, ...] | None) -> bool:
+        """A cheap `ast` pre-check before `index.implements` loads the class's module with Griffe:
+        False only when no chain of base names (through the provider's modules) reaches the
+        protocol and, for a runtime-checkable one, its member names do not all appear in those
+        modules' text. Anything it cannot follow answers True (ask the index)."""
+        key = ("may-implement", class_path, protocol_path, members)
+        return self.index._cached(key, lambda: self._may_implement(class_path, protocol_path, members))
+
+    def _may_implement(self, class_path: str, protocol_path: str, members: tuple[str, ...] | None) -> bool:
+        texts: list[str] = []
+        seen: set[str] = set()
+
+        def reaches(path: str, depth: int) -> bool:
+            if path == protocol_path:
+                return True
+            if path in seen:
+                return False
+            seen.add(path)
+            if depth > 30 or not self.index.loader.owns(path):
+                return False  # outside the provider: adds no provider protocol
+            module, _, name = path.rpartition(".")
+            shape = _module_shape(self.index, module)
+            if shape is None or name not in shape.classes:
+                return True  # a re-export or something ast cannot follow: ask the index
+            bases, body = shape.classes[name]
+            if "typing.Protocol" not in {shape.absolute(b) for b in bases}:
+                texts.append(body)  # a protocol base brings its own members, not this one's
+            for base in bases:
+                target = shape.absolute(base)
+                if target is None or reaches(target, depth + 1):
+                    return True
+            return False
+
+        if reaches(class_path, 0):
+            return True
+        if members:
+            joined = "\n".join(texts)
+            return all(re.search(rf"\b{re.escape(m)}\b", joined) for m in members)
+        return False
+
     def _is_subclass(self, class_path: str, owner: str) -> bool:
         resolved = self.index.resolve(owner)
         owner_path = resolved.symbol.path if isinstance(resolved, Found) and resolved.symbol.kind is SymbolKind.CLASS else owner
         return any(getattr(k, "path", k) == owner_path for k in self.index.mro(class_path))
+
+
+@dataclass(frozen=True)
+class _ModuleShape:
+    """A module's top-level classes (bases as written, body text) and its imports (from `ast`)."""
+
+    module: str
+    classes: dict  # name -> (bases, source of the class)
+    imports: dict
+
+    def absolute(self, written: str | None) -> str | None:
+        if written is None:
+            return None
+        head, _, rest = written.partition(".")
+        if head in self.classes and not rest:
+            return f"{self.module}.{head}"
+        if head in self.imports:
+            return self.imports[head] + (f".{rest}" if rest else "")
+        return f"builtins.{written}" if not rest else None
+
+
+def _module_shape(index: ProviderIndex, module: str) -> _ModuleShape | None:
+    cache = index.__dict__.setdefault("_module_shapes", {})
+    if module not in cache:
+        cache[module] = _read_shape(index, module)
+    return cache[module]
+
+
+def _read_shape(index: ProviderIndex, module: str) -> _ModuleShape | None:
+    path = index.loader.module_file(module)
+    if path is None:
+        return None
+    data = path.read_bytes()
+    index.loader.touched.setdefault(index.loader.relative(path), hashlib.sha256(data).hexdigest())
+    text = data.decode("utf-8", errors="replace")
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    package = module if path.name.startswith("__init__.") else module.rpartition(".")[0]
+    classes: dict[str, tuple[tuple[str | None, ...], str]] = {}
+    imports: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                anchor = ".".join(parts[: len(parts) - node.level + 1])
+                base = f"{anchor}.{base}" if base else anchor
+            for alias in node.names:
+                imports[alias.asname or alias.name] = f"{base}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                imports[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+    lines = text.splitlines()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            body = "\n".join(lines[node.lineno - 1 : node.end_lineno or node.lineno])
+            classes[node.name] = (tuple(_written(b) for b in node.bases), body)
+    return _ModuleShape(module, classes, imports)
+
+
+def _written(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _written(node.value)
+        return f"{inner}.{node.attr}" if inner else None
+    return None  # a call or anything computed: cannot follow
 
 
 # ------------------------------------------------------- unknown architectures
