@@ -96,6 +96,28 @@ def visitor_seconds(consumer, provider, repeat: int, before: str | None) -> tupl
         return min(afters), min(befores)
 
 
+def modules_loaded(consumer: str, provider: str, cache: Path) -> int:
+    """How many provider modules one cold scan reads with Griffe (the registry's model modules
+    only where a guard or attribute needs them: an ast pre-check of class bases picks those)."""
+    from apiaudit.provider import loader
+
+    loaded: set[str] = set()
+    original = loader.ModuleLoader.load
+
+    def counting(self, dotted):
+        module = original(self, dotted)
+        if module is not None:
+            loaded.add(dotted)
+        return module
+
+    loader.ModuleLoader.load = counting
+    try:
+        scan([consumer], provider, cache_dir=cache, use_index_cache=False)
+    finally:
+        loader.ModuleLoader.load = original
+    return len(loaded)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--consumer", default="speculators==0.3.0")
@@ -129,6 +151,8 @@ def main() -> int:
 
     print(f"{'griffe-full-load (baseline)':32s} {full:7.2f} s   1.00x")
     print(f"{'apiaudit cold scan':32s} {cold_s:7.2f} s   {cold_s / full:.2f}x of baseline (target <= 0.25x)")
+    total = sum(1 for package in provider.packages for _ in (Path(provider.root) / package).rglob("*.py"))
+    print(f"{'provider modules loaded (cold)':32s} {modules_loaded(args.consumer, args.provider, cache):7d}     of {total} in {provider.name} {provider.version}")
     print(f"{'apiaudit warm scan':32s} {warm_s:7.2f} s   {warm_s / full:.2f}x of baseline (target < 0.5 s)")
     after, before = visitor_seconds(consumer, provider, args.repeat, args.before)
     # CPU seconds on both sides of the ratio.
