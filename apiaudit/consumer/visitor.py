@@ -830,7 +830,7 @@ class ModuleVisitor:
     def _bind_function(self, obj: ast.AST, func_value: Value | None, scope: Scope, site_node: ast.AST) -> None:
         """`obj.forward = f` / `setattr(obj, "forward", f)` of a module function written with `self`
         first: audited as if bound onto obj (the patching idiom; calls through obj pass obj)."""
-        if not isinstance(func_value, ConsumerRef) or func_value.dotted not in self._self_functions:
+        if not isinstance(func_value, (ConsumerRef, Helper)) or func_value.dotted not in self._self_functions:
             return
         target = self._value(obj, scope)
         own = self._assigned_attrs(obj, scope)
