@@ -321,7 +321,7 @@ class _ModuleShape:
             return f"{self.module}.{head}"
         if head in self.imports:
             return self.imports[head] + (f".{rest}" if rest else "")
-        return f"builtins.{written}" if not rest else None
+        return f"builtins.{written}" if not rest and head in _BUILTINS else None
 
 
 def _module_shape(index: ProviderIndex, module: str) -> _ModuleShape | None:
@@ -331,38 +331,89 @@ def _module_shape(index: ProviderIndex, module: str) -> _ModuleShape | None:
     return cache[module]
 
 
+_CLASS_LINE = re.compile(r"^class\s+(\w+)\s*(\(|:)")
+_FROM_IMPORT = re.compile(r"^\s*from\s+(\.*)([\w.]*)\s+import\s+(.+)$")
+_IMPORT = re.compile(r"^\s*import\s+(.+)$")
+_BUILTINS = frozenset(dir(__import__("builtins")))
+
+
 def _read_shape(index: ProviderIndex, module: str) -> _ModuleShape | None:
+    """Line-based (no full parse: this runs over every model module of a registry): top-level
+    class headers, each class's lines, and the import statements anywhere in the module."""
     path = index.loader.module_file(module)
     if path is None:
         return None
     data = path.read_bytes()
     index.loader.touched.setdefault(index.loader.relative(path), hashlib.sha256(data).hexdigest())
-    text = data.decode("utf-8", errors="replace")
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return None
+    lines = data.decode("utf-8", errors="replace").splitlines()
     package = module if path.name.startswith("__init__.") else module.rpartition(".")[0]
-    classes: dict[str, tuple[tuple[str | None, ...], str]] = {}
     imports: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                anchor = ".".join(parts[: len(parts) - node.level + 1])
-                base = f"{anchor}.{base}" if base else anchor
-            for alias in node.names:
-                imports[alias.asname or alias.name] = f"{base}.{alias.name}"
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                imports[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
-    lines = text.splitlines()
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef):
-            body = "\n".join(lines[node.lineno - 1 : node.end_lineno or node.lineno])
-            classes[node.name] = (tuple(_written(b) for b in node.bases), body)
+    classes: dict[str, tuple[tuple[str | None, ...], str]] = {}
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        found = _FROM_IMPORT.match(line) or _IMPORT.match(line)
+        if found is not None:
+            text = line
+            while "(" in text and ")" not in text and i + 1 < len(lines):
+                i += 1
+                text += " " + lines[i]
+            _imports(text, package, imports)
+        else:
+            header = _CLASS_LINE.match(line)
+            if header is not None:
+                start = i
+                text = line.split("#", 1)[0]
+                while not text.rstrip().endswith(":") and i + 1 < len(lines):
+                    i += 1
+                    text += " " + lines[i].split("#", 1)[0]
+                end = i + 1
+                while end < len(lines) and (not lines[end].strip() or lines[end][:1] in (" ", "\t", "#", ")")):
+                    end += 1
+                classes[header.group(1)] = (_bases(text), "\n".join(lines[start:end]))
+                i = end - 1
+        i += 1
     return _ModuleShape(module, classes, imports)
+
+
+def _imports(text: str, package: str, into: dict[str, str]) -> None:
+    text = text.split("#", 1)[0].replace("(", " ").replace(")", " ").replace("\\", " ")
+    found = _FROM_IMPORT.match(text)
+    if found is not None:
+        dots, base, names = found.groups()
+        if dots:
+            parts = package.split(".")
+            anchor = ".".join(parts[: len(parts) - len(dots) + 1])
+            base = f"{anchor}.{base}" if base else anchor
+        for item in names.split(","):
+            words = item.split()
+            if words:
+                into[words[2] if len(words) == 3 and words[1] == "as" else words[0]] = f"{base}.{words[0]}"
+        return
+    found = _IMPORT.match(text)
+    for item in (found.group(1).split(",") if found else ()):
+        words = item.split()
+        if len(words) == 3 and words[1] == "as":
+            into[words[2]] = words[0]
+        elif words:
+            into[words[0].split(".")[0]] = words[0].split(".")[0]
+
+
+def _bases(header: str) -> tuple[str | None, ...]:
+    """The bases of `class X(A, b.B, metaclass=M):` as written; None for what is not a name."""
+    head = header.rstrip().rstrip(":")
+    if "(" not in head:
+        return ()
+    inner = head[head.find("(") + 1 : head.rfind(")")]
+    if not inner.strip():
+        return ()
+    try:
+        call = ast.parse(f"f({inner})", mode="eval").body
+    except SyntaxError:
+        return (None,)
+    if not isinstance(call, ast.Call):
+        return (None,)
+    return tuple(_written(b) for b in call.args)
 
 
 def _written(node: ast.AST) -> str | None:
