@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -58,7 +59,15 @@ class Registry:
         return tuple(dict.fromkeys(e.class_path for e in self.entries))
 
     def architectures_of(self, class_path: str) -> tuple[str, ...]:
-        return tuple(e.architecture for e in self.entries if e.class_path == class_path)
+        return _architectures_by_class(self.entries).get(class_path, ())
+
+
+@functools.lru_cache(maxsize=16)
+def _architectures_by_class(entries: tuple[RegistryEntry, ...]) -> dict[str, tuple[str, ...]]:
+    found: dict[str, tuple[str, ...]] = {}
+    for e in entries:
+        found[e.class_path] = found.get(e.class_path, ()) + (e.architecture,)
+    return found
 
 
 class CandidateSource(str, enum.Enum):
@@ -300,6 +309,10 @@ class ModelTypes:
         return False
 
     def _is_subclass(self, class_path: str, owner: str) -> bool:
+        # memoised as a plain bool, so a warm scan (index cache) loads no module to answer it
+        return self.index._cached(("is-subclass", class_path, owner), lambda: self._subclass(class_path, owner))
+
+    def _subclass(self, class_path: str, owner: str) -> bool:
         resolved = self.index.resolve(owner)
         owner_path = resolved.symbol.path if isinstance(resolved, Found) and resolved.symbol.kind is SymbolKind.CLASS else owner
         return any(getattr(k, "path", k) == owner_path for k in self.index.mro(class_path))
