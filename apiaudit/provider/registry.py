@@ -59,15 +59,15 @@ class Registry:
         return tuple(dict.fromkeys(e.class_path for e in self.entries))
 
     def architectures_of(self, class_path: str) -> tuple[str, ...]:
-        return _architectures_by_class(self.entries).get(class_path, ())
+        return self._by_class.get(class_path, ())
 
-
-@functools.lru_cache(maxsize=16)
-def _architectures_by_class(entries: tuple[RegistryEntry, ...]) -> dict[str, tuple[str, ...]]:
-    found: dict[str, tuple[str, ...]] = {}
-    for e in entries:
-        found[e.class_path] = found.get(e.class_path, ()) + (e.architecture,)
-    return found
+    @functools.cached_property
+    def _by_class(self) -> dict[str, tuple[str, ...]]:
+        # cached_property writes the instance dict directly: fine on a frozen dataclass
+        found: dict[str, tuple[str, ...]] = {}
+        for e in self.entries:
+            found[e.class_path] = found.get(e.class_path, ()) + (e.architecture,)
+        return found
 
 
 class CandidateSource(str, enum.Enum):
