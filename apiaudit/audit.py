@@ -199,7 +199,7 @@ def _scan_once(
         progress.start(f"reading {tree.name}", len(paths))
         files = collect(tree, options, on_file=progress.advance, files=paths, cache_dir=cache_dir if use_index_cache else None)
         progress.start(f"checking {tree.name} against {provider_tree.name}", len(files))
-        found, _calls = run_checks(label, index, files, hosts, on_file=progress.advance)
+        found, _calls = run_checks(label, index, files, hosts, on_file=progress.advance, model_types=setup.model_types, model=model)
         findings.extend(apply_recipes(
             book, found, files, tree, provider_tree, consumer=label, cache_dir=cache_dir if use_index_cache else None,
         ))  # fmt: skip

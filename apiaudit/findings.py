@@ -94,6 +94,10 @@ ENGINE_RULES: dict[str, RuleInfo] = {
         RuleInfo("deprecated-use", Severity.WARNING, "a call uses a provider callable or keyword the provider marks as deprecated"),
         RuleInfo("import-failed-use", Severity.ERROR, "a name is used after its import failed and the except handler left it unbound or None",
                  "Guard the use (`if {param} is not None:`), or give the except handler a working fallback import."),
+        RuleInfo("guard-fails", Severity.ERROR, "a narrowing guard followed by raise/return fails for the model object's class on this release: the job stops there",
+                 "Run a release where the model's class passes the guard (see `apiaudit matrix --model`), or pick a model whose class does."),
+        RuleInfo("model-attribute-missing", Severity.WARNING, "an attribute exists on some of the classes a model object can be, not on others (no --model given)",
+                 "Pass `--model PATH` (or `--architecture NAME`) to audit the model you load; guard the access for the others."),
         RuleInfo("version-compared-as-string", Severity.WARNING, "a version guard compares the provider's version as text, not as a version",
                  "Compare parsed versions: `packaging.version.Version(x) >= Version(\"0.9\")`."),
     )

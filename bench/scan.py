@@ -327,6 +327,32 @@ def consumer_stage(args, cache: Path, warm_cpu: float | None) -> None:
         print(f"{'consumer stage after':34s} {after:7.3f} s CPU   guards + values cost {extra:+.3f} s{share}")
     else:
         print(f"{'consumer stage':34s} {after:7.3f} s CPU")
+    total = sum(1 for package in provider.packages for _ in (Path(provider.root) / package).rglob("*.py"))
+    loaded = modules_loaded(args.consumer, args.provider, cache)
+    print(f"{'provider modules loaded (cold)':34s} {loaded:7d}     of {total} in {provider.name} {provider.version}")
+
+
+def modules_loaded(consumer: str, provider: str, cache: Path) -> int:
+    """How many provider modules one cold scan reads with Griffe (the registry's model modules
+    only where a guard or attribute needs them: an ast pre-check of class bases picks those)."""
+    from apiaudit.audit import scan
+    from apiaudit.provider import loader
+
+    loaded: set[str] = set()
+    original = loader.ModuleLoader.load
+
+    def counting(self, dotted):
+        module = original(self, dotted)
+        if module is not None:
+            loaded.add(dotted)
+        return module
+
+    loader.ModuleLoader.load = counting
+    try:
+        scan([consumer], provider, cache_dir=cache, use_index_cache=False)
+    finally:
+        loader.ModuleLoader.load = original
+    return len(loaded)
 
 
 def main() -> int:

@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Callable, TypeVar
 
 from apiaudit.checks.chains import check_use
-from apiaudit.checks.conditions import verdict
+from apiaudit.checks.conditions import guard_failures, verdict
 from apiaudit.checks.context import CheckContext, HostRules
 from apiaudit.checks.imports import check_import
 from apiaudit.checks.rpc import check_rpc
@@ -23,8 +23,10 @@ def run_checks(
     files: tuple[ConsumerFile, ...],
     hosts: HostRules,
     on_file: Callable[[str], None] | None = None,
+    model_types=None,
+    model=None,
 ) -> tuple[list[Finding], int]:
-    ctx = CheckContext(consumer, index, files, hosts)
+    ctx = CheckContext(consumer, index, files, hosts, model_types, model)
     findings: list[Finding] = []
     for file in files:
         if file.error is not None:
@@ -36,6 +38,7 @@ def run_checks(
         findings.extend(_judged(ctx, file, file.uses, check_use))
         findings.extend(_judged(ctx, file, file.rpc_calls, check_rpc))
         findings.extend(_judged(ctx, file, file.notes, check_note))
+        findings.extend(guard_failures(ctx, file))
         if on_file:
             on_file(file.path)
     return _dedupe(findings), ctx.calls_checked
@@ -48,7 +51,7 @@ def _judged(
     check: Callable[[CheckContext, ConsumerFile, Item], list[Finding]],
 ) -> list[Finding]:
     """A line that cannot run on the audited release is not judged; one behind an
-    undecided guard is judged, and says so."""
+    undecided guard is judged, and says so; one behind a guard that fails says that."""
     findings: list[Finding] = []
     for item in items:
         v = verdict(ctx, item.live)
@@ -57,6 +60,8 @@ def _judged(
         found = check(ctx, file, item)
         if v.conditional:
             found = [replace(f, conditional=True, guard=v.guard) for f in found]
+        if v.behind:
+            found = [_behind(f, v.behind) for f in found]
         findings.extend(found)
     return findings
 
@@ -72,6 +77,16 @@ def check_note(ctx: CheckContext, file: ConsumerFile, note: Note) -> list[Findin
             advice="Compare parsed versions: `packaging.version.Version(x) >= Version(\"0.9\")`.",
         )
     ]
+
+
+def _behind(finding: Finding, guards: tuple[tuple[int, str], ...]) -> Finding:
+    """A finding past a guard that fails on this release: the job stops at the guard first."""
+    shown = "; ".join(f"`{text}` (line {line})" for line, text in guards)
+    return replace(
+        finding,
+        message=f"{finding.message} [behind the failing guard {shown}]",
+        details=finding.details + (("behind_guard", ",".join(str(line) for line, _ in guards)),),
+    )
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

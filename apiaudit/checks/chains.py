@@ -32,10 +32,40 @@ class InstanceValue:
     classes: tuple[str, ...]  # an instance of one of these provider classes
     own: frozenset[str] = frozenset()  # consumer-side members (a subclass or mixin)
     is_super: bool = False
+    # A model object: one of `classes`, by the provider's registry (--model's class, or every
+    # registered class without it). Members are checked on each class.
+    registry: bool = False
+    # class -> the architectures that lead to it (for findings that name them)
+    origins: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # candidates whose class the index cannot read (external or unresolved): neither pass nor fail
+    unjudged: tuple[str, ...] = ()
+
+    def architectures(self, classes) -> tuple[str, ...]:
+        found = dict(self.origins)
+        return tuple(dict.fromkeys(a for c in classes for a in found.get(c, ())))
+
+    def only(self, classes) -> "InstanceValue":
+        keep = tuple(c for c in self.classes if c in classes)
+        return replace(self, classes=keep, origins=tuple((c, a) for c, a in self.origins if c in keep))
+
+
+def describe_classes(ctx, value: InstanceValue, classes=None, limit: int = 6) -> str:
+    """`'A'`, or `3 classes (A, B, C)`, short names."""
+    classes = tuple(value.classes if classes is None else classes)
+    short = [c.rsplit(".", 1)[-1] for c in classes]
+    # module.Class where two candidates share a class name (vLLM's several LlamaModels)
+    shown = [".".join(c.rsplit(".", 2)[-2:]) if short.count(n) > 1 else n for c, n in zip(classes, short)]
+    if len(shown) == 1:
+        return f"'{shown[0]}'"
+    head = ", ".join(shown[:limit]) + (f", … {len(shown) - limit} more" if len(shown) > limit else "")
+    return f"{len(shown)} classes ({head})"
 
 
 class _Stop(Exception):
     pass
+
+
+IMPOSSIBLE = ("impossible", None)  # a branch no candidate class takes: nothing there runs
 
 
 def check_use(ctx: CheckContext, file: ConsumerFile, use: Use) -> list[Finding]:
@@ -106,23 +136,42 @@ def _bound_function_self(ctx: CheckContext, function: str):
     bindings = ctx.bound_functions.get(function)
     if not bindings:
         return None  # a plain function whose first parameter happens to be called self
-    classes: list[str] = []
+    values: list[InstanceValue] = []
+    unjudged = 0
     for b in bindings:
-        if b.target is None:
-            return UnknownBinding(function)
-        root, steps = b.target
-        value = _root_value(ctx, _pseudo_use(root, steps))
-        try:
-            for step in steps:
-                if value is None:
-                    break
-                value = _step(ctx, None, None, value, step, [], False)
-        except _Stop:
-            value = None
+        value = None
+        if b.target is not None:
+            root, steps = b.target
+            value = _root_value(ctx, _pseudo_use(root, steps))
+            try:
+                for step in steps:
+                    if value is None or isinstance(value, UnknownBinding):
+                        break
+                    value = _step(ctx, None, None, value, step, [], False)
+                    if value is IMPOSSIBLE:
+                        break
+            except _Stop:
+                value = None
+        if value is IMPOSSIBLE:
+            continue  # bound on a branch no candidate class takes
         if not isinstance(value, InstanceValue):
-            return UnknownBinding(function)
-        classes.extend(value.classes)
-    return InstanceValue(tuple(dict.fromkeys(classes)))
+            unjudged += 1
+            continue
+        values.append(replace(value, own=value.own | frozenset(b.own)))
+    if not values:
+        return None if not unjudged else UnknownBinding(function)
+    registry = any(v.registry for v in values)
+    if unjudged and not registry:
+        return UnknownBinding(function)
+    # Every way the object can be: a binding the engine cannot follow counts as unjudged.
+    classes = tuple(dict.fromkeys(c for v in values for c in v.classes))
+    origins: dict[str, tuple[str, ...]] = {}
+    for v in values:
+        for c, archs in v.origins:
+            origins[c] = tuple(dict.fromkeys(origins.get(c, ()) + archs))
+    own = frozenset.intersection(*(v.own for v in values))
+    unknown = tuple(dict.fromkeys(u for v in values for u in v.unjudged)) + (("<unfollowed binding>",) * min(unjudged, 1))
+    return InstanceValue(classes, own, registry=registry, origins=tuple(origins.items()), unjudged=unknown)
 
 
 def _pseudo_use(root, steps) -> Use:
@@ -139,6 +188,8 @@ def _cannot_judge(ctx, file, use, callee, reason) -> Finding:
 
 def _step(ctx: CheckContext, file, use, value, step: Step, findings: list, rest_has_call: bool):
     report = file is not None and step.check
+    if value is IMPOSSIBLE:
+        raise _Stop
     if isinstance(value, UnknownBinding):
         if report and step.kind == "attr":
             findings.append(
@@ -151,6 +202,8 @@ def _step(ctx: CheckContext, file, use, value, step: Step, findings: list, rest_
         return _attr(ctx, file, use, value, step, findings, report, rest_has_call)
     if step.kind == "call":
         return _call(ctx, file, use, value, step, findings, report)
+    if step.kind == "narrow":
+        return _narrow(ctx, value, step)
     if step.kind == "instance":
         if isinstance(value, SymbolValue) and value.symbol.kind is SymbolKind.CLASS:
             return InstanceValue((value.symbol.path,))
@@ -160,6 +213,108 @@ def _step(ctx: CheckContext, file, use, value, step: Step, findings: list, rest_
             findings.append(_cannot_judge(ctx, file, use, getattr(getattr(value, "symbol", None), "path", None), "the attribute name is computed at run time"))
         raise _Stop
     return None  # subscripts and anything else: the result's type is not tracked
+
+
+def _narrow(ctx, value, step: Step):
+    """Keep the candidate classes that pass the guard on this side; all of them when none does
+    (the code after a failing guard is still checked, for the classes it was written for)."""
+    from apiaudit.checks.conditions import class_passes
+
+    if not isinstance(value, InstanceValue) or step.guard is None or len(value.classes) < 1:
+        return value
+    keep = [c for c in value.classes if class_passes(ctx, c, step.guard) in (step.guard.expect, None)]
+    if not keep:
+        # Past a job-stopping guard: still checked for these classes. On a branch: never taken.
+        return value if step.guard.stops else IMPOSSIBLE
+    if len(keep) == len(value.classes):
+        return value
+    return value.only(keep)
+
+
+def _model_attr(ctx, file, use, value: InstanceValue, step, findings, report, rest_has_call):
+    """An attribute on a model object: checked on each class it can be."""
+    name = step.name
+    results = [(c, model_member(ctx, c, name)) for c in value.classes]
+    found = [(c, r) for c, r in results if isinstance(r, Found)]
+    missing = [(c, r) for c, r in results if isinstance(r, Missing)]
+    unknown = [c for c, r in results if isinstance(r, Unknown)] + list(value.unjudged)
+    if missing and report:
+        failing = [c for c, _ in missing]
+        archs = value.architectures(failing)
+        first: Missing = missing[0][1]
+        details: tuple[tuple[str, str], ...] = (("attribute", name), ("owner", failing[0]), ("classes", ",".join(failing)))
+        details += ((("architectures", ",".join(archs)),) if archs else ())
+        if not found:
+            more = f"; {len(unknown)} more cannot be judged" if unknown else ""
+            message = (
+                f"{describe_classes(ctx, value, failing)} object has no attribute '{name}'"
+                if len(failing) == 1 and not unknown
+                else f"no class the object can be has attribute '{name}': {describe_classes(ctx, value, failing)}{more}"
+            )
+            findings.append(
+                ctx.finding(file, use.site, "attribute-missing", message, callee=f"{failing[0]}.{name}",
+                            provider_location=first.owner.location if first.owner else None, details=details)
+            )
+        else:
+            shown_archs = ", ".join(archs[:8]) + (f", … {len(archs) - 8} more" if len(archs) > 8 else "")
+            findings.append(
+                ctx.finding(
+                    file, use.site, "model-attribute-missing",
+                    f"'{name}' is missing on {len(failing)} of {len(results)} classes the model object can be: "
+                    f"{describe_classes(ctx, value, failing)}" + (f"; {len(archs)} architecture{'s' if len(archs) != 1 else ''} would fail ({shown_archs})" if archs else ""),
+                    callee=f"{failing[0]}.{name}", details=details,
+                )
+            )
+    if not found:
+        if not missing and unknown and report and rest_has_call:
+            findings.append(_cannot_judge(ctx, file, use, f"{value.classes[0]}.{name}", f"no candidate class can be read for '{name}'"))
+        raise _Stop
+    # Go on with the classes that have it.
+    members = [(c, r.symbol) for c, r in found]
+    if any(sym.kind is not SymbolKind.ATTRIBUTE for _, sym in members):
+        return _member_value(ctx, members[0][1], "instance", members[0][0])
+    classes: dict[str, tuple[str, ...]] = {}
+    unjudged: list[str] = list(unknown)
+    source = dict(value.origins)
+    for cls, sym in members:
+        derived = _attribute_classes(ctx, cls, sym.name)
+        if derived is None:
+            unjudged.append(cls)
+            continue
+        picked, registry_archs = derived
+        for c in picked:
+            archs = registry_archs.get(c) or source.get(cls, ())
+            classes[c] = tuple(dict.fromkeys(classes.get(c, ()) + archs))
+    if not classes:
+        return None
+    return InstanceValue(tuple(classes), registry=True, origins=tuple(classes.items()), unjudged=tuple(dict.fromkeys(unjudged)))
+
+
+def model_member(ctx, class_path: str, name: str):
+    """`class_member`, where an external base (torch's `nn.Module`) is taken to add no provider
+    names: a model class's attributes are what provider code defines or assigns."""
+    res = ctx.index.class_member(class_path, name, instance=True)
+    if isinstance(res, Unknown):
+        from apiaudit.provider.model import Membership
+
+        if ctx.index.provider_defines(class_path, name) is Membership.NO:
+            owner = ctx.index.resolve(class_path)
+            return Missing(f"{class_path}.{name}", owner.symbol if isinstance(owner, Found) else None)
+    return res
+
+
+def _attribute_classes(ctx, owner: str, name: str):
+    """(classes, {class: architectures}) an instance attribute holds: a slot or factory rule's
+    registry classes, or the one class provider code assigns; None when unknown."""
+    types = ctx.model_types
+    if types is not None:
+        found = types.attribute_classes(owner, name, ctx.model)
+        if found is not None and found.classes:
+            registry = types.registry()
+            archs = {c: (registry.architectures_of(c) if registry else ()) for c in found.classes}
+            return found.classes, archs
+    typ = ctx.index.attribute_type(owner, name)
+    return ((typ.path,), {}) if typ else None
 
 
 def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
@@ -181,6 +336,8 @@ def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
     if isinstance(value, InstanceValue):
         if name in value.own:
             return None  # the consumer's own member
+        if value.registry:
+            return _model_attr(ctx, file, use, value, step, findings, report, rest_has_call)
         if name == "__init__":
             # super().__init__(...): the constructor of the (first) provider class, self bound.
             owner = value.classes[0]
@@ -240,6 +397,15 @@ def _resolved(ctx, file, use, res, via, owner_path, name, findings, report, rest
 def _member_value(ctx, symbol: Symbol, via: ReachedVia, owner: str | None):
     if symbol.kind is SymbolKind.EXTERNAL:
         return None
+    if symbol.kind is SymbolKind.ATTRIBUTE and owner is not None and ctx.model_types is not None:
+        # A slot the rules name (the runner's model) or a factory call: the registry's classes.
+        found = ctx.model_types.attribute_classes(owner, symbol.name, ctx.model)
+        from apiaudit.provider.registry import CandidateSource
+
+        if found is not None and found.classes and found.source is not CandidateSource.INFERRED:
+            registry = ctx.model_types.registry()
+            origins = tuple((c, registry.architectures_of(c) if registry else ()) for c in found.classes)
+            return InstanceValue(found.classes, registry=True, origins=origins)
     if symbol.kind is SymbolKind.ATTRIBUTE and owner is not None:
         typ = ctx.index.attribute_type(owner, symbol.name)
         return InstanceValue((typ.path,)) if typ else SymbolValue(symbol, via, owner)
@@ -264,12 +430,12 @@ def _call(ctx, file, use, value, step, findings, report):
     else:
         info = ctx.index.call(sym.path, via=value.via)
     if step.call is None or not report:
-        return InstanceValue((info.returns.path,)) if info.returns else None
+        return _returned(ctx, info)
     ctx.calls_checked += 1
     findings.extend(_symbol_patterns(ctx, file, use, step.call, (sym.path, info.callee.path)))
     if info.unknown:
         findings.append(_cannot_judge(ctx, file, use, info.callee.path, info.unknown))
-        return InstanceValue((info.returns.path,)) if info.returns else None
+        return _returned(ctx, info)
     callee_name = info.callee.name
     binding = bind_any(info.signatures, info.fallback, step.call, callee_name)
     shown = info.fallback or info.signatures[0]
@@ -306,7 +472,15 @@ def _call(ctx, file, use, value, step, findings, report):
     findings.extend(_forwarded_keywords(ctx, file, use, info, shown, step))
     if binding.uncertain and not any(p.severity is Severity.ERROR for p in binding.problems):
         findings.append(_cannot_judge(ctx, file, use, info.callee.path, binding.uncertain))
-    return InstanceValue((info.returns.path,)) if info.returns else None
+    return _returned(ctx, info)
+
+
+def _returned(ctx, info):
+    """An instance of the callee's return class; unknown when that class is a Protocol (the
+    object is some class that has its members, not the protocol itself)."""
+    if info.returns is None or ctx.index.is_protocol(info.returns.path):
+        return None
+    return InstanceValue((info.returns.path,))
 
 
 def _without_init(path: str) -> str:

@@ -17,6 +17,9 @@ from apiaudit.provider.model import Found, Missing, SymbolKind, UnresolvedBase
 class Verdict:
     dead: bool
     guard: str | None = None  # the undecided guards' text; None when the line certainly runs
+    # (line, text) of job-stopping guards that fail on this release: the line is still
+    # judged (for the classes the guard was meant to let through), and says so.
+    behind: tuple[tuple[int, str], ...] = ()
 
     @property
     def conditional(self) -> bool:
@@ -31,13 +34,60 @@ def verdict(ctx, live: Liveness) -> Verdict:
     if not live.conditions and not live.undecided:
         return RUNS
     undecided = list(live.undecided)
+    behind: list[tuple[int, str]] = []
     for condition in live.conditions:
         result = decide(ctx, condition)
+        if condition.stops:
+            if result is not None and result != condition.expect:
+                behind.append((condition.line, condition.text))
+                continue
+            if result is None and _model_union(ctx, condition.target):
+                continue  # the narrowed value carries the classes that pass
         if result is None:
             undecided.append(condition.text)
         elif result != condition.expect:
             return DEAD
-    return Verdict(False, " and ".join(dict.fromkeys(undecided)) if undecided else None)
+    return Verdict(False, " and ".join(dict.fromkeys(undecided)) if undecided else None, tuple(dict.fromkeys(behind)))
+
+
+def guard_failures(ctx, file) -> list:
+    """`guard-fails` at each job-stopping guard that fails for the model object's classes."""
+    from apiaudit.checks.chains import InstanceValue, describe_classes
+
+    found = []
+    for stop in file.guard_stops:
+        v = verdict(ctx, stop.live)
+        if v.dead:
+            continue
+        result = decide(ctx, stop.condition)
+        if result is None or result == stop.condition.expect:
+            continue
+        value = _target_value(ctx, stop.condition.target)
+        classes = describe_classes(ctx, value) if isinstance(value, InstanceValue) else "the object"
+        test = stop.condition.text
+        wanted = "passes" if stop.condition.expect else "fails"
+        finding = ctx.finding(
+            file,
+            stop.site,
+            "guard-fails",
+            f"`{test}` never {wanted} for {classes} on this release: the code stops here (raise/return) and nothing after it runs",
+            callee=stop.condition.name,
+            details=(("guard", test), ("expect", "true" if stop.condition.expect else "false"))
+            + ((("classes", ",".join(value.classes)),) if isinstance(value, InstanceValue) else ()),
+        )
+        if v.conditional:
+            from dataclasses import replace
+
+            finding = replace(finding, conditional=True, guard=v.guard)
+        found.append(finding)
+    return found
+
+
+def _model_union(ctx, target) -> bool:
+    from apiaudit.checks.chains import InstanceValue
+
+    value = _target_value(ctx, target)
+    return isinstance(value, InstanceValue) and value.registry
 
 
 def decide(ctx, condition: Condition) -> bool | None:
@@ -59,7 +109,53 @@ def _decide(ctx, condition: Condition) -> bool | None:
         return _has_param(ctx, value, condition.name or "")
     if condition.kind is ConditionKind.IS_INSTANCE:
         return _is_instance(ctx, value, condition.name or "")
+    if condition.kind is ConditionKind.NARROWS:
+        return _narrows(ctx, value, condition.name or "")
     return None
+
+
+def class_passes(ctx, class_path: str, condition: Condition) -> bool | None:
+    """Does an instance of one class pass the guard's test (before `expect`)? None when unknown."""
+    from apiaudit.checks.chains import InstanceValue
+
+    one = InstanceValue((class_path,), registry=True)
+    if condition.kind is ConditionKind.HAS_ATTR:
+        return _has_attr(ctx, one, condition.name or "")
+    if condition.kind is ConditionKind.IS_INSTANCE:
+        return _is_instance(ctx, one, condition.name or "")
+    if condition.kind is ConditionKind.NARROWS:
+        return _narrows(ctx, one, condition.name or "")
+    return None
+
+
+def _union(answers: list[bool | None]) -> bool | None:
+    if answers and all(a is True for a in answers):
+        return True
+    if answers and all(a is False for a in answers):
+        return False
+    return None
+
+
+def _narrows(ctx, value, function_path: str) -> bool | None:
+    """A provider TypeIs/TypeGuard function on an instance: protocol membership of each class."""
+    from apiaudit.checks.chains import InstanceValue
+    from apiaudit.provider.model import Membership
+
+    if not isinstance(value, InstanceValue):
+        return None
+    narrowing = ctx.index.narrowing(function_path)
+    if narrowing is None or narrowing.instance_target is None:
+        return None
+    protocol = narrowing.instance_target.path
+    answers: list[bool | None] = []
+    members = ctx.index.protocol_members(protocol) if ctx.model_types is not None else None
+    for cls in value.classes:
+        if ctx.model_types is not None and not ctx.model_types.may_implement(cls, protocol, members):
+            answers.append(False)  # no base chain reaches it, no sign of its members: not loaded
+            continue
+        member = ctx.index.implements(cls, protocol)
+        answers.append(True if member is Membership.YES else False if member is Membership.NO else None)
+    return _union(answers)
 
 
 def import_fails(ctx, imports, caught: str) -> bool | None:
@@ -116,7 +212,15 @@ def _has_attr(ctx, value, name: str) -> bool | None:
     if isinstance(value, InstanceValue):
         if name in value.own:
             return True
-        results = [ctx.index.class_member(c, name, instance=True) for c in value.classes]
+        if value.registry:
+            from apiaudit.checks.chains import model_member
+
+            results = [model_member(ctx, c, name) for c in value.classes]
+        else:
+            results = [ctx.index.class_member(c, name, instance=True) for c in value.classes]
+        if value.registry:
+            # The model object is one of these classes: true or false only when all agree.
+            return _union([True if isinstance(r, Found) else False if isinstance(r, Missing) else None for r in results])
         if any(isinstance(r, Found) for r in results):
             return True
         if all(isinstance(r, Missing) for r in results):

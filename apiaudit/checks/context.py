@@ -64,9 +64,14 @@ def source_text(lines: tuple[str, ...], site: Site) -> str | None:
 
 
 class CheckContext:
-    def __init__(self, consumer: str, index: Index, files: tuple[ConsumerFile, ...], hosts: HostRules):
+    def __init__(self, consumer: str, index: Index, files: tuple[ConsumerFile, ...], hosts: HostRules,
+                 model_types=None, model=None):
         self.consumer = consumer
         self.index = index
+        # Which classes a provider model object can be (`ModelTypes`), for the model given with
+        # --model (`model`, ModelFacts) or, when None, for every architecture the registry lists.
+        self.model_types = model_types
+        self.model = model
         self.files = files
         self.hosts = hosts
         self.classes: dict[str, ClassFacts] = {c.dotted: c for f in files for c in f.classes}

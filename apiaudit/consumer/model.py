@@ -57,7 +57,7 @@ class CallShape:
 
 
 # "dynamic": getattr with a computed name.
-StepKind = Literal["attr", "call", "instance", "subscript", "dynamic"]
+StepKind = Literal["attr", "call", "instance", "subscript", "dynamic", "narrow"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,9 @@ class Step:
     call: CallShape | None = None
     check: bool = True  # False: replayed from an earlier assignment, already judged there
     receiver: str | None = None  # source text of the receiver, for call steps on attributes
+    # kind "narrow": the value passed this guard (hasattr, isinstance, a TypeIs function) with
+    # `guard.expect`; the checks keep only the candidate classes that pass it.
+    guard: "Condition | None" = None
 
 
 # "symbol": a provider dotted path; "self": a consumer class; "super"; "fself": a function bound as method.
@@ -91,6 +94,7 @@ class ConditionKind(str, enum.Enum):
     HAS_PARAM = "has-param"  # `name in inspect.signature(target).parameters`
     IS_INSTANCE = "is-instance"  # `isinstance(target, name)`: name is a provider class path
     IMPORT_FAILS = "import-fails"  # one of `imports` fails with an exception `caught` catches
+    NARROWS = "narrows"  # `name(target)`: name is a provider TypeIs/TypeGuard function
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,21 @@ class Condition:
     name: str | None = None
     imports: tuple[ImportRef, ...] = ()
     caught: CaughtImport = "ImportError"
+    # A narrowing guard whose failing side raises/returns: the lines after it run only for the
+    # classes that pass; when none passes the job stops there (`guard-fails`), and what follows
+    # is still checked, "behind the guard".
+    stops: bool = False
+    line: int = 0  # the guard's line, for findings behind it
+
+
+@dataclass(frozen=True)
+class GuardStop:
+    """`if not guard(x): raise ...`: the job stops here unless `condition` holds."""
+
+    condition: Condition
+    site: Site
+    function: str
+    live: "Liveness"
 
 
 @dataclass(frozen=True)
@@ -194,6 +213,7 @@ class MethodBinding:
     function: str
     target: tuple[Root, tuple[Step, ...]] | None  # the chain of obj, when the visitor can tell
     site: Site
+    own: tuple[str, ...] = ()  # attributes the consumer set on obj itself (not provider members)
 
 
 NoteKind = Literal["version-compared-as-string"]
@@ -220,6 +240,7 @@ class ConsumerFile:
     injections: tuple[Injection, ...] = ()
     rpc_calls: tuple[RpcCall, ...] = ()
     method_bindings: tuple[MethodBinding, ...] = ()
+    guard_stops: tuple[GuardStop, ...] = ()
     notes: tuple[Note, ...] = ()
     lines: tuple[str, ...] = ()
     error: str | None = None  # a parse error: nothing else was extracted

@@ -139,7 +139,17 @@ class Helper:
     narrows_to: "Value | None" = None  # the X of TypeIs[X], as a value (a Chain to a class)
 
 
-Value = Union[Unknown, Const, ProviderVersion, ParsedVersion, VersionPart, VersionMethod, VersionDerived, ProviderDistribution, Chain, ConsumerRef, External, DictValue, Unbound, ImportChoice, Helper]
+@dataclass(frozen=True)
+class OneOf:
+    """Two or more provider chains a name may hold after branches meet (`base = a.x if ... else b.y`)."""
+
+    options: tuple[Chain, ...]
+
+
+MAX_OPTIONS = 8  # more ways than this and the name is Unknown
+
+
+Value = Union[Unknown, Const, ProviderVersion, ParsedVersion, VersionPart, VersionMethod, VersionDerived, ProviderDistribution, Chain, ConsumerRef, External, DictValue, Unbound, ImportChoice, Helper, OneOf]
 
 
 def join(a: Value | None, b: Value | None) -> Value:
@@ -154,6 +164,12 @@ def join(a: Value | None, b: Value | None) -> Value:
         return ImportChoice(join(a.ok, b.ok), join(a.fallback, b.fallback), a.imports, a.caught, a.origin)
     if isinstance(a, Chain) and isinstance(b, Chain) and a.root == b.root and _unchecked(a.steps) == _unchecked(b.steps):
         return a
+    if isinstance(a, (Chain, OneOf)) and isinstance(b, (Chain, OneOf)):
+        options: dict[tuple, Chain] = {}
+        for chain in (a.options if isinstance(a, OneOf) else (a,)) + (b.options if isinstance(b, OneOf) else (b,)):
+            options.setdefault((chain.root, _unchecked(chain.steps)), chain)
+        if len(options) <= MAX_OPTIONS:
+            return OneOf(tuple(options.values())) if len(options) > 1 else next(iter(options.values()))
     return UNKNOWN
 
 

@@ -32,6 +32,7 @@ from apiaudit.consumer.model import (
     ImportUse,
     Injection,
     Liveness,
+    GuardStop,
     MethodBinding,
     Note,
     Root,
@@ -49,6 +50,7 @@ from apiaudit.consumer.values import (
     DictValue,
     Helper,
     ImportChoice,
+    OneOf,
     ParsedVersion,
     ProviderDistribution,
     ProviderVersion,
@@ -154,6 +156,8 @@ class ModuleVisitor:
         self.injections: list[Injection] = []
         self.rpc_calls: list[RpcCall] = []
         self.method_bindings: list[MethodBinding] = []
+        self.guard_stops: list[GuardStop] = []
+        self._self_functions: set[str] = set()  # module functions whose first parameter is `self`
         self.notes: dict[tuple[int, int], Note] = {}
         self.module_env = Env()
         self.top_only = False  # exports(): module level only, no function or class bodies
@@ -174,6 +178,7 @@ class ModuleVisitor:
             injections=tuple(self.injections),
             rpc_calls=tuple(self.rpc_calls),
             method_bindings=tuple(self.method_bindings),
+            guard_stops=tuple(self.guard_stops),
             notes=tuple(self.notes.values()),
             lines=tuple(self.source.splitlines()),
         )
@@ -307,6 +312,24 @@ class ModuleVisitor:
                     self._expr(child, scope)
         return True
 
+    def _stopping(self, branch: g.Branch, stmt: ast.If, scope: Scope) -> g.Branch:
+        """Mark the narrowing conditions of `branch` as job-stopping, and record each at the guard."""
+        marked = []
+        for c in branch.conditions:
+            if c.kind in (ConditionKind.NARROWS, ConditionKind.IS_INSTANCE) and c.target is not None:
+                c = replace(c, stops=True, line=stmt.test.lineno)
+                if scope.emit:
+                    self.guard_stops.append(GuardStop(c, site_of(stmt.test), scope.function, scope.live))
+            marked.append(c)
+        narrow = []
+        for name, value in branch.narrow:
+            last_step = value.steps[-1] if isinstance(value, Chain) and value.steps else None
+            if isinstance(value, Chain) and last_step is not None and last_step.kind == "narrow" and last_step.guard is not None:
+                stopping = replace(last_step.guard, stops=True, line=stmt.test.lineno)
+                value = Chain(value.root, value.steps[:-1] + (replace(last_step, guard=stopping),))
+            narrow.append((name, value))
+        return replace(branch, conditions=tuple(marked), narrow=tuple(narrow))
+
     def _continue_under(self, scope: Scope, branch: g.Branch) -> bool:
         """The rest of the block runs only where `branch` holds."""
         if branch.dead:
@@ -341,7 +364,9 @@ class ModuleVisitor:
             return False
         self._merge(scope, arms)
         if len(falls) == 1 and len(arms) == 2:
-            return self._continue_under(scope, falls[0])  # the other arm returned or raised
+            # The other arm returned or raised: a narrowing guard there stops the job for the
+            # classes that fail it.
+            return self._continue_under(scope, self._stopping(falls[0], stmt, scope))
         if len(falls) == 1 and len(arms) == 1:
             only = falls[0]
             scope.live = _under(scope.live, only)
@@ -468,6 +493,7 @@ class ModuleVisitor:
             if scope.cls is not None and self._is_self(target.value, scope):
                 self._set_self_attr(scope, target.attr, value if value is not None else UNKNOWN, replace_ok=False)
             elif isinstance(target.value, ast.Name):
+                self._bind_function(target.value, value, scope, target)
                 # `obj.attr = v` creates the attribute (objects without __slots__): later reads of
                 # it here are the consumer's own value, not a provider member to look up.
                 scope.env.vars[_assigned_attr_key(target.value.id, target.attr)] = UNKNOWN
@@ -621,6 +647,7 @@ class ModuleVisitor:
         elif cls is None and first == "self":
             # A module-level function written to be bound onto an object (types.MethodType).
             env.vars[first] = Chain(Root("fself", f"{self.module}.{node.name}"))
+            self._self_functions.add(f"{self.module}.{node.name}")
         self._block(node.body, scope)
 
     def _class(self, node: ast.ClassDef, scope: Scope) -> None:
@@ -813,14 +840,41 @@ class ModuleVisitor:
                 value = self._value(name_node, scope)
                 name = value.value if isinstance(value, Const) and isinstance(value.value, str) else None
                 self.rpc_calls.append(RpcCall(node.func.attr, name, site_of(node), scope.function, scope.live))
+        if isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) == 3 and isinstance(node.args[1], ast.Constant):
+            self._bind_function(node.args[0], self._value(node.args[2], scope), scope, node)
         if _dotted(node.func) in ("types.MethodType", "MethodType") and len(node.args) == 2:
             func_value = self._value(node.args[0], scope)
             if isinstance(func_value, (ConsumerRef, Helper)):
                 dotted = func_value.dotted
                 if dotted:
                     target = self._value(node.args[1], scope)
-                    chain = (target.root, target.steps) if isinstance(target, Chain) else None
-                    self.method_bindings.append(MethodBinding(dotted, chain, site_of(node)))
+                    own = self._assigned_attrs(node.args[1], scope)
+                    for option in (target.options if isinstance(target, OneOf) else (target,)):
+                        chain = (option.root, option.steps) if isinstance(option, Chain) else None
+                        self.method_bindings.append(MethodBinding(dotted, chain, site_of(node), own))
+
+    def _bind_function(self, obj: ast.AST, func_value: Value | None, scope: Scope, site_node: ast.AST) -> None:
+        """`obj.forward = f` / `setattr(obj, "forward", f)` of a module function written with `self`
+        first: audited as if bound onto obj (the patching idiom; calls through obj pass obj)."""
+        if not isinstance(func_value, (ConsumerRef, Helper)) or func_value.dotted not in self._self_functions:
+            return
+        target = self._value(obj, scope)
+        own = self._assigned_attrs(obj, scope)
+        for option in (target.options if isinstance(target, OneOf) else (target,)):
+            chain = (option.root, option.steps) if isinstance(option, Chain) else None
+            self.method_bindings.append(MethodBinding(func_value.dotted, chain, site_of(site_node), own))
+
+    def _assigned_attrs(self, node: ast.AST, scope: Scope) -> tuple[str, ...]:
+        """Attributes the consumer set on the object named `node` (`base._ext = self`): its own members."""
+        if not isinstance(node, ast.Name):
+            return ()
+        prefix = f"{node.id}."
+        names: set[str] = set()
+        env: Env | None = scope.env
+        while env is not None:
+            names.update(k[len(prefix):] for k in env.vars if k.startswith(prefix))
+            env = env.parent
+        return tuple(sorted(names))
 
     # -------------------------------------------------------------- values
     def _value(self, node: ast.AST | None, scope: Scope, fresh: bool = False, depth: int = 0) -> Value:
@@ -1225,7 +1279,17 @@ class ModuleVisitor:
         if name in ("builtins.hasattr", "builtins.getattr") and len(test.args) >= 2:
             attr = self._getattr_target(test, scope)
             if attr is not None:
-                return g.symbolic(Condition(ConditionKind.HAS_ATTR, True, _text(node), target=attr[0], name=attr[1]))
+                cond = Condition(ConditionKind.HAS_ATTR, True, _text(node), target=attr[0], name=attr[1])
+                return g.symbolic(cond, *self._narrowings(test.args[0], cond, scope))
+            return None
+        if isinstance(func, Chain) and func.root.kind == "symbol" and test.args and not test.keywords:
+            # A provider function: a TypeIs/TypeGuard one narrows its argument (the checks ask the index).
+            subject_value = self._value(test.args[0], scope)
+            target = g.chain_target(subject_value)
+            if target is not None and all(s.kind == "attr" for s in func.steps):
+                path = ".".join([func.root.name] + [s.name or "" for s in func.steps])
+                cond = Condition(ConditionKind.NARROWS, True, _text(node), target=target, name=path)
+                return g.symbolic(cond, *self._narrowings(test.args[0], cond, scope))
             return None
         if name == "builtins.callable" and len(test.args) == 1 and isinstance(test.args[0], ast.Call):
             inner = test.args[0]
@@ -1267,7 +1331,25 @@ class ModuleVisitor:
         target = g.chain_target(subject_value)
         if target is None:
             return g.Decision(g.Branch(narrow=narrow), g.ALWAYS)
-        return g.symbolic(Condition(ConditionKind.IS_INSTANCE, True, _text(node), target=target, name=cls_path), narrow_true=narrow)
+        cond = Condition(ConditionKind.IS_INSTANCE, True, _text(node), target=target, name=cls_path)
+        if known:
+            return g.symbolic(cond, *self._narrowings(subject, cond, scope))
+        return g.symbolic(cond, narrow_true=narrow)
+
+    def _narrowings(self, subject: ast.AST, cond: Condition, scope: Scope) -> tuple[tuple, tuple]:
+        """(narrow when true, narrow when false) for a name holding a provider chain: the chain
+        gains a `narrow` step, so the checks keep only the candidate classes on that side."""
+        if not isinstance(subject, ast.Name):
+            return (), ()
+        value = scope.env.lookup(subject.id)
+        if not isinstance(value, Chain) or not value.steps:
+            return (), ()
+        plain = replace(cond, target=None)
+        sides = []
+        for expect in (True, False):
+            step = Step("narrow", name=cond.name, check=False, guard=replace(plain, expect=expect))
+            sides.append(((subject.id, Chain(value.root, value.steps + (step,))),))
+        return sides[0], sides[1]
 
     def _getattr_target(self, node: ast.AST, scope: Scope) -> tuple[tuple[Root, tuple[Step, ...]], str] | None:
         """(chain of x, "m") for `hasattr(x, "m")` / `getattr(x, "m", ...)`."""

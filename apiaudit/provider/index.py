@@ -728,6 +728,15 @@ class ProviderIndex:
                     names.append(member_name)
         return tuple(names)
 
+    def is_protocol(self, class_path: str) -> bool:
+        """Is the class itself a Protocol (it lists `Protocol` among its bases)? An object annotated
+        with one is some other class that has its members: its own attributes cannot be judged."""
+        return self._cached(("is-protocol", class_path), lambda: self._is_protocol(class_path))
+
+    def _is_protocol(self, class_path: str) -> bool:
+        cls = self.object_at(class_path)
+        return isinstance(cls, griffe.Class) and any((ex.canonical(b) or "") in PROTOCOL_BASES for b in cls.bases)
+
     def narrowing(self, function_path: str) -> Narrowing | None:
         """A provider function annotated ``-> TypeIs[X]``/``-> TypeGuard[X]`` (any overload); None otherwise."""
         return self._cached(("narrowing", function_path), lambda: self._narrowing(function_path))

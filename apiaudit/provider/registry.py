@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -58,7 +59,15 @@ class Registry:
         return tuple(dict.fromkeys(e.class_path for e in self.entries))
 
     def architectures_of(self, class_path: str) -> tuple[str, ...]:
-        return tuple(e.architecture for e in self.entries if e.class_path == class_path)
+        return self._by_class.get(class_path, ())
+
+    @functools.cached_property
+    def _by_class(self) -> dict[str, tuple[str, ...]]:
+        # cached_property writes the instance dict directly: fine on a frozen dataclass
+        found: dict[str, tuple[str, ...]] = {}
+        for e in self.entries:
+            found[e.class_path] = found.get(e.class_path, ()) + (e.architecture,)
+        return found
 
 
 class CandidateSource(str, enum.Enum):
@@ -260,10 +269,176 @@ class ModelTypes:
             return None
         return self.factory_classes(value.symbol.path, value.keyword_list(rule.architectures_keyword), model)
 
+    def may_implement(self, class_path: str, protocol_path: str, members: tuple[str, ...] | None) -> bool:
+        """A cheap `ast` pre-check before `index.implements` loads the class's module with Griffe:
+        False only when no chain of base names (through the provider's modules) reaches the
+        protocol and, for a runtime-checkable one, its member names do not all appear in those
+        modules' text. Anything it cannot follow answers True (ask the index)."""
+        key = ("may-implement", class_path, protocol_path, members)
+        return self.index._cached(key, lambda: self._may_implement(class_path, protocol_path, members))
+
+    def _may_implement(self, class_path: str, protocol_path: str, members: tuple[str, ...] | None) -> bool:
+        texts: list[str] = []
+        seen: set[str] = set()
+
+        def reaches(path: str, depth: int) -> bool:
+            if path == protocol_path:
+                return True
+            if path in seen:
+                return False
+            seen.add(path)
+            if depth > 30 or not self.index.loader.owns(path):
+                return False  # outside the provider: adds no provider protocol
+            module, _, name = path.rpartition(".")
+            shape = _module_shape(self.index, module)
+            if shape is None or name not in shape.classes:
+                return True  # a re-export or something ast cannot follow: ask the index
+            bases, body = shape.classes[name]
+            if "typing.Protocol" not in {shape.absolute(b) for b in bases}:
+                texts.append(body)  # a protocol base brings its own members, not this one's
+            for base in bases:
+                target = shape.absolute(base)
+                if target is None or reaches(target, depth + 1):
+                    return True
+            return False
+
+        if reaches(class_path, 0):
+            return True
+        if members:
+            joined = "\n".join(texts)
+            return all(re.search(rf"\b{re.escape(m)}\b", joined) for m in members)
+        return False
+
     def _is_subclass(self, class_path: str, owner: str) -> bool:
+        # memoised as a plain bool, so a warm scan (index cache) loads no module to answer it
+        return self.index._cached(("is-subclass", class_path, owner), lambda: self._subclass(class_path, owner))
+
+    def _subclass(self, class_path: str, owner: str) -> bool:
         resolved = self.index.resolve(owner)
         owner_path = resolved.symbol.path if isinstance(resolved, Found) and resolved.symbol.kind is SymbolKind.CLASS else owner
         return any(getattr(k, "path", k) == owner_path for k in self.index.mro(class_path))
+
+
+@dataclass(frozen=True)
+class _ModuleShape:
+    """A module's top-level classes (bases as written, body text) and its imports (from `ast`)."""
+
+    module: str
+    classes: dict  # name -> (bases, source of the class)
+    imports: dict
+
+    def absolute(self, written: str | None) -> str | None:
+        if written is None:
+            return None
+        head, _, rest = written.partition(".")
+        if head in self.classes and not rest:
+            return f"{self.module}.{head}"
+        if head in self.imports:
+            return self.imports[head] + (f".{rest}" if rest else "")
+        return f"builtins.{written}" if not rest and head in _BUILTINS else None
+
+
+def _module_shape(index: ProviderIndex, module: str) -> _ModuleShape | None:
+    cache = index.__dict__.setdefault("_module_shapes", {})
+    if module not in cache:
+        cache[module] = _read_shape(index, module)
+    return cache[module]
+
+
+_CLASS_LINE = re.compile(r"^class\s+(\w+)\s*(\(|:)")
+_FROM_IMPORT = re.compile(r"^\s*from\s+(\.*)([\w.]*)\s+import\s+(.+)$")
+_IMPORT = re.compile(r"^\s*import\s+(.+)$")
+_BUILTINS = frozenset(dir(__import__("builtins")))
+
+
+def _read_shape(index: ProviderIndex, module: str) -> _ModuleShape | None:
+    """Line-based (no full parse: this runs over every model module of a registry): top-level
+    class headers, each class's lines, and the import statements anywhere in the module."""
+    path = index.loader.module_file(module)
+    if path is None:
+        return None
+    data = path.read_bytes()
+    index.loader.touched.setdefault(index.loader.relative(path), hashlib.sha256(data).hexdigest())
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    package = module if path.name.startswith("__init__.") else module.rpartition(".")[0]
+    imports: dict[str, str] = {}
+    classes: dict[str, tuple[tuple[str | None, ...], str]] = {}
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        found = _FROM_IMPORT.match(line) or _IMPORT.match(line)
+        if found is not None:
+            text = line
+            while "(" in text and ")" not in text and i + 1 < len(lines):
+                i += 1
+                text += " " + lines[i]
+            _imports(text, package, imports)
+        else:
+            header = _CLASS_LINE.match(line)
+            if header is not None:
+                start = i
+                text = line.split("#", 1)[0]
+                while not text.rstrip().endswith(":") and i + 1 < len(lines):
+                    i += 1
+                    text += " " + lines[i].split("#", 1)[0]
+                end = i + 1
+                while end < len(lines) and (not lines[end].strip() or lines[end][:1] in (" ", "\t", "#", ")")):
+                    end += 1
+                classes[header.group(1)] = (_bases(text), "\n".join(lines[start:end]))
+                i = end - 1
+        i += 1
+    return _ModuleShape(module, classes, imports)
+
+
+def _imports(text: str, package: str, into: dict[str, str]) -> None:
+    text = text.split("#", 1)[0].replace("(", " ").replace(")", " ").replace("\\", " ")
+    found = _FROM_IMPORT.match(text)
+    if found is not None:
+        dots, base, names = found.groups()
+        if dots:
+            parts = package.split(".")
+            anchor = ".".join(parts[: len(parts) - len(dots) + 1])
+            base = f"{anchor}.{base}" if base else anchor
+        for item in names.split(","):
+            words = item.split()
+            if words:
+                into[words[2] if len(words) == 3 and words[1] == "as" else words[0]] = f"{base}.{words[0]}"
+        return
+    found = _IMPORT.match(text)
+    for item in (found.group(1).split(",") if found else ()):
+        words = item.split()
+        if len(words) == 3 and words[1] == "as":
+            into[words[2]] = words[0]
+        elif words:
+            into[words[0].split(".")[0]] = words[0].split(".")[0]
+
+
+def _bases(header: str) -> tuple[str | None, ...]:
+    """The bases of `class X(A, b.B, metaclass=M):` as written; None for what is not a name."""
+    head = header.rstrip().rstrip(":")
+    if "(" not in head:
+        return ()
+    inner = head[head.find("(") + 1 : head.rfind(")")]
+    if not inner.strip():
+        return ()
+    try:
+        call = ast.parse(f"f({inner})", mode="eval").body
+    except SyntaxError:
+        return (None,)
+    if not isinstance(call, ast.Call):
+        return (None,)
+    return tuple(_written(b) for b in call.args)
+
+
+def _written(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _written(node.value)
+        return f"{inner}.{node.attr}" if inner else None
+    return None  # a call or anything computed: cannot follow
 
 
 # ------------------------------------------------------- unknown architectures

@@ -1,7 +1,7 @@
 """Values and their join: what a name holds after two branches meet."""
 
 from apiaudit.consumer.model import ImportRef, Root, Step
-from apiaudit.consumer.values import UNBOUND, UNKNOWN, Chain, Const, DictValue, ImportChoice, join
+from apiaudit.consumer.values import UNBOUND, UNKNOWN, Chain, Const, DictValue, ImportChoice, OneOf, join
 
 
 def test_the_same_value_is_kept_and_different_constants_are_unknown():
@@ -20,7 +20,11 @@ def test_chains_that_differ_only_in_what_was_already_checked_are_one_chain():
     a = Chain(Root("symbol", "p.A"), (Step("call", check=True),))
     b = Chain(Root("symbol", "p.A"), (Step("call", check=False),))
     assert join(a, b) == a
-    assert join(a, Chain(Root("symbol", "p.B"))) is UNKNOWN
+    # Different chains: the name holds one of them (bindings and checks follow each).
+    other = Chain(Root("symbol", "p.B"))
+    assert join(a, other) == OneOf((a, other))
+    assert join(join(a, other), a) == OneOf((a, other))
+    assert join(a, UNKNOWN) is UNKNOWN
 
 
 def test_import_choices_join_side_by_side():

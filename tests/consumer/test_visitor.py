@@ -314,3 +314,43 @@ def test_version_text_methods_fold_on_the_audited_release(tmp_path):
     (tmp_path / "u").mkdir()
     unknown = versioned_files(tmp_path / "u", replace(VERSIONED, provider_version=None), a=source)["cons/a.py"]
     assert {u.steps[0].name: u.live.conditional for u in unknown.uses if u.steps} == {"on_0_10": True, "before_0_10": True, "never": True}
+
+
+def test_guards_narrow_chains_and_a_guard_and_raise_is_recorded(tmp_path):
+    f = files_of(tmp_path, g="""
+        import types
+        from prov.worker import Worker
+        from prov.interfaces import supports_draft
+
+        def forward(self, x):
+            return self.embed(x)
+
+        class Ext(Worker):
+            def setup(self):
+                model = self.runner.model
+                if not supports_draft(model):
+                    raise ValueError("no")
+                base = model.model
+                if hasattr(base, "inner"):
+                    target = base.inner
+                else:
+                    target = base
+                target._mine = 1
+                types.MethodType(forward, target)
+                setattr(base, "forward", forward)
+        """)["cons/g.py"]
+    (stop,) = f.guard_stops
+    assert (stop.site.line, stop.condition.kind.value, stop.condition.name, stop.condition.expect, stop.condition.stops) == (
+        12, "narrows", "prov.interfaces.supports_draft", True, True)
+    # one binding per way `target` can be, then the setattr on `base`
+    targets = [tuple((s.kind, s.name) for s in b.target[1]) for b in f.method_bindings]
+    narrow = ("narrow", "prov.interfaces.supports_draft")
+    assert targets == [
+        (("attr", "runner"), ("attr", "model"), narrow, ("attr", "model"), ("narrow", "inner"), ("attr", "inner")),
+        (("attr", "runner"), ("attr", "model"), narrow, ("attr", "model"), ("narrow", "inner")),
+        (("attr", "runner"), ("attr", "model"), narrow, ("attr", "model")),
+    ]
+    assert [b.own for b in f.method_bindings] == [("_mine",), ("_mine",), ()]
+    guard_step = f.method_bindings[0].target[1][2].guard
+    assert guard_step.stops and guard_step.expect is True
+    assert [s.guard.expect for s in f.method_bindings[1].target[1] if s.kind == "narrow"] == [True, False]

@@ -1,9 +1,9 @@
 """The real speculators 0.3.0 wheel, fixed for vLLM 0.16 with the shipped rules, against what
 speculators 0.4.0's maintainers wrote at the same calls.
 
-The scan engine is not used here: the three signature findings are built by hand where
-a scan reports them (the call's first line and column), the pattern findings come from
-the shipped [[pattern]] rules. What is tested is the fix.
+The scan engine is not used here: the three signature findings and the worker's
+attribute-missing are built by hand where a scan reports them (the call's first line and
+column), the pattern findings come from the shipped [[pattern]] rules. What is tested is the fix.
 """
 
 from __future__ import annotations
@@ -51,6 +51,17 @@ def _signature_findings(source: str) -> list[Finding]:
     ]  # fmt: skip
 
 
+def _worker_findings(source: str) -> list[Finding]:
+    """The attribute-missing a scan reports on the bound base model's `get_input_embeddings`
+    (tests/test_audit_model_real_wheels.py), explained by the recipe vllm-embed-input-ids."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "get_input_embeddings":
+            details = (("attribute", "get_input_embeddings"), ("recipe", "vllm-embed-input-ids"), ("renamed_to", "embed_input_ids"))
+            return [Finding("attribute-missing", Severity.ERROR, "speculators", WORKER, node.lineno, node.col_offset,
+                            "vllm.model_executor.models.llama.LlamaModel.get_input_embeddings", None, "m", details=details)]
+    raise AssertionError("no get_input_embeddings call")
+
+
 @pytest.fixture
 def fixed(released, tmp_path: Path):
     tree = released("speculators==0.3.0")
@@ -58,6 +69,7 @@ def fixed(released, tmp_path: Path):
     shutil.copytree(tree.root / "speculators", site / "speculators")
     book = load_rulebook([], "vllm").applicable("0.16.0")
     findings = _signature_findings((site / GENERATOR).read_text())
+    findings += _worker_findings((site / WORKER).read_text())
     for path in (GENERATOR, WORKER):
         findings += match_patterns((site / path).read_text(), path, book.patterns, consumer="speculators", provider_packages=("vllm",))
     plan = plan_fixes(findings, site, book)

@@ -57,8 +57,11 @@ def fixed(release_cache: Path, tmp_path_factory):
 
 def test_fix_into_fixes_everything_scan_reports(fixed) -> None:
     result, report, tmp = fixed
-    assert result.exit_code == 0, result.stderr
-    assert "not fixed" not in result.stderr  # exit 0: every finding has its fix
+    # Every finding has its fix but the model-dependent warnings, which need `--model` (what the
+    # job loads decides whether they break): those are reported, not edited, so fix exits 1.
+    not_fixed = [line for line in result.stderr.splitlines() if ": not fixed: " in line]
+    assert all(": model-attribute-missing: " in line for line in not_fixed), result.stderr
+    assert result.exit_code == (1 if not_fixed else 0), result.stderr
     assert {f.rule for f in report.findings} >= set(HAND_FIXED)
     patched = (tmp / "overlay" / GENERATOR).read_text()
     assert "enable_prefix_caching=False" in patched
@@ -87,5 +90,7 @@ def test_fixing_the_overlay_again_changes_nothing(fixed, release_cache: Path) ->
     _, _, tmp = fixed
     again = scan([str(tmp / "overlay" / "speculators")], "vllm==0.20.0", cache_dir=release_cache)
     assert again.findings  # the overlay was read (cannot-judge notes remain)
-    blocking = [f for f in again.findings if f.severity.value != "info"]
+    # Only what needs --model is left: the warnings about some registered classes' members.
+    blocking = [f for f in again.findings if f.severity.value != "info" and f.rule != "model-attribute-missing"]
     assert blocking == [], blocking
+    assert not [f for f in again.findings if f.severity.value == "error"]

@@ -257,3 +257,19 @@ def test_vllm_016_kimi_language_model_has_a_type_once_rules_are_installed(releas
     language_model = types.index.attribute_type(kimi, "language_model")
     assert language_model.path == V + "deepseek_v2.DeepseekV2ForCausalLM"
     assert types.index.attribute_type(language_model.path, "model").path == V + "deepseek_v2.DeepseekV2Model"
+
+
+@pytest.mark.parametrize("version, wrapper", [("v1", False), ("v2", True)])
+def test_may_implement_reads_class_bases_with_ast_before_any_module_is_loaded(version, wrapper):
+    types = _types(version)
+    protocol = "modelhub.models.interfaces.SupportsDraft"
+    members = ("supports_draft", "has_own_lm_head", "set_aux_hidden_state_layers", "get_aux_hidden_state_layers")
+    m = "modelhub.models."
+    assert types.may_implement(m + "dense.DenseForCausalLM", protocol, members)  # a direct base
+    assert types.may_implement(m + "moe.MoeV3ForCausalLM", protocol, members)  # through MoeForCausalLM
+    assert types.may_implement(m + "wrapper.WrapperForConditionalGeneration", protocol, members) is wrapper
+    # no base reaches it, but the body names every member: the index decides (structurally)
+    assert types.may_implement(m + "dense.StructuralForCausalLM", protocol, members)
+    assert not types.may_implement(m + "dense.StructuralForCausalLM", protocol, None)
+    # the answer agrees with the index wherever the pre-check says no
+    assert types.index.implements(m + "wrapper.WrapperForConditionalGeneration", protocol).value == ("yes" if wrapper else "no")

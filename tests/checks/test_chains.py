@@ -1,0 +1,86 @@
+"""Model objects as unions of registry classes (issue 9): guards narrow them, code bound onto
+them is checked on each class, a failing job-stopping guard is `guard-fails`.
+
+The fixture provider modelhub (fixtures/providers/modelhub_v1, _v2, rules modelhub.toml) has a
+registry (Dense, Moe, MoeV3, Wrapper), a runner slot, a factory and the `supports_draft` TypeIs
+function; v2 renames the base models' get_input_embeddings to embed_input_ids and adds
+SupportsDraft to the wrapper. The consumer fixtures/consumers/capture binds a forward onto the
+model's base model after a guard-and-raise (guarded.py) or hasattr branches (branching.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from apiaudit.audit import scan
+from apiaudit.model import load_model
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+PROVIDERS = FIXTURES / "providers"
+CONSUMER = FIXTURES / "consumers" / "capture"
+
+
+def _findings(version: str, model: str | None):
+    report = scan([str(CONSUMER)], str(PROVIDERS / version / "modelhub"), cache_dir=None, rules_dirs=[PROVIDERS],
+                  use_index_cache=False, model=load_model(FIXTURES / "models" / model) if model else None)
+    return {
+        (f.rule, f.severity.value, f.path, f.line, f.callee, f.detail("behind_guard"))
+        for f in report.findings if f.rule != "cannot-judge"
+    }, report
+
+
+def test_v1_without_model_every_candidate_has_what_the_bound_code_uses():
+    got, _ = _findings("modelhub_v1", None)
+    assert got == set()
+
+
+def test_v2_without_model_a_member_missing_on_every_candidate_is_an_error_and_on_some_one_warning():
+    got, report = _findings("modelhub_v2", None)
+    assert got == {
+        # hasattr branches: the get_language_model() side cannot be read (unknown, not failing)
+        ("attribute-missing", "error", "capture/branching.py", 7, "modelhub.models.dense.DenseModel.get_input_embeddings", None),
+        # guard-and-raise narrows to the SupportsDraft classes; their base models lack it
+        ("attribute-missing", "error", "capture/guarded.py", 10, "modelhub.models.dense.DenseModel.get_input_embeddings", None),
+        # the wrapper passes supports_draft in v2 but has no `model`
+        ("model-attribute-missing", "warning", "capture/guarded.py", 21, "modelhub.models.wrapper.WrapperForConditionalGeneration.model", None),
+    }
+    warning = next(f for f in report.findings if f.rule == "model-attribute-missing")
+    assert warning.detail("architectures") == "WrapperForConditionalGeneration"
+    assert "1 of 4 classes" in warning.message
+    error = next(f for f in report.findings if f.path == "capture/guarded.py" and f.line == 10)
+    assert error.detail("classes") == "modelhub.models.dense.DenseModel,modelhub.models.moe.MoeModel"
+
+
+def test_v1_with_the_wrapper_model_the_guard_fails_and_what_follows_is_behind_it():
+    got, report = _findings("modelhub_v1", "hub-wrapper")
+    assert got == {
+        ("guard-fails", "error", "capture/guarded.py", 19, "modelhub.models.interfaces.supports_draft", None),
+        ("attribute-missing", "error", "capture/guarded.py", 21, "modelhub.models.wrapper.WrapperForConditionalGeneration.model", "19"),
+    }
+    behind = next(f for f in report.findings if f.rule == "attribute-missing")
+    assert "behind the failing guard `supports_draft(model)` (line 19)" in behind.message
+
+
+def test_v2_with_the_wrapper_model_the_guard_passes():
+    got, _ = _findings("modelhub_v2", "hub-wrapper")
+    assert got == {
+        ("attribute-missing", "error", "capture/guarded.py", 21, "modelhub.models.wrapper.WrapperForConditionalGeneration.model", None),
+    }
+
+
+@pytest.mark.parametrize("version, expected", [
+    ("modelhub_v1", set()),
+    ("modelhub_v2", {
+        # the wrapper's branch is never taken for the dense model: no unjudged option
+        ("attribute-missing", "error", "capture/branching.py", 7, "modelhub.models.dense.DenseModel.get_input_embeddings", None),
+        ("attribute-missing", "error", "capture/guarded.py", 10, "modelhub.models.dense.DenseModel.get_input_embeddings", None),
+    }),
+])
+def test_dense_model_is_checked_as_its_one_class(version, expected):
+    got, report = _findings(version, "hub-dense")
+    assert got == expected
+    for f in report.findings:
+        if f.rule == "attribute-missing":
+            assert f.message == "'DenseModel' object has no attribute 'get_input_embeddings'"
