@@ -271,6 +271,11 @@ def plan_fixes(
         except cst.ParserSyntaxError as exc:
             unfixable.extend(Unfixable(f, f"{path} does not parse ({exc.message})") for f in path_findings)
             continue
+        except RecursionError:
+            # Valid code, but nested deeper than LibCST's recursive tree walk goes (a sum of
+            # thousands of terms): the findings stand, the edits are left to a person.
+            unfixable.extend(Unfixable(f, f"{path} is nested too deeply for the rewriter; fix by hand") for f in path_findings)
+            continue
         intents: list[_Intent] = []
         for finding in path_findings:
             result = _intent(finding, _recipe_for(finding, recipe_list), index)
@@ -281,7 +286,11 @@ def plan_fixes(
         if not intents:
             continue
         imports = tuple(dict.fromkeys(i for intent in intents for i in intent.imports))
-        edited = apply_edits(index, [i.edit for i in intents], imports)
+        try:
+            edited = apply_edits(index, [i.edit for i in intents], imports)
+        except RecursionError:
+            unfixable.extend(Unfixable(i.finding, f"{path} is nested too deeply for the rewriter; fix by hand") for i in intents)
+            continue
         patched = edited.code
         try:
             compile(patched, str(file), "exec")

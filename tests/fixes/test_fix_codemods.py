@@ -177,3 +177,14 @@ def test_windows_line_endings_are_kept(tmp_path: Path) -> None:
     ]
     patched = plan_fixes(findings, tmp_path, RECIPES).files[0].patched
     assert patched == b"x = build(\r\n    a=1,\r\n)\r\ny = make(\r\n    a=1,\r\n    mode=1,\r\n)\r\n"
+
+
+def test_deeply_nested_valid_code_is_unfixable_not_a_crash(tmp_path: Path) -> None:
+    # A 500-term sum is valid Python that LibCST's recursive walk cannot rewrite.
+    terms = " + ".join(["1"] * 500)
+    (tmp_path / "deep.py").write_text(f"x = {terms}\nbuild(a=1, legacy=2)\n")
+    finding = Finding("unexpected-keyword", Severity.ERROR, "c", "deep.py", 2, 0, BUILD, "legacy", "m")
+    plan = plan_fixes([finding], tmp_path, RECIPES)
+    assert not plan.changed_files
+    (item,) = plan.unfixable
+    assert "nested too deeply" in item.reason
