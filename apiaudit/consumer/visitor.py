@@ -18,6 +18,7 @@ from functools import partial
 
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import ImportContext, import_alias_value, module_imports
+from apiaudit.astutil import dotted_text
 from apiaudit.consumer.model import (
     ALWAYS,
     Arg,
@@ -372,6 +373,18 @@ class ModuleVisitor:
             scope.live = _under(scope.live, only)
         return True
 
+    def _dict_of_arguments(self, call: ast.Call, scope: Scope, start: DictValue) -> DictValue:
+        """`start` plus the keys `dict(...)` / `.update(...)` arguments add: a mapping or `**splat`
+        whose keys are known adds them; anything else makes the set open."""
+        keys, is_open = set(start.keys), start.open
+        parts = [*call.args, *(kw.value for kw in call.keywords if kw.arg is None)]
+        for part in parts:
+            other = self._value(part, scope)
+            keys |= other.keys if isinstance(other, DictValue) else set()
+            is_open = is_open or not isinstance(other, DictValue) or other.open
+        keys |= {kw.arg for kw in call.keywords if kw.arg is not None}
+        return DictValue(frozenset(keys), is_open)
+
     def _arm(self, scope: Scope, branch: g.Branch) -> Scope:
         """A child scope that runs under `branch` (its conditions, with its narrowed names)."""
         arm = scope.child(_under(scope.live, branch))
@@ -568,22 +581,7 @@ class ModuleVisitor:
         current, write = holder
         method = call.func.attr
         if method == "update":
-            keys, is_open = set(current.keys), current.open
-            for arg in call.args:
-                other = self._value(arg, scope)
-                if isinstance(other, DictValue):
-                    keys |= other.keys
-                    is_open = is_open or other.open
-                else:
-                    is_open = True
-            for kw in call.keywords:
-                if kw.arg is None:
-                    other = self._value(kw.value, scope)
-                    keys |= other.keys if isinstance(other, DictValue) else set()
-                    is_open = is_open or not isinstance(other, DictValue) or other.open
-                else:
-                    keys.add(kw.arg)
-            write(DictValue(frozenset(keys), is_open))
+            write(self._dict_of_arguments(call, scope, current))
         elif method in ("pop", "setdefault") and call.args:
             key = call.args[0]
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
@@ -981,20 +979,7 @@ class ModuleVisitor:
             return Chain(Root("super", scope.cls.dotted)) if scope.cls is not None else UNKNOWN
         if name == "dict":
             self.dicts_seen = True
-            keys: set[str] = set()
-            is_open = False
-            for arg in node.args:
-                other = self._value(arg, scope)
-                keys |= other.keys if isinstance(other, DictValue) else set()
-                is_open = is_open or not isinstance(other, DictValue) or other.open
-            for kw in node.keywords:
-                if kw.arg is None:
-                    other = self._value(kw.value, scope)
-                    keys |= other.keys if isinstance(other, DictValue) else set()
-                    is_open = is_open or not isinstance(other, DictValue) or other.open
-                else:
-                    keys.add(kw.arg)
-            return DictValue(frozenset(keys), is_open)
+            return self._dict_of_arguments(node, scope, DictValue(frozenset(), False))
         # getattr
         if len(node.args) == 3:
             return UNKNOWN  # getattr with a default never raises
@@ -1533,15 +1518,7 @@ def _is_type_checking(test) -> bool:
     return name is not None and name.rsplit(".", 1)[-1] == "TYPE_CHECKING"
 
 
-def _dotted(node) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
+_dotted = dotted_text
 
 
 def _decorator_name(node) -> str | None:

@@ -19,6 +19,8 @@ from typing import Any, TypeAlias, TypeGuard
 
 import griffe
 
+from apiaudit.astutil import dotted_text
+
 KEY = "apiaudit"
 
 
@@ -255,16 +257,6 @@ def _self_assignments(func: ast.AST, me: str, calls: dict[str, list] | None = No
     return names, dynamic
 
 
-def dotted_text(node: ast.AST) -> str | None:
-    """`a.b.C` as text for a Name/Attribute chain; None for anything else."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def _string_lists(call: ast.Call) -> list:
