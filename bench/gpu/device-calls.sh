@@ -4,6 +4,8 @@
 #   call 2-4  carry .gpu-stack/vllm-N:                                                     bench/gpu/device-calls.sh stash
 #   call 5  carry .gpu-stack/vllm-4:                                                       bench/gpu/device-calls.sh vllm-0.4.0
 #   call 6  (nothing carried):                                                             bench/gpu/device-calls.sh vllm-0.3.0
+# The fix-only 0.3.0 run on a fresh machine: stash (wheels + overlay-0.3.0), stash x3 (vllm-1..3),
+#   stack-hf (vllm-4), then fix-only-0.3.0 (nothing carried).
 # Calls follow each other within the machine's warm time: what earlier calls left in /tmp stays.
 # The scripts find everything relative to themselves: where the device tool sends another
 # checkout than this one, export this tree (git archive HEAD) with .gpu-stack/<chunk> into an
@@ -57,5 +59,13 @@ case "${1:-}" in
         check pipeline "$W" vllm-0.3.0-hand3 --backend vllm --overlay "$GPU_STACK_HOME/overlay-0.3.0-hand3" \
             && check load "$W" vllm-0.3.0-hand3
         keep vllm-0.3.0-rerun vllm-0.3.0-cache vllm-0.3.0-hand3 ;;
-    *) sed -n '2,8p' "$0"; exit 2 ;;
+    stack-hf)  # a fresh machine, after calls carrying the wheels, the overlay and vllm-1..3: this one carries vllm-4
+        bench/gpu/gpu-stack.sh stash && bench/gpu/gpu-stack.sh install small && bench/gpu/gpu-stack.sh install vllm || exit 1
+        check model "$W" && check pipeline "$W" hf --backend hf
+        keep stack-hf hf ;;
+    fix-only-0.3.0)  # speculators 0.3.0 patched by `apiaudit fix --into` alone, no edit by hand
+        check pipeline "$W" vllm-0.3.0-fix-only --backend vllm --overlay "$GPU_STACK_HOME/overlay-0.3.0" \
+            && check compare "$W" hf vllm-0.3.0-fix-only && check load "$W" vllm-0.3.0-fix-only
+        keep vllm-0.3.0-fix-only vllm-0.3.0-fix-only ;;
+    *) sed -n '2,10p' "$0"; exit 2 ;;
 esac
