@@ -21,6 +21,7 @@ from typing import Iterable
 
 from apiaudit import cachefmt
 from apiaudit.consumer.model import ConsumerFile, Site, Use
+from apiaudit.facts import DeprecationFacts
 from apiaudit.findings import Finding, Severity
 
 RULE = "deprecated-use"
@@ -319,7 +320,7 @@ def find_deprecations(
                     out.append(replace(
                         at, message=f"{short}() is deprecated: {deprecation.whole}",
                         advice="Move off it before the provider release that removes it (apiaudit matrix says which).",
-                        details=(("deprecated", "callable"),),
+                        facts=DeprecationFacts("callable"),
                     ))  # fmt: skip
                 used = set(call.keyword_names()) if call else set()
                 for keyword, message in deprecation.keywords:
@@ -327,7 +328,7 @@ def find_deprecations(
                         out.append(replace(
                             at, param=keyword, message=f"{short}(): the keyword '{keyword}' is deprecated: {message}",
                             advice=f"Stop passing {keyword}=... before the release that removes it.",
-                            details=(("deprecated", "keyword"),),
+                            facts=DeprecationFacts("keyword"),
                         ))  # fmt: skip
     return out
 

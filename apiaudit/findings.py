@@ -10,6 +10,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Literal
 
+from apiaudit.facts import Facts, RecipeFacts
+
 SCHEMA_VERSION = "1.2"
 
 # Where audited code came from: an installed distribution, a fetched release wheel, a path.
@@ -130,19 +132,19 @@ class Finding:
     advice: str | None = None
     end_line: int | None = None
     end_column: int | None = None
-    # Machine-readable facts for fixes: moved-to modules for import-missing,
-    # parameter names for surplus positionals, a recipe's id and change, ...
-    details: tuple[tuple[str, str], ...] = ()
+    # What the check knew, typed by rule family (apiaudit/facts.py): moved-to modules for
+    # import-missing, parameter names for surplus positionals, ... JSON `details` is made from
+    # these in report/json_format.py.
+    facts: Facts | None = None
+    # The recipe that explains the finding (and fixes it), with what its change says.
+    recipe: RecipeFacts | None = None
+    # Lines of the guards that fail on this release and come before the finding: the job
+    # stops there first.
+    behind_guard: tuple[int, ...] = ()
     # True when the finding sits behind a guard the engine could not decide on the audited
     # release (`guard` is that guard's source text): it may never run.
     conditional: bool = False
     guard: str | None = None
-
-    def detail(self, key: str) -> str | None:
-        for k, v in self.details:
-            if k == key:
-                return v
-        return None
 
     @property
     def sort_key(self) -> tuple:

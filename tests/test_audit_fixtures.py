@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from apiaudit.report.json_format import finding_details
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 PROVIDERS = FIXTURES / "providers"
 # What is handed to scan(): a package directory, or a folder of loose scripts.
@@ -120,7 +122,7 @@ def test_moved_symbol_says_where_it_went() -> None:
         if f.rule == "import-missing" and f.callee == "engine.utils.get_ip"
     ]
     assert len(moved) == 1, moved
-    told = " ".join([moved[0].message, moved[0].advice or "", *(v for _, v in moved[0].details)])
+    told = " ".join([moved[0].message, moved[0].advice or "", *finding_details(moved[0]).values()])
     assert "engine.net" in told, told
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from apiaudit.audit import scan
+from apiaudit.facts import RecipeFacts, attribute_of
 from apiaudit.findings import Severity
 from apiaudit.model import load_model
 from tests.test_audit_real_wheels import GENERATOR, _call_line
@@ -38,20 +39,20 @@ def _errors(report):
 
 def test_030_on_016_without_model_get_input_embeddings_is_missing_on_every_eagle3_base_model(release_cache):
     report = _scan("speculators==0.3.0", "vllm==0.16.0", release_cache)
-    hits = [f for f in _errors(report) if f.path == WORKER and f.detail("attribute") == "get_input_embeddings"]
+    hits = [f for f in _errors(report) if f.path == WORKER and attribute_of(f.facts) == "get_input_embeddings"]
     assert [(f.rule, f.line) for f in hits] == [("attribute-missing", 30)]
     # the recipe explains (and makes fixable) what the pattern rule used to guess
-    assert hits[0].detail("recipe") == "vllm-embed-input-ids" and hits[0].detail("renamed_to") == "embed_input_ids"
-    assert "vllm.model_executor.models.llama.LlamaModel" in hits[0].detail("classes").split(",")
+    assert hits[0].recipe == RecipeFacts("vllm-embed-input-ids", renamed_to="embed_input_ids")
+    assert "vllm.model_executor.models.llama.LlamaModel" in hits[0].facts.classes
     assert not [f for f in report.findings if f.rule == "vllm-get-input-embeddings-renamed"]
     # 11 multimodal SupportsEagle3 classes have no `model`: one warning naming them
-    (warning,) = [f for f in report.findings if f.rule == "model-attribute-missing" and f.detail("attribute") == "model"]
+    (warning,) = [f for f in report.findings if f.rule == "model-attribute-missing" and attribute_of(f.facts) == "model"]
     assert warning.line == 107 and "11 of 46 classes" in warning.message
 
 
 def test_040_on_011_without_model_embed_input_ids_is_missing_on_every_base_model(release_cache):
     report = _scan("speculators==0.4.0", "vllm==0.11.0", release_cache)
-    hits = [f for f in _errors(report) if f.path == WORKER and f.detail("attribute") == "embed_input_ids"]
+    hits = [f for f in _errors(report) if f.path == WORKER and attribute_of(f.facts) == "embed_input_ids"]
     assert [(f.rule, f.line) for f in hits] == [("attribute-missing", 38)]
 
 
@@ -67,17 +68,17 @@ def test_kimi_on_016_names_the_six_breaks(released, release_cache):
     }
     assert {(f.rule, f.path, f.callee) for f in errors if f.path == GENERATOR and f.rule != "remote-code-required"} == SIGNATURES | protocol
     guard = _call_line(consumer.root, WORKER, "supports_eagle3")
-    assert {(f.rule, f.line, f.callee, f.detail("behind_guard")) for f in errors if f.path == WORKER} == {
-        ("guard-fails", guard, "vllm.model_executor.models.interfaces.supports_eagle3", None),
-        ("attribute-missing", 107, "vllm.model_executor.models.kimi_k25.KimiK25ForConditionalGeneration.model", str(guard)),
+    assert {(f.rule, f.line, f.callee, f.behind_guard) for f in errors if f.path == WORKER} == {
+        ("guard-fails", guard, "vllm.model_executor.models.interfaces.supports_eagle3", ()),
+        ("attribute-missing", 107, "vllm.model_executor.models.kimi_k25.KimiK25ForConditionalGeneration.model", (guard,)),
     }
-    remote = {(f.path, f.detail("auto_class")) for f in errors if f.rule == "remote-code-required"}
+    remote = {(f.path, f.facts.auto_class) for f in errors if f.rule == "remote-code-required"}
     assert (GENERATOR, "AutoTokenizer") in remote
     # Kimi's config.json also maps AutoConfig and AutoModelForCausalLM to its own code, and
     # speculators 0.3.0 loads both without trust_remote_code: two more true sites.
     assert remote == {(GENERATOR, "AutoTokenizer"), ("speculators/model.py", "AutoModelForCausalLM"),
                       ("speculators/models/eagle3/core.py", "AutoConfig")}
-    assert not [f for f in errors if f.detail("attribute") == "get_input_embeddings"]
+    assert not [f for f in errors if attribute_of(f.facts) == "get_input_embeddings"]
 
 
 def test_kimi_on_017_adds_request_eos_token_id(release_cache):
@@ -98,7 +99,7 @@ def test_kimi_on_018_passes_the_guard(release_cache):
     report = _scan("speculators==0.3.0", "vllm==0.18.0", release_cache, "kimi-k2.5")
     assert not [f for f in report.findings if f.rule == "guard-fails"]
     (missing,) = [f for f in _errors(report) if f.path == WORKER]
-    assert missing.detail("attribute") == "model" and missing.detail("behind_guard") is None
+    assert attribute_of(missing.facts) == "model" and missing.behind_guard == ()
 
 
 def test_040_on_kimi_reads_the_language_model_behind_hasattr(release_cache):

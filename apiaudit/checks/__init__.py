@@ -85,7 +85,7 @@ def _behind(finding: Finding, guards: tuple[tuple[int, str], ...]) -> Finding:
     return replace(
         finding,
         message=f"{finding.message} [behind the failing guard {shown}]",
-        details=finding.details + (("behind_guard", ",".join(str(line) for line, _ in guards)),),
+        behind_guard=finding.behind_guard + tuple(line for line, _ in guards),
     )
 
 

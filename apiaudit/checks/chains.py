@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from apiaudit.checks.binding import bind_any
 from apiaudit.checks.context import CheckContext
 from apiaudit.consumer.model import ConsumerFile, Step, Use
+from apiaudit.facts import AttributeFacts, BindingFacts, FailedImportFacts, ModelAttributeFacts, PatternFacts, RecipeFacts
 from apiaudit.findings import Finding, Severity
 from apiaudit.provider.model import Found, Missing, ReachedVia, Symbol, SymbolKind, Unknown
 
@@ -111,7 +112,7 @@ def _failed_import_use(ctx: CheckContext, file: ConsumerFile, use: Use) -> Findi
         "import-failed-use",
         f"`{use.text}` uses `{name}`, but `{what}` (line {ref.line}) fails on this release and its handler leaves `{name}` unbound or None",
         callee=f"{ref.module}.{ref.name}" if ref.name else ref.module,
-        details=(("import_line", str(ref.line)), ("module", ref.module)) + ((("name", ref.name),) if ref.name else ()),
+        facts=FailedImportFacts(ref.line, ref.module, ref.name or None),
     )
 
 
@@ -242,8 +243,7 @@ def _model_attr(ctx, file, use, value: InstanceValue, step, findings, report, re
         failing = [c for c, _ in missing]
         archs = value.architectures(failing)
         first: Missing = missing[0][1]
-        details: tuple[tuple[str, str], ...] = (("attribute", name), ("owner", failing[0]), ("classes", ",".join(failing)))
-        details += ((("architectures", ",".join(archs)),) if archs else ())
+        facts = ModelAttributeFacts(name, failing[0], classes=tuple(failing), architectures=tuple(archs))
         if not found:
             more = f"; {len(unknown)} more cannot be judged" if unknown else ""
             message = (
@@ -253,7 +253,7 @@ def _model_attr(ctx, file, use, value: InstanceValue, step, findings, report, re
             )
             findings.append(
                 ctx.finding(file, use.site, "attribute-missing", message, callee=f"{failing[0]}.{name}",
-                            provider_location=first.owner.location if first.owner else None, details=details)
+                            provider_location=first.owner.location if first.owner else None, facts=facts)
             )
         else:
             shown_archs = ", ".join(archs[:8]) + (f", … {len(archs) - 8} more" if len(archs) > 8 else "")
@@ -262,7 +262,7 @@ def _model_attr(ctx, file, use, value: InstanceValue, step, findings, report, re
                     file, use.site, "model-attribute-missing",
                     f"'{name}' is missing on {len(failing)} of {len(results)} classes the model object can be: "
                     f"{describe_classes(ctx, value, failing)}" + (f"; {len(archs)} architecture{'s' if len(archs) != 1 else ''} would fail ({shown_archs})" if archs else ""),
-                    callee=f"{failing[0]}.{name}", details=details,
+                    callee=f"{failing[0]}.{name}", facts=facts,
                 )
             )
     if not found:
@@ -362,7 +362,7 @@ def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
                     f"'{_short(owners)}' object has no attribute '{name}'",
                     callee=f"{value.classes[0]}.{name}",
                     provider_location=missing.owner.location if missing.owner else None,
-                    details=(("attribute", name), ("owner", value.classes[0])),
+                    facts=AttributeFacts(name, value.classes[0]),
                 )
             )
         raise _Stop
@@ -388,7 +388,7 @@ def _resolved(ctx, file, use, res, via, owner_path, name, findings, report, rest
                 callee=f"{owner_path}.{name}",
                 provider_location=res.owner.location if res.owner else None,
                 advice=f"Use `{res.moved_to[0]}` instead." if res.moved_to else None,
-                details=(("attribute", name), ("owner", owner_path)) + ((("moved_to", res.moved_to[0]),) if res.moved_to else ()),
+                facts=AttributeFacts(name, owner_path, moved_to=res.moved_to[0] if res.moved_to else None),
             )
         )
     raise _Stop
@@ -442,18 +442,21 @@ def _call(ctx, file, use, value, step, findings, report):
     signature = shown.render(callee_name) + (f"  [{shown.origin}]" if not shown.origin.startswith("def ") else "")
     splatted = {a.name for a in step.call.keywords if a.via_splat}
     for problem in binding.problems:
-        details: tuple[tuple[str, str], ...] = (("arg_line", str(problem.arg_line)),) if problem.arg_line else ()
-        if problem.param in splatted:
-            details += (("via_splat", "1"),)
+        facts = BindingFacts(
+            arg_line=problem.arg_line or None,
+            via_splat=problem.param in splatted,
+            annotation=_annotation(shown, problem.param),
+        )
         if problem.rule == "too-many-positional":
             # The positional slots, then the keyword-only parameters in order: a surplus
             # positional argument most often fills a parameter that became keyword-only.
             positional = [p.name for p in shown.params if p.kind.value in ("positional-only", "positional-or-keyword")]
             keyword_only = [p.name for p in shown.params if p.kind.value == "keyword-only"]
-            details += (
-                ("positional_names", ",".join(positional + keyword_only)),
-                ("max_positional", str(len(positional))),
-                ("positional_given", str(step.call.positional)),
+            facts = replace(
+                facts,
+                positional_names=tuple(positional + keyword_only),
+                max_positional=len(positional),
+                positional_given=step.call.positional,
             )
         findings.append(
             ctx.finding(
@@ -466,7 +469,7 @@ def _call(ctx, file, use, value, step, findings, report):
                 severity=problem.severity,
                 provider_location=shown.location or info.callee.location,
                 signature=signature,
-                details=details + (("annotation", _annotation(shown, problem.param)),) if problem.param and _annotation(shown, problem.param) else details,
+                facts=facts if facts != BindingFacts() else None,  # nothing known: as a report reads back
             )
         )
     findings.extend(_forwarded_keywords(ctx, file, use, info, shown, step))
@@ -497,11 +500,11 @@ def _symbol_patterns(ctx, file, use, call, paths: tuple[str, ...]) -> list[Findi
             continue
         if call.has_starstar or pattern.keyword in call.keyword_names():
             continue
-        details = (("pattern", pattern.id), ("keyword", pattern.keyword)) + ((("recipe", pattern.recipe),) if pattern.recipe else ())
         findings.append(
             ctx.finding(
                 file, use.site, pattern.id, pattern.message, callee=_without_init(paths[0]), param=pattern.keyword,
-                severity=pattern.severity, advice=pattern.advice, details=details,
+                severity=pattern.severity, advice=pattern.advice, facts=PatternFacts(pattern.id, keyword=pattern.keyword),
+                recipe=RecipeFacts(pattern.recipe) if pattern.recipe else None,
             )
         )  # fmt: skip
     return findings
@@ -533,9 +536,7 @@ def _forwarded_keywords(ctx, file, use, info, shown, step) -> list[Finding]:
                 param=arg.name,
                 signature=shown.render(info.callee.name),
                 provider_location=shown.location or info.callee.location,
-                details=(("rejected_by", target), ("forward_hops", str(hops)))
-                + ((("arg_line", str(arg.site.line)),) if arg.site.line else ())
-                + ((("via_splat", "1"),) if arg.via_splat else ()),
+                facts=BindingFacts(arg_line=arg.site.line or None, via_splat=bool(arg.via_splat), rejected_by=target, forward_hops=hops),
             )
         )
     return findings

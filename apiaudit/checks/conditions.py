@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from apiaudit.facts import GuardFacts
 from apiaudit.consumer.model import Condition, ConditionKind, Liveness, Site, Use
 from apiaudit.provider.model import Found, Missing, SymbolKind, UnresolvedBase
 
@@ -72,8 +73,7 @@ def guard_failures(ctx, file) -> list:
             "guard-fails",
             f"`{test}` never {wanted} for {classes} on this release: the code stops here (raise/return) and nothing after it runs",
             callee=stop.condition.name,
-            details=(("guard", test), ("expect", "true" if stop.condition.expect else "false"))
-            + ((("classes", ",".join(value.classes)),) if isinstance(value, InstanceValue) else ()),
+            facts=GuardFacts(test, bool(stop.condition.expect), tuple(value.classes) if isinstance(value, InstanceValue) else ()),
         )
         if v.conditional:
             from dataclasses import replace

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from apiaudit.consumer.model import ClassFacts, ConsumerFile, Site
+from apiaudit.facts import Facts, RecipeFacts
 from apiaudit.findings import ENGINE_RULES, Finding, Severity
 from apiaudit.provider.index import MroEntry
 from apiaudit.provider.model import CallInfo, ReachedVia, Resolution, Symbol
@@ -150,7 +151,8 @@ class CheckContext:
         provider_location: str | None = None,
         signature: str | None = None,
         advice: str | None = None,
-        details: tuple[tuple[str, str], ...] = (),
+        facts: Facts | None = None,
+        recipe: RecipeFacts | None = None,
     ) -> Finding:
         sev = severity or (ENGINE_RULES[rule].severity if rule in ENGINE_RULES else Severity.WARNING)
         source = source_text(file.lines, site)
@@ -172,5 +174,6 @@ class CheckContext:
             advice=advice,
             end_line=site.end_line,
             end_column=site.end_column,
-            details=details,
+            facts=facts,
+            recipe=recipe,
         )

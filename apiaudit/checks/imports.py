@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from apiaudit.checks.context import CheckContext
 from apiaudit.consumer.model import ConsumerFile, ImportUse
+from apiaudit.facts import ImportFacts
 from apiaudit.findings import Finding, Severity
 from apiaudit.provider.model import Found, Missing
 
@@ -36,20 +37,18 @@ def _missing(ctx, file, imp: ImportUse, target: str, message: str, moved: tuple[
     severity = Severity.WARNING if imp.guarded else Severity.ERROR
     if imp.guarded:
         message += f" (guarded by {imp.guarded}, so the run takes the fallback path)"
-    details: tuple[tuple[str, str], ...] = (("module", imp.module),) + ((("name", imp.name),) if imp.name else ())
     advice = None
+    moved_to = None
     if moved and imp.name is None:
         message += f"; a module of that name is {', '.join(moved)}"
         advice = f"Import `{moved[0]}`."
-        details += (("moved_to", moved[0]),) + tuple(("candidate", m) for m in moved)
+        moved_to = moved[0]
     elif moved:
-        new_module = moved[0].rsplit(".", 1)[0]
+        moved_to = moved[0].rsplit(".", 1)[0]
         message += f"; '{moved[0].rsplit('.', 1)[-1]}' now lives in {', '.join(m.rsplit('.', 1)[0] for m in moved)}"
-        advice = f"Import it from `{new_module}`."
-        details += (("moved_to", new_module),) + tuple(("candidate", m) for m in moved)
-    if imp.guarded:
-        details += (("guarded", imp.guarded),)
-    return ctx.finding(file, imp.site, "import-missing", message, callee=target, severity=severity, advice=advice, details=details)
+        advice = f"Import it from `{moved_to}`."
+    facts = ImportFacts(imp.module, imp.name, candidates=tuple(moved), moved_to=moved_to, guarded=imp.guarded or None)
+    return ctx.finding(file, imp.site, "import-missing", message, callee=target, severity=severity, advice=advice, facts=facts)
 
 
 def _unknown(ctx, file, imp: ImportUse, target: str, reason: str) -> Finding:

@@ -119,7 +119,8 @@ def _valid(path: object, entry: object, count: int) -> bool:
         isinstance(sha, str)
         and isinstance(matches, tuple)
         and all(
-            isinstance(m, tuple) and len(m) == 5 and all(type(x) is int for x in m) and 0 <= m[0] < count and m[1] >= 1
+            isinstance(m, tuple) and len(m) == 6 and all(type(x) is int for x in m[:5]) and 0 <= m[0] < count and m[1] >= 1
+            and (m[5] is None or isinstance(m[5], str))
             for m in matches
         )
     )
@@ -128,12 +129,7 @@ def _valid(path: object, entry: object, count: int) -> bool:
 def _explain(book: RuleBook, finding: Finding) -> Finding:
     for recipe in book.recipes:
         if recipe.explains(finding):
-            advice, details = recipe.change.advice()
-            return replace(
-                finding,
-                advice=f"{advice} ({recipe.rationale})",
-                details=finding.details + (("recipe", recipe.id),) + details,
-            )
+            return replace(finding, advice=f"{recipe.change.advice()} ({recipe.rationale})", recipe=recipe.change.facts(recipe.id))
     return finding
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from apiaudit.consumer.model import ConsumerFile
+from apiaudit.facts import RemoteCodeFacts
 from apiaudit.findings import Finding
 from apiaudit.model import ConfigFile, ModelFacts
 from apiaudit.provider.facts import dotted_text
@@ -150,8 +151,7 @@ def check_call(site: AutoCallSite, model: ModelFacts, rule: RemoteCodeRule, cons
         rule=rule.id, severity=rule.severity, consumer=consumer, path=site.path, line=site.line, column=site.column,
         callee=f"{rule.module}.{site.auto_class}.{rule.method}", param=rule.keyword, message=message,
         source=site.source, advice=rule.advice, end_line=site.end_line, end_column=site.end_column,
-        details=(("auto_class", site.auto_class), ("auto_map_file", entry.file.value), ("auto_map_key", key or ""),
-                 ("keyword", rule.keyword)),
+        facts=RemoteCodeFacts(site.auto_class, entry.file.value, key or "", rule.keyword),
     )  # fmt: skip
 
 

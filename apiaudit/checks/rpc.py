@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from apiaudit.checks.context import CheckContext
 from apiaudit.consumer.model import ConsumerFile, RpcCall
+from apiaudit.facts import RpcFacts
 from apiaudit.findings import Finding, Severity
 from apiaudit.provider.model import Found, Unknown
 
@@ -44,6 +45,6 @@ def check_rpc(ctx: CheckContext, file: ConsumerFile, call: RpcCall) -> list[Find
             "rpc-missing",
             f"{call.method}('{call.name}'): no method '{call.name}' on {where}",
             callee=f"{hosts[0]}.{call.name}",
-            details=(("rpc", call.name),),
+            facts=RpcFacts(call.name),
         )
     ]

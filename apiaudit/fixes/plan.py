@@ -14,6 +14,7 @@ from pathlib import Path
 
 import libcst as cst
 
+from apiaudit.facts import AttributeFacts, BindingFacts, ImportFacts, PatternFacts
 from apiaudit.findings import ENGINE_RULES, Finding, FixKind, Severity
 from apiaudit.fixes.codemods import (
     ALREADY,
@@ -87,29 +88,33 @@ def sha256_bytes(data: bytes) -> str:
 
 def _recipe_for(finding: Finding, recipes: Sequence[Recipe]) -> Recipe | None:
     """The recipe a finding names (recipes explain findings in the checks), else the first that explains it."""
-    wanted = finding.detail("recipe")
-    if wanted:
-        return next((r for r in recipes if r.id == wanted), None)
+    if finding.recipe is not None:
+        return next((r for r in recipes if r.id == finding.recipe.id), None)
     return next((r for r in recipes if r.explains(finding)), None)
 
 
 def _request(finding: Finding, recipe: Recipe | None) -> FixRequest | None:
-    """What edit would fix `finding`: the recipe's, else what the rule and the finding's own facts allow."""
+    """What edit would fix `finding`: the recipe's, else what the rule and the finding's own facts
+    allow (a finding read back from a report keeps what its recipe said, in `finding.recipe`)."""
     if recipe is not None:
         return recipe.change.fix()
     info = ENGINE_RULES.get(finding.rule)
     kind = info.fix if info else FixKind.NONE
+    told = finding.recipe
     if kind is FixKind.REMOVE_KEYWORD:
-        renamed = finding.detail("renamed_to")
-        if renamed:
-            return FixRequest(FixKind.RENAME_KEYWORD, old=finding.param, new=renamed)
+        if told and told.renamed_to:
+            return FixRequest(FixKind.RENAME_KEYWORD, old=finding.param, new=told.renamed_to)
         return FixRequest(FixKind.REMOVE_KEYWORD, keyword=finding.param)
     if kind is FixKind.ADD_KEYWORD:
-        return FixRequest(FixKind.ADD_KEYWORD, keyword=finding.param, value=finding.detail("value"))
-    if kind is FixKind.RENAME_ATTRIBUTE and finding.detail("renamed_to"):
-        return FixRequest(FixKind.RENAME_ATTRIBUTE, old=finding.detail("attribute") or finding.param, new=finding.detail("renamed_to"))
+        return FixRequest(FixKind.ADD_KEYWORD, keyword=finding.param, value=told.value if told else None,
+                          imports=told.imports if told else ())  # fmt: skip
+    if kind is FixKind.RENAME_ATTRIBUTE and told and told.renamed_to:
+        old = finding.facts.attribute if isinstance(finding.facts, AttributeFacts) else finding.param
+        return FixRequest(FixKind.RENAME_ATTRIBUTE, old=old, new=told.renamed_to)
     if kind is FixKind.REWRITE_IMPORT:
-        return FixRequest(FixKind.REWRITE_IMPORT, module=finding.detail("moved_to"), new=finding.detail("new_name"))
+        moved_to = finding.facts.moved_to if isinstance(finding.facts, ImportFacts) else None
+        return FixRequest(FixKind.REWRITE_IMPORT, module=(told.moved_to if told else None) or moved_to,
+                          new=told.new_name if told else None)  # fmt: skip
     if kind is FixKind.POSITIONAL_TO_KEYWORD:
         return FixRequest(FixKind.POSITIONAL_TO_KEYWORD)
     return None
@@ -152,14 +157,19 @@ def _resolve_value(
 
 
 def _imported_name(finding: Finding) -> str | None:
-    return finding.detail("name") or finding.param or (finding.callee.rsplit(".", 1)[-1] if finding.callee else None)
+    name = finding.facts.name if isinstance(finding.facts, ImportFacts) else None
+    return name or finding.param or (finding.callee.rsplit(".", 1)[-1] if finding.callee else None)
+
+
+def _pattern(finding: Finding) -> PatternFacts:
+    return finding.facts if isinstance(finding.facts, PatternFacts) else PatternFacts("")
 
 
 def _intent(finding: Finding, recipe: Recipe | None, index: FileIndex) -> _Intent | Unfixable:
     if finding.conditional:
         # Behind a guard this release does not decide: the line may be there for other releases.
         return Unfixable(finding, f"conditional: runs only if {finding.guard}; not fixed, since that code may serve other releases")
-    if finding.detail("via_splat"):
+    if isinstance(finding.facts, BindingFacts) and finding.facts.via_splat:
         return Unfixable(finding, f"`{finding.param}` comes from a **dict splat, not the call: edit the dict where it is built")
     request = _request(finding, recipe)
     if request is None:
@@ -204,21 +214,19 @@ def _intent(finding: Finding, recipe: Recipe | None, index: FileIndex) -> _Inten
         edit = RewriteImport(*at, name=name, new_module=request.module, new_name=request.new)
         return _Intent(finding, edit, f"import {name} from {request.module}{because}", rid)
     if kind is FixKind.POSITIONAL_TO_KEYWORD:
-        names = finding.detail("positional_names")
-        accepted = finding.detail("max_positional")
-        if not names or accepted is None or not accepted.isdigit():
+        binding = finding.facts if isinstance(finding.facts, BindingFacts) else None
+        if binding is None or not binding.positional_names or binding.max_positional is None:
             return Unfixable(finding, "the parameter names of the surplus positional arguments are unknown")
-        edit = PositionalToKeyword(*at, names=tuple(names.split(",")), max_positional=int(accepted), callee_name=callee_name)
+        edit = PositionalToKeyword(*at, names=binding.positional_names, max_positional=binding.max_positional, callee_name=callee_name)
         return _Intent(finding, edit, f"passed the surplus positional arguments by keyword{because}", rid)
     if kind is FixKind.INSERT_CALL_AFTER:
         if not request.method:
             return Unfixable(finding, "the recipe names no method to call")
-        method = finding.detail("method")  # a pattern finding names the called method, not a callee
+        method = _pattern(finding).method  # a pattern finding names the called method, not a callee
         edit = InsertCallAfter(*at, method=request.method, args=request.args or "", callee_name=method or callee_name)
         return _Intent(finding, edit, f"called .{request.method}({request.args or ''}) after .{method}(...){because}", rid)
     if kind is FixKind.DROP_SUBSCRIPT:
-        method = finding.detail("method")
-        bound = finding.detail("bound")
+        method, bound = _pattern(finding).method, _pattern(finding).bound
         edit = DropSubscript(*at, bound=bound, callee_name=method or callee_name)
         shown = f"{bound}[0] -> {bound}" if bound else f".{method}(...)[0] -> .{method}(...)"
         return _Intent(finding, edit, f"used the single result: {shown}{because}", rid)

@@ -28,6 +28,7 @@ from apiaudit.checks.rpc import check_rpc
 from apiaudit.consumer import collect
 from apiaudit.consumer.model import ConsumerFile, ConsumerOptions
 from apiaudit.errors import InputError
+from apiaudit.facts import AttributeFacts, ImportFacts, attribute_of
 from apiaudit.findings import Finding, Report, Severity
 from apiaudit.matrix.ranges import declared_requirements
 from apiaudit.progress import NullProgress, Progress
@@ -206,7 +207,7 @@ def _same(a: Finding, b: Finding) -> bool:
     if (a.rule, a.path, a.line, a.param) != (b.rule, b.path, b.line, b.param):
         return False
     if a.rule == "attribute-missing":
-        return a.detail("attribute") == b.detail("attribute")
+        return attribute_of(a.facts) == attribute_of(b.facts)
     if a.rule == "import-missing":
         return a.callee == b.callee
     return True
@@ -436,8 +437,8 @@ def _import_change(finding: Finding, before: _Release, after: _Release) -> Chang
     target = finding.callee or ""
     old = before.index.resolve(target)
     old_text = _symbol_text(old)
-    moved_text = finding.detail("moved_to")
-    moved_to = [m for k, m in finding.details if k == "candidate"] or ([moved_text] if moved_text else [])
+    facts = finding.facts if isinstance(finding.facts, ImportFacts) else None
+    moved_to = list(facts.candidates) if facts and facts.candidates else ([facts.moved_to] if facts and facts.moved_to else [])
     if not moved_to and "." in target:
         moved_to = [m for m in after.index.find_definitions(target.rsplit(".", 1)[-1]) if m != target]
     if len(moved_to) == 1:
@@ -468,11 +469,12 @@ def _members(index: ProviderIndex, owner: str) -> dict[str, Any]:
 
 
 def _attribute_change(finding: Finding, before: _Release, after: _Release) -> Change:
-    owner, attribute = finding.detail("owner") or "", finding.detail("attribute") or ""
+    facts = finding.facts if isinstance(finding.facts, AttributeFacts) else None
+    owner, attribute = (facts.owner, facts.attribute) if facts else ("", "")
     old_members, new_members = _members(before.index, owner), _members(after.index, owner)
     old_member = old_members.get(attribute)
     old_text = f"{owner}.{attribute}" + (f"  ({before.index.location(old_member)})" if old_member is not None else "")
-    moved_to = finding.detail("moved_to")
+    moved_to = facts.moved_to if facts else None
     if moved_to:
         return Change(MOVED, old_text, moved_to, f"{owner}.{attribute}", moved_to, owner)
     # A rename: exactly one member appeared when this one went, of the same kind.

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
+from apiaudit.facts import attribute_of
 from apiaudit.findings import SCHEMA_VERSION
 from apiaudit.matrix.emit import EmittedRecipe
 from apiaudit.matrix.explain import ExplainResult
@@ -209,7 +210,8 @@ def render_explain(
         lines.append("no finding to explain")
     for e in result.explanations:
         f = e.finding
-        about = f" {f.param}" if f.param else (f" {f.detail('attribute')}" if f.detail("attribute") else "")
+        attribute = attribute_of(f.facts)
+        about = f" {f.param}" if f.param else (f" {attribute}" if attribute else "")
         lines.extend(wrap(f"{f.path}:{f.line}  {f.severity.value} {f.rule}{about}", width))
         if e.introduced_in is None:
             lines.extend(wrap(f"not dated: {e.why_undated}", width, indent="  "))

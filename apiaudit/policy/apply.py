@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from apiaudit.facts import SuppressionFacts
 from apiaudit.findings import BaselineSummary, Finding, Report, Severity, Suppressed, SuppressedBy
 from apiaudit.policy.baseline import read_baseline
 from apiaudit.policy.config import Settings
@@ -131,7 +132,7 @@ def _unused(comments: Sequence[Suppression], used: set[int], known_rules: frozen
                 column=s.column, callee=None, param=None,
                 message=message,
                 advice="Remove the comment, or correct the rule id, if the finding it silenced is gone.",
-                details=(("rules", rules),),
+                facts=SuppressionFacts(tuple(s.rules)),
             )  # fmt: skip
         )
     return out

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Union
 
+from apiaudit.facts import AttributeFacts, RecipeFacts
 from apiaudit.findings import Finding, FixKind
 
 # `{in_scope:NAME}` inside an added parameter's value: "the value for NAME found in the call's
@@ -64,8 +65,11 @@ class RemovedParameter:
     def explains(self, finding: Finding, symbol_matches: bool) -> bool:
         return symbol_matches and finding.rule == "unexpected-keyword" and finding.param == self.param
 
-    def advice(self) -> tuple[str, tuple[tuple[str, str], ...]]:
-        return f"Remove `{self.param}=` from the call.", ()
+    def advice(self) -> str:
+        return f"Remove `{self.param}=` from the call."
+
+    def facts(self, recipe: str) -> RecipeFacts:
+        return RecipeFacts(recipe)
 
     def fix(self) -> FixRequest:
         return FixRequest(FixKind.REMOVE_KEYWORD, keyword=self.param)
@@ -86,9 +90,12 @@ class AddedParameter:
     def explains(self, finding: Finding, symbol_matches: bool) -> bool:
         return symbol_matches and finding.rule == "missing-required" and finding.param == self.param
 
-    def advice(self) -> tuple[str, tuple[tuple[str, str], ...]]:
+    def advice(self) -> str:
         shown = IN_SCOPE_PLACEHOLDER.sub(lambda m: f"<the {m.group(1)} value in scope>", self.value)
-        return f"Pass `{self.param}={shown}`.", (("value", self.value), *(("import", s) for s in self.imports))
+        return f"Pass `{self.param}={shown}`."
+
+    def facts(self, recipe: str) -> RecipeFacts:
+        return RecipeFacts(recipe, value=self.value, imports=self.imports)
 
     def fix(self) -> FixRequest:
         return FixRequest(FixKind.ADD_KEYWORD, keyword=self.param, value=self.value, imports=self.imports)
@@ -108,8 +115,11 @@ class RenamedParameter:
     def explains(self, finding: Finding, symbol_matches: bool) -> bool:
         return symbol_matches and finding.rule == "unexpected-keyword" and finding.param == self.old
 
-    def advice(self) -> tuple[str, tuple[tuple[str, str], ...]]:
-        return f"Rename `{self.old}=` to `{self.new}=`.", (("renamed_to", self.new),)
+    def advice(self) -> str:
+        return f"Rename `{self.old}=` to `{self.new}=`."
+
+    def facts(self, recipe: str) -> RecipeFacts:
+        return RecipeFacts(recipe, renamed_to=self.new)
 
     def fix(self) -> FixRequest:
         return FixRequest(FixKind.RENAME_KEYWORD, old=self.old, new=self.new)
@@ -131,8 +141,11 @@ class MovedSymbol:
     def explains(self, finding: Finding, symbol_matches: bool) -> bool:
         return symbol_matches and finding.rule == "import-missing"
 
-    def advice(self) -> tuple[str, tuple[tuple[str, str], ...]]:
-        return f"Import it from `{self.module}`.", (("moved_to", self.module),)
+    def advice(self) -> str:
+        return f"Import it from `{self.module}`."
+
+    def facts(self, recipe: str) -> RecipeFacts:
+        return RecipeFacts(recipe, moved_to=self.module, new_name=self.new)
 
     def fix(self) -> FixRequest:
         return FixRequest(FixKind.REWRITE_IMPORT, module=self.module, new=self.new)
@@ -151,10 +164,13 @@ class RenamedAttribute:
 
     def explains(self, finding: Finding, symbol_matches: bool) -> bool:
         # The attribute is looked up on whatever the object is; the owner need not match.
-        return finding.rule == "attribute-missing" and finding.detail("attribute") == self.old
+        return finding.rule == "attribute-missing" and isinstance(finding.facts, AttributeFacts) and finding.facts.attribute == self.old
 
-    def advice(self) -> tuple[str, tuple[tuple[str, str], ...]]:
-        return f"Use `{self.new}` instead.", (("renamed_to", self.new),)
+    def advice(self) -> str:
+        return f"Use `{self.new}` instead."
+
+    def facts(self, recipe: str) -> RecipeFacts:
+        return RecipeFacts(recipe, renamed_to=self.new)
 
     def fix(self) -> FixRequest:
         return FixRequest(FixKind.RENAME_ATTRIBUTE, old=self.old, new=self.new)
@@ -177,8 +193,11 @@ class InsertCallAfter:
     def explains(self, finding: Finding, symbol_matches: bool) -> bool:
         return False  # only the pattern that names this recipe finds what it fixes
 
-    def advice(self) -> tuple[str, tuple[tuple[str, str], ...]]:
-        return f"Call `.{self.method}({self.args})` on the same object after it.", ()
+    def advice(self) -> str:
+        return f"Call `.{self.method}({self.args})` on the same object after it."
+
+    def facts(self, recipe: str) -> RecipeFacts:
+        return RecipeFacts(recipe)
 
     def fix(self) -> FixRequest:
         return FixRequest(FixKind.INSERT_CALL_AFTER, method=self.method, args=self.args)
@@ -200,8 +219,11 @@ class DropSubscript:
     def explains(self, finding: Finding, symbol_matches: bool) -> bool:
         return False  # only the pattern that names this recipe finds what it fixes
 
-    def advice(self) -> tuple[str, tuple[tuple[str, str], ...]]:
-        return "Use the result itself instead of its `[0]`.", ()
+    def advice(self) -> str:
+        return "Use the result itself instead of its `[0]`."
+
+    def facts(self, recipe: str) -> RecipeFacts:
+        return RecipeFacts(recipe)
 
     def fix(self) -> FixRequest:
         return FixRequest(FixKind.DROP_SUBSCRIPT)

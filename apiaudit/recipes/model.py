@@ -17,6 +17,7 @@ from typing import Literal, get_args
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from apiaudit.facts import ImportFacts
 from apiaudit.findings import Finding, RuleInfo, Severity
 from apiaudit.recipes.changes import CHANGE_KINDS, IN_SCOPE_PLACEHOLDER, AddedParameter, Change, ChangeKind, MovedSymbol  # noqa: F401 - CHANGE_KINDS and IN_SCOPE_PLACEHOLDER re-exported
 
@@ -75,8 +76,9 @@ class Recipe:
 def imported_paths(finding: Finding) -> set[str]:
     """Dotted paths a missing import could stand for: module.name, or the callee as reported."""
     paths = set()
-    name = finding.detail("name") or finding.param or (finding.callee.rsplit(".", 1)[-1] if finding.callee else None)
-    module = finding.detail("module")
+    facts = finding.facts if isinstance(finding.facts, ImportFacts) else None
+    name = (facts.name if facts else None) or finding.param or (finding.callee.rsplit(".", 1)[-1] if finding.callee else None)
+    module = facts.module if facts else None
     if name and module:
         paths.add(f"{module}.{name}")
     if finding.callee:

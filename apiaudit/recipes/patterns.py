@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Sequence
 
+from apiaudit.facts import PatternFacts, RecipeFacts
 from apiaudit.findings import Finding
 from apiaudit.recipes.model import Pattern
 
@@ -90,7 +91,7 @@ def _scope_calls(nodes: Sequence[ast.AST]) -> list[tuple[ast.Call, tuple[str, st
 
 
 # A matching call, with what the fix needs to know (result-subscripted: the name it is bound to).
-_Hit = tuple[ast.Call, tuple[tuple[str, str], ...]]
+_Hit = tuple[ast.Call, str | None]
 
 
 def _matches_in_scope(
@@ -101,7 +102,7 @@ def _matches_in_scope(
         calls = _scope_calls(nodes)
     targets = [n for n, (_, method) in calls if method == pattern.method and _call_qualifies(n, pattern)]
     if pattern.kind == "method-called" or not targets:
-        return [(call, ()) for call in targets]
+        return [(call, None) for call in targets]
     hits: list[_Hit] = []
     if pattern.kind == "call-not-followed-by":
         for call in targets:
@@ -113,7 +114,7 @@ def _matches_in_scope(
                 for n, (other_receiver, method) in calls
             )
             if not followed:
-                hits.append((call, ()))
+                hits.append((call, None))
         return hits
     # result-subscripted: directly, or through the single name the result was bound to
     if parents is None:
@@ -121,7 +122,7 @@ def _matches_in_scope(
     for call in targets:
         parent = parents.get(id(call))
         if isinstance(parent, ast.Subscript) and parent.value is call and _subscript_ok(parent, pattern):
-            hits.append((call, ()))
+            hits.append((call, None))
             continue
         bound: str | None = None
         if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
@@ -139,7 +140,7 @@ def _matches_in_scope(
                 and _after(node, call)
                 and _subscript_ok(node, pattern)
             ):
-                hits.append((call, (("bound", bound),)))
+                hits.append((call, bound))
                 break
     return hits
 
@@ -157,8 +158,9 @@ def _char_column(line_text: str, byte_offset: int) -> int:
     return len(line_text.encode("utf-8")[:byte_offset].decode("utf-8", errors="replace"))
 
 
-# (index of the pattern in the list given, line, byte column, end line, end byte column, facts for the fix)
-Match = tuple[int, int, int, int, int, tuple[tuple[str, str], ...]]
+# (index of the pattern in the list given, line, byte column, end line, end byte column,
+#  the name the result is bound to (result-subscripted through a name), else None)
+Match = tuple[int, int, int, int, int, str | None]
 
 
 def pattern_matches(source: str, patterns: Sequence[Pattern], provider_packages: Sequence[str] | None = None) -> tuple[Match, ...]:
@@ -186,8 +188,8 @@ def pattern_matches(source: str, patterns: Sequence[Pattern], provider_packages:
         for number, pattern in enumerate(patterns):
             if pattern.on_symbol:
                 continue
-            for call, facts in _matches_in_scope(nodes, pattern, calls, parents):
-                matches.append((number, call.lineno, call.col_offset, call.end_lineno or call.lineno, call.end_col_offset or 0, facts))
+            for call, bound in _matches_in_scope(nodes, pattern, calls, parents):
+                matches.append((number, call.lineno, call.col_offset, call.end_lineno or call.lineno, call.end_col_offset or 0, bound))
     return tuple(matches)
 
 
@@ -196,13 +198,10 @@ def findings_of_matches(
 ) -> list[Finding]:
     """The findings `pattern_matches` stands for, in report order."""
     findings: list[Finding] = []
-    for number, line, column, end_line, end_column, facts in matches:
+    for number, line, column, end_line, end_column, bound in matches:
         pattern = patterns[number]
         line_text = lines[line - 1] if line - 1 < len(lines) else ""
         end_text = lines[end_line - 1] if end_line - 1 < len(lines) else ""
-        details: list[tuple[str, str]] = [("pattern", pattern.id), ("method", pattern.method or ""), *facts]
-        if pattern.recipe:
-            details.append(("recipe", pattern.recipe))
         findings.append(
             Finding(
                 rule=pattern.id,
@@ -218,7 +217,8 @@ def findings_of_matches(
                 advice=pattern.advice,
                 end_line=end_line,
                 end_column=_char_column(end_text, end_column),
-                details=tuple(details),
+                facts=PatternFacts(pattern.id, method=pattern.method or "", bound=bound),
+                recipe=RecipeFacts(pattern.recipe) if pattern.recipe else None,
             )
         )
     return sorted(findings, key=lambda f: f.sort_key)

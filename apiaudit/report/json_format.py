@@ -10,6 +10,21 @@ import json
 from typing import Any
 
 from apiaudit.errors import InputError
+from apiaudit.facts import (
+    AttributeFacts,
+    BindingFacts,
+    DeprecationFacts,
+    Facts,
+    FailedImportFacts,
+    GuardFacts,
+    ImportFacts,
+    ModelAttributeFacts,
+    PatternFacts,
+    RecipeFacts,
+    RemoteCodeFacts,
+    RpcFacts,
+    SuppressionFacts,
+)
 from apiaudit.findings import (
     SCHEMA_VERSION,
     BaselineSummary,
@@ -26,6 +41,148 @@ from apiaudit.report.base import TOOL_NAME, RenderOptions, severity_counts, sort
 
 def _origin_to_dict(origin: CodeOrigin) -> dict[str, Any]:
     return {"name": origin.name, "version": origin.version, "root": origin.root, "kind": origin.kind, "label": origin.key}
+
+
+# --- details: the typed facts as the documented string map, and back ---------------------
+
+# Engine rules whose findings always carry BindingFacts (possibly empty).
+BINDING_RULES = frozenset({"unexpected-keyword", "missing-required", "too-many-positional", "positional-only-by-keyword", "duplicate-argument"})
+_BINDING_KEYS = frozenset({"rejected_by", "forward_hops", "arg_line", "via_splat", "positional_names", "max_positional",
+                           "positional_given", "annotation"})  # fmt: skip
+# Several values in one details string: dotted paths and names by commas, import statements by "; "
+# (which is itself a valid statement separator).
+_LIST_SEP = ","
+_IMPORTS_SEP = "; "
+
+
+def _some(*pairs: tuple[str, object]) -> dict[str, str]:
+    """The pairs whose value is set, as strings (True as "1"); None, False and () are left out."""
+    out: dict[str, str] = {}
+    for key, value in pairs:
+        if value is None or value is False or value == ():
+            continue
+        if isinstance(value, tuple):
+            out[key] = (_IMPORTS_SEP if key == "import" else _LIST_SEP).join(value)
+        elif value is True:
+            out[key] = "1"
+        else:
+            out[key] = str(value)
+    return out
+
+
+def _facts_details(facts: Facts | None) -> dict[str, str]:
+    if facts is None:
+        return {}
+    if isinstance(facts, ImportFacts):
+        return _some(("module", facts.module), ("name", facts.name), ("moved_to", facts.moved_to),
+                     ("candidate", facts.candidates), ("guarded", facts.guarded))  # fmt: skip
+    if isinstance(facts, FailedImportFacts):
+        return _some(("import_line", facts.import_line), ("module", facts.module), ("name", facts.name))
+    if isinstance(facts, ModelAttributeFacts):
+        return _some(("attribute", facts.attribute), ("owner", facts.owner), ("classes", facts.classes),
+                     ("architectures", facts.architectures), ("moved_to", facts.moved_to))  # fmt: skip
+    if isinstance(facts, AttributeFacts):
+        return _some(("attribute", facts.attribute), ("owner", facts.owner), ("moved_to", facts.moved_to))
+    if isinstance(facts, BindingFacts):
+        return _some(
+            ("rejected_by", facts.rejected_by), ("forward_hops", facts.forward_hops), ("arg_line", facts.arg_line),
+            ("via_splat", facts.via_splat), ("positional_names", facts.positional_names),
+            ("max_positional", facts.max_positional), ("positional_given", facts.positional_given),
+            ("annotation", facts.annotation),
+        )  # fmt: skip
+    if isinstance(facts, RpcFacts):
+        return {"rpc": facts.rpc}
+    if isinstance(facts, PatternFacts):
+        # `method` is written even when empty: source patterns always wrote it.
+        return {"pattern": facts.pattern, **({"method": facts.method} if facts.method is not None else {}),
+                **_some(("bound", facts.bound), ("keyword", facts.keyword))}  # fmt: skip
+    if isinstance(facts, GuardFacts):
+        return {"guard": facts.guard, "expect": "true" if facts.expect else "false", **_some(("classes", facts.classes))}
+    if isinstance(facts, RemoteCodeFacts):
+        return {"auto_class": facts.auto_class, "auto_map_file": facts.auto_map_file, "auto_map_key": facts.auto_map_key,
+                "keyword": facts.keyword}  # fmt: skip
+    if isinstance(facts, DeprecationFacts):
+        return {"deprecated": facts.deprecated}
+    if isinstance(facts, SuppressionFacts):
+        return {"rules": ", ".join(facts.rules)}
+    raise TypeError(f"no details format for {type(facts).__name__}")
+
+
+def finding_details(f: Finding) -> dict[str, str]:
+    """A finding's JSON `details` (and SARIF `properties.details`): docs/report-format.md lists the keys."""
+    out = _facts_details(f.facts)
+    out.update(_some(("behind_guard", tuple(str(line) for line in f.behind_guard))))
+    if f.recipe is not None:
+        r = f.recipe
+        # A recipe's moved_to replaces the engine's: it is what the fix uses.
+        out.update(_some(("recipe", r.id), ("value", r.value), ("import", r.imports), ("renamed_to", r.renamed_to),
+                         ("moved_to", r.moved_to), ("new_name", r.new_name)))  # fmt: skip
+    return out
+
+
+def _split(text: str | None, sep: str = _LIST_SEP) -> tuple[str, ...]:
+    return tuple(x.strip() for x in text.split(sep) if x.strip()) if text else ()
+
+
+def _int(d: dict[str, str], key: str, where: str) -> int | None:
+    text = d.get(key)
+    if text is None:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise InputError(f"report JSON: {where}.{key} must be a whole number written as a string, not {text!r}") from None
+
+
+def facts_from_details(rule: str, d: dict[str, str], where: str) -> tuple[Facts | None, RecipeFacts | None, tuple[int, ...]]:
+    """The inverse of `finding_details`: (facts, recipe, behind_guard). Unknown keys are ignored."""
+    recipe = None
+    if "recipe" in d:
+        recipe = RecipeFacts(d["recipe"], renamed_to=d.get("renamed_to"), value=d.get("value"),
+                             imports=_split(d.get("import"), _IMPORTS_SEP),
+                             moved_to=d.get("moved_to") if rule == "import-missing" else None,
+                             new_name=d.get("new_name"))  # fmt: skip
+    behind = tuple(int(x) for x in _split(d.get("behind_guard")) if x.isdigit())
+    return _facts_from(rule, d, recipe, where), recipe, behind
+
+
+def _facts_from(rule: str, d: dict[str, str], recipe: RecipeFacts | None, where: str) -> Facts | None:
+    if "pattern" in d:
+        return PatternFacts(d["pattern"], method=d.get("method"), keyword=d.get("keyword"), bound=d.get("bound"))
+    if "auto_class" in d:
+        return RemoteCodeFacts(d["auto_class"], d.get("auto_map_file", ""), d.get("auto_map_key", ""), d.get("keyword", ""))
+    if "rpc" in d:
+        return RpcFacts(d["rpc"])
+    if d.get("deprecated") == "callable":
+        return DeprecationFacts("callable")
+    if d.get("deprecated") == "keyword":
+        return DeprecationFacts("keyword")
+    if "guard" in d and "expect" in d:
+        return GuardFacts(d["guard"], d["expect"] == "true", _split(d.get("classes")))
+    if "import_line" in d and "module" in d:
+        return FailedImportFacts(_int(d, "import_line", where) or 0, d["module"], d.get("name"))
+    if "attribute" in d and "owner" in d:
+        if "classes" in d:
+            return ModelAttributeFacts(d["attribute"], d["owner"], d.get("moved_to"), _split(d["classes"]), _split(d.get("architectures")))
+        return AttributeFacts(d["attribute"], d["owner"], d.get("moved_to"))
+    if "rules" in d:
+        return SuppressionFacts(_split(d["rules"]))
+    if "module" in d:
+        name = d.get("name")
+        candidates = _split(d.get("candidate"))
+        moved_to = d.get("moved_to")
+        if recipe is not None:
+            # `moved_to` was the recipe's; the engine's is the first candidate's module.
+            moved_to = (candidates[0] if name is None else candidates[0].rsplit(".", 1)[0]) if candidates else None
+        return ImportFacts(d["module"], name, candidates, moved_to, d.get("guarded"))
+    if rule in BINDING_RULES and d.keys() & _BINDING_KEYS:
+        return BindingFacts(
+            arg_line=_int(d, "arg_line", where), via_splat=d.get("via_splat") == "1", annotation=d.get("annotation"),
+            positional_names=_split(d.get("positional_names")), max_positional=_int(d, "max_positional", where),
+            positional_given=_int(d, "positional_given", where), rejected_by=d.get("rejected_by"),
+            forward_hops=_int(d, "forward_hops", where),
+        )  # fmt: skip
+    return None
 
 
 def _finding_to_dict(f: Finding) -> dict[str, Any]:
@@ -45,7 +202,7 @@ def _finding_to_dict(f: Finding) -> dict[str, Any]:
         "signature": f.signature,
         "source": f.source,
         "advice": f.advice,
-        "details": dict(f.details),
+        "details": finding_details(f),
         "conditional": f.conditional,
         "guard": f.guard,
     }
@@ -152,8 +309,10 @@ def _finding_from_dict(d: Any, where: str) -> Finding:
     def opt_str(key: str) -> str | None:
         return _require(d, key, str, where, nullable=True) if isinstance(d, dict) and key in d else None
 
+    rule = _require(d, "rule", str, where)
+    facts, recipe, behind_guard = facts_from_details(rule, dict(_str_map(d.get("details"), f"{where}.details")), f"{where}.details")
     return Finding(
-        rule=_require(d, "rule", str, where),
+        rule=rule,
         severity=_severity(_require(d, "severity", str, where), where),
         consumer=_require(d, "consumer", str, where),
         path=_require(d, "path", str, where),
@@ -168,7 +327,9 @@ def _finding_from_dict(d: Any, where: str) -> Finding:
         advice=opt_str("advice"),
         end_line=opt_int("end_line"),
         end_column=opt_int("end_column"),
-        details=_str_map(d.get("details"), f"{where}.details"),
+        facts=facts,
+        recipe=recipe,
+        behind_guard=behind_guard,
         conditional=bool(d.get("conditional", False)) if isinstance(d, dict) else False,
         guard=opt_str("guard"),
     )

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from apiaudit.findings import ENGINE_RULES, Finding, Report, Severity, Suppressed, SuppressedBy
+from apiaudit.report.json_format import finding_details
 from apiaudit.report.base import (
     INFORMATION_URI,
     TOOL_NAME,
@@ -127,8 +128,9 @@ def _result(f: Finding, rule_index: dict[str, int], base_ids: dict[str, str], oc
         )
         if value is not None
     }
-    if f.details:
-        properties["details"] = dict(f.details)
+    details = finding_details(f)
+    if details:
+        properties["details"] = details
     result["properties"] = properties
     return result
 

@@ -26,7 +26,7 @@ def _findings(version: str, model: str | None):
     report = scan([str(CONSUMER)], str(PROVIDERS / version / "modelhub"), cache_dir=None, rules_dirs=[PROVIDERS],
                   use_index_cache=False, model=load_model(FIXTURES / "models" / model) if model else None)
     return {
-        (f.rule, f.severity.value, f.path, f.line, f.callee, f.detail("behind_guard"))
+        (f.rule, f.severity.value, f.path, f.line, f.callee, ",".join(map(str, f.behind_guard)) or None)
         for f in report.findings if f.rule != "cannot-judge"
     }, report
 
@@ -47,10 +47,10 @@ def test_v2_without_model_a_member_missing_on_every_candidate_is_an_error_and_on
         ("model-attribute-missing", "warning", "capture/guarded.py", 21, "modelhub.models.wrapper.WrapperForConditionalGeneration.model", None),
     }
     warning = next(f for f in report.findings if f.rule == "model-attribute-missing")
-    assert warning.detail("architectures") == "WrapperForConditionalGeneration"
+    assert warning.facts.architectures == ("WrapperForConditionalGeneration",)
     assert "1 of 4 classes" in warning.message
     error = next(f for f in report.findings if f.path == "capture/guarded.py" and f.line == 10)
-    assert error.detail("classes") == "modelhub.models.dense.DenseModel,modelhub.models.moe.MoeModel"
+    assert error.facts.classes == ("modelhub.models.dense.DenseModel", "modelhub.models.moe.MoeModel")
 
 
 def test_v1_with_the_wrapper_model_the_guard_fails_and_what_follows_is_behind_it():

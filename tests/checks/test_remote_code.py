@@ -30,7 +30,7 @@ def test_the_check_is_a_function_of_site_model_and_rule():
     kimi = load_model(MODELS / "kimi-k2.5")
     finding = check_call(_site(), kimi, RULE, "job")
     assert (finding.rule, finding.severity.value, finding.line, finding.param) == ("remote-code-required", "error", 3, "trust_remote_code")
-    assert finding.detail("auto_map_file") == "tokenizer_config.json"
+    assert finding.facts.auto_map_file == "tokenizer_config.json"
     assert "tokenization_kimi.TikTokenTokenizer" in finding.message
     assert finding.advice.startswith("pass trust_remote_code=True")
     assert check_call(_site(trust=TrustArgument.TRUE), kimi, RULE, "job") is None
@@ -73,7 +73,7 @@ def _scan(model):
 def test_scan_reports_remote_code_only_with_a_model(tmp_path):
     wrapper = load_model(MODELS / "hub-wrapper")
     report = _scan(wrapper)
-    got = [(f.rule, f.path, f.line, f.detail("auto_class")) for f in report.findings if f.rule == "remote-code-required"]
+    got = [(f.rule, f.path, f.line, f.facts.auto_class) for f in report.findings if f.rule == "remote-code-required"]
     assert got == [
         ("remote-code-required", "load_job.py", 15, "AutoTokenizer"),
         ("remote-code-required", "load_job.py", 17, "AutoModelForCausalLM"),

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from fix_helpers import EXPECTED, FIXTURES, locate, make_finding
 
+from apiaudit.facts import BindingFacts, ImportFacts, PatternFacts, RecipeFacts
 from apiaudit.findings import Finding, Severity
 from apiaudit.fixes import plan_fixes
 from apiaudit.recipes import Recipe
@@ -51,26 +52,26 @@ class Spec:
         return Finding(**{**base, **self.fields})
 
 
-POSITIONAL = (("positional_names", "first,second,third"), ("max_positional", "1"))
+POSITIONAL = BindingFacts(positional_names=("first", "second", "third"), max_positional=1)
 CASES: dict[str, list[Spec]] = {
     "remove_keyword.py": [Spec("build(", "unexpected-keyword", n, callee=BUILD, param="legacy") for n in range(1, 6)]
     + [Spec("make(", "unexpected-keyword", callee=MAKE, param="legacy")],
     "rename_keyword.py": [Spec("build(", "unexpected-keyword", n, callee=BUILD, param="num_blocks") for n in (1, 2)],
     "add_keyword.py": [Spec("build(", "missing-required", n, callee=BUILD, param="mode") for n in range(1, 6)]
-    + [Spec("make(", "missing-required", callee=MAKE, param="mode", details=(("value", '"slow"'),))],
+    + [Spec("make(", "missing-required", callee=MAKE, param="mode", recipe=RecipeFacts("r", value='"slow"'))],
     "positional_to_keyword.py": [
-        Spec("build(", "too-many-positional", n, callee=BUILD, details=POSITIONAL) for n in (1, 2)
+        Spec("build(", "too-many-positional", n, callee=BUILD, facts=POSITIONAL) for n in (1, 2)
     ],
     "rename_attribute.py": [
         Spec("self.get_input_embeddings", "x-get-input-embeddings-renamed", after="self.embed_input_ids",
-             severity=Severity.WARNING, details=(("pattern", "x"), ("recipe", "embed-renamed")))
+             severity=Severity.WARNING, facts=PatternFacts("x"), recipe=RecipeFacts("embed-renamed"))
     ],
     "rewrite_import.py": [
         Spec("from provider.utils import get_open_port", "import-missing", after="from provider.utils.network",
-             param="get_open_port", details=(("module", "provider.utils"), ("moved_to", "provider.utils.network"))),
-        Spec("cdiv", "import-missing", param="cdiv", details=(("module", "provider.utils"),)),
+             param="get_open_port", facts=ImportFacts("provider.utils", moved_to="provider.utils.network")),
+        Spec("cdiv", "import-missing", param="cdiv", facts=ImportFacts("provider.utils")),
         Spec("from provider.utils import (", "import-missing", param="round_up",
-             details=(("module", "provider.utils"), ("moved_to", "provider.utils.math"))),
+             facts=ImportFacts("provider.utils", moved_to="provider.utils.math")),
         Spec("from provider.old import", "import-missing", after="from provider.new import",
              callee="provider.old.OldName"),
     ],
@@ -81,7 +82,7 @@ CASES: dict[str, list[Spec]] = {
         Spec("make(size", "missing-required", callee=MAKE, param="page_size"),
         Spec("make(2)", "missing-required", callee=MAKE, param="max_seqs"),
         Spec("make(3)", "missing-required", callee=MAKE, param="nowhere"),
-        Spec("make(4", "missing-required", callee=MAKE, param="policy", details=(("value", "'lru'"),)),
+        Spec("make(4", "missing-required", callee=MAKE, param="policy", recipe=RecipeFacts("r", value="'lru'")),
     ],
 }  # fmt: skip
 
@@ -173,7 +174,7 @@ def test_windows_line_endings_are_kept(tmp_path: Path) -> None:
     path.write_bytes(b"x = build(\r\n    a=1,\r\n    legacy=2,\r\n)\r\ny = make(\r\n    a=1,\r\n)\r\n")
     findings = [
         Finding("unexpected-keyword", Severity.ERROR, "c", "crlf.py", 1, 4, BUILD, "legacy", "m"),
-        Finding("missing-required", Severity.ERROR, "c", "crlf.py", 5, 4, MAKE, "mode", "m", details=(("value", "1"),)),
+        Finding("missing-required", Severity.ERROR, "c", "crlf.py", 5, 4, MAKE, "mode", "m", recipe=RecipeFacts("r", value="1")),
     ]
     patched = plan_fixes(findings, tmp_path, RECIPES).files[0].patched
     assert patched == b"x = build(\r\n    a=1,\r\n)\r\ny = make(\r\n    a=1,\r\n    mode=1,\r\n)\r\n"

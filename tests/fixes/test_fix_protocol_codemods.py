@@ -90,7 +90,7 @@ def test_fixing_fixed_code_is_a_no_op(tmp_path: Path) -> None:
 
 def _edits_of(findings):
     by_rule = {"step-needs-finish": lambda f: InsertCallAfter(f.line, f.column, "finish", "None", "step"),
-               "gather-single-reply": lambda f: DropSubscript(f.line, f.column, f.detail("bound"), "gather")}  # fmt: skip
+               "gather-single-reply": lambda f: DropSubscript(f.line, f.column, f.facts.bound, "gather")}  # fmt: skip
     return [by_rule[f.rule](f) for f in findings]
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from apiaudit.facts import AttributeFacts, RecipeFacts
 from apiaudit.findings import Finding, Severity
 from apiaudit.fixes import plan_fixes, unified_diff, write_overlay
 from apiaudit.recipes import load_rulebook, match_patterns
@@ -56,9 +57,10 @@ def _worker_findings(source: str) -> list[Finding]:
     (tests/test_audit_model_real_wheels.py), explained by the recipe vllm-embed-input-ids."""
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "get_input_embeddings":
-            details = (("attribute", "get_input_embeddings"), ("recipe", "vllm-embed-input-ids"), ("renamed_to", "embed_input_ids"))
+            facts = AttributeFacts("get_input_embeddings", "vllm.model_executor.models.llama.LlamaModel")
+            recipe = RecipeFacts("vllm-embed-input-ids", renamed_to="embed_input_ids")
             return [Finding("attribute-missing", Severity.ERROR, "speculators", WORKER, node.lineno, node.col_offset,
-                            "vllm.model_executor.models.llama.LlamaModel.get_input_embeddings", None, "m", details=details)]
+                            "vllm.model_executor.models.llama.LlamaModel.get_input_embeddings", None, "m", facts=facts, recipe=recipe)]
     raise AssertionError("no get_input_embeddings call")
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from apiaudit.errors import InputError
+from apiaudit.facts import attribute_of
 from apiaudit.matrix.emit import write_rules
 from apiaudit.matrix.explain import ADDED_PARAMETER, RENAMED_ATTRIBUTE, RENAMED_PARAMETER, explain
 from apiaudit.matrix.matrix import run_matrix
@@ -65,7 +66,7 @@ def _signature_params(source: str, function: str) -> dict[str, bool]:
 def test_explain_dates_renames_and_added_parameters(tmp_path, toy_cache):
     result = explain(_consumer(tmp_path, "toyprov==1.0"), "toyprov==1.4", cache_dir=toy_cache, available=toy.VERSIONS)
     assert result.baseline == "1.0" and "declares" in result.baseline_reason
-    by_key = {(e.finding.rule, e.finding.param or e.finding.detail("attribute")): e for e in result.explanations}
+    by_key = {(e.finding.rule, e.finding.param or attribute_of(e.finding.facts)): e for e in result.explanations}
     assert set(by_key) == {("unexpected-keyword", "host"), ("missing-required", "address"),
                            ("missing-required", "retries"), ("attribute-missing", "send")}  # fmt: skip
     for explanation in result.explanations:
@@ -112,6 +113,6 @@ def test_emitted_rules_load_back_and_feed_the_scan(tmp_path, toy_cache):
     }
     # A second explain with those rules in force finds nothing new to emit.
     again = explain(consumer, "toyprov==1.4", cache_dir=toy_cache, available=toy.VERSIONS, rules_dirs=[tmp_path / "rules"])
-    renamed = [f for f in again.report.findings if f.detail("renamed_to")]
-    assert {f.detail("renamed_to") for f in renamed} == {"address", "transmit"}
+    renamed = [f for f in again.report.findings if f.recipe and f.recipe.renamed_to]
+    assert {f.recipe.renamed_to for f in renamed if f.recipe} == {"address", "transmit"}
     assert write_rules(again, tmp_path / "more", rules_dirs=[tmp_path / "rules"]) == (None, [])

@@ -53,7 +53,7 @@ def test_warm_scan_reports_forwarded_keywords_and_moves_without_reading_the_prov
     """))
     cache = tmp_path / "cache"
     cold = scan([str(cons)], str(prov), cache_dir=cache)
-    got = sorted((f.rule, f.param, f.detail("rejected_by") or f.detail("moved_to")) for f in cold.findings)
+    got = sorted((f.rule, f.param, getattr(f.facts, "rejected_by", None) or getattr(f.facts, "moved_to", None)) for f in cold.findings)
     assert got == [
         ("import-missing", None, "tinyprov.net"),
         ("unexpected-keyword", "b", "tinyprov.args.Args"),

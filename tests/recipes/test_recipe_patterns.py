@@ -6,6 +6,7 @@ import textwrap
 
 import pytest
 
+from apiaudit.facts import PatternFacts, RecipeFacts
 from apiaudit.findings import Severity
 from apiaudit.recipes import Pattern, load_rulebook, match_patterns
 
@@ -89,7 +90,7 @@ def test_method_called_respects_min_args_and_links_its_recipe() -> None:
         """
     (finding,) = match_patterns(textwrap.dedent(source), "pkg/mod.py", [CALLED], consumer="pkg", provider_packages=("provider",))
     assert (finding.line, finding.column, finding.severity) == (4, 11, Severity.ERROR)
-    assert finding.detail("recipe") == "demo-rename" and finding.detail("pattern") == "demo-renamed"
+    assert finding.recipe == RecipeFacts("demo-rename") and finding.facts == PatternFacts("demo-renamed", method="old_name")
     assert finding.source == "return self.old_name(ids) + self.old_name()"
 
 

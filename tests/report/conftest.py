@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 import pytest
 
+from apiaudit.facts import BindingFacts, ImportFacts, RecipeFacts
 from apiaudit.findings import CodeOrigin, Finding, Report, Severity
 
 CONSUMER = CodeOrigin(name="speculators", version="0.3.0", root="/srv/audit/speculators-0.3.0", kind="release")
@@ -40,7 +41,8 @@ def _findings() -> tuple[Finding, ...]:
             signature="EngineArgs(model: str = 'facebook/opt-125m', *, tokenizer: str | None = None, seed: int = 0)",
             source="args = EngineArgs(model=path, disable_log_requests=True)",
             advice="Drop disable_log_requests=...; request logging is now off unless enabled.",
-            details=(("recipe", "none"), ("removed_in", "0.10.0")),
+            facts=BindingFacts(arg_line=43, annotation="bool"),
+            recipe=RecipeFacts("vllm-drop-disable-log-requests"),
         ),
         _finding(
             rule="import-missing",
@@ -52,7 +54,12 @@ def _findings() -> tuple[Finding, ...]:
             message="vllm.model_executor.models.llama_eagle3 has no name Eagle3LlamaForCausalLM",
             source="from vllm.model_executor.models.llama_eagle3 import Eagle3LlamaForCausalLM",
             advice="Import it from vllm.model_executor.models.llama_eagle3_v2 instead.",
-            details=(("moved_to", "vllm.model_executor.models.llama_eagle3_v2"),),
+            facts=ImportFacts(
+                "vllm.model_executor.models.llama_eagle3",
+                "Eagle3LlamaForCausalLM",
+                candidates=("vllm.model_executor.models.llama_eagle3_v2.Eagle3LlamaForCausalLM",),
+                moved_to="vllm.model_executor.models.llama_eagle3_v2",
+            ),
         ),
         _finding(
             rule="cannot-judge",

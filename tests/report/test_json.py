@@ -74,7 +74,12 @@ def test_every_finding_has_required_keys_with_json_types(report):
         assert isinstance(f["details"], dict)
     import_missing = next(f for f in findings if f["rule"] == "import-missing")
     assert import_missing["param"] is None
-    assert import_missing["details"] == {"moved_to": "vllm.model_executor.models.llama_eagle3_v2"}
+    assert import_missing["details"] == {
+        "module": "vllm.model_executor.models.llama_eagle3",
+        "name": "Eagle3LlamaForCausalLM",
+        "moved_to": "vllm.model_executor.models.llama_eagle3_v2",
+        "candidate": "vllm.model_executor.models.llama_eagle3_v2.Eagle3LlamaForCausalLM",
+    }
 
 
 def test_findings_are_sorted_by_sort_key_whatever_the_input_order(report):
