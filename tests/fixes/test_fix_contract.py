@@ -16,45 +16,12 @@ from apiaudit.sources import resolve
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PROVIDER = FIXTURES / "providers" / "engine_v2" / "engine"
-RULES = """\
-[provider]
-name = "engine"
-
-[[recipe]]
-id = "llm-max-len-renamed"
-symbol = "engine.entry.LLM"
-versions = ""
-change = "renamed-parameter"
-old = "max_len"
-new = "max_model_len"
-rationale = "renamed in v2"
-
-[[recipe]]
-id = "llm-reset-cache-renamed"
-symbol = "engine.entry.LLM"
-versions = ""
-change = "renamed-attribute"
-old = "reset_cache"
-new = "reset_prefix_cache"
-rationale = "renamed in v2"
-
-[[recipe]]
-id = "sched-config-max-model-len"
-symbol = "engine.config.scheduler.SchedConfig"
-versions = ""
-change = "added-parameter"
-param = "max_model_len"
-value = "4096"
-rationale = "required in v2"
-"""
+RULES = FIXTURES / "fixes" / "rules"
 
 
 def _plan(consumer: Path, tmp_path: Path):
-    rules = tmp_path / "rules"
-    rules.mkdir(exist_ok=True)
-    (rules / "engine.toml").write_text(RULES)
-    report = scan([str(consumer)], str(PROVIDER), rules_dirs=[rules], cache_dir=tmp_path / "cache", use_index_cache=False)
-    book = rulebook_for([rules], resolve(str(PROVIDER)))
+    report = scan([str(consumer)], str(PROVIDER), rules_dirs=[RULES], cache_dir=tmp_path / "cache", use_index_cache=False)
+    book = rulebook_for([RULES], resolve(str(PROVIDER)))
     return plan_fixes(report.findings, Path(report.consumers[0].root), book)
 
 
@@ -68,7 +35,9 @@ def _kinds(plan) -> dict[str, list[str]]:
 def test_every_fix_kind_runs_from_a_real_scan(tmp_path):
     driver = _plan(FIXTURES / "consumers" / "driver" / "driver", tmp_path)
     jobs = _plan(FIXTURES / "consumers" / "jobs", tmp_path)
-    described = [f.description for f in driver.fixed + jobs.fixed]
+    protocol = _plan(FIXTURES / "consumers" / "protocol", tmp_path)
+    plans = (driver, jobs, protocol)
+    described = [f.description for plan in plans for f in plan.fixed]
     wanted = {
         FixKind.REMOVE_KEYWORD: "removed keyword",
         FixKind.RENAME_KEYWORD: "renamed keyword max_len to max_model_len",
@@ -76,9 +45,18 @@ def test_every_fix_kind_runs_from_a_real_scan(tmp_path):
         FixKind.POSITIONAL_TO_KEYWORD: "passed the surplus positional arguments by keyword",
         FixKind.RENAME_ATTRIBUTE: "renamed attribute reset_cache to reset_prefix_cache",
         FixKind.REWRITE_IMPORT: "import get_ip from engine.net",
+        FixKind.INSERT_CALL_AFTER: "called .finish(None) after .step(...)",
+        FixKind.DROP_SUBSCRIPT: "used the single result: replies[0] -> replies",
     }
+    assert set(wanted) == set(FixKind) - {FixKind.NONE}, "a fix kind docs/fix.md lists has no contract case"
     missing = {kind.value: text for kind, text in wanted.items() if not any(d.startswith(text) for d in described)}
-    assert not missing, (missing, described, [u.reason for u in driver.unfixable + jobs.unfixable])
+    assert not missing, (missing, described, [u.reason for plan in plans for u in plan.unfixable])
     # The surplus positional of SamplingParams.from_dict({}, False) became the keyword-only `strict`.
     patched = next(f for f in driver.changed_files if f.path == "driver/gen.py").patched.decode()
     assert "SamplingParams.from_dict({}, strict=False)" in patched
+    # The pattern findings' recipes: the inserted call, the dropped [0], the added keyword.
+    (job,) = protocol.changed_files
+    assert [x.recipe for x in job.fixes] == ["step-then-finish", "gather-single", "generate-no-progress"]
+    text = job.patched.decode()
+    assert "    llm.step(batch)  # pattern step-needs-finish: llm.finish(None) is inserted after it\n    llm.finish(None)\n" in text
+    assert "first = replies  #" in text and 'llm.generate(["hi"], progress=False)' in text

@@ -2,12 +2,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
+from typing import get_args
 
 import pytest
 
+from apiaudit.audit import scan
 from apiaudit.errors import InputError
-from apiaudit.findings import SCHEMA_VERSION, Report, Severity
+from apiaudit.facts import BindingFacts, Facts, ImportFacts, RecipeFacts
+from apiaudit.findings import SCHEMA_VERSION, Finding, Report, Severity
+from apiaudit.model import load_model
+from apiaudit.policy.config import Settings
 from apiaudit.report import render, report_from_dict, report_to_dict
+from apiaudit.report.json_format import _facts_details, facts_from_details, finding_details
 
 TOP_LEVEL_KEYS = ["schema_version", "tool", "consumer", "consumers", "provider", "rules_version", "summary", "extras", "findings",
                   "suppressed", "baseline", "delta", "notices"]
@@ -138,3 +145,77 @@ def test_non_object_document_is_refused():
 def test_unknown_format_is_an_input_error(report):
     with pytest.raises(InputError, match="unknown output format 'xml'"):
         render(report, "xml")
+
+
+# --- details <-> typed facts, on real scans of the fixture packages -------------------------
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+PROVIDERS = FIXTURES / "providers"
+CONSUMERS = FIXTURES / "consumers"
+
+
+def _real_reports(tmp_path: Path) -> list[Report]:
+    """Scans whose findings carry every family of facts, a recipe's facts and behind_guard."""
+    settings = Settings()
+    engine = str(PROVIDERS / "engine_v2" / "engine")
+    suppressed = tmp_path / "suppressed"
+    suppressed.mkdir()
+    (suppressed / "job.py").write_text("from engine.entry import LLM\n\nLLM('m')  # apiaudit: ignore[unexpected-keyword, cannot-judge] -- gone\n")
+
+    def run(consumer: Path, provider: Path | str, rules=(PROVIDERS,), **kw) -> Report:
+        return scan([str(consumer)], str(provider), rules_dirs=list(rules), cache_dir=None, use_index_cache=False,
+                    settings=settings, **kw)  # fmt: skip
+
+    return [
+        run(CONSUMERS / "driver" / "driver", engine, rules=(FIXTURES / "fixes" / "rules", PROVIDERS)),
+        run(CONSUMERS / "jobs", engine),
+        run(CONSUMERS / "protocol", engine, rules=(FIXTURES / "fixes" / "rules",)),
+        run(CONSUMERS / "compat" / "compat", PROVIDERS / "shim_v1" / "shim"),
+        run(CONSUMERS / "compat" / "compat", PROVIDERS / "shim_v2" / "shim"),
+        run(CONSUMERS / "capture", PROVIDERS / "modelhub_v1" / "modelhub", model=load_model(FIXTURES / "models" / "hub-wrapper")),
+        run(CONSUMERS / "capture", PROVIDERS / "modelhub_v2" / "modelhub"),
+        run(CONSUMERS / "loaders", PROVIDERS / "modelhub_v1" / "modelhub", model=load_model(FIXTURES / "models" / "hub-wrapper")),
+        run(CONSUMERS / "deprecating", PROVIDERS / "deprecating" / "depprov"),
+        run(suppressed, engine),
+    ]
+
+
+def test_details_of_real_scans_read_back_into_the_same_typed_facts(tmp_path):
+    families: set[type] = set()
+    recipe_fields: set[str] = set()
+    behind = False
+    for report in _real_reports(tmp_path):
+        document = json.loads(render(report, "json"))
+        again = report_from_dict(document)
+        assert again.findings == tuple(sorted(report.findings, key=lambda f: f.sort_key))
+        # The same details a second time: the reading loses nothing the writing put in.
+        assert report_to_dict(again)["findings"] == document["findings"]
+        for f in report.findings:
+            if f.facts is not None:
+                families.add(type(f.facts))
+            if f.recipe is not None:
+                recipe_fields |= {k for k, v in vars(f.recipe).items() if v not in (None, ())}
+            behind = behind or bool(f.behind_guard)
+    assert families == set(get_args(Facts)), set(get_args(Facts)) - families
+    assert recipe_fields >= {"id", "renamed_to", "value"} and behind
+
+
+def test_details_keep_todays_keys_and_formats():
+    facts = BindingFacts(arg_line=7, via_splat=True, positional_names=("a", "b"), max_positional=1, positional_given=2)
+    finding = Finding("too-many-positional", Severity.ERROR, "c", "p.py", 3, 0, "m.f", None, "m", facts=facts,
+                      recipe=RecipeFacts("r", value="1", imports=("import a", "from b import c")), behind_guard=(2, 5))  # fmt: skip
+    assert finding_details(finding) == {
+        "arg_line": "7", "via_splat": "1", "positional_names": "a,b", "max_positional": "1", "positional_given": "2",
+        "behind_guard": "2,5", "recipe": "r", "value": "1", "import": "import a; from b import c",
+    }  # fmt: skip
+    assert facts_from_details("too-many-positional", finding_details(finding), "x") == (facts, finding.recipe, (2, 5))
+    imported = ImportFacts("a.b", "X", candidates=("a.c.X", "a.d.X"), moved_to="a.c")
+    assert _facts_details(imported) == {"module": "a.b", "name": "X", "moved_to": "a.c", "candidate": "a.c.X,a.d.X"}
+
+
+def test_a_bad_number_in_details_is_one_input_error(report):
+    d = report_to_dict(report)
+    binding = next(f for f in d["findings"] if f["rule"] == "unexpected-keyword" and f["details"])
+    binding["details"]["arg_line"] = "seven"
+    with pytest.raises(InputError, match=r"details\.arg_line must be a whole number"):
+        report_from_dict(d)
