@@ -152,7 +152,6 @@ class RecipeFacts:
     value: str | None = None  # added-parameter: an expression, may hold {in_scope:NAME}
     imports: tuple[str, ...] = ()  # added-parameter: statements the value needs
     moved_to: str | None = None  # moved-symbol: the module the name lives in now
-    new_name: str | None = None  # moved-symbol: its new name there, when renamed
 
 
 __all__ = [

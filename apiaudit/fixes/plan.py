@@ -113,8 +113,7 @@ def _request(finding: Finding, recipe: Recipe | None) -> FixRequest | None:
         return FixRequest(FixKind.RENAME_ATTRIBUTE, old=old, new=told.renamed_to)
     if kind is FixKind.REWRITE_IMPORT:
         moved_to = finding.facts.moved_to if isinstance(finding.facts, ImportFacts) else None
-        return FixRequest(FixKind.REWRITE_IMPORT, module=(told.moved_to if told else None) or moved_to,
-                          new=told.new_name if told else None)  # fmt: skip
+        return FixRequest(FixKind.REWRITE_IMPORT, module=(told.moved_to if told else None) or moved_to)
     if kind is FixKind.POSITIONAL_TO_KEYWORD:
         return FixRequest(FixKind.POSITIONAL_TO_KEYWORD)
     return None

@@ -145,7 +145,7 @@ class MovedSymbol:
         return f"Import it from `{self.module}`."
 
     def facts(self, recipe: str) -> RecipeFacts:
-        return RecipeFacts(recipe, moved_to=self.module, new_name=self.new)
+        return RecipeFacts(recipe, moved_to=self.module)
 
     def fix(self) -> FixRequest:
         return FixRequest(FixKind.REWRITE_IMPORT, module=self.module, new=self.new)

@@ -116,7 +116,7 @@ def finding_details(f: Finding) -> dict[str, str]:
         r = f.recipe
         # A recipe's moved_to replaces the engine's: it is what the fix uses.
         out.update(_some(("recipe", r.id), ("value", r.value), ("import", r.imports), ("renamed_to", r.renamed_to),
-                         ("moved_to", r.moved_to), ("new_name", r.new_name)))  # fmt: skip
+                         ("moved_to", r.moved_to)))  # fmt: skip
     return out
 
 
@@ -140,8 +140,7 @@ def facts_from_details(rule: str, d: dict[str, str], where: str) -> tuple[Facts 
     if "recipe" in d:
         recipe = RecipeFacts(d["recipe"], renamed_to=d.get("renamed_to"), value=d.get("value"),
                              imports=_split(d.get("import"), _IMPORTS_SEP),
-                             moved_to=d.get("moved_to") if rule == "import-missing" else None,
-                             new_name=d.get("new_name"))  # fmt: skip
+                             moved_to=d.get("moved_to") if rule == "import-missing" else None)  # fmt: skip
     behind = tuple(int(x) for x in _split(d.get("behind_guard")) if x.isdigit())
     return _facts_from(rule, d, recipe, where), recipe, behind
 
