@@ -12,7 +12,7 @@ from typing import Literal
 
 from apiaudit.facts import Facts, RecipeFacts
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 
 # Where audited code came from: an installed distribution, a fetched release wheel, a path.
 SourceKind = Literal["installed", "release", "path"]
