@@ -1,76 +1,30 @@
-"""The core Auditor: provider index -> consumer call sites -> binding checks -> findings.
+"""The core scan: sources -> provider index -> consumer call sites -> checks -> findings -> policy.
 
 `scan()` is the one entry point the CLI, the preflight gate, the runner and the
-matrix share.
+matrix share; it readies the release with `engine.prepare` and checks each consumer file
+with `engine.check_file` (the seam `explain` uses too).
 """
 
 from __future__ import annotations
 
-import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
 from apiaudit import sources
-from apiaudit.checks import HostRules, run_checks
-from apiaudit.checks.recipes import apply_recipes
-from apiaudit.checks.remote_code import remote_code_findings
 from apiaudit.consumer import collect
-from apiaudit.consumer.model import ConsumerOptions
-from apiaudit.deprecations import find_deprecations
+from apiaudit.engine import ScanSetup, check_file, consumer_context, prepare  # noqa: F401 - ScanSetup, prepare: re-exported
 from apiaudit.errors import InputError
 from apiaudit.findings import ENGINE_RULES, Finding, Report
 from apiaudit.model import ModelFacts
 from apiaudit.policy import ConsumerFiles, Settings, apply_policy, excluded, load_settings
 from apiaudit.progress import NullProgress, Progress
-from apiaudit.provider.cache import open_index, save_index
-from apiaudit.provider.index import ProviderIndex
+from apiaudit.provider.cache import save_index
 from apiaudit.recipes import RuleBook, load_rulebook
-from apiaudit.provider.registry import ModelTypes, check_architecture
+from apiaudit.provider.registry import check_architecture
 from apiaudit.recipes.loader import default_target, load_remote_code_rules
 from apiaudit.sources.base import CodeTree
-
-
-@dataclass(frozen=True)
-class ScanSetup:
-    """One provider release made ready to check consumers against: what every scan, preflight,
-    fix, matrix row and explain probe shares."""
-
-    provider: CodeTree
-    book: RuleBook  # the rules that apply to this release
-    index: ProviderIndex
-    model_types: ModelTypes
-    options: ConsumerOptions  # how the consumer stage reads code for this release
-    hosts: HostRules
-
-
-def prepare(
-    provider_tree: CodeTree,
-    rulebook: RuleBook,
-    *,
-    cache_dir: Path | None = None,
-    python_version: tuple[int, ...] | None = None,
-) -> ScanSetup:
-    """The index (from the cache under `cache_dir`, when given), the rules' hooks and the consumer
-    options for one provider release; `rulebook` is already filtered to its version."""
-    index = open_index(provider_tree, cache_dir)
-    model_types = ModelTypes(index, rulebook).install()  # attribute types read through factories
-    version = tuple(python_version or sys.version_info[:3]) + (0, 0)
-    options = ConsumerOptions(
-        provider_packages=provider_tree.packages,
-        rpc_methods=tuple((r.method, r.name_arg, r.name_keyword) for r in rulebook.rpcs),
-        injection_keywords=tuple(i.keyword for i in rulebook.injections),
-        provider_version=provider_tree.version,
-        provider_distribution=provider_tree.name,
-        python_version=(version[0], version[1], version[2]),
-    )
-    hosts = HostRules(
-        rpc_hosts={r.method: r.hosts for r in rulebook.rpcs},
-        injection_hosts={i.keyword: i.hosts for i in rulebook.injections},
-        symbol_patterns=tuple(p for p in rulebook.patterns if p.on_symbol),
-    )
-    return ScanSetup(provider_tree, rulebook, index, model_types, options, hosts)
 
 
 def scan(
@@ -179,11 +133,14 @@ def _scan_once(
     # A rule id the config names must exist for this provider, in any of its versions.
     known_rules = frozenset(ENGINE_RULES) | frozenset(full_book.rule_infos())
     settings.check_rule_ids(set(known_rules))
-    setup = prepare(provider_tree, book, cache_dir=cache_dir if use_index_cache else None, python_version=python_version)
-    index, options, hosts = setup.index, setup.options, setup.hosts
+    remote_code_rules = load_remote_code_rules(list(map(Path, rules_dirs))) if model is not None else ()
+    setup = prepare(
+        provider_tree, book, cache_dir=cache_dir if use_index_cache else None, python_version=python_version,
+        remote_code_rules=remote_code_rules,
+    )  # fmt: skip
+    index, options = setup.index, setup.options
     if model is not None:
         check_architecture(setup.model_types, model, provider_tree.name, provider_tree.version, cache_dir)
-    remote_code_rules = load_remote_code_rules(list(map(Path, rules_dirs))) if model is not None else ()
     assumed_python = ".".join(map(str, options.python_version))
 
     findings: list[Finding] = []
@@ -199,12 +156,11 @@ def _scan_once(
         progress.start(f"reading {tree.name}", len(paths))
         files = collect(tree, options, on_file=progress.advance, files=paths, cache_dir=cache_dir if use_index_cache else None)
         progress.start(f"checking {tree.name} against {provider_tree.name}", len(files))
-        found, _calls = run_checks(label, index, files, hosts, on_file=progress.advance, model_types=setup.model_types, model=model)
-        findings.extend(apply_recipes(
-            book, found, files, tree, provider_tree, consumer=label, cache_dir=cache_dir if use_index_cache else None,
-        ))  # fmt: skip
-        findings.extend(find_deprecations(index, files, label, provider_tree.root, provider_tree.packages))
-        findings.extend(remote_code_findings(label, files, model, remote_code_rules))
+        context = consumer_context(setup, label, files, model=model)
+        for file in files:
+            findings.extend(check_file(setup, file, consumer=context).findings)
+            if file.error is None:
+                progress.advance(file.path)
         files_scanned += len(files)
         uses = sum(len(f.imports) + len(f.uses) + len(f.rpc_calls) for f in files)
         # With --model, model-facing rules check the consumer whatever the provider is.

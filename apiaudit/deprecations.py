@@ -294,15 +294,11 @@ def _calls(use: Use) -> Iterable[tuple[str, Use, int]]:
             return
 
 
-def find_deprecations(
-    index, files: Iterable[ConsumerFile], consumer: str, provider_root: Path, packages: tuple[str, ...]
-) -> list[Finding]:
-    """A `deprecated-use` warning for each call of a deprecated provider callable or keyword."""
-    forecaster = Forecaster(index, provider_root, packages)
+def find_deprecations(forecaster: Forecaster, file: ConsumerFile, consumer: str) -> list[Finding]:
+    """A `deprecated-use` warning for each call of a deprecated provider callable or keyword in
+    one consumer file (`forecaster`: one per release, shared by every file of a scan)."""
     out: list[Finding] = []
-    for file in files:
-        if file.error is not None:
-            continue
+    if file.error is None:
         for use in file.uses:
             for dotted, _, i in _calls(use):
                 known = forecaster.facts(dotted)

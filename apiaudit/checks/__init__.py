@@ -7,41 +7,29 @@ from typing import Callable, TypeVar
 
 from apiaudit.checks.chains import check_use
 from apiaudit.checks.conditions import guard_failures, verdict
-from apiaudit.checks.context import CheckContext, HostRules
+from apiaudit.checks.context import BoundCall, CheckContext, HostRules
 from apiaudit.checks.imports import check_import
 from apiaudit.checks.rpc import check_rpc
 from apiaudit.consumer.model import ConsumerFile, ImportUse, Note, RpcCall, Site, Use
 from apiaudit.findings import Finding, Severity
-from apiaudit.provider.index import ProviderIndex
 
 Item = TypeVar("Item", ImportUse, Use, RpcCall, Note)
 
 
-def run_checks(
-    consumer: str,
-    index: ProviderIndex,
-    files: tuple[ConsumerFile, ...],
-    hosts: HostRules,
-    on_file: Callable[[str], None] | None = None,
-    model_types=None,
-    model=None,
-) -> tuple[list[Finding], int]:
-    ctx = CheckContext(consumer, index, files, hosts, model_types, model)
+def check_engine_rules(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
+    """The engine's own rules on one consumer file: its imports, call chains, RPCs, notes and
+    guards against the index (a file that did not parse is one `parse-error`)."""
+    if file.error is not None:
+        site = file.error_site or Site(1, 0)
+        return [ctx.finding(file, site, "parse-error", f"cannot parse {file.path}: {file.error}", severity=Severity.ERROR)]
     findings: list[Finding] = []
-    for file in files:
-        if file.error is not None:
-            findings.append(
-                ctx.finding(file, file.error_site or Site(1, 0), "parse-error", f"cannot parse {file.path}: {file.error}", severity=Severity.ERROR)
-            )
-            continue
-        findings.extend(_judged(ctx, file, file.imports, check_import))
-        findings.extend(_judged(ctx, file, file.uses, check_use))
-        findings.extend(_judged(ctx, file, file.rpc_calls, check_rpc))
-        findings.extend(_judged(ctx, file, file.notes, check_note))
-        findings.extend(guard_failures(ctx, file))
-        if on_file:
-            on_file(file.path)
-    return _dedupe(findings), ctx.calls_checked
+    findings.extend(_judged(ctx, file, file.imports, check_import))
+    findings.extend(_judged(ctx, file, file.uses, check_use))
+    findings.extend(_judged(ctx, file, file.rpc_calls, check_rpc))
+    findings.extend(_judged(ctx, file, file.notes, check_note))
+    ctx.site = None
+    findings.extend(guard_failures(ctx, file))
+    return findings
 
 
 def _judged(
@@ -54,6 +42,7 @@ def _judged(
     undecided guard is judged, and says so; one behind a guard that fails says that."""
     findings: list[Finding] = []
     for item in items:
+        ctx.site = item.site  # the calls bound from here on are this item's (`CheckContext.bound`)
         v = verdict(ctx, item.live)
         if v.dead:
             continue
@@ -89,7 +78,7 @@ def _behind(finding: Finding, guards: tuple[tuple[int, str], ...]) -> Finding:
     )
 
 
-def _dedupe(findings: list[Finding]) -> list[Finding]:
+def dedupe(findings: list[Finding]) -> list[Finding]:
     seen = set()
     out = []
     for f in findings:
@@ -100,4 +89,4 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
     return out
 
 
-__all__ = ["run_checks", "HostRules"]
+__all__ = ["BoundCall", "CheckContext", "HostRules", "check_engine_rules", "dedupe"]

@@ -423,12 +423,12 @@ def _call(ctx, file, use, value, step, findings, report):
     if sym.path.endswith(".__init__") and value.via == "instance" and value.owner:
         # super().__init__(...): the class's constructor signature, self bound; named by the
         # class that defines __init__ (or the class itself when __init__ is synthesized).
-        info = ctx.index.call(value.owner, via="module")
+        info = ctx.call(value.owner, via="module")
         defined = ctx.index.class_member(value.owner, "__init__", instance=True)
         init_path = defined.symbol.path if isinstance(defined, Found) and defined.symbol.kind is SymbolKind.FUNCTION else f"{info.callee.path}.__init__"
         info = replace(info, callee=replace(info.callee, path=init_path, kind=SymbolKind.FUNCTION))
     else:
-        info = ctx.index.call(sym.path, via=value.via)
+        info = ctx.call(sym.path, via=value.via)
     if step.call is None or not report:
         return _returned(ctx, info)
     ctx.calls_checked += 1
@@ -549,7 +549,7 @@ def _rejecting_target(ctx, path: str, keyword: str, hops: int, depth: int = 1) -
     for target, explicit in ctx.index.forwards(path):
         if keyword in explicit:
             continue  # passed twice: a different error, not a rejection by name
-        info = ctx.index.call(target, via="module")
+        info = ctx.call(target, via="module")
         if info.unknown or not info.signatures:
             continue
         sig = info.fallback or info.signatures[0]

@@ -233,7 +233,7 @@ def _has_param(ctx, value, name: str) -> bool | None:
 
     if not isinstance(value, SymbolValue) or value.symbol.kind not in (SymbolKind.FUNCTION, SymbolKind.CLASS):
         return None
-    info = ctx.index.call(value.symbol.path, via=value.via)
+    info = ctx.call(value.symbol.path, via=value.via)
     if info.unknown:
         return None
     signature = info.fallback or (info.signatures[0] if len(info.signatures) == 1 else None)

@@ -33,6 +33,17 @@ class Index(Protocol):
     def find_definitions(self, name: str) -> tuple[str, ...]: ...
     def find_modules(self, leaf: str) -> tuple[str, ...]: ...
     def forwards(self, path: str) -> tuple[tuple[str, tuple[str, ...]], ...]: ...
+    def members(self, owner: str) -> tuple[Symbol, ...]: ...
+
+
+@dataclass(frozen=True)
+class BoundCall:
+    """A provider callable the checks bound a consumer call against: `site` is the consumer
+    item (use, import, RPC) being checked, `info` what the call resolved to in this release
+    (the callee as defined, its signatures)."""
+
+    site: Site | None  # None: bound while deciding a guard outside any item
+    info: CallInfo
 
 
 @dataclass(frozen=True)
@@ -69,6 +80,10 @@ class CheckContext:
                  model_types=None, model=None):
         self.consumer = consumer
         self.index = index
+        # Every call the checks bound, in order, with the item being checked when they did
+        # (`apiaudit.engine.check_file` hands them on: explain shows the callee and its change).
+        self.site: Site | None = None
+        self.bound: list[BoundCall] = []
         # Which classes a provider model object can be (`ModelTypes`), for the model given with
         # --model (`model`, ModelFacts) or, when None, for every architecture the registry lists.
         self.model_types = model_types
@@ -100,6 +115,12 @@ class CheckContext:
             for b in f.method_bindings:
                 self.bound_functions.setdefault(b.function, []).append(b)
         self.calls_checked = 0
+
+    def call(self, path: str, *, via: ReachedVia) -> CallInfo:
+        """The index's answer for calling `path`, recorded in `bound`."""
+        info = self.index.call(path, via=via)
+        self.bound.append(BoundCall(self.site, info))
+        return info
 
     def own_members(self, dotted: str, seen: frozenset[str] = frozenset()) -> frozenset[str]:
         facts = self.classes.get(dotted)

@@ -1,124 +1,34 @@
 """`remote-code-required`: an Auto class's from_pretrained on a model whose config maps that
 class to custom code, without trust_remote_code=True (rule data: [[remote_code]]).
 
-The check is a function of (call site facts, ModelFacts, rule): `auto_call_sites` reads the
-facts from a consumer file with `ast` (a later consumer stage may supply them instead), and
-`check_call` decides one site.
+The check is a function of (call site facts, ModelFacts, rule): the consumer stage reads the
+facts while it parses each file (`ConsumerFile.auto_calls`, `apiaudit.consumer.auto_calls`),
+and `check_call` decides one site.
 """
 
 from __future__ import annotations
 
-import ast
-import enum
-from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Sequence
 
-from apiaudit.consumer.model import ConsumerFile
+from apiaudit.consumer import parse_quietly
+from apiaudit.consumer.auto_calls import auto_call_sites as _sites_in
+from apiaudit.consumer.model import AutoCallSite, ConsumerFile, TrustArgument
 from apiaudit.facts import RemoteCodeFacts
 from apiaudit.findings import Finding
 from apiaudit.model import ConfigFile, ModelFacts
-from apiaudit.provider.facts import dotted_text
 from apiaudit.recipes.model import RemoteCodeRule
 
 
-class TrustArgument(str, enum.Enum):
-    """What the call passes for the trust keyword."""
-
-    TRUE = "true"
-    FALSE = "false"
-    ABSENT = "absent"
-    UNKNOWN = "unknown"  # a non-literal value, or a **splat that may carry it
-
-
-@dataclass(frozen=True)
-class AutoCallSite:
-    """``Auto.method(model, ...)`` in a consumer file. `model_literal` is the model argument when
-    it is a string literal (a hub id or path), None when it is computed (a variable)."""
-
-    path: str
-    line: int
-    column: int
-    end_line: int | None
-    end_column: int | None
-    auto_class: str
-    trust: TrustArgument
-    model_literal: str | None
-    has_model_argument: bool
-    source: str | None = None
-
-
 def auto_call_sites(source: str, path: str, rule: RemoteCodeRule) -> list[AutoCallSite]:
-    """Every ``X.<rule.method>(...)`` where X names a class imported from `rule.module`."""
+    """Every ``X.<rule.method>(...)`` in one source text where X names a class imported from
+    `rule.module` (a scan reads them from `ConsumerFile.auto_calls`, found while it parsed)."""
     if rule.method not in source:
         return []
     try:
-        tree = ast.parse(source)
-    except SyntaxError:
+        tree = parse_quietly(source)
+    except (SyntaxError, ValueError, RecursionError):
         return []
-    lines = source.splitlines()
-    names, modules = _imported(tree, rule.module)
-    sites: list[AutoCallSite] = []
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == rule.method):
-            continue
-        auto_class = _auto_class(node.func.value, names, modules)
-        if auto_class is None or rule.auto_map_key(auto_class) is None:
-            continue
-        model_arg = node.args[0] if node.args else next(
-            (k.value for k in node.keywords if k.arg == "pretrained_model_name_or_path"), None
-        )
-        literal = model_arg.value if isinstance(model_arg, ast.Constant) and isinstance(model_arg.value, str) else None
-        sites.append(AutoCallSite(
-            path=path, line=node.lineno, column=node.col_offset, end_line=node.end_lineno,
-            end_column=node.end_col_offset, auto_class=auto_class, trust=_trust(node, rule.keyword),
-            model_literal=literal, has_model_argument=model_arg is not None and not isinstance(model_arg, ast.Starred),
-            source=lines[node.lineno - 1].strip() if 0 < node.lineno <= len(lines) else None,
-        ))  # fmt: skip
-    return sorted(sites, key=lambda s: (s.line, s.column))
-
-
-def _imported(tree: ast.Module, module: str) -> tuple[dict[str, str], set[str]]:
-    """Local name -> class name for ``from module[.sub] import Cls [as X]``; local names bound to the module."""
-    names: dict[str, str] = {}
-    modules: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            if node.module == module or node.module.startswith(module + "."):
-                for alias in node.names:
-                    if alias.name != "*":
-                        names[alias.asname or alias.name] = alias.name
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name == module:
-                    modules.add(alias.asname or alias.name)
-                elif alias.name.startswith(module + ".") and alias.asname is None:
-                    modules.add(module)  # `import transformers.x` binds `transformers`
-    return names, modules
-
-
-def _auto_class(receiver: ast.AST, names: dict[str, str], modules: set[str]) -> str | None:
-    text = dotted_text(receiver)
-    if text is None:
-        return None
-    head, _, rest = text.partition(".")
-    if not rest:
-        return names.get(head)
-    if head in modules:
-        return rest.rsplit(".", 1)[-1]
-    return None
-
-
-def _trust(call: ast.Call, keyword: str) -> TrustArgument:
-    for kw in call.keywords:
-        if kw.arg == keyword:
-            if isinstance(kw.value, ast.Constant) and kw.value.value is True:
-                return TrustArgument.TRUE
-            if isinstance(kw.value, ast.Constant) and kw.value.value in (False, None):
-                return TrustArgument.FALSE
-            return TrustArgument.UNKNOWN
-    if any(kw.arg is None for kw in call.keywords):
-        return TrustArgument.UNKNOWN
-    return TrustArgument.ABSENT
+    return _sites_in(tree, source.splitlines(), path, rule)
 
 
 def _is_the_model(site: AutoCallSite, model: ModelFacts) -> bool:
@@ -155,19 +65,19 @@ def check_call(site: AutoCallSite, model: ModelFacts, rule: RemoteCodeRule, cons
     )  # fmt: skip
 
 
-def remote_code_findings(consumer: str, files: Iterable[ConsumerFile], model: ModelFacts | None,
+def remote_code_findings(consumer: str, file: ConsumerFile, model: ModelFacts | None,
                          rules: Sequence[RemoteCodeRule]) -> list[Finding]:
-    """Every remote-code finding in the consumer's files; nothing without a model."""
-    if model is None or not rules or not model.auto_map:
+    """The remote-code findings of one consumer file's Auto-class calls; nothing without a model."""
+    if model is None or not rules or not model.auto_map or file.error is not None:
         return []
+    by_id = {r.id: r for r in reversed(rules)}
     out: list[Finding] = []
-    for file in files:
-        if file.error is not None or not file.lines:
-            continue
-        source = "\n".join(file.lines) + "\n"
-        for rule in rules:
-            for site in auto_call_sites(source, file.path, rule):
-                finding = check_call(site, model, rule, consumer)
-                if finding is not None:
-                    out.append(finding)
+    for site in file.auto_calls:
+        rule = by_id.get(site.rule)
+        finding = check_call(site, model, rule, consumer) if rule is not None else None
+        if finding is not None:
+            out.append(finding)
     return out
+
+
+__all__ = ["AutoCallSite", "TrustArgument", "auto_call_sites", "check_call", "remote_code_findings"]

@@ -14,7 +14,9 @@ from apiaudit import cachefmt
 from apiaudit.atomic import is_disk_full
 from apiaudit.consumer import model
 from apiaudit.consumer.model import ConsumerFile, ConsumerOptions, Site
+from apiaudit.consumer.auto_calls import auto_calls
 from apiaudit.consumer.imports import module_imports
+from apiaudit.consumer.patterns import pattern_hits
 from apiaudit.consumer.positions import to_characters
 from apiaudit.consumer.visitor import ModuleVisitor
 from apiaudit.sources.base import CodeTree
@@ -55,7 +57,20 @@ def collect_file(tree: CodeTree, path: Path, options: ConsumerOptions, syntax: a
     except (OSError, ValueError, RecursionError) as exc:
         return ConsumerFile(path=rel, module=module, error=str(exc), error_site=Site(1, 0))
     found = ModuleVisitor(source, rel, module, is_package, options).run(syntax)
+    found = _rule_matches(found, syntax, options)
     return to_characters(found, found.lines)
+
+
+def _rule_matches(found: ConsumerFile, syntax: ast.Module, options: ConsumerOptions) -> ConsumerFile:
+    """The rule data matched on this parse of the file, so no later stage parses it again:
+    text [[pattern]]s (only where the provider is used) and Auto-class load calls."""
+    hits = (
+        pattern_hits(syntax, options.patterns, options.provider_packages)
+        if options.patterns and (found.imports or found.uses)
+        else ()
+    )
+    loads = auto_calls(syntax, found.lines, found.path, options.remote_code) if options.remote_code else ()
+    return replace(found, pattern_hits=hits, auto_calls=loads) if hits or loads else found
 
 
 def collect(

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from apiaudit.recipes.model import Pattern, RemoteCodeRule
 
 
 @dataclass(frozen=True)
@@ -231,6 +234,44 @@ class Note:
 
 
 @dataclass(frozen=True)
+class PatternHit:
+    """Where a text [[pattern]] rule fires (`ConsumerOptions.patterns`), found while the file was
+    parsed, with what its fix needs."""
+
+    pattern: str  # the pattern's id
+    site: Site  # the whole call
+    bound: str | None = None  # result-subscripted through a name: the name the result is bound to
+
+
+class TrustArgument(str, enum.Enum):
+    """What an Auto class's load call passes for the trust keyword."""
+
+    TRUE = "true"
+    FALSE = "false"
+    ABSENT = "absent"
+    UNKNOWN = "unknown"  # a non-literal value, or a **splat that may carry it
+
+
+@dataclass(frozen=True)
+class AutoCallSite:
+    """``Auto.method(model, ...)`` in a consumer file (`ConsumerOptions.remote_code`).
+    `model_literal` is the model argument when it is a string literal (a hub id or path), None
+    when it is computed (a variable). Columns are characters."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int | None
+    end_column: int | None
+    auto_class: str
+    trust: TrustArgument
+    model_literal: str | None
+    has_model_argument: bool
+    source: str | None = None
+    rule: str = ""  # the id of the [[remote_code]] rule that found it
+
+
+@dataclass(frozen=True)
 class ConsumerFile:
     path: str  # relative to the consumer root, posix
     module: str
@@ -242,6 +283,8 @@ class ConsumerFile:
     method_bindings: tuple[MethodBinding, ...] = ()
     guard_stops: tuple[GuardStop, ...] = ()
     notes: tuple[Note, ...] = ()
+    pattern_hits: tuple[PatternHit, ...] = ()
+    auto_calls: tuple[AutoCallSite, ...] = ()
     lines: tuple[str, ...] = ()
     error: str | None = None  # a parse error: nothing else was extracted
     error_site: Site | None = None
@@ -263,3 +306,7 @@ class ConsumerOptions:
     python_version: tuple[int, int, int] = (3, 12, 0)
     # Values other consumer modules export (module constants, guard helpers): dotted -> value.
     shared_values: tuple[tuple[str, object], ...] = ()
+    # Rule data matched on the parsed file, so no later stage parses it again: the text
+    # [[pattern]]s in force, and the [[remote_code]] rules (given with --model).
+    patterns: tuple[Pattern, ...] = ()
+    remote_code: tuple[RemoteCodeRule, ...] = ()

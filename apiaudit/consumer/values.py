@@ -45,18 +45,22 @@ class ParsedVersion:
     text: str
 
 
+VersionPartName = Literal["release", "major", "minor", "micro", "base_version"]
+VersionTextMethod = Literal["startswith", "endswith", "split", "strip", "lower"]
+
+
 @dataclass(frozen=True)
 class VersionPart:
     """`Version(provider).release` / `.major` / `.minor` / `.micro` of the audited release."""
 
-    part: Literal["release", "major", "minor", "micro", "base_version"]
+    part: VersionPartName
 
 
 @dataclass(frozen=True)
 class VersionMethod:
     """A str method of the provider's version text (`NAME.__version__.startswith`), not yet called."""
 
-    method: Literal["startswith", "endswith", "split", "strip", "lower"]
+    method: VersionTextMethod
 
 
 @dataclass(frozen=True)

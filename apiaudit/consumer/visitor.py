@@ -14,6 +14,7 @@ import ast
 import builtins
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TypeVar, get_args
 from functools import partial
 
 from apiaudit.consumer import guards as g
@@ -60,6 +61,8 @@ from apiaudit.consumer.values import (
     VersionDerived,
     VersionMethod,
     VersionPart,
+    VersionPartName,
+    VersionTextMethod,
     join,
 )
 
@@ -73,8 +76,15 @@ VERSION_PARSERS = frozenset({"packaging.version.Version", "packaging.version.par
 METADATA_VERSION = frozenset({"importlib.metadata.version", "importlib_metadata.version"})
 METADATA_DISTRIBUTION = frozenset({"importlib.metadata.distribution", "importlib_metadata.distribution", "pkg_resources.get_distribution"})
 SIGNATURE = frozenset({"inspect.signature"})
-VERSION_PARTS = frozenset({"release", "major", "minor", "micro", "base_version"})
-_VERSION_TEXT_METHODS = frozenset({"startswith", "endswith", "split", "strip", "lower"})
+VERSION_PARTS: tuple[VersionPartName, ...] = get_args(VersionPartName)
+_VERSION_TEXT_METHODS: tuple[VersionTextMethod, ...] = get_args(VersionTextMethod)
+
+Name = TypeVar("Name", bound=str)
+
+
+def _named(text: str, names: tuple[Name, ...]) -> Name | None:
+    """`text` as one of `names` (a Literal's values), typed as that Literal; None when it is none of them."""
+    return next((n for n in names if n == text), None)
 _BUILTINS = frozenset(dir(builtins))
 
 
@@ -162,7 +172,7 @@ class ModuleVisitor:
         self.notes: dict[tuple[int, int], Note] = {}
         self.module_env = Env()
         self.top_only = False  # exports(): module level only, no function or class bodies
-        self._helper_trees: dict[str, ast.expr] = {}
+        self._helper_trees: dict[str, ast.expr | None] = {}  # None: the text does not parse
         self._local_helpers: dict[str, ast.expr] = {}  # this module's helpers: marker -> returned expression
         # No dict value yet (here or imported): calls cannot touch one.
         self.dicts_seen = any(isinstance(v, DictValue) for _, v in options.shared_values)
@@ -283,10 +293,10 @@ class ModuleVisitor:
                 if item.optional_vars is not None:
                     self._forget_targets(item.optional_vars, scope)
             return self._block(stmt.body, scope)
-        elif type(stmt).__name__ == "Match":
-            self._expr(stmt.subject, scope)  # type: ignore[attr-defined]
+        elif isinstance(stmt, ast.Match):
+            self._expr(stmt.subject, scope)
             arms = []
-            for case in stmt.cases:  # type: ignore[attr-defined]
+            for case in stmt.cases:
                 arm = scope.child()
                 arms.append((arm, self._block(case.body, arm)))
             self._merge(scope, [(a.env, ft) for a, ft in arms] + [(scope.env.child(), True)])
@@ -921,8 +931,9 @@ class ModuleVisitor:
             return Const(node.value) if isinstance(node.value, (str, int, float, bool, type(None))) else UNKNOWN
         if isinstance(node, ast.Tuple):
             items = [self._value(e, scope, depth=depth + 1) for e in node.elts] if len(node.elts) <= 16 else []
-            if items and all(isinstance(i, Const) for i in items):
-                return Const(tuple(i.value for i in items))  # type: ignore[union-attr]
+            consts = [i for i in items if isinstance(i, Const)]
+            if items and len(consts) == len(items):
+                return Const(tuple(c.value for c in consts))
             return UNKNOWN
         if isinstance(node, ast.Dict):
             return self._dict_literal(node, scope)
@@ -974,7 +985,9 @@ class ModuleVisitor:
         return DictValue(frozenset(keys), is_open)
 
     def _builtin_call(self, node: ast.Call, scope: Scope, fresh: bool, depth: int) -> Value:
-        name = node.func.id  # type: ignore[attr-defined]
+        if not isinstance(node.func, ast.Name):  # _atom reaches here only for builtin calls (`_is_builtin_call`)
+            return UNKNOWN
+        name = node.func.id
         if name == "super":
             return Chain(Root("super", scope.cls.dotted)) if scope.cls is not None else UNKNOWN
         if name == "dict":
@@ -1029,10 +1042,10 @@ class ModuleVisitor:
             if attr == "__version__" and base.root.kind == "symbol" and all(s.kind == "attr" for s in base.steps):
                 return ProviderVersion("text")
             return Chain(base.root, base.steps + (Step("attr", name=attr, check=fresh),))
-        if isinstance(base, ProviderVersion) and base.form == "text" and attr in _VERSION_TEXT_METHODS:
-            return VersionMethod(attr)  # type: ignore[arg-type]
-        if isinstance(base, ProviderVersion) and base.form == "version" and attr in VERSION_PARTS:
-            return VersionPart(attr)  # type: ignore[arg-type]
+        if isinstance(base, ProviderVersion) and base.form == "text" and (method := _named(attr, _VERSION_TEXT_METHODS)):
+            return VersionMethod(method)
+        if isinstance(base, ProviderVersion) and base.form == "version" and (part := _named(attr, VERSION_PARTS)):
+            return VersionPart(part)
         if isinstance(base, ParsedVersion) and attr in VERSION_PARTS:
             known, obj = self.folder.concrete(base)
             return Const(getattr(obj, attr)) if known else UNKNOWN
@@ -1096,13 +1109,14 @@ class ModuleVisitor:
     def _version_method(self, method: VersionMethod, node: ast.Call, scope: Scope, depth: int) -> Value:
         """`NAME.__version__.startswith("0.9")`, `.split(".")`: folded on the audited version text."""
         args = [self._value(a, scope, depth=depth + 1) for a in node.args]
-        if node.keywords or not all(isinstance(a, Const) for a in args):
+        consts = [a for a in args if isinstance(a, Const)]
+        if node.keywords or len(consts) != len(args):
             return UNKNOWN
         text = self.folder.provider_text
         if text is None:
             return VersionDerived()
         try:
-            result = getattr(text, method.method)(*[a.value for a in args])  # type: ignore[union-attr]
+            result = getattr(text, method.method)(*[c.value for c in consts])
         except (TypeError, ValueError):
             return UNKNOWN
         return Const(tuple(result) if isinstance(result, list) else result)
@@ -1138,7 +1152,7 @@ class ModuleVisitor:
             try:
                 self._helper_trees[text] = ast.parse(text, mode="eval").body
             except (SyntaxError, RecursionError, ValueError):
-                self._helper_trees[text] = None  # type: ignore[assignment]
+                self._helper_trees[text] = None
         return self._helper_trees[text]
 
     def _shape(self, node: ast.Call, scope: Scope) -> CallShape:

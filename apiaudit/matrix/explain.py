@@ -1,10 +1,13 @@
 """Date each finding: the first provider release where it appears, found by bisecting releases.
 
 The predicate is cheap: rather than a whole scan per probed release, only the finding's
-own site (its import, call chain or pattern match, on its line) is re-checked by the
-engine against that release's provider index. The consumer's code is the same in every
-probe, so a finding is "present" in a release when the re-check yields the same rule on
-the same line for the same parameter or attribute. Findings bisect in lock step, so each
+own file is re-checked, for the finding's rule only, through the engine's seam
+(`engine.prepare` for the release, `engine.check_file(..., only={rule})`), as a scan of
+that release would check it. The consumer's code is the same in every probe, so a finding
+is "present" in a release when the re-check yields the same rule on the same line for the
+same parameter or attribute. Which provider callable the finding's call resolved to, and
+its signature, come from the same check (`FileCheck.calls_on_line`); a class's or module's
+members from the `Index` protocol (`members`). Findings bisect in lock step, so each
 round fetches the releases all of them need at once, in parallel.
 """
 
@@ -14,30 +17,26 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from packaging.version import Version
 
 from apiaudit import sources
-from apiaudit.audit import prepare, scan
-from apiaudit.checks import HostRules
-from apiaudit.checks.chains import check_use
-from apiaudit.checks.context import CheckContext
-from apiaudit.checks.imports import check_import
-from apiaudit.checks.rpc import check_rpc
+from apiaudit.audit import scan
+from apiaudit.checks.context import CheckContext, Index
 from apiaudit.consumer import collect
 from apiaudit.consumer.model import ConsumerFile, ConsumerOptions
 from apiaudit.errors import InputError
 from apiaudit.facts import AttributeFacts, ImportFacts, attribute_of
 from apiaudit.findings import Finding, Report, Severity
 from apiaudit.matrix.ranges import declared_requirements
+from apiaudit.engine import FileCheck, ScanSetup, check_file, consumer_context, prepare
+from apiaudit.model import ModelFacts
 from apiaudit.progress import NullProgress, Progress
 from apiaudit.provider.cache import save_index
-from apiaudit.provider.index import ProviderIndex
-from apiaudit.provider.model import CallInfo, Found, ParamKind, ReachedVia, Signature, SymbolKind
+from apiaudit.provider.model import CallInfo, Found, ParamKind, Signature
 from apiaudit.recipes import RuleBook, load_rulebook
 from apiaudit.recipes.changes import ChangeKind
-from apiaudit.recipes.patterns import match_patterns
 from apiaudit.sources.base import CodeTree
 
 # Kinds of change, as explain reports them (docs/matrix.md lists them): the rules' own
@@ -93,43 +92,41 @@ class ExplainResult:
 # --- one release, ready to re-check single sites ----------------------------------------
 
 
-class _RecordingIndex:
-    """The provider index, noting which call() answers the checks asked for (to show the callee)."""
-
-    def __init__(self, index: ProviderIndex):
-        self._index = index
-        self.calls: list[CallInfo] = []
-
-    def call(self, path: str, *, via: ReachedVia) -> CallInfo:
-        info = self._index.call(path, via=via)
-        self.calls.append(info)
-        return info
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._index, name)
-
-
 @dataclass
 class _Release:
+    """A probed release as scan sees it: its `ScanSetup`, the consumer's files read with its
+    options (version guards folded on it) and the consumer's check context."""
+
     version: str
-    tree: CodeTree
-    index: ProviderIndex
-    book: RuleBook
-    hosts: HostRules
-    files: tuple[ConsumerFile, ...]
-    consumer: CodeTree
-    memo: dict = field(default_factory=dict)
+    setup: ScanSetup
+    files: dict[str, ConsumerFile]
+    consumer: CheckContext
+    memo: dict[tuple[str, str], FileCheck] = field(default_factory=dict)
+
+    @property
+    def tree(self) -> CodeTree:
+        return self.setup.provider
+
+    @property
+    def index(self) -> Index:
+        return self.setup.index
+
+    @property
+    def book(self) -> RuleBook:
+        return self.setup.book
 
 
 class _Releases:
     """Each probed release's tree, index and rule book, loaded once and shared by every finding."""
 
-    def __init__(self, name: str, consumer: CodeTree, cache_dir: Path, rules_dirs: Sequence[Path], progress: Progress):
+    def __init__(self, name: str, consumer: CodeTree, cache_dir: Path, rules_dirs: Sequence[Path], progress: Progress,
+                 model: ModelFacts | None = None):
         self.name = name
         self.consumer = consumer
         self.cache_dir = cache_dir
         self.rules_dirs = [Path(d) for d in rules_dirs]
         self.progress = progress
+        self.model = model
         self.loaded: dict[str, _Release] = {}
         self.fetched: list[str] = []
         self._files: dict[ConsumerOptions, tuple[ConsumerFile, ...]] = {}
@@ -161,46 +158,23 @@ class _Releases:
         setup = prepare(tree, book, cache_dir=self.cache_dir)
         if setup.options not in self._files:
             self._files[setup.options] = collect(self.consumer, setup.options)
-        return _Release(version, tree, setup.index, book, setup.hosts, self._files[setup.options], self.consumer)
+        files = self._files[setup.options]
+        context = consumer_context(setup, self.consumer.name, files, model=self.model)
+        return _Release(version, setup, {f.path: f for f in files}, context)
 
     def save(self) -> None:
         for release in self.loaded.values():
-            save_index(release.index, release.tree, self.cache_dir)
+            save_index(release.setup.index, release.tree, self.cache_dir)
 
 
-@dataclass(frozen=True)
-class _SiteCheck:
-    findings: tuple[Finding, ...]
-    calls: tuple[CallInfo, ...]
-
-
-def _recheck_site(release: _Release, finding: Finding) -> _SiteCheck:
-    """What the engine finds on the finding's line, against this release only."""
-    key = (finding.path, finding.line)
-    if key in release.memo:
-        return release.memo[key]
-    recorder = _RecordingIndex(release.index)
-    ctx = CheckContext(release.consumer.name, recorder, release.files, release.hosts)
-    found: list[Finding] = []
-    file = next((f for f in release.files if f.path == finding.path), None)
-    if file is not None and file.error is None:
-        for imp in file.imports:
-            if imp.site.line == finding.line:
-                found.extend(check_import(ctx, file, imp))
-        for use in file.uses:
-            if use.site.line == finding.line:
-                found.extend(check_use(ctx, file, use))
-        for call in file.rpc_calls:
-            if call.site.line == finding.line:
-                found.extend(check_rpc(ctx, file, call))
-        text = "\n".join(file.lines) + "\n"
-        matched = match_patterns(
-            text, file.path, release.book.patterns, consumer=release.consumer.name, provider_packages=release.tree.packages
-        )
-        found.extend(f for f in matched if f.line == finding.line)
-    result = _SiteCheck(tuple(found), tuple(recorder.calls))
-    release.memo[key] = result
-    return result
+def _recheck_site(release: _Release, finding: Finding) -> FileCheck:
+    """What the engine finds of the finding's rule in the finding's file, against this release only."""
+    key = (finding.path, finding.rule)
+    if key not in release.memo:
+        file = release.files.get(finding.path)
+        found = check_file(release.setup, file, only={finding.rule}, consumer=release.consumer) if file else FileCheck(())
+        release.memo[key] = found
+    return release.memo[key]
 
 
 def _same(a: Finding, b: Finding) -> bool:
@@ -214,7 +188,7 @@ def _same(a: Finding, b: Finding) -> bool:
 
 
 def present_in(release: _Release, finding: Finding) -> bool:
-    return any(_same(finding, f) for f in _recheck_site(release, finding).findings)
+    return any(f.line == finding.line and _same(finding, f) for f in _recheck_site(release, finding).findings)
 
 
 # --- explaining a report --------------------------------------------------------------------
@@ -231,7 +205,7 @@ def explain(
     min_severity: Severity = Severity.WARNING,
     progress: Progress | None = None,
     available: Sequence[str] | None = None,
-    model=None,
+    model: ModelFacts | None = None,
 ) -> ExplainResult:
     """Scan `consumer` against `provider` (NAME==VERSION), then date every finding by bisection.
 
@@ -260,7 +234,7 @@ def explain(
     wanted = [
         f for f in report.findings if f.rule != "cannot-judge" and f.severity.at_least(min_severity)
     ]
-    loader = _Releases(name, consumer_tree, cache_dir, rules_dirs, progress)
+    loader = _Releases(name, consumer_tree, cache_dir, rules_dirs, progress, model)
     explanations = _bisect_all(wanted, window, loader, progress)
     loader.save()
     return ExplainResult(
@@ -367,7 +341,7 @@ def describe_change(finding: Finding, before: _Release, after: _Release) -> Chan
 def _callee_info(release: _Release, finding: Finding) -> CallInfo | None:
     """The call the engine bound on the finding's line in this release, matched by the callee's name."""
     name = (finding.callee or "").rsplit(".", 1)[-1]
-    calls = _recheck_site(release, finding).calls
+    calls = _recheck_site(release, finding).calls_on_line(finding.line)
     named = [c for c in calls if c.callee.name == name or c.callee.path == finding.callee]
     return named[-1] if named else None
 
@@ -455,34 +429,22 @@ def _symbol_text(resolution) -> str | None:
     return None
 
 
-def _members(index: ProviderIndex, owner: str) -> dict[str, Any]:
-    """Every member along a provider class's MRO (or a module's members), by name."""
-    members: dict[str, Any] = {}
-    res = index.resolve(owner)
-    if isinstance(res, Found) and res.symbol.kind is SymbolKind.MODULE:
-        obj = index.object_at(owner)
-        return dict(getattr(obj, "members", {}) or {})
-    for klass in index.mro(owner):
-        for name, member in getattr(klass, "members", {}).items():
-            members.setdefault(name, member)
-    return members
-
-
 def _attribute_change(finding: Finding, before: _Release, after: _Release) -> Change:
     facts = finding.facts if isinstance(finding.facts, AttributeFacts) else None
     owner, attribute = (facts.owner, facts.attribute) if facts else ("", "")
-    old_members, new_members = _members(before.index, owner), _members(after.index, owner)
+    old_members = {m.name: m for m in before.index.members(owner)}
+    new_members = {m.name: m for m in after.index.members(owner)}
     old_member = old_members.get(attribute)
-    old_text = f"{owner}.{attribute}" + (f"  ({before.index.location(old_member)})" if old_member is not None else "")
+    old_text = f"{owner}.{attribute}" + (f"  ({old_member.location})" if old_member is not None else "")
     moved_to = facts.moved_to if facts else None
     if moved_to:
         return Change(MOVED, old_text, moved_to, f"{owner}.{attribute}", moved_to, owner)
     # A rename: exactly one member appeared when this one went, of the same kind.
     appeared = [n for n in new_members if n not in old_members and not n.startswith("__")]
-    same_kind = [n for n in appeared if old_member is None or getattr(new_members[n], "kind", None) == getattr(old_member, "kind", None)]
+    same_kind = [n for n in appeared if old_member is None or new_members[n].kind is old_member.kind]
     if len(same_kind) == 1:
         new_name = same_kind[0]
-        new_text = f"{owner}.{new_name}  ({after.index.location(new_members[new_name])})"
+        new_text = f"{owner}.{new_name}  ({new_members[new_name].location})"
         return Change(RENAMED_ATTRIBUTE, old_text, new_text, attribute, new_name, owner)
     note = f"members added in the same release: {', '.join(sorted(appeared))}" if appeared else ""
     return Change(REMOVED, old_text, None, attribute, None, owner, note=note)

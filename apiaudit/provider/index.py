@@ -335,6 +335,35 @@ class ProviderIndex:
                 seqs.append([UnresolvedBase(base_path)])
         return [cls] + _c3_merge(seqs + [[s[0] for s in seqs]] if seqs else [])
 
+    def members(self, owner: str) -> tuple[Symbol, ...]:
+        """Every member of a provider class along its MRO (the first definition of a name wins),
+        or of a module, as `owner.name` symbols with the member's kind and location."""
+        return self._cached(("members", owner), lambda: self._members(owner))
+
+    def _members(self, owner: str) -> tuple[Symbol, ...]:
+        res = self.resolve(owner)
+        if isinstance(res, Found) and res.symbol.kind is SymbolKind.MODULE:
+            module = self.object_at(owner)
+            scopes = [module] if module is not None else []
+        else:
+            scopes = [k for k in self.mro(owner) if isinstance(k, griffe.Class)]
+        found: dict[str, Symbol] = {}
+        for scope in scopes:
+            for name, member in (getattr(scope, "members", None) or {}).items():
+                if name not in found:
+                    found[name] = Symbol(f"{owner}.{name}", self._member_kind(member), self.location(member))
+        return tuple(found.values())
+
+    @staticmethod
+    def _member_kind(member: Any) -> SymbolKind:
+        try:
+            kind = member.kind  # an alias answers its target's kind
+        except Exception:  # noqa: BLE001 - a cyclic or broken alias
+            return SymbolKind.EXTERNAL
+        if kind is griffe.Kind.ALIAS:  # its target lies outside what the index loaded
+            return SymbolKind.EXTERNAL
+        return _GRIFFE_KIND.get(kind, SymbolKind.ATTRIBUTE)
+
     def mro_unknowns(self, class_path: str) -> list[str]:
         """Bases along the MRO whose members the index cannot see."""
         out = []

@@ -1,223 +1,51 @@
-"""Match [[pattern]] rules against consumer source: drift that signatures cannot show.
+"""[[pattern]] rules as findings: drift that signatures cannot show.
 
-Receivers are compared as source text (``self.executor``) within one function body;
-nothing is imported and no types are inferred, so a pattern only runs on files that
-import the provider (when `provider_package` is given) to keep false positives down.
+The matching runs on the parsed file, in the consumer stage (`apiaudit.consumer.patterns`),
+and each file carries its `PatternHit`s; this module turns them into findings.
+`match_patterns` does both for one source text (rule authors' tests, the fix tests).
 """
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable, Sequence
 
+from apiaudit.checks.context import source_text
+from apiaudit.consumer import parse_quietly
+from apiaudit.consumer.model import PatternHit
+from apiaudit.consumer.patterns import pattern_hits
+from apiaudit.consumer.positions import to_characters
 from apiaudit.facts import PatternFacts, RecipeFacts
 from apiaudit.findings import Finding
 from apiaudit.recipes.model import Pattern
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
-
-def _imports_package(tree: ast.Module, packages: Sequence[str]) -> bool:
-    tops = set(packages)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            if any(a.name.split(".")[0] in tops for a in node.names):
-                return True
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            if node.module.split(".")[0] in tops:
-                return True
-    return False
-
-
-def _scope_nodes(body_owner: ast.AST) -> list[ast.AST]:
-    """Nodes of one function (or module) body in source order, not descending into nested scopes."""
-    found: list[ast.AST] = []
-    stack = list(reversed(list(ast.iter_child_nodes(body_owner))))
-    while stack:
-        node = stack.pop()
-        found.append(node)
-        if isinstance(node, _SCOPES):
-            continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
-    return found
-
-
-def _scopes(tree: ast.Module) -> Iterable[ast.AST]:
-    yield tree
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node
-
-
-def _method_call(node: ast.AST) -> tuple[str, str] | None:
-    """(receiver text, method name) for ``receiver.method(...)``."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        return ast.unparse(node.func.value), node.func.attr
-    return None
-
-
-def _is_int_literal(node: ast.AST) -> bool:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        node = node.operand
-    return isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool)
-
-
-def _call_qualifies(call: ast.Call, pattern: Pattern) -> bool:
-    if pattern.when_keyword is not None and not any(k.arg == pattern.when_keyword for k in call.keywords):
-        return False
-    if pattern.min_args is not None:
-        positional = [a for a in call.args if not isinstance(a, ast.Starred)]
-        if len(positional) < pattern.min_args:
-            return False
-    return True
-
-
-def _after(node: ast.expr, anchor: ast.expr) -> bool:
-    return (node.lineno, node.col_offset) > (anchor.end_lineno or anchor.lineno, anchor.end_col_offset or 0)
-
-
-def _subscript_ok(subscript: ast.Subscript, pattern: Pattern) -> bool:
-    return pattern.subscript == "any" or _is_int_literal(subscript.slice)
-
-
-def _scope_calls(nodes: Sequence[ast.AST]) -> list[tuple[ast.Call, tuple[str, str]]]:
-    """Every ``receiver.method(...)`` call of one scope with (receiver text, method): once for all patterns."""
-    calls: list[tuple[ast.Call, tuple[str, str]]] = []
-    for node in nodes:
-        receiver_method = _method_call(node)
-        if receiver_method is not None and isinstance(node, ast.Call):
-            calls.append((node, receiver_method))
-    return calls
-
-
-# A matching call, with what the fix needs to know (result-subscripted: the name it is bound to).
-_Hit = tuple[ast.Call, str | None]
-
-
-def _matches_in_scope(
-    nodes: Sequence[ast.AST], pattern: Pattern, calls: list[tuple[ast.Call, tuple[str, str]]] | None = None,
-    parents: dict[int, ast.AST] | None = None,
-) -> list[_Hit]:
-    if calls is None:
-        calls = _scope_calls(nodes)
-    targets = [n for n, (_, method) in calls if method == pattern.method and _call_qualifies(n, pattern)]
-    if pattern.kind == "method-called" or not targets:
-        return [(call, None) for call in targets]
-    hits: list[_Hit] = []
-    if pattern.kind == "call-not-followed-by":
-        for call in targets:
-            if not isinstance(call.func, ast.Attribute):
-                continue
-            receiver = ast.unparse(call.func.value)
-            followed = any(
-                method == pattern.then and (not pattern.same_receiver or other_receiver == receiver) and _after(n, call)
-                for n, (other_receiver, method) in calls
-            )
-            if not followed:
-                hits.append((call, None))
-        return hits
-    # result-subscripted: directly, or through the single name the result was bound to
-    if parents is None:
-        parents = _parents(nodes)
-    for call in targets:
-        parent = parents.get(id(call))
-        if isinstance(parent, ast.Subscript) and parent.value is call and _subscript_ok(parent, pattern):
-            hits.append((call, None))
-            continue
-        bound: str | None = None
-        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
-            bound = parent.targets[0].id
-        elif isinstance(parent, (ast.AnnAssign, ast.NamedExpr)) and isinstance(parent.target, ast.Name):
-            bound = parent.target.id
-        if bound is None:
-            continue
-        for node in nodes:
-            if (
-                isinstance(node, ast.Subscript)
-                and isinstance(node.value, ast.Name)
-                and node.value.id == bound
-                and isinstance(node.ctx, ast.Load)
-                and _after(node, call)
-                and _subscript_ok(node, pattern)
-            ):
-                hits.append((call, bound))
-                break
-    return hits
-
-
-def _parents(nodes: Sequence[ast.AST]) -> dict[int, ast.AST]:
-    parents: dict[int, ast.AST] = {}
-    for node in nodes:
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
-    return parents
-
-
-def _char_column(line_text: str, byte_offset: int) -> int:
-    """ast gives UTF-8 byte offsets; findings carry character columns."""
-    return len(line_text.encode("utf-8")[:byte_offset].decode("utf-8", errors="replace"))
-
-
-# (index of the pattern in the list given, line, byte column, end line, end byte column,
-#  the name the result is bound to (result-subscripted through a name), else None)
-Match = tuple[int, int, int, int, int, str | None]
-
-
-def pattern_matches(source: str, patterns: Sequence[Pattern], provider_packages: Sequence[str] | None = None) -> tuple[Match, ...]:
-    """Where each pattern fires in one file's source: plain values, so they can be cached per file.
-
-    One parse and one walk per scope for every pattern. A file that does not parse, or (with
-    `provider_packages`) imports none of them, yields nothing.
-    """
-    # Patterns on a resolved symbol are matched by the checks stage, where callees are resolved.
-    if not any(not p.on_symbol for p in patterns):
-        return ()
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return ()
-    if provider_packages is not None and not _imports_package(tree, provider_packages):
-        return ()
-    matches: list[Match] = []
-    for scope in _scopes(tree):
-        nodes = _scope_nodes(scope)
-        calls = _scope_calls(nodes)
-        if not calls:
-            continue
-        parents = _parents(nodes) if any(p.kind == "result-subscripted" for p in patterns) else None
-        for number, pattern in enumerate(patterns):
-            if pattern.on_symbol:
-                continue
-            for call, bound in _matches_in_scope(nodes, pattern, calls, parents):
-                matches.append((number, call.lineno, call.col_offset, call.end_lineno or call.lineno, call.end_col_offset or 0, bound))
-    return tuple(matches)
-
-
-def findings_of_matches(
-    matches: Iterable[Match], lines: Sequence[str], path: str, patterns: Sequence[Pattern], *, consumer: str
+def findings_of_hits(
+    hits: Iterable[PatternHit], lines: tuple[str, ...], path: str, patterns: Sequence[Pattern], *, consumer: str
 ) -> list[Finding]:
-    """The findings `pattern_matches` stands for, in report order."""
+    """The findings a file's pattern hits stand for (columns already characters), in report order."""
+    by_id = {p.id: p for p in reversed(patterns)}  # the first pattern of an id wins
     findings: list[Finding] = []
-    for number, line, column, end_line, end_column, bound in matches:
-        pattern = patterns[number]
-        line_text = lines[line - 1] if line - 1 < len(lines) else ""
-        end_text = lines[end_line - 1] if end_line - 1 < len(lines) else ""
+    for hit in hits:
+        pattern = by_id.get(hit.pattern)
+        if pattern is None:
+            continue  # a pattern not in force here
+        site = hit.site
         findings.append(
             Finding(
                 rule=pattern.id,
                 severity=pattern.severity,
                 consumer=consumer,
                 path=path,
-                line=line,
-                column=_char_column(line_text, column),
+                line=site.line,
+                column=site.column,
                 callee=None,
                 param=None,
                 message=pattern.message,
-                source=line_text.strip(),
+                source=source_text(lines, site),
                 advice=pattern.advice,
-                end_line=end_line,
-                end_column=_char_column(end_text, end_column),
-                facts=PatternFacts(pattern.id, method=pattern.method or "", bound=bound),
+                end_line=site.end_line,
+                end_column=site.end_column,
+                facts=PatternFacts(pattern.id, method=pattern.method or "", bound=hit.bound),
                 recipe=RecipeFacts(pattern.recipe) if pattern.recipe else None,
             )
         )
@@ -237,5 +65,10 @@ def match_patterns(
     A file that does not parse yields nothing here (the engine reports parse errors).
     With `provider_packages`, a file that imports none of them yields nothing.
     """
-    matches = pattern_matches(source, patterns, provider_packages)
-    return findings_of_matches(matches, source.splitlines(), path, patterns, consumer=consumer)
+    try:
+        tree = parse_quietly(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    lines = tuple(source.splitlines())
+    hits = to_characters(pattern_hits(tree, patterns, provider_packages), lines)
+    return findings_of_hits(hits, lines, path, patterns, consumer=consumer)

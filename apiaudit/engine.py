@@ -1,0 +1,153 @@
+"""The engine's one seam: a provider release made ready once (`prepare` -> `ScanSetup`), then
+each consumer file checked against it (`check_file`).
+
+`scan` (and through it `preflight`, `fix` and `matrix`) and `explain`'s probes all go
+through these two calls: every per-file rule (the engine's binding, import, attribute and RPC
+checks with the recipes that explain them, text [[pattern]]s, deprecations, remote code) runs
+here from the file as the consumer stage parsed it. Nothing here parses or reads a consumer
+file again: what a rule needs from the source was recorded on the `ConsumerFile` while it was
+parsed (`pattern_hits`, `auto_calls`, `lines`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from apiaudit.checks import BoundCall, CheckContext, HostRules, check_engine_rules, dedupe
+from apiaudit.checks.recipes import apply_recipes
+from apiaudit.checks.remote_code import remote_code_findings
+from apiaudit.consumer.model import ConsumerFile, ConsumerOptions
+from apiaudit.deprecations import RULE as DEPRECATED_USE
+from apiaudit.deprecations import Forecaster, find_deprecations
+from apiaudit.findings import Finding
+from apiaudit.model import ModelFacts
+from apiaudit.provider.cache import open_index
+from apiaudit.provider.index import ProviderIndex
+from apiaudit.provider.model import CallInfo
+from apiaudit.provider.registry import ModelTypes
+from apiaudit.recipes import RuleBook
+from apiaudit.recipes.model import RemoteCodeRule
+from apiaudit.recipes.patterns import findings_of_hits
+from apiaudit.sources.base import CodeTree
+
+
+@dataclass(frozen=True)
+class ScanSetup:
+    """One provider release made ready to check consumers against: what every scan, preflight,
+    fix, matrix row and explain probe shares."""
+
+    provider: CodeTree
+    book: RuleBook  # the rules that apply to this release
+    index: ProviderIndex  # the checks ask it through the `checks.context.Index` protocol
+    model_types: ModelTypes
+    options: ConsumerOptions  # how the consumer stage reads code for this release
+    hosts: HostRules
+    deprecations: Forecaster  # what this release marks deprecated, memoised across files
+    remote_code: tuple[RemoteCodeRule, ...] = ()  # [[remote_code]] rules (a scan with --model)
+
+
+def prepare(
+    provider_tree: CodeTree,
+    rulebook: RuleBook,
+    *,
+    cache_dir: Path | None = None,
+    python_version: tuple[int, ...] | None = None,
+    remote_code_rules: Sequence[RemoteCodeRule] = (),
+) -> ScanSetup:
+    """The index (from the cache under `cache_dir`, when given), the rules' hooks and the consumer
+    options for one provider release; `rulebook` is already filtered to its version."""
+    index = open_index(provider_tree, cache_dir)
+    model_types = ModelTypes(index, rulebook).install()  # attribute types read through factories
+    version = tuple(python_version or sys.version_info[:3]) + (0, 0)
+    remote_code = tuple(remote_code_rules)
+    options = ConsumerOptions(
+        provider_packages=provider_tree.packages,
+        rpc_methods=tuple((r.method, r.name_arg, r.name_keyword) for r in rulebook.rpcs),
+        injection_keywords=tuple(i.keyword for i in rulebook.injections),
+        provider_version=provider_tree.version,
+        provider_distribution=provider_tree.name,
+        python_version=(version[0], version[1], version[2]),
+        patterns=tuple(p for p in rulebook.patterns if not p.on_symbol),
+        remote_code=remote_code,
+    )
+    hosts = HostRules(
+        rpc_hosts={r.method: r.hosts for r in rulebook.rpcs},
+        injection_hosts={i.keyword: i.hosts for i in rulebook.injections},
+        symbol_patterns=tuple(p for p in rulebook.patterns if p.on_symbol),
+    )
+    deprecations = Forecaster(index, Path(provider_tree.root), provider_tree.packages)
+    return ScanSetup(provider_tree, rulebook, index, model_types, options, hosts, deprecations, remote_code)
+
+
+def consumer_context(
+    setup: ScanSetup, consumer: str, files: tuple[ConsumerFile, ...], *, model: ModelFacts | None = None
+) -> CheckContext:
+    """What checking one consumer's files shares (its classes, injections and bound functions
+    across files, the memo of decided guards), for `check_file(..., consumer=)`. `consumer`
+    names it in findings; `model` is the model the job loads (None: every registered one)."""
+    return CheckContext(consumer, setup.index, files, setup.hosts, setup.model_types, model)
+
+
+@dataclass(frozen=True)
+class FileCheck:
+    """What `check_file` found in one consumer file.
+
+    `findings`: every finding of the rules asked for, in the engine's order (report order is the
+    caller's sort). `calls`: every provider callable the checks bound while checking the file,
+    each with the consumer item (its `Site`) being checked, so a caller can tell which provider
+    definition a finding's call resolved to in this release and with which signature.
+    """
+
+    findings: tuple[Finding, ...]
+    calls: tuple[BoundCall, ...] = ()
+
+    def calls_on_line(self, line: int) -> tuple[CallInfo, ...]:
+        """What the calls checked on `line` (an item starting there) resolved to, in order."""
+        return tuple(c.info for c in self.calls if c.site is not None and c.site.line == line)
+
+
+def check_file(
+    setup: ScanSetup,
+    file: ConsumerFile,
+    only: Collection[str] | None = None,
+    *,
+    consumer: CheckContext | None = None,
+) -> FileCheck:
+    """Every per-file rule on one consumer file (as `consumer.collect` read it for
+    `setup.options`), against the release `setup` readied.
+
+    `only`: the rule ids wanted (None: all); families that cannot yield one of them are not run.
+    `consumer`: the context of the consumer the file belongs to (`consumer_context`); without
+    it the file is checked as a consumer of its own, named by its top-level module.
+    """
+    ctx = consumer or consumer_context(setup, file.module.split(".")[0] or file.path, (file,))
+    text_patterns = {p.id for p in setup.options.patterns}
+    remote_ids = {r.id for r in setup.remote_code}
+
+    def wanted(*rules: str) -> bool:
+        return only is None or any(r in only for r in rules)
+
+    engine_rules = only is None or any(r not in text_patterns | remote_ids | {DEPRECATED_USE} for r in only)
+    findings: list[Finding] = []
+    calls: tuple[BoundCall, ...] = ()
+    if engine_rules:
+        start = len(ctx.bound)
+        findings.extend(apply_recipes(setup.book, dedupe(check_engine_rules(ctx, file))))
+        calls = tuple(ctx.bound[start:])
+        del ctx.bound[start:]  # handed on here; a scan of many files keeps none
+    if file.error is None:
+        if file.pattern_hits and wanted(*(h.pattern for h in file.pattern_hits)):
+            findings.extend(findings_of_hits(file.pattern_hits, file.lines, file.path, setup.book.patterns, consumer=ctx.consumer))
+        if file.uses and wanted(DEPRECATED_USE):
+            findings.extend(find_deprecations(setup.deprecations, file, ctx.consumer))
+        if file.auto_calls and wanted(*remote_ids):
+            findings.extend(remote_code_findings(ctx.consumer, file, ctx.model, setup.remote_code))
+    if only is not None:
+        findings = [f for f in findings if f.rule in only]
+    return FileCheck(tuple(findings), calls)
+
+
+__all__ = ["FileCheck", "ScanSetup", "check_file", "consumer_context", "prepare"]
