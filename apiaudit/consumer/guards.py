@@ -98,6 +98,8 @@ def conjoin(a: Decision, b: Decision, text: "str | Callable[[], str]") -> Decisi
         if_false = second
     elif second.dead:
         if_false = a.if_false
+    elif ALWAYS in (a.if_false, second):
+        if_false = ALWAYS  # one way runs on any release unconditionally: so does the union
     else:
         shown = text() if callable(text) else text
         if_false = Branch(undecided=f"not ({shown})")  # a disjunction: not representable as conditions

@@ -710,7 +710,9 @@ class ModuleVisitor:
         elif narrows is None and h.is_body_helper(node):
             expr, form = f"{_LOCAL}{self.module}.{node.name}", "body"
             self._local_bodies[expr] = body
-        if not expr and narrows is None:
+        elif narrows is None and self._mentions_release(body):
+            form = "release"  # not followed, but it reads the release: a guard on it is undecided
+        if not expr and narrows is None and form != "release":
             return None
         defaults = tuple(
             (a.arg, _const_of(d)) for a, d in zip(args.args[len(args.args) - len(args.defaults):], args.defaults)
@@ -727,6 +729,8 @@ class ModuleVisitor:
         exports every module shares (`_call_helper`), so the cache stays flat data."""
         names: set[str] = set()
         local: set[str] = set()
+        if helper.form == "release":
+            return helper
         if helper.form == "body":
             body = self._local_bodies.get(helper.expr)
             if body is not None:
@@ -983,6 +987,8 @@ class ModuleVisitor:
                 return Const(True)
             if decision.if_true.dead:
                 return Const(False)
+            if scope.helper_call is not None and (decision.if_true.undecided or decision.if_true.conditions):
+                return VersionDerived()  # inside a helper: the release decides it, the engine could not
             return UNKNOWN
         if isinstance(node, ast.IfExp):
             test = self._decide(node.test, scope, depth + 1, record=False)
@@ -1208,8 +1214,11 @@ class ModuleVisitor:
         with the call's arguments bound; helpers it calls fold too, `MAX_HELPER_DEPTH` deep."""
         outermost = self._fold is None
         budget = self._fold or h.Budget()
-        if not helper.expr or (helper.form == "expr" and depth > 2) or budget.depth >= h.MAX_HELPER_DEPTH:
+        if not helper.expr:
             return UNKNOWN
+        if (helper.form == "expr" and depth > 2) or budget.depth >= h.MAX_HELPER_DEPTH:
+            body = self._local_bodies.get(helper.expr) or self._parse_body(helper.expr) or []
+            return VersionDerived() if self._mentions_release(body) else UNKNOWN
         if any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords) or len(node.args) > len(helper.params):
             return UNKNOWN
         env = Env(self.module_env)
@@ -1246,7 +1255,10 @@ class ModuleVisitor:
         body = self._local_bodies.get(helper.expr) or self._parse_body(helper.expr)
         if body is None:
             return UNKNOWN
-        about_provider = any(isinstance(a, Const) and isinstance(a.value, str) and self._is_provider_dist(a.value) for a in args) or self._reads_provider(body, inner.env)
+        about_provider = (
+            any(isinstance(a, VersionDerived) or (isinstance(a, Const) and isinstance(a.value, str) and self._is_provider_dist(a.value)) for a in args)
+            or self._reads_provider(body, inner.env)
+        )
         if not all(isinstance(a, (Const, ProviderVersion, ParsedVersion, VersionPart)) for a in args):
             return VersionDerived() if about_provider else UNKNOWN
         state: h.State = {name: UNBOUND for name in h.local_names(body)}
@@ -1266,9 +1278,21 @@ class ModuleVisitor:
             result = run.run(body, state)
         except (h.Unfoldable, RecursionError):
             return VersionDerived() if about_provider or run.undecided_seen else UNKNOWN
+        if not isinstance(result, _FOLDED):
+            result = UNKNOWN  # a helper folds to what a guard tests, never to an object
         if g.truthiness(self.folder, result) is None and (run.undecided_seen or g.Folder.involves_provider(result)):
             return VersionDerived()
         return result
+
+    def _mentions_release(self, body: list[ast.stmt]) -> bool:
+        """The text reads a version (`X.__version__`) or names the provider's package or distribution."""
+        for stmt in body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Attribute) and node.attr == "__version__":
+                    return True
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and self._is_provider_dist(node.value):
+                    return True
+        return False
 
     def _reads_provider(self, body: list[ast.stmt], env: Env) -> bool:
         """The body names the provider: a provider name, its version, or its distribution as a literal."""
@@ -1443,6 +1467,8 @@ class ModuleVisitor:
         if name == "builtins.isinstance" and len(test.args) == 2:
             return self._isinstance(test.args[0], self._value(test.args[1], scope, depth=depth + 1), scope, node)
         if isinstance(func, Helper):
+            if func.form == "release":
+                return g.undecided(_text(node))
             if func.type_guard and test.args:
                 narrows = self._parse_expr(str(func.narrows_to.value)) if isinstance(func.narrows_to, Const) else None
                 if narrows is not None:
@@ -1522,6 +1548,7 @@ class ModuleVisitor:
 _LEAVES = (ast.Name, ast.Constant)
 _DICT_MUTATIONS = frozenset({"update", "pop", "setdefault", "clear", "popitem"})
 _DICT_READS = frozenset({"get", "items", "keys", "values", "copy", "__contains__", "__getitem__"})
+_FOLDED = (Const, TupleOf, ProviderVersion, ParsedVersion, VersionPart, VersionDerived)  # what a body helper may return
 _LOCAL = "\x00local:"  # a Helper.expr naming a helper of the module being read (its AST is at hand)
 
 
