@@ -123,7 +123,7 @@ class ImportChoice:
     origin: ImportRef  # the import that bound `ok` (named by import-failed-use)
 
 
-HelperForm = Literal["expr", "body"]
+HelperForm = Literal["expr", "body", "release"]
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,9 @@ class Helper:
     """A small consumer function, folded at each call: a guard helper.
 
     Form `expr`: the body is one `return <expr>` and `expr` is that expression's source; form
-    `body`: a few statements (`consumer/helpers.py` says which) and `expr` is their source.
+    `body`: a few statements (`consumer/helpers.py` says which) and `expr` is their source;
+    form `release`: a function not followed that reads the provider's version (`expr` empty):
+    a guard calling it is undecided.
     `env` holds the values of the names it reads, from the defining module (a helper it calls
     is named by a `ConsumerRef`, found again among the shared exports: data only, no cycles).
     """

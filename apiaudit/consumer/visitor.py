@@ -1285,10 +1285,10 @@ class ModuleVisitor:
         return result
 
     def _mentions_release(self, body: list[ast.stmt]) -> bool:
-        """The text reads a version (`X.__version__`) or names the provider's package or distribution."""
+        """The text reads the provider's version (`NAME.__version__`) or names its package or distribution."""
         for stmt in body:
             for node in ast.walk(stmt):
-                if isinstance(node, ast.Attribute) and node.attr == "__version__":
+                if isinstance(node, ast.Attribute) and node.attr == "__version__" and self.imports_ctx.is_provider(_dotted(node.value) or ""):
                     return True
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and self._is_provider_dist(node.value):
                     return True
