@@ -75,8 +75,8 @@ def test_every_known_gap_names_a_pair():
 
 def test_every_table_is_read_in_the_one_layout():
     tables = {path.parent.name for path in TRUTH_DIR.glob("*/truth.toml")}
-    assert {"openrlhf", "pytest_bdd", "trl"} <= tables
-    assert {p.consumer_name for p in PAIRS} >= {"openrlhf", "pytest-bdd", "trl"}
+    assert {"lm_eval", "openrlhf", "pytest_bdd", "trl"} <= tables
+    assert {p.consumer_name for p in PAIRS} >= {"lm-eval", "openrlhf", "pytest-bdd", "trl"}
     assert not list(TRUTH_DIR.glob("*/known_gaps.toml")), "one known_gaps.toml, beside the harness"
 
 
@@ -84,9 +84,9 @@ def test_tables_cover_two_consumers_two_releases_five_providers_each():
     by_consumer: dict[str, dict[str, set[str]]] = {}
     for pair in PAIRS:
         by_consumer.setdefault(pair.consumer_name, {}).setdefault(pair.consumer, set()).add(pair.provider)
-    assert len(by_consumer) >= 2
+    # Issue 8's bar: two consumers with two releases each; a table added later may hold one release.
+    assert sum(len(releases) >= 2 for releases in by_consumer.values()) >= 2
     for releases in by_consumer.values():
-        assert len(releases) >= 2
         assert all(len(providers) >= 5 for providers in releases.values())
 
 
