@@ -37,10 +37,20 @@ class Unfoldable(Exception):
     """The body does something `BodyRun` does not follow: the call is not folded."""
 
 
+_TRANSPARENT_DECORATORS = frozenset({"lru_cache", "cache"})  # functools: the call returns what the body does
+
+
 def is_body_helper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """A function whose statements are all of the kinds `BodyRun` follows, with a `return` of a value."""
     if isinstance(node, ast.AsyncFunctionDef):
         return False  # calling it gives a coroutine, not the value it returns
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else None
+        if name not in _TRANSPARENT_DECORATORS:
+            return False  # another decorator may return anything
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for stmt in node.body for n in ast.walk(stmt)):
+        return False  # a generator: calling it returns a generator object
     count = 0
     returns = False
     pending: list[ast.stmt] = list(node.body)

@@ -177,6 +177,7 @@ class ModuleVisitor:
         self._local_bodies: dict[str, list[ast.stmt]] = {}  # this module's body helpers: marker -> statements
         self._body_trees: dict[str, list[ast.stmt] | None] = {}
         self._fold: h.Budget | None = None  # the outermost helper fold under way, if any
+        self._default_nodes: dict[str, dict[str, ast.expr]] = {}  # this module's helpers: non-literal defaults
         # No dict value yet (here or imported): calls cannot touch one.
         self.dicts_seen = any(isinstance(v, DictValue) for _, v in options.shared_values)
 
@@ -714,9 +715,10 @@ class ModuleVisitor:
             form = "release"  # not followed, but it reads the release: a guard on it is undecided
         if not expr and narrows is None and form != "release":
             return None
-        defaults = tuple(
-            (a.arg, _const_of(d)) for a, d in zip(args.args[len(args.args) - len(args.defaults):], args.defaults)
-        )
+        with_defaults = list(zip(args.args[len(args.args) - len(args.defaults):], args.defaults))
+        defaults = tuple((a.arg, _const_of(d)) for a, d in with_defaults)
+        # A default naming a module constant is read when the helper is called or exported.
+        self._default_nodes[f"{self.module}.{node.name}"] = {a.arg: d for a, d in with_defaults if not isinstance(d, ast.Constant)}
         return Helper(
             f"{self.module}.{node.name}", params, defaults, expr, (), type_guard=narrows is not None,
             narrows_to=Const(_text(narrows, 10_000)) if narrows is not None else None, form=form,
@@ -731,6 +733,7 @@ class ModuleVisitor:
         local: set[str] = set()
         if helper.form == "release":
             return helper
+        helper = replace(helper, defaults=self._defaults(helper))
         if helper.form == "body":
             body = self._local_bodies.get(helper.expr)
             if body is not None:
@@ -1221,10 +1224,11 @@ class ModuleVisitor:
             return VersionDerived() if self._mentions_release(body) else UNKNOWN
         if any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords) or len(node.args) > len(helper.params):
             return UNKNOWN
-        env = Env(self.module_env)
+        # This module's helper reads this module's names; another's, only those it was exported with.
+        env = Env(self.module_env if helper.dotted in self._default_nodes else None)
         # A helper it calls travels as a ConsumerRef to its export (`_capture`).
         env.vars.update({n: self.imports_ctx.consumer_value(v.dotted) if isinstance(v, ConsumerRef) else v for n, v in helper.env})
-        bound = dict(helper.defaults)
+        bound = dict(self._defaults(helper))
         for name, arg in zip(helper.params, node.args):
             bound[name] = self._value(arg, scope, depth=depth + 1)
         for kw in node.keywords:
@@ -1248,6 +1252,20 @@ class ModuleVisitor:
             budget.depth -= 1
             if outermost:
                 self._fold = None
+
+    def _defaults(self, helper: Helper) -> tuple[tuple[str, Value], ...]:
+        """Its defaults; one naming a module constant of this module (`v=MIN_VERSION`) takes its value."""
+        nodes = self._default_nodes.get(helper.dotted)
+        if not nodes:
+            return helper.defaults
+        scope = Scope(self.module_env, None, "<module>", emit=False)
+        out = []
+        for name, value in helper.defaults:
+            if name in nodes and isinstance(nodes[name], (ast.Name, ast.Attribute)):
+                found = self._value(nodes[name], scope)
+                value = found if isinstance(found, _FOLDED) else UNKNOWN
+            out.append((name, value))
+        return tuple(out)
 
     def _run_body(self, helper: Helper, args: list[Value], inner: Scope, budget: h.Budget) -> Value:
         """A body helper, run only on literal arguments; not foldable: Unknown, or VersionDerived

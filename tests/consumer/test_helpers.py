@@ -33,8 +33,8 @@ UNDECIDED = {"by_loop"}  # the helper reads the release but does not fold: condi
 
 EXPECTED = {
     "0.8.0": ALWAYS | {"before_0_10"},
-    "0.10.0": ALWAYS | {"from_0_10", "minor_from_10", "minor_from_10_unpacked", "from_0_9_before_0_11"},
-    "0.11.0": ALWAYS | {"from_0_10", "minor_from_10", "minor_from_10_unpacked", "from_0_11"},
+    "0.10.0": ALWAYS | {"from_0_10", "minor_from_10", "minor_from_10_unpacked", "from_0_9_before_0_11", "from_min_default"},
+    "0.11.0": ALWAYS | {"from_0_10", "minor_from_10", "minor_from_10_unpacked", "from_0_11", "from_min_default"},
 }
 
 
@@ -123,6 +123,35 @@ def test_helpers_deeper_than_the_bound_are_not_folded(tmp_path):
     """)["cons/a.py"]
     assert _names(f) == {"three_deep", "four_deep"}
     assert [u.live.conditional for u in f.uses if u.steps[0].name == "four_deep"] == [True]
+
+
+def test_a_generator_or_a_decorated_function_is_not_folded(tmp_path):
+    f = _files(tmp_path, replace(OPTIONS, provider_version="0.10.0"), a="""
+        import functools
+        import shim
+        def gen():
+            if shim.__version__ == "0.10.0":
+                return False
+            yield 1
+        def wrap(f):
+            return f
+        @wrap
+        def wrapped():
+            v = shim.__version__
+            return v == "0.9.0"
+        @functools.lru_cache
+        def cached():
+            v = shim.__version__
+            return v == "0.9.0"
+        if gen():
+            shim.generator_object_is_true()
+        if wrapped():
+            shim.decorated()
+        if cached():
+            shim.cached_never()
+    """)["cons/a.py"]
+    assert _names(f) == {"generator_object_is_true", "decorated"}
+    assert all(u.live.conditional for u in f.uses)  # both read the release: undecided, not decided
 
 
 def test_only_bodies_of_statements_it_follows_are_helpers():
