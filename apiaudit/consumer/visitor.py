@@ -1220,8 +1220,7 @@ class ModuleVisitor:
         if not helper.expr:
             return UNKNOWN
         if (helper.form == "expr" and depth > 2) or budget.depth >= h.MAX_HELPER_DEPTH:
-            body = self._local_bodies.get(helper.expr) or self._parse_body(helper.expr) or []
-            return VersionDerived() if self._mentions_release(body) else UNKNOWN
+            return VersionDerived() if self._mentions_release(self._statements_of(helper)) else UNKNOWN
         if any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords) or len(node.args) > len(helper.params):
             return UNKNOWN
         # This module's helper reads this module's names; another's, only those it was exported with.
@@ -1296,11 +1295,16 @@ class ModuleVisitor:
             result = run.run(body, state)
         except (h.Unfoldable, RecursionError):
             return VersionDerived() if about_provider or run.undecided_seen else UNKNOWN
-        if not isinstance(result, _FOLDED):
-            result = UNKNOWN  # a helper folds to what a guard tests, never to an object
+        result = _folded_only(result)  # a helper folds to what a guard tests, never to an object
         if g.truthiness(self.folder, result) is None and (run.undecided_seen or g.Folder.involves_provider(result)):
             return VersionDerived()
         return result
+
+    def _statements_of(self, helper: Helper) -> list[ast.stmt]:
+        if helper.form == "body":
+            return self._local_bodies.get(helper.expr) or self._parse_body(helper.expr) or []
+        tree = self._parse_expr(helper.expr) if helper.expr else None
+        return [ast.Expr(tree)] if tree is not None else []
 
     def _mentions_release(self, body: list[ast.stmt]) -> bool:
         """The text reads the provider's version (`NAME.__version__`) or names its package or distribution."""
@@ -1568,6 +1572,13 @@ _DICT_MUTATIONS = frozenset({"update", "pop", "setdefault", "clear", "popitem"})
 _DICT_READS = frozenset({"get", "items", "keys", "values", "copy", "__contains__", "__getitem__"})
 _FOLDED = (Const, TupleOf, ProviderVersion, ParsedVersion, VersionPart, VersionDerived)  # what a body helper may return
 _LOCAL = "\x00local:"  # a Helper.expr naming a helper of the module being read (its AST is at hand)
+
+
+def _folded_only(value: Value) -> Value:
+    """The value if it is one a guard tests (literals, versions, tuples of them), else Unknown."""
+    if isinstance(value, TupleOf):
+        return TupleOf(tuple(_folded_only(v) for v in value.items))
+    return value if isinstance(value, _FOLDED) else UNKNOWN
 
 
 def _may_compare_text(node: ast.Compare) -> bool:
