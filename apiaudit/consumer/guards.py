@@ -1,8 +1,8 @@
 """Guards, three-valued: decided True, decided False, or left to the checks / undecided.
 
 A guard folds here when literals and the audited release decide it (`Version(p.__version__)
->= Version("0.9")`, `sys.version_info >= (3, 10)`, a module constant or a one-line helper
-wrapping such a test). A feature test (`hasattr`, `inspect.signature(f).parameters`,
+>= Version("0.9")`, `sys.version_info >= (3, 10)`, a module constant, or a helper function
+wrapping such a test, folded statement by statement in `helpers.py`). A feature test (`hasattr`, `inspect.signature(f).parameters`,
 `isinstance`, a `TypeIs` helper, an import that may fail) becomes a `Condition` the checks
 decide against the provider index. Anything else keeps both branches live, conditional.
 """
@@ -23,6 +23,7 @@ from apiaudit.consumer.values import (
     Const,
     ImportChoice,
     ParsedVersion,
+    ProviderSpec,
     ProviderVersion,
     Unbound,
     Value,
@@ -97,6 +98,8 @@ def conjoin(a: Decision, b: Decision, text: "str | Callable[[], str]") -> Decisi
         if_false = second
     elif second.dead:
         if_false = a.if_false
+    elif ALWAYS in (a.if_false, second):
+        if_false = ALWAYS  # one way runs on any release unconditionally: so does the union
     else:
         shown = text() if callable(text) else text
         if_false = Branch(undecided=f"not ({shown})")  # a disjunction: not representable as conditions
@@ -135,6 +138,8 @@ class Folder:
                 return True, Version(value.text)
             except InvalidVersion:
                 return False, None
+        if isinstance(value, ProviderSpec):
+            return True, _FOUND
         if isinstance(value, VersionPart):
             if self.provider is None:
                 return False, None
@@ -144,6 +149,9 @@ class Folder:
     @staticmethod
     def involves_provider(*values: Value) -> bool:
         return any(isinstance(v, (ProviderVersion, VersionPart, VersionDerived)) for v in values)
+
+
+_FOUND = object()  # a module spec that was found: not None, true, equal to no literal
 
 
 _COMPARE: dict[type, Callable[[Any, Any], Any]] = {

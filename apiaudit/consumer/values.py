@@ -127,20 +127,57 @@ class ImportChoice:
     origin: ImportRef  # the import that bound `ok` (named by import-failed-use)
 
 
+HelperForm = Literal["expr", "body", "release"]
+
+
 @dataclass(frozen=True)
 class Helper:
-    """A consumer function whose body is one `return <expr>`: a guard helper, folded at each call.
+    """A small consumer function, folded at each call: a guard helper.
 
-    `env` holds the values of the names the expression reads, from the defining module.
+    Form `expr`: the body is one `return <expr>` and `expr` is that expression's source; form
+    `body`: a few statements (`consumer/helpers.py` says which) and `expr` is their source;
+    form `release`: a function not followed that reads the provider's version (`expr` empty):
+    a guard calling it is undecided.
+    `env` holds the values of the names it reads, from the defining module (a helper it calls
+    is named by a `ConsumerRef`, found again among the shared exports: data only, no cycles).
     """
 
     dotted: str  # the function itself, like a ConsumerRef
     params: tuple[str, ...]
     defaults: tuple[tuple[str, "Value"], ...]
-    expr: str  # source of the returned expression
+    expr: str  # source of the returned expression (form expr) or of the statements (form body)
     env: tuple[tuple[str, "Value"], ...]
     type_guard: bool = False  # annotated -> TypeIs[X] / TypeGuard[X]
     narrows_to: "Value | None" = None  # the X of TypeIs[X], as a value (a Chain to a class)
+    form: HelperForm = "expr"
+
+
+@dataclass(frozen=True)
+class TupleOf:
+    """A tuple whose items are not all literals (`return found, version` in a folded helper)."""
+
+    items: tuple["Value", ...]
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """`importlib.util.find_spec("NAME")` of the provider's top-level package: found, never None."""
+
+
+@dataclass(frozen=True)
+class DistributionMap:
+    """`importlib.metadata.packages_distributions()`: the provider's top-level package maps to its distribution."""
+
+
+StrMethodName = Literal["replace", "startswith", "endswith", "split", "strip", "lstrip", "rstrip", "lower", "upper"]
+
+
+@dataclass(frozen=True)
+class StrMethod:
+    """A str method of a literal (`name.replace("_", "-")`), not yet called; folded inside helpers."""
+
+    text: str
+    method: StrMethodName
 
 
 @dataclass(frozen=True)
@@ -153,7 +190,10 @@ class OneOf:
 MAX_OPTIONS = 8  # more ways than this and the name is Unknown
 
 
-Value = Union[Unknown, Const, ProviderVersion, ParsedVersion, VersionPart, VersionMethod, VersionDerived, ProviderDistribution, Chain, ConsumerRef, External, DictValue, Unbound, ImportChoice, Helper, OneOf]
+Value = Union[
+    Unknown, Const, ProviderVersion, ParsedVersion, VersionPart, VersionMethod, VersionDerived, ProviderDistribution, Chain, ConsumerRef,
+    External, DictValue, Unbound, ImportChoice, Helper, OneOf, TupleOf, ProviderSpec, DistributionMap, StrMethod,
+]
 
 
 def join(a: Value | None, b: Value | None) -> Value:
@@ -164,6 +204,8 @@ def join(a: Value | None, b: Value | None) -> Value:
         return UNKNOWN
     if isinstance(a, DictValue) and isinstance(b, DictValue):
         return DictValue(a.keys & b.keys, a.open or b.open or a.keys != b.keys)
+    if isinstance(a, TupleOf) and isinstance(b, TupleOf) and len(a.items) == len(b.items):
+        return TupleOf(tuple(join(x, y) for x, y in zip(a.items, b.items)))
     if isinstance(a, ImportChoice) and isinstance(b, ImportChoice) and a.imports == b.imports:
         return ImportChoice(join(a.ok, b.ok), join(a.fallback, b.fallback), a.imports, a.caught, a.origin)
     if isinstance(a, Chain) and isinstance(b, Chain) and a.root == b.root and _unchecked(a.steps) == _unchecked(b.steps):

@@ -18,6 +18,7 @@ from typing import TypeVar, get_args
 from functools import partial
 
 from apiaudit.consumer import guards as g
+from apiaudit.consumer import helpers as h
 from apiaudit.consumer.imports import ImportContext, import_alias_value, module_imports
 from apiaudit.astutil import dotted_text
 from apiaudit.consumer.model import (
@@ -50,12 +51,17 @@ from apiaudit.consumer.values import (
     Const,
     ConsumerRef,
     DictValue,
+    DistributionMap,
     Helper,
+    HelperForm,
     ImportChoice,
     OneOf,
     ParsedVersion,
     ProviderDistribution,
+    ProviderSpec,
     ProviderVersion,
+    StrMethod,
+    TupleOf,
     Unbound,
     Value,
     VersionDerived,
@@ -76,6 +82,10 @@ VERSION_PARSERS = frozenset({"packaging.version.Version", "packaging.version.par
 METADATA_VERSION = frozenset({"importlib.metadata.version", "importlib_metadata.version"})
 METADATA_DISTRIBUTION = frozenset({"importlib.metadata.distribution", "importlib_metadata.distribution", "pkg_resources.get_distribution"})
 SIGNATURE = frozenset({"inspect.signature"})
+FIND_SPEC = frozenset({"importlib.util.find_spec"})
+IMPORT_MODULE = frozenset({"importlib.import_module"})
+PACKAGES_DISTRIBUTIONS = frozenset({"importlib.metadata.packages_distributions", "importlib_metadata.packages_distributions"})
+_STR_METHODS = frozenset({"replace", "startswith", "endswith", "split", "strip", "lstrip", "rstrip", "lower", "upper"})
 VERSION_PARTS: tuple[VersionPartName, ...] = get_args(VersionPartName)
 _VERSION_TEXT_METHODS: tuple[VersionTextMethod, ...] = get_args(VersionTextMethod)
 
@@ -174,6 +184,10 @@ class ModuleVisitor:
         self.top_only = False  # exports(): module level only, no function or class bodies
         self._helper_trees: dict[str, ast.expr | None] = {}  # None: the text does not parse
         self._local_helpers: dict[str, ast.expr] = {}  # this module's helpers: marker -> returned expression
+        self._local_bodies: dict[str, list[ast.stmt]] = {}  # this module's body helpers: marker -> statements
+        self._body_trees: dict[str, list[ast.stmt] | None] = {}
+        self._fold: h.Budget | None = None  # the outermost helper fold under way, if any
+        self._default_nodes: dict[str, dict[str, ast.expr]] = {}  # this module's helpers: non-literal defaults
         # No dict value yet (here or imported): calls cannot touch one.
         self.dicts_seen = any(isinstance(v, DictValue) for _, v in options.shared_values)
 
@@ -699,27 +713,58 @@ class ModuleVisitor:
             narrows = ret.slice
         body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
         expr = ""
+        form: HelperForm = "expr"
         if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
             # The text is written only when another module imports the helper (`_capture`).
             expr = f"{_LOCAL}{self.module}.{node.name}"
             self._local_helpers[expr] = body[0].value
-        if not expr and narrows is None:
+        elif narrows is None and h.is_body_helper(node):
+            expr, form = f"{_LOCAL}{self.module}.{node.name}", "body"
+            self._local_bodies[expr] = body
+        elif narrows is None and self._mentions_release(body):
+            form = "release"  # not followed, but it reads the release: a guard on it is undecided
+        if not expr and narrows is None and form != "release":
             return None
-        defaults = tuple(
-            (a.arg, _const_of(d)) for a, d in zip(args.args[len(args.args) - len(args.defaults):], args.defaults)
+        with_defaults = list(zip(args.args[len(args.args) - len(args.defaults):], args.defaults))
+        defaults = tuple((a.arg, _const_of(d)) for a, d in with_defaults)
+        # A default naming a module constant is read when the helper is called or exported.
+        self._default_nodes[f"{self.module}.{node.name}"] = {a.arg: d for a, d in with_defaults if not isinstance(d, ast.Constant)}
+        return Helper(
+            f"{self.module}.{node.name}", params, defaults, expr, (), type_guard=narrows is not None,
+            narrows_to=Const(_text(narrows, 10_000)) if narrows is not None else None, form=form,
         )
-        return Helper(f"{self.module}.{node.name}", params, defaults, expr, (), type_guard=narrows is not None, narrows_to=Const(_text(narrows, 10_000)) if narrows is not None else None)
 
     def _capture(self, helper: Helper) -> Helper:
-        """A helper other modules call: the values of the names its expression reads, from here."""
+        """A helper other modules call: the values of the names it reads, from here.
+
+        A helper it calls is written as a `ConsumerRef`: the call finds it again among the
+        exports every module shares (`_call_helper`), so the cache stays flat data."""
         names: set[str] = set()
-        if helper.expr.startswith(_LOCAL):
+        local: set[str] = set()
+        if helper.form == "release":
+            return helper
+        helper = replace(helper, defaults=self._defaults(helper))
+        if helper.form == "body":
+            body = self._local_bodies.get(helper.expr)
+            if body is not None:
+                helper = replace(helper, expr=ast.unparse(ast.Module(body=body, type_ignores=[])))
+            else:
+                body = self._parse_body(helper.expr) or []
+            local = h.local_names(body)
+            names |= {n.id for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+        elif helper.expr.startswith(_LOCAL):
             helper = replace(helper, expr=_text(self._local_helpers[helper.expr], limit=100_000))
-        for text in (helper.expr, helper.narrows_to.value if isinstance(helper.narrows_to, Const) else ""):
+        for text in (helper.expr if helper.form == "expr" else "", helper.narrows_to.value if isinstance(helper.narrows_to, Const) else ""):
             tree = self._parse_expr(str(text)) if text else None
             if tree is not None:
                 names |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-        env = tuple(sorted((n, v) for n in names - set(helper.params) if (v := self.module_env.lookup(n)) is not None and not isinstance(v, Helper)))
+        env = tuple(
+            sorted(
+                (n, ConsumerRef(v.dotted) if isinstance(v, Helper) else v)
+                for n in names - set(helper.params) - local
+                if (v := self.module_env.lookup(n)) is not None
+            )
+        )
         return replace(helper, env=env)
 
     # ----------------------------------------------------------- imports
@@ -956,6 +1001,8 @@ class ModuleVisitor:
                 return Const(True)
             if decision.if_true.dead:
                 return Const(False)
+            if scope.helper_call is not None and (decision.if_true.undecided or decision.if_true.conditions):
+                return VersionDerived()  # inside a helper: the release decides it, the engine could not
             return UNKNOWN
         if isinstance(node, ast.IfExp):
             test = self._decide(node.test, scope, depth + 1, record=False)
@@ -995,6 +1042,11 @@ class ModuleVisitor:
             return self._dict_of_arguments(node, scope, DictValue(frozenset(), False))
         # getattr
         if len(node.args) == 3:
+            # Inside a helper, `getattr(provider_module, "__version__", default)` is the version.
+            if scope.helper_call is not None and _const_of(node.args[1]) == Const("__version__"):
+                found = self._attribute(self._value(node.args[0], scope, fresh, depth + 1), "__version__", False)
+                if isinstance(found, ProviderVersion):
+                    return found
             return UNKNOWN  # getattr with a default never raises
         if len(node.args) != 2:
             return UNKNOWN
@@ -1008,10 +1060,14 @@ class ModuleVisitor:
     def _apply(self, node: ast.AST, base: Value, scope: Scope, fresh: bool, depth: int) -> Value:
         """One step of a chain (attribute, call, subscript) applied to what its base holds."""
         if isinstance(node, ast.Attribute):
+            if scope.helper_call is not None and isinstance(base, Const) and isinstance(base.value, str) and node.attr in _STR_METHODS:
+                return StrMethod(base.value, node.attr)  # type: ignore[arg-type]
             return self._attribute(base, node.attr, fresh)
         if isinstance(node, ast.Subscript):
             if isinstance(base, VersionDerived):
                 return base
+            if isinstance(base, (TupleOf, DistributionMap)):
+                return self._helper_subscript(base, node, scope)
             if isinstance(base, Const) and isinstance(base.value, tuple):
                 index = self._value(node.slice, scope)
                 if isinstance(node.slice, ast.Slice):
@@ -1074,8 +1130,13 @@ class ModuleVisitor:
             return self._call_helper(base, node, scope, depth)
         if isinstance(base, VersionMethod):
             return self._version_method(base, node, scope, depth)
+        if isinstance(base, StrMethod):
+            return self._str_method(base, node, scope, depth)
         if isinstance(base, ConsumerRef):
             dotted = base.dotted
+            found = self._module_lookup(dotted, node, scope, depth)
+            if found is not None:
+                return found
             if dotted in VERSION_PARSERS and node.args:
                 arg = self._value(node.args[0], scope, depth=depth + 1)
                 if isinstance(arg, ProviderVersion):
@@ -1106,6 +1167,46 @@ class ModuleVisitor:
             return base
         return UNKNOWN
 
+    def _module_lookup(self, dotted: str, node: ast.Call, scope: Scope, depth: int) -> Value | None:
+        """`find_spec`, `packages_distributions()`, `import_module` of the provider: what they give on the audited release.
+
+        Only the provider's own top-level package is known to be installed; any other name is not
+        folded (None: not one of these calls)."""
+        if dotted in PACKAGES_DISTRIBUTIONS and not node.args and not node.keywords:
+            return DistributionMap()
+        if dotted not in FIND_SPEC and not (dotted in IMPORT_MODULE and scope.helper_call is not None):
+            return None
+        if len(node.args) != 1 or node.keywords:
+            return UNKNOWN
+        arg = self._value(node.args[0], scope, depth=depth + 1)
+        if not (isinstance(arg, Const) and isinstance(arg.value, str) and arg.value in self.options.provider_packages):
+            return UNKNOWN
+        return ProviderSpec() if dotted in FIND_SPEC else self.imports_ctx.value_for(arg.value)
+
+    def _helper_subscript(self, base: Value, node: ast.Subscript, scope: Scope) -> Value:
+        """`found_version[1]` of a helper's tuple; `packages_distributions()["NAME"]` of the provider's package."""
+        key = self._value(node.slice, scope)
+        if not isinstance(key, Const):
+            return UNKNOWN
+        if isinstance(base, TupleOf):
+            if isinstance(key.value, int) and not isinstance(key.value, bool) and -len(base.items) <= key.value < len(base.items):
+                return base.items[key.value]
+            return UNKNOWN
+        dist = self.options.provider_distribution
+        if dist and isinstance(key.value, str) and key.value in self.options.provider_packages:
+            return Const((dist,))
+        return UNKNOWN
+
+    def _str_method(self, method: StrMethod, node: ast.Call, scope: Scope, depth: int) -> Value:
+        args = [self._value(a, scope, depth=depth + 1) for a in node.args]
+        if node.keywords or not all(isinstance(a, Const) and isinstance(a.value, (str, int)) for a in args):
+            return UNKNOWN
+        try:
+            result = getattr(method.text, method.method)(*[a.value for a in args])  # type: ignore[union-attr]
+        except (TypeError, ValueError):
+            return UNKNOWN
+        return Const(tuple(result) if isinstance(result, list) else result)
+
     def _version_method(self, method: VersionMethod, node: ast.Call, scope: Scope, depth: int) -> Value:
         """`NAME.__version__.startswith("0.9")`, `.split(".")`: folded on the audited version text."""
         args = [self._value(a, scope, depth=depth + 1) for a in node.args]
@@ -1126,15 +1227,21 @@ class ModuleVisitor:
         return normal == self.provider_dist or normal in {_normal(p) for p in self.options.provider_packages}
 
     def _call_helper(self, helper: Helper, node: ast.Call, scope: Scope, depth: int) -> Value:
-        """One level of consumer helper: its returned expression, with the call's arguments bound."""
-        if not helper.expr or depth > 2 or scope.helper_call is not None:
+        """A consumer helper at a call: its returned expression or its statements (`helpers.py`),
+        with the call's arguments bound; helpers it calls fold too, `MAX_HELPER_DEPTH` deep."""
+        outermost = self._fold is None
+        budget = self._fold or h.Budget()
+        if not helper.expr:
             return UNKNOWN
-        tree = self._parse_expr(helper.expr)
-        if tree is None:
+        if (helper.form == "expr" and depth > 2) or budget.depth >= h.MAX_HELPER_DEPTH:
+            return VersionDerived() if self._mentions_release(self._statements_of(helper)) else UNKNOWN
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords) or len(node.args) > len(helper.params):
             return UNKNOWN
-        env = Env(self.module_env)
-        env.vars.update(dict(helper.env))
-        bound = dict(helper.defaults)
+        # This module's helper reads this module's names; another's, only those it was exported with.
+        env = Env(self.module_env if helper.dotted in self._default_nodes else None)
+        # A helper it calls travels as a ConsumerRef to its export (`_capture`).
+        env.vars.update({n: self.imports_ctx.consumer_value(v.dotted) if isinstance(v, ConsumerRef) else v for n, v in helper.env})
+        bound = dict(self._defaults(helper))
         for name, arg in zip(helper.params, node.args):
             bound[name] = self._value(arg, scope, depth=depth + 1)
         for kw in node.keywords:
@@ -1142,8 +1249,104 @@ class ModuleVisitor:
                 bound[kw.arg] = self._value(kw.value, scope, depth=depth + 1)
         for name in helper.params:
             env.vars[name] = bound.get(name, UNKNOWN)
-        inner = Scope(env, None, scope.function, emit=False, helper_call=node, caller_live=scope.live, caller_emits=scope.emit)
-        return self._value(tree, inner, depth=depth + 1)
+        # Notes made inside (a version compared as text) belong to the outermost call.
+        inner = Scope(
+            env, None, scope.function, emit=False, helper_call=scope.helper_call or node,
+            caller_live=scope.caller_live or scope.live, caller_emits=scope.caller_emits if scope.helper_call is not None else scope.emit,
+        )  # fmt: skip
+        self._fold = budget
+        budget.depth += 1
+        try:
+            if helper.form == "expr":
+                tree = self._parse_expr(helper.expr)
+                return UNKNOWN if tree is None else self._value(tree, inner, depth=depth + 1)
+            return self._run_body(helper, [bound.get(p, UNKNOWN) for p in helper.params], inner, budget)
+        finally:
+            budget.depth -= 1
+            if outermost:
+                self._fold = None
+
+    def _defaults(self, helper: Helper) -> tuple[tuple[str, Value], ...]:
+        """Its defaults; one naming a module constant of this module (`v=MIN_VERSION`) takes its value."""
+        nodes = self._default_nodes.get(helper.dotted)
+        if not nodes:
+            return helper.defaults
+        scope = Scope(self.module_env, None, "<module>", emit=False)
+        out = []
+        for name, value in helper.defaults:
+            if name in nodes and isinstance(nodes[name], (ast.Name, ast.Attribute)):
+                found = self._value(nodes[name], scope)
+                value = found if isinstance(found, _FOLDED) else UNKNOWN
+            out.append((name, value))
+        return tuple(out)
+
+    def _run_body(self, helper: Helper, args: list[Value], inner: Scope, budget: h.Budget) -> Value:
+        """A body helper, run only on literal arguments; not foldable: Unknown, or VersionDerived
+        when the audited release may decide it (the guard is then undecided, not run-time)."""
+        body = self._local_bodies.get(helper.expr) or self._parse_body(helper.expr)
+        if body is None:
+            return UNKNOWN
+        about_provider = (
+            any(isinstance(a, VersionDerived) or (isinstance(a, Const) and isinstance(a.value, str) and self._is_provider_dist(a.value)) for a in args)
+            or self._reads_provider(body, inner.env)
+        )
+        if not all(isinstance(a, (Const, ProviderVersion, ParsedVersion, VersionPart)) for a in args):
+            return VersionDerived() if about_provider else UNKNOWN
+        state: h.State = {name: UNBOUND for name in h.local_names(body)}
+        state.update({name: inner.env.vars[name] for name in helper.params})
+
+        def scope_of(locals_: h.State) -> Scope:
+            env = Env(inner.env)
+            env.vars.update(locals_)
+            return replace(inner, env=env)
+
+        run = h.BodyRun(
+            value_of=lambda node, locals_: self._value(node, scope_of(locals_)),
+            decide_of=lambda node, locals_: self._decide(node, scope_of(locals_)),
+            budget=budget,
+        )
+        try:
+            result = run.run(body, state)
+        except (h.Unfoldable, RecursionError):
+            return VersionDerived() if about_provider or run.undecided_seen else UNKNOWN
+        result = _folded_only(result)  # a helper folds to what a guard tests, never to an object
+        if g.truthiness(self.folder, result) is None and (run.undecided_seen or g.Folder.involves_provider(result)):
+            return VersionDerived()
+        return result
+
+    def _statements_of(self, helper: Helper) -> list[ast.stmt]:
+        if helper.form == "body":
+            return self._local_bodies.get(helper.expr) or self._parse_body(helper.expr) or []
+        tree = self._parse_expr(helper.expr) if helper.expr else None
+        return [ast.Expr(tree)] if tree is not None else []
+
+    def _mentions_release(self, body: list[ast.stmt]) -> bool:
+        """The text reads the provider's version (`NAME.__version__`) or names its package or distribution."""
+        for stmt in body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Attribute) and node.attr == "__version__" and self.imports_ctx.is_provider(_dotted(node.value) or ""):
+                    return True
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and self._is_provider_dist(node.value):
+                    return True
+        return False
+
+    def _reads_provider(self, body: list[ast.stmt], env: Env) -> bool:
+        """The body names the provider: a provider name, its version, or its distribution as a literal."""
+        for stmt in body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and self._is_provider_dist(node.value):
+                    return True
+                if isinstance(node, ast.Name) and isinstance(env.lookup(node.id), (Chain, ProviderVersion, ProviderDistribution, VersionPart)):
+                    return True
+        return False
+
+    def _parse_body(self, text: str) -> list[ast.stmt] | None:
+        if text not in self._body_trees:
+            try:
+                self._body_trees[text] = ast.parse(text).body
+            except (SyntaxError, RecursionError, ValueError):
+                self._body_trees[text] = None
+        return self._body_trees[text]
 
     def _parse_expr(self, text: str) -> ast.expr | None:
         if text in self._local_helpers:
@@ -1300,6 +1503,8 @@ class ModuleVisitor:
         if name == "builtins.isinstance" and len(test.args) == 2:
             return self._isinstance(test.args[0], self._value(test.args[1], scope, depth=depth + 1), scope, node)
         if isinstance(func, Helper):
+            if func.form == "release":
+                return g.undecided(_text(node))
             if func.type_guard and test.args:
                 narrows = self._parse_expr(str(func.narrows_to.value)) if isinstance(func.narrows_to, Const) else None
                 if narrows is not None:
@@ -1310,6 +1515,8 @@ class ModuleVisitor:
                 return None
             value = self._call_helper(func, test, scope, depth)
             truth = g.truthiness(self.folder, value)
+            if truth is None and isinstance(value, VersionDerived):
+                return g.undecided(_text(node))  # the release may decide it, the engine could not
             return g.constant(truth) if truth is not None else g.RUNTIME
         return None
 
@@ -1377,7 +1584,15 @@ class ModuleVisitor:
 _LEAVES = (ast.Name, ast.Constant)
 _DICT_MUTATIONS = frozenset({"update", "pop", "setdefault", "clear", "popitem"})
 _DICT_READS = frozenset({"get", "items", "keys", "values", "copy", "__contains__", "__getitem__"})
+_FOLDED = (Const, TupleOf, ProviderVersion, ParsedVersion, VersionPart, VersionDerived)  # what a body helper may return
 _LOCAL = "\x00local:"  # a Helper.expr naming a helper of the module being read (its AST is at hand)
+
+
+def _folded_only(value: Value) -> Value:
+    """The value if it is one a guard tests (literals, versions, tuples of them), else Unknown."""
+    if isinstance(value, TupleOf):
+        return TupleOf(tuple(_folded_only(v) for v in value.items))
+    return value if isinstance(value, _FOLDED) else UNKNOWN
 
 
 def _may_compare_text(node: ast.Compare) -> bool:

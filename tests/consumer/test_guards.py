@@ -40,3 +40,11 @@ def test_and_or_not_of_decided_and_symbolic_tests():
     assert g.negate(g.TRUE) == g.FALSE
     # A disjunction of two symbolic tests on one side cannot be written as conditions: undecided.
     assert g.conjoin(sym, sym, "a and b").if_false.undecided == "not (a and b)"
+
+
+def test_a_conjunction_of_run_time_tests_runs_both_ways_unconditionally():
+    # `not (a and b)` runs when a is false or b is: either way is unconditional, so is the union.
+    assert g.conjoin(g.RUNTIME, g.RUNTIME, "a and b") == g.RUNTIME
+    cond = Condition(ConditionKind.HAS_ATTR, True, "hasattr(x, 'm')", name="m")
+    mixed = g.conjoin(g.RUNTIME, g.symbolic(cond), "a and hasattr(x, 'm')")
+    assert mixed.if_false == g.ALWAYS and mixed.if_true.conditions == (cond,)
