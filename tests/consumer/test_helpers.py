@@ -19,6 +19,7 @@ from apiaudit.consumer import helpers as h
 from apiaudit.consumer.model import ConsumerOptions
 from apiaudit.consumer.values import UNBOUND, UNKNOWN, Const, ProviderVersion
 from apiaudit.sources.local import resolve_path
+from tests.consumer.test_visitor import files_of
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "consumers" / "helpers" / "helpers"
 
@@ -67,21 +68,12 @@ def test_helpers_travel_through_the_consumer_cache_as_data(tmp_path):
     assert set(cold) == EXPECTED["0.10.0"] | UNDECIDED
 
 
-def _files(tmp_path, options: ConsumerOptions, **sources):
-    pkg = tmp_path / "cons"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    for name, text in sources.items():
-        (pkg / f"{name}.py").write_text(textwrap.dedent(text))
-    return {f.path: f for f in collect(resolve_path(str(pkg)), options)}
-
-
 def _names(file) -> set[str]:
     return {u.steps[0].name for u in file.uses if u.root.name == "shim" and u.steps}
 
 
 def test_a_helper_called_with_a_run_time_argument_is_not_folded(tmp_path):
-    f = _files(tmp_path, replace(OPTIONS, provider_version="0.10.0"), a="""
+    f = files_of(tmp_path, replace(OPTIONS, provider_version="0.10.0"), a="""
         import sys
         import shim
         from packaging.version import Version
@@ -100,7 +92,7 @@ def test_a_helper_called_with_a_run_time_argument_is_not_folded(tmp_path):
 
 
 def test_helpers_deeper_than_the_bound_are_not_folded(tmp_path):
-    f = _files(tmp_path, replace(OPTIONS, provider_version="0.10.0"), a="""
+    f = files_of(tmp_path, replace(OPTIONS, provider_version="0.10.0"), a="""
         import shim
         def d0():
             v = shim.__version__
@@ -126,7 +118,7 @@ def test_helpers_deeper_than_the_bound_are_not_folded(tmp_path):
 
 
 def test_a_generator_or_a_decorated_function_is_not_folded(tmp_path):
-    f = _files(tmp_path, replace(OPTIONS, provider_version="0.10.0"), a="""
+    f = files_of(tmp_path, replace(OPTIONS, provider_version="0.10.0"), a="""
         import functools
         import shim
         def gen():

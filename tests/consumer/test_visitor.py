@@ -15,13 +15,14 @@ OPTIONS = ConsumerOptions(
 )
 
 
-def files_of(tmp_path, **sources):
+def files_of(tmp_path, options: ConsumerOptions = OPTIONS, **sources):
+    """A consumer package `cons` of the given modules, collected: path -> ConsumerFile."""
     pkg = tmp_path / "cons"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     for name, text in sources.items():
         (pkg / f"{name}.py").write_text(textwrap.dedent(text))
-    return {f.path: f for f in collect(resolve_path(str(pkg)), OPTIONS)}
+    return {f.path: f for f in collect(resolve_path(str(pkg)), options)}
 
 
 def chains(file):
