@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Iterable
 
 from apiaudit import cachefmt
+from apiaudit.astutil import dotted_text
 from apiaudit.consumer.model import ConsumerFile, Site, Use
 from apiaudit.facts import DeprecationFacts
 from apiaudit.findings import Finding, Severity
@@ -55,15 +56,13 @@ class _Module:
 
     def dotted(self, expr: ast.expr) -> str | None:
         """The dotted path an expression names, through this module's imports (None: not a name)."""
-        parts: list[str] = []
-        while isinstance(expr, ast.Attribute):
-            parts.append(expr.attr)
-            expr = expr.value
-        if not isinstance(expr, ast.Name):
+        text = dotted_text(expr)
+        if text is None:
             return None
+        first, _, rest = text.partition(".")
         own = self.module[: -len(".__init__")] if self.module.endswith(".__init__") else self.module
-        head = self.imports.get(expr.id, f"{own}.{expr.id}")
-        return ".".join([head, *reversed(parts)])
+        head = self.imports.get(first, f"{own}.{first}")
+        return f"{head}.{rest}" if rest else head
 
 
 def _absolute(module: str, name: str | None, level: int) -> str:

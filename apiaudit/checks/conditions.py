@@ -103,15 +103,15 @@ def _decide(ctx, condition: Condition) -> bool | None:
     value = _target_value(ctx, condition.target)
     if value is None:
         return None
-    if condition.kind is ConditionKind.HAS_ATTR:
-        return _has_attr(ctx, value, condition.name or "")
-    if condition.kind is ConditionKind.HAS_PARAM:
-        return _has_param(ctx, value, condition.name or "")
-    if condition.kind is ConditionKind.IS_INSTANCE:
-        return _is_instance(ctx, value, condition.name or "")
-    if condition.kind is ConditionKind.NARROWS:
-        return _narrows(ctx, value, condition.name or "")
-    return None
+    return _test(ctx, value, condition)
+
+
+def _test(ctx, value, condition: Condition, kinds: frozenset[ConditionKind] | None = None) -> bool | None:
+    """The guard's test (before `expect`) on one value; None when unknown or not of `kinds`."""
+    test = _TESTS.get(condition.kind)
+    if test is None or (kinds is not None and condition.kind not in kinds):
+        return None
+    return test(ctx, value, condition.name or "")
 
 
 def class_passes(ctx, class_path: str, condition: Condition) -> bool | None:
@@ -119,13 +119,7 @@ def class_passes(ctx, class_path: str, condition: Condition) -> bool | None:
     from apiaudit.checks.chains import InstanceValue
 
     one = InstanceValue((class_path,), registry=True)
-    if condition.kind is ConditionKind.HAS_ATTR:
-        return _has_attr(ctx, one, condition.name or "")
-    if condition.kind is ConditionKind.IS_INSTANCE:
-        return _is_instance(ctx, one, condition.name or "")
-    if condition.kind is ConditionKind.NARROWS:
-        return _narrows(ctx, one, condition.name or "")
-    return None
+    return _test(ctx, one, condition, _CLASS_TESTS)
 
 
 def _union(answers: list[bool | None]) -> bool | None:
@@ -267,3 +261,13 @@ def _is_instance(ctx, value, class_path: str) -> bool | None:
     if answers and all(a is False for a in answers):
         return False
     return None
+
+
+# What each narrowing guard tests (HAS_PARAM asks a callable, not an instance of a class).
+_TESTS = {
+    ConditionKind.HAS_ATTR: _has_attr,
+    ConditionKind.HAS_PARAM: _has_param,
+    ConditionKind.IS_INSTANCE: _is_instance,
+    ConditionKind.NARROWS: _narrows,
+}
+_CLASS_TESTS = frozenset({ConditionKind.HAS_ATTR, ConditionKind.IS_INSTANCE, ConditionKind.NARROWS})
