@@ -103,14 +103,14 @@ class _LinkParser(HTMLParser):
 
 
 @dataclass(frozen=True)
-class _PageFile:
+class PageFile:
     url: str
     filename: str
     sha256: str | None
     requires_python: str | None
 
 
-def read_page(page_url: str, urlopen: urllib.request.OpenerDirector) -> list[_PageFile]:
+def read_page(page_url: str, urlopen: urllib.request.OpenerDirector) -> list[PageFile]:
     """The files a PEP 691 (JSON) or PEP 503 (HTML) project page lists; RangesUnavailable when unreadable."""
     request = urllib.request.Request(page_url, headers={"Accept": _PAGE_ACCEPT})
     try:
@@ -120,14 +120,14 @@ def read_page(page_url: str, urlopen: urllib.request.OpenerDirector) -> list[_Pa
             body = response.read(64 << 20)
     except (urllib.error.URLError, OSError, ValueError) as exc:
         raise RangesUnavailable(f"cannot read {page_url}: {exc}") from None
-    files: list[_PageFile] = []
+    files: list[PageFile] = []
     if "json" in content_type:
         try:
             data = json.loads(body)
             for item in data.get("files", []):
                 hashes = item.get("hashes") or {}
                 requires = item.get("requires-python")
-                files.append(_PageFile(
+                files.append(PageFile(
                     url=urllib.parse.urljoin(final_url, str(item["url"])),
                     filename=str(item["filename"]),
                     sha256=str(hashes["sha256"]) if isinstance(hashes, dict) and "sha256" in hashes else None,
@@ -143,7 +143,7 @@ def read_page(page_url: str, urlopen: urllib.request.OpenerDirector) -> list[_Pa
         address, _, fragment = url.partition("#")
         filename = urllib.parse.unquote(address.rstrip("/").rsplit("/", 1)[-1])
         sha256 = fragment[len("sha256="):] if fragment.startswith("sha256=") else None
-        files.append(_PageFile(url=address, filename=filename, sha256=sha256, requires_python=requires))
+        files.append(PageFile(url=address, filename=filename, sha256=sha256, requires_python=requires))
     return files
 
 
@@ -162,11 +162,11 @@ def fallback_tags(python: tuple[int, int], platforms: Sequence[str]) -> list[Tag
 
 
 def choose_wheel(
-    files: Sequence[_PageFile], name: str, version: str, *, fallback_python: tuple[int, int], fallback_platforms: Sequence[str]
+    files: Sequence[PageFile], name: str, version: str, *, fallback_python: tuple[int, int], fallback_platforms: Sequence[str]
 ) -> WheelLink | None:
     """The wheel of NAME==VERSION pip would download: this interpreter's best, else the linux fallback's."""
     wanted_name, wanted_version = canonicalize_name(name), Version(version)
-    wheels: list[tuple[frozenset[Tag], _PageFile]] = []
+    wheels: list[tuple[frozenset[Tag], PageFile]] = []
     for item in files:
         if not item.filename.endswith(".whl"):
             continue

@@ -660,18 +660,18 @@ def _member_prefetch(wheel: ranged.RangedWheel, limits: WheelLimits):
     return prefetch
 
 
-_SETTINGS: ranged.NetworkSettings | None = None
+_SETTINGS: dict[tuple[tuple[str, str], ...], ranged.NetworkSettings] = {}
 _SETTINGS_LOCK = threading.Lock()
 
 
 def _network_settings() -> ranged.NetworkSettings:
-    """pip's CA bundle and proxy (`pip config list`), read once per process."""
-    global _SETTINGS
+    """pip's CA bundle and proxy (`pip config list`), read once per process (and PIP_* environment)."""
+    key = _pip_settings_key()
     with _SETTINGS_LOCK:
-        if _SETTINGS is None:
+        if key not in _SETTINGS:
             result = _run_pip(["config", "list"])
-            _SETTINGS = ranged.network_settings(result.output.splitlines() if result.returncode == 0 else [])
-        return _SETTINGS
+            _SETTINGS[key] = ranged.network_settings(result.output.splitlines() if result.returncode == 0 else [])
+        return _SETTINGS[key]
 
 
 def _release_tree(name: str, version: str, entry: Path) -> CodeTree:
@@ -735,7 +735,7 @@ def release_versions(
     versions, pages = _listed_versions(name, include_prereleases)
     _store_listing(where, versions, pages)
     with _PAGES_LOCK:
-        _PAGES[canonicalize_name(name)] = pages
+        _PAGES[(canonicalize_name(name), _pip_settings_key())] = pages
     return versions
 
 
@@ -765,9 +765,14 @@ def _cached_listing(where: Path) -> tuple[list[str], list[str] | None] | None:
     return versions, pages
 
 
-# The index pages of each project (by canonical name), learnt this process.
-_PAGES: dict[str, list[str]] = {}
+# The index pages of each project, learnt this process: by canonical name and pip's environment
+# settings (PIP_INDEX_URL and the like change what pip reads).
+_PAGES: dict[tuple[str, tuple[tuple[str, str], ...]], list[str]] = {}
 _PAGES_LOCK = threading.Lock()
+
+
+def _pip_settings_key() -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((key, value) for key, value in os.environ.items() if key.startswith("PIP_")))
 
 
 def index_pages(name: str, cache_dir: Path) -> list[str]:
@@ -776,7 +781,7 @@ def index_pages(name: str, cache_dir: Path) -> list[str]:
     Learnt with the version listing (`pip index versions -vv` names them) and cached with it;
     one lookup a process, however many fetch threads ask.
     """
-    key = canonicalize_name(name)
+    key = (canonicalize_name(name), _pip_settings_key())
     with _PAGES_LOCK:
         if key in _PAGES:
             return _PAGES[key]
