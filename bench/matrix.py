@@ -10,7 +10,7 @@ index caches, then `python -m apiaudit matrix --offline` is timed, best of `--re
 and CPU. Target: 24 releases <= 1.5 s. When fewer than 24 releases are cached, the line
 says how many were scanned.
 `--cold` (issue 12) also runs a matrix over the `--cold-releases` (12) newest of those releases
-from an empty release cache twice, as whole processes: once reading only the .py files by
+from an empty release cache twice, in this process: once reading only the .py files by
 HTTP range requests, once downloading whole wheels (`--verify-wheels`); both keep the warm
 run's index answers, so what differs is the fetching. Target: ranges <= 1/3 of whole wheels;
 it says so when the index serves no ranges (network; ~5 GB downloaded for vLLM).
@@ -56,41 +56,37 @@ def fetched_by(cache: Path) -> dict[str, int]:
 
 def cold_comparison(args, warm_cache: Path, cached: list[str], scratch: Path, warm_rows) -> bool:
     """A cold matrix over `--cold-releases` releases read by range requests against the same matrix
-    downloading whole wheels (`--verify-wheels`), each a whole process from an empty release cache.
+    downloading whole wheels (`verify_wheels`), each from an empty release cache.
 
     Both start with the warm run's provider index, consumer and pattern answers (keyed by file
-    hashes, so valid for the same trees): what differs is fetching, the part ranges change.
+    hashes, so valid for the same trees): what differs is fetching, the part ranges change. Run
+    in this process with the releases given (`available`), so the range holds only those.
     """
     chosen = cached[-args.cold_releases:]
-    provider = f"{parse_provider_range(args.provider).name}>={chosen[0]},<={chosen[-1]}"
-    print(f"cold matrix: {args.consumer} against {provider}: {len(chosen)} releases from an empty release cache "
-          f"(index answers kept from the warm run); target: ranges <= 1/3 of whole wheels")  # fmt: skip
-    env = clean_env(str(REPO))
-    env.update({key: value for key, value in os.environ.items() if key.startswith("PIP_")})  # pip's configuration
+    print(f"cold matrix: {args.consumer} against {len(chosen)} releases ({chosen[0]} .. {chosen[-1]}) from an empty "
+          f"release cache (index answers kept from the warm run); target: ranges <= 1/3 of whole wheels")  # fmt: skip
     timings: dict[str, float] = {}
     same = True
-    for label, extra in (("whole wheels (--verify-wheels)", ["--verify-wheels"]), ("range requests", [])):
+    for label, verify in (("whole wheels (verify_wheels)", True), ("range requests", False)):
         where = scratch / f"cold-{len(timings)}"
         where.mkdir()
         for kept in ("index", "consumer", "patterns"):
             if (warm_cache / kept).is_dir():
                 shutil.copytree(warm_cache / kept, where / kept)
-        report = where / "matrix.json"
-        argv = [sys.executable, "-m", "apiaudit", "matrix", "--consumer", args.consumer, "--provider", provider,
-                "--cache-dir", str(where), "--no-progress", "--format", "json", "-o", str(report), *extra]  # fmt: skip
-        run = run_process(argv, env=env, cwd=scratch)
-        timings[label] = run.wall
+        started, cpu = time.perf_counter(), time.process_time()
+        result = run_matrix([args.consumer], args.provider, cache_dir=where, available=chosen, verify_wheels=verify)
+        timings[label] = time.perf_counter() - started
+        cpu = time.process_time() - cpu
         methods = fetched_by(where)
-        rows = rows_of(report) if report.exists() else []
-        wanted = [r for r in warm_rows or [] if r[0] in chosen]
-        same &= rows == wanted
-        print(f"{label:34s} {run.wall:7.1f} s wall {run.cpu:7.1f} s CPU  exit {run.returncode}; "
-              f"entries: {', '.join(f'{n} by {m}' for m, n in sorted(methods.items()))}")  # fmt: skip
-        shutil.rmtree(where / "releases", ignore_errors=True)
-        if label == "range requests" and not methods.get("ranges"):
+        rows = [(r.version, r.errors, r.warnings, r.rules) for r in result.rows]
+        same &= rows == [r for r in warm_rows or [] if r[0] in chosen]
+        print(f"{label:34s} {timings[label]:7.1f} s wall {cpu:7.1f} s CPU here (pip's not counted); "
+              f"{sum(r.fetched for r in result.rows)} fetched; entries: {', '.join(f'{n} by {m}' for m, n in sorted(methods.items()))}")  # fmt: skip
+        shutil.rmtree(where, ignore_errors=True)
+        if not verify and not methods.get("ranges"):
             print("the package index served no byte ranges: every release was downloaded whole (no comparison)")
             return same
-    ratio = timings["range requests"] / timings["whole wheels (--verify-wheels)"]
+    ratio = timings["range requests"] / timings["whole wheels (verify_wheels)"]
     print(f"ranges / whole wheels = {ratio:.3f} (target <= 0.333: {'met' if ratio <= 1 / 3 else 'MISSED'})")
     print(f"rows the same as the warm run's: {same}")
     return same

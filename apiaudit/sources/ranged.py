@@ -78,10 +78,23 @@ def network_settings(pip_config_lines: Iterable[str]) -> NetworkSettings:
     return NetworkSettings(cert=found.get("cert"), proxy=found.get("proxy"))
 
 
+def is_http(url: str) -> bool:
+    return urllib.parse.urlsplit(url).scheme in ("http", "https")
+
+
+class _HttpRedirectsOnly(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect only to http(s): an index page cannot send the reader to a local file."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if not is_http(newurl):
+            raise urllib.error.URLError(f"a redirect to {urllib.parse.urlsplit(newurl).scheme}: refused")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
 def opener(settings: NetworkSettings) -> urllib.request.OpenerDirector:
     """A urllib opener verifying TLS with pip's CA bundle, through pip's proxy (else the environment's)."""
     context = ssl.create_default_context(cafile=settings.cert) if settings.cert else ssl.create_default_context()
-    handlers: list[urllib.request.BaseHandler] = [urllib.request.HTTPSHandler(context=context)]
+    handlers: list[urllib.request.BaseHandler] = [urllib.request.HTTPSHandler(context=context), _HttpRedirectsOnly()]
     if settings.proxy:
         handlers.append(urllib.request.ProxyHandler({"http": settings.proxy, "https": settings.proxy}))
     return urllib.request.build_opener(*handlers)
@@ -112,6 +125,8 @@ class PageFile:
 
 def read_page(page_url: str, urlopen: urllib.request.OpenerDirector) -> list[PageFile]:
     """The files a PEP 691 (JSON) or PEP 503 (HTML) project page lists; RangesUnavailable when unreadable."""
+    if not is_http(page_url):
+        raise RangesUnavailable(f"{page_url} is not an http(s) page")
     request = urllib.request.Request(page_url, headers={"Accept": _PAGE_ACCEPT})
     try:
         with urlopen.open(request, timeout=_TIMEOUT_S) as response:
@@ -168,7 +183,7 @@ def choose_wheel(
     wanted_name, wanted_version = canonicalize_name(name), Version(version)
     wheels: list[tuple[frozenset[Tag], PageFile]] = []
     for item in files:
-        if not item.filename.endswith(".whl"):
+        if not item.filename.endswith(".whl") or not is_http(item.url):
             continue
         try:
             file_name, file_version, _build, tags = parse_wheel_filename(item.filename)
@@ -201,6 +216,8 @@ class RangedWheel:
     """
 
     def __init__(self, url: str, urlopen: urllib.request.OpenerDirector):
+        if not is_http(url):
+            raise RangesUnavailable(f"{url} is not an http(s) address")
         self.url = url
         self._urlopen = urlopen
         self._lock = threading.Lock()

@@ -228,6 +228,8 @@ def test_the_wheel_chosen_is_this_interpreters_else_the_linux_fallback():
     only_linux = [f for f in files if "manylinux" in f.filename]
     chosen = ranged.choose_wheel(only_linux, "PKG", "1.0", fallback_python=(3, 12), fallback_platforms=["manylinux_2_28_x86_64"])
     assert chosen is not None and chosen.filename == "pkg-1.0-cp312-cp312-manylinux_2_28_x86_64.whl"
+    local = [ranged.PageFile("file:///etc/pkg-1.0-py3-none-any.whl", "pkg-1.0-py3-none-any.whl", None, None)]
+    assert ranged.choose_wheel(local, "pkg", "1.0", fallback_python=(3, 12), fallback_platforms=[]) is None
     refused = [page_file("pkg-1.0-py3-none-any.whl", requires_python=">=99")]
     assert ranged.choose_wheel(refused, "pkg", "1.0", fallback_python=(3, 12), fallback_platforms=[]) is None
 
