@@ -159,7 +159,9 @@ def _run_matrix(consumers, provider, cache_dir, rules_dirs, include_prereleases,
     versions = select_releases(listed, provider_range, include_prereleases=include_prereleases)
 
     # The consumers first: a bad --consumer is one line before any provider wheel is fetched.
-    consumer_trees = [sources.resolve(spec, cache_dir=cache_dir, progress=progress) for spec in consumers]
+    consumer_trees = [
+        sources.resolve(spec, cache_dir=cache_dir, progress=progress, verify_wheels=verify_wheels) for spec in consumers
+    ]
     declared = tuple(d for tree in consumer_trees for d in declared_requirements(tree, provider_range.name))
     consumer_specs = [_stable_spec(spec, tree) for spec, tree in zip(consumers, consumer_trees)]
 
