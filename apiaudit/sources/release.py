@@ -596,7 +596,7 @@ def _fetch_by_ranges(name: str, version: str, dest: Path, cache_dir: Path, progr
         link = None
         for page in pages:
             link = ranged.choose_wheel(
-                ranged.read_page(page, urlopen), name, version,
+                _page_files(page, urlopen), name, version,
                 fallback_python=LINUX_FALLBACK_PYTHON, fallback_platforms=LINUX_FALLBACK_PLATFORMS,
             )  # fmt: skip
             if link is not None:
@@ -634,6 +634,20 @@ def _fetch_by_ranges(name: str, version: str, dest: Path, cache_dir: Path, progr
         digests=digests,
         fetched_by="ranges",
     )
+
+
+# Project pages read this process (a matrix fetches many releases of one project at once).
+_PAGE_FILES: dict[str, tuple[float, list[ranged.PageFile]]] = {}
+_PAGE_FILES_LOCK = threading.Lock()
+
+
+def _page_files(page: str, urlopen) -> list[ranged.PageFile]:
+    with _PAGE_FILES_LOCK:
+        known = _PAGE_FILES.get(page)
+        if known is None or time.monotonic() - known[0] > VERSIONS_TTL_SECONDS:
+            known = (time.monotonic(), ranged.read_page(page, urlopen))
+            _PAGE_FILES[page] = known
+        return known[1]
 
 
 # A member's local header: 30 bytes, its name and an extra field (up to 64 KiB each), then its
