@@ -43,7 +43,7 @@ from scan import Best, clean_env, private_cache, run_process  # noqa: E402
 
 def rows_of(report: Path) -> list:
     data = json.loads(report.read_text(encoding="utf-8"))
-    return [(r.get("version"), r.get("errors"), r.get("warnings"), tuple(r.get("rules") or ())) for r in data.get("rows", [])]
+    return [(r["version"], r["error"], r["warning"], tuple(r.get("rules") or ())) for r in data.get("rows", [])]
 
 
 def fetched_by(cache: Path) -> dict[str, int]:
