@@ -39,6 +39,7 @@ _TAIL_BYTES = 1 << 16  # the end-of-central-directory record (and any comment) l
 _GAP_BYTES = 1 << 16  # members closer than this are fetched in one request
 _SPAN_BYTES = 8 << 20  # one request fetches at most this much (so the parallel requests balance)
 _PARALLEL = 8
+_MAX_READ_BYTES = 256 << 20  # one read not planned ahead, held in memory (vLLM's directory: ~0.6 MB)
 _PAGE_ACCEPT = (
     "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
 )
@@ -332,6 +333,8 @@ class RangedWheel:
         data = self._held(self._pos, length)
         if data is None:
             # Not prefetched (the central directory, or a member zipfile reads ahead of the plan).
+            if length > _MAX_READ_BYTES:
+                raise RangesUnavailable(f"a read of {length} bytes at once (a central directory that large?)")
             first, body = self._get(self._pos, min(self.size, self._pos + max(length, _GAP_BYTES)))
             self._hold(first, body)
             data = self._held(self._pos, length)
