@@ -792,8 +792,9 @@ def _pip_settings_key() -> tuple[tuple[str, str], ...]:
 def index_pages(name: str, cache_dir: Path) -> list[str]:
     """The http(s) project pages pip looks NAME up in (its configured indexes), [] when it has none.
 
-    Learnt with the version listing (`pip index versions -vv` names them) and cached with it;
-    one lookup a process, however many fetch threads ask.
+    Learnt with the version listing (`pip index versions -vv` names them): from a fresh listing
+    in the cache (a matrix writes one), else by listing them; one lookup a process, however many
+    fetch threads ask.
     """
     key = (canonicalize_name(name), _pip_settings_key())
     with _PAGES_LOCK:
@@ -805,11 +806,10 @@ def index_pages(name: str, cache_dir: Path) -> list[str]:
                 _PAGES[key] = cached[1]
                 return cached[1]
         try:
-            versions, pages = _listed_versions(name, False)
+            # Not written to the cache: a fetch leaves nothing but its release entry behind.
+            pages = _listed_versions(name, False)[1]
         except InputError:
             pages = []  # the full download says what is wrong, in its own words
-        else:
-            _store_listing(_versions_file(cache_dir, name, False), versions, pages)
         _PAGES[key] = pages
         return pages
 
