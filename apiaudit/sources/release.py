@@ -24,6 +24,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Callable
 
 from packaging.utils import (
     InvalidSdistFilename,
@@ -36,8 +37,13 @@ from packaging.version import InvalidVersion, Version
 
 from apiaudit.atomic import DiskFullError, atomic_write, disk_full_or, is_disk_full, write_new
 from apiaudit.errors import InputError
-from apiaudit.sources import cache, ranged
+from apiaudit.sources import cache
 from apiaudit.sources.base import CodeTree, Reporter, report_step, report_warning
+
+if TYPE_CHECKING:  # the range reader (urllib, ssl) is imported on the first fetch, not by every scan
+    import urllib.request
+
+    from apiaudit.sources import ranged
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 _RELEASE_SPEC_RE = re.compile(r"^\s*(?P<name>[^=<>!~\s\[]+)\s*==\s*(?P<version>[^=\s]+)\s*$")
@@ -534,7 +540,7 @@ def _extract_members(
     dest: Path,
     progress: Reporter | None,
     limits: WheelLimits,
-    prefetch=None,
+    prefetch: Callable[[zipfile.ZipFile, list[zipfile.ZipInfo]], None] | None = None,
 ) -> dict[str, str]:
     """Extract the kept members of `wheel` (a file, or a wheel read by ranges) into `dest`.
 
@@ -588,6 +594,8 @@ def _fetch_by_ranges(name: str, version: str, dest: Path, cache_dir: Path, progr
 
     A malformed wheel is an InputError here as in the full download: the same checks run.
     """
+    from apiaudit.sources import ranged
+
     pages = index_pages(name, cache_dir)
     if not pages:
         return None
@@ -641,7 +649,9 @@ _PAGE_FILES: dict[str, tuple[float, list[ranged.PageFile]]] = {}
 _PAGE_FILES_LOCK = threading.Lock()
 
 
-def _page_files(page: str, urlopen) -> list[ranged.PageFile]:
+def _page_files(page: str, urlopen: urllib.request.OpenerDirector) -> list[ranged.PageFile]:
+    from apiaudit.sources import ranged
+
     with _PAGE_FILES_LOCK:
         known = _PAGE_FILES.get(page)
         if known is None or time.monotonic() - known[0] > VERSIONS_TTL_SECONDS:
@@ -655,7 +665,7 @@ def _page_files(page: str, urlopen) -> list[ranged.PageFile]:
 _LOCAL_OVERHEAD = 30 + 2 * 0xFFFF + 24
 
 
-def _member_prefetch(wheel: ranged.RangedWheel, limits: WheelLimits):
+def _member_prefetch(wheel: ranged.RangedWheel, limits: WheelLimits) -> Callable[[zipfile.ZipFile, list[zipfile.ZipInfo]], None]:
     """The prefetch step of a ranged extraction: each kept member's span, up to the next member."""
 
     def prefetch(archive: zipfile.ZipFile, kept: list[zipfile.ZipInfo]) -> None:
@@ -680,6 +690,8 @@ _SETTINGS_LOCK = threading.Lock()
 
 def _network_settings() -> ranged.NetworkSettings:
     """pip's CA bundle and proxy (`pip config list`), read once per process (and PIP_* environment)."""
+    from apiaudit.sources import ranged
+
     key = _pip_settings_key()
     with _SETTINGS_LOCK:
         if key not in _SETTINGS:
