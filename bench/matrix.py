@@ -1,7 +1,7 @@
 """Matrix speed: a warm matrix (every release and index cached) as a whole process, and a
 cold matrix against a warm one. Prints the numbers and says how many releases were there.
 
-    python bench/matrix.py [--consumer speculators==0.4.0] [--provider 'vllm>=0.11,<0.19']
+    python bench/matrix.py [--consumer speculators==0.4.0] [--provider 'vllm>=0.11,<0.26']
                            [--cache-dir DIR] [--repeat 5] [--cold]
 
 Warm (issue 12): the releases of the range already in `--cache-dir` (nothing is fetched:
@@ -97,7 +97,7 @@ def cold_comparison(args, cached: list[str], kept: Path, warm_rows) -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--consumer", default="speculators==0.4.0")
-    parser.add_argument("--provider", default="vllm>=0.11,<0.19")
+    parser.add_argument("--provider", default="vllm>=0.11,<0.26")
     parser.add_argument("--cache-dir", type=Path, default=None, help="where the releases are already fetched")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--cold", action="store_true",
