@@ -102,7 +102,7 @@ FAIL_ON_HELP = ("Lowest severity that makes the exit code 1: error, warning, inf
 
 
 def audit_options(func):
-    """--consumer/--provider/--rules/--cache-dir/--model/--architecture, as `scan` defines them.
+    """--consumer/--provider/--rules/--cache-dir/--model/--architecture/--verify-wheels, as `scan` defines them.
 
     The command receives `model`: the ModelFacts `--model`/`--architecture` name, or None.
     """
@@ -147,8 +147,19 @@ def audit_options(func):
         metavar="NAME",
         help="The model's architecture (a class name such as LlamaForCausalLM), instead of or overriding --model's.",
     )
+    @click.option(
+        "--verify-wheels",
+        is_flag=True,
+        help="Download each release's whole wheel and check its sha256 against the index's, instead of reading "
+        "only its .py files by HTTP range requests (docs/scan.md: what each verifies).",
+    )
     @functools.wraps(func)
-    def wrapper(*args, model_path=None, architecture=None, **kwargs):
+    def wrapper(*args, model_path=None, architecture=None, verify_wheels=False, **kwargs):
+        if verify_wheels:
+            # Imported only when asked: a warm scan never loads the release machinery.
+            from apiaudit.sources.release import set_verify_wheels
+
+            set_verify_wheels(True)
         return guarded(_with_model(func, model_path, architecture))(*args, **kwargs)
 
     return wrapper

@@ -128,6 +128,7 @@ def run_matrix(
     available: Sequence[str] | None = None,
     model: ModelFacts | None = None,
     refresh: bool = False,
+    verify_wheels: bool | None = None,
 ) -> MatrixResult:
     """Scan `consumers` against each release of `provider` (a range like ``vllm>=0.11,<=0.17``).
 
@@ -135,16 +136,17 @@ def run_matrix(
     callers that already know it; otherwise a listing a few minutes old is reused from the
     cache unless `refresh`. Each release entry is validated once (`validate_once`); when every
     release and its index are cached, the scans run in this process (no worker to start). With `model`, each release is scanned for that model: a
-    release whose registry does not register its architecture is a failed row. Raises InputError for bad input, an empty range,
+    release whose registry does not register its architecture is a failed row. `verify_wheels`
+    downloads each wheel whole instead of reading its .py files by range requests. Raises InputError for bad input, an empty range,
     a range the index has no release in, or an unreachable index.
     """
     with validate_once():
         return _run_matrix(consumers, provider, cache_dir, rules_dirs, include_prereleases, fetch_jobs, scan_jobs,
-                           progress, available, model, refresh)  # fmt: skip
+                           progress, available, model, refresh, verify_wheels)  # fmt: skip
 
 
 def _run_matrix(consumers, provider, cache_dir, rules_dirs, include_prereleases, fetch_jobs, scan_jobs, progress,
-                available, model, refresh) -> MatrixResult:  # fmt: skip
+                available, model, refresh, verify_wheels=None) -> MatrixResult:  # fmt: skip
     started = time.perf_counter()
     if not consumers:
         raise InputError("give the consumer to check, e.g. --consumer speculators==0.4.0")
@@ -157,13 +159,15 @@ def _run_matrix(consumers, provider, cache_dir, rules_dirs, include_prereleases,
     versions = select_releases(listed, provider_range, include_prereleases=include_prereleases)
 
     # The consumers first: a bad --consumer is one line before any provider wheel is fetched.
-    consumer_trees = [sources.resolve(spec, cache_dir=cache_dir, progress=progress) for spec in consumers]
+    consumer_trees = [
+        sources.resolve(spec, cache_dir=cache_dir, progress=progress, verify_wheels=verify_wheels) for spec in consumers
+    ]
     declared = tuple(d for tree in consumer_trees for d in declared_requirements(tree, provider_range.name))
     consumer_specs = [_stable_spec(spec, tree) for spec, tree in zip(consumers, consumer_trees)]
 
     rows = _fetch_and_scan(
         consumer_specs, provider_range.name, versions, cache_dir, list(rules_dirs), progress,
-        fetch_jobs=fetch_jobs, scan_jobs=scan_jobs, model=model,
+        fetch_jobs=fetch_jobs, scan_jobs=scan_jobs, model=model, verify_wheels=verify_wheels,
     )  # fmt: skip
     failures = {r.failure for r in rows}
     if all(not r.scanned for r in rows) and len(failures) == 1:
@@ -197,9 +201,9 @@ class _LockedSteps:
             self._progress.step(message)
 
 
-def _fetch(name: str, version: str, cache_dir: Path, reporter: _LockedSteps) -> bool:
+def _fetch(name: str, version: str, cache_dir: Path, reporter: _LockedSteps, verify_wheels: bool | None = None) -> bool:
     """Make sure NAME==VERSION is in the release cache; True when this call downloaded it."""
-    return sources.resolve(f"{name}=={version}", cache_dir=cache_dir, progress=reporter).fetched
+    return sources.resolve(f"{name}=={version}", cache_dir=cache_dir, progress=reporter, verify_wheels=verify_wheels).fetched
 
 
 def _all_cached(name: str, versions: list[str], cache_dir: Path) -> bool:
@@ -243,6 +247,7 @@ def _fetch_and_scan(
     fetch_jobs: int,
     scan_jobs: int | None,
     model: ModelFacts | None = None,
+    verify_wheels: bool | None = None,
 ) -> list[MatrixRow]:
     reporter = _LockedSteps(progress)
     scan_jobs = scan_jobs or _default_scan_jobs()
@@ -265,7 +270,7 @@ def _fetch_and_scan(
     with ThreadPoolExecutor(max_workers=max(1, fetch_jobs), thread_name_prefix="apiaudit-fetch") as fetchers, \
             _scan_pool(scan_jobs, context) as scanners:  # fmt: skip
         pending: dict[Future, tuple[str, str]] = {
-            fetchers.submit(_fetch, name, v, cache_dir, reporter): ("fetch", v) for v in versions
+            fetchers.submit(_fetch, name, v, cache_dir, reporter, verify_wheels): ("fetch", v) for v in versions
         }
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)

@@ -19,12 +19,16 @@ from apiaudit.sources.release import release_versions as _release_versions
 __all__ = ["CodeTree", "Reporter", "SourceWarning", "default_cache_dir", "release_versions", "resolve"]
 
 
-def resolve(spec: str, *, cache_dir: Path | None = None, progress: Reporter | None = None) -> CodeTree:
+def resolve(
+    spec: str, *, cache_dir: Path | None = None, progress: Reporter | None = None, verify_wheels: bool | None = None
+) -> CodeTree:
     """Resolve what to audit.
 
     `spec` is a path (package dir, job script, or folder of both), `NAME==VERSION`
     (a released wheel, cached under `cache_dir`), or a bare distribution NAME
-    installed in this Python.
+    installed in this Python. A release fetched for the first time is read by HTTP range
+    requests (only its .py files) unless `verify_wheels` (default: `--verify-wheels`) asks
+    for the whole wheel.
     """
     spec = spec.strip()
     if not spec:
@@ -33,7 +37,9 @@ def resolve(spec: str, *, cache_dir: Path | None = None, progress: Reporter | No
         return resolve_path(spec)
     if "==" in spec:
         name, version = parse_release_spec(spec)
-        return fetch_release(name, version, cache_dir=cache_dir or default_cache_dir(), progress=progress)
+        return fetch_release(
+            name, version, cache_dir=cache_dir or default_cache_dir(), progress=progress, verify_wheels=verify_wheels
+        )
     if any(op in spec for op in ("<", ">", "!=", "~=", "=", "@", "[", " ")):
         raise InputError(f"cannot audit {spec!r}: give a path, NAME==VERSION, or an installed distribution NAME")
     check_distribution_name(spec)

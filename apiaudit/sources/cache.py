@@ -23,7 +23,10 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Literal
+
+# How a release entry was filled (apiaudit/sources/ranged.py reads wheels by ranges).
+FetchMethod = Literal["ranges", "download"]
 
 from packaging.utils import canonicalize_name
 
@@ -68,6 +71,10 @@ class Marker:
     tree_digest: str
     # relative posix path -> sha256 of every file but the marker; None in markers written before it existed
     digests: dict[str, str] | None = None
+    # "ranges": only the kept members were read, by HTTP range requests (`wheel_sha256` is then
+    # what the index says, unchecked); "download": the whole wheel was downloaded and hashed.
+    # None in markers written before it existed (those were all downloads).
+    fetched_by: FetchMethod | None = None
 
     def to_json(self) -> str:
         data: dict = {
@@ -79,6 +86,8 @@ class Marker:
             "file_count": self.file_count,
             "tree_digest": self.tree_digest,
         }
+        if self.fetched_by is not None:
+            data["fetched_by"] = self.fetched_by
         if self.digests is not None:
             data["sha256"] = dict(sorted(self.digests.items()))
         return json.dumps(data, indent=2)
@@ -167,6 +176,7 @@ def read_valid_marker(directory: Path, name: str, version: str) -> tuple[Marker 
             file_count=int(raw["file_count"]),
             tree_digest=str(raw["tree_digest"]),
             digests=_digests(raw.get("sha256")),
+            fetched_by=_fetch_method(raw.get("fetched_by")),
         )
         if raw.get("format") != MARKER_FORMAT:
             return None, f"{MARKER_NAME} has an unknown format"
@@ -186,6 +196,14 @@ def read_valid_marker(directory: Path, name: str, version: str) -> tuple[Marker 
     if marker.digests is not None and sorted(marker.digests) != files:
         return None, f"its files differ from those {MARKER_NAME} lists"
     return marker, ""
+
+
+def _fetch_method(raw: object) -> FetchMethod | None:
+    if raw is None:
+        return None
+    if raw == "ranges" or raw == "download":
+        return raw
+    raise ValueError("an unknown fetched_by")
 
 
 def _digests(raw: object) -> dict[str, str] | None:

@@ -7,6 +7,7 @@ fetched (pip builds no sdist), and the wheel is read as a zip archive.
 from __future__ import annotations
 
 import base64
+import bisect
 import contextlib
 import csv
 import hashlib
@@ -23,6 +24,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Callable
 
 from packaging.utils import (
     InvalidSdistFilename,
@@ -38,10 +40,19 @@ from apiaudit.errors import InputError
 from apiaudit.sources import cache
 from apiaudit.sources.base import CodeTree, Reporter, report_step, report_warning
 
+if TYPE_CHECKING:  # the range reader (urllib, ssl) is imported on the first fetch, not by every scan
+    import urllib.request
+
+    from apiaudit.sources import ranged
+
 _NAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 _RELEASE_SPEC_RE = re.compile(r"^\s*(?P<name>[^=<>!~\s\[]+)\s*==\s*(?P<version>[^=\s]+)\s*$")
 
 # Only the .py files matter, so a wheel built for CPython 3.12 on linux x86_64 serves anywhere.
+LINUX_FALLBACK_PYTHON = (3, 12)
+LINUX_FALLBACK_PLATFORMS = (
+    "manylinux_2_31_x86_64", "manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux1_x86_64",
+)  # fmt: skip
 LINUX_FALLBACK_ARGS = (
     "--python-version", "3.12",
     "--implementation", "cp",
@@ -179,10 +190,30 @@ def validate_once():
         _VALIDATED = outer
 
 
+# `--verify-wheels`: every release fetched by this process is downloaded whole (pip checks its
+# sha256 against the index's) instead of read member by member with range requests.
+_VERIFY_WHEELS = False
+
+
+def set_verify_wheels(verify: bool) -> None:
+    """Make whole-wheel downloads this process's default (the `--verify-wheels` option)."""
+    global _VERIFY_WHEELS
+    _VERIFY_WHEELS = bool(verify)
+
+
 def fetch_release(
-    name: str, version: str, *, cache_dir: Path, progress: Reporter | None = None
+    name: str,
+    version: str,
+    *,
+    cache_dir: Path,
+    progress: Reporter | None = None,
+    verify_wheels: bool | None = None,
 ) -> CodeTree:
-    """The cached .py tree of wheel NAME==VERSION, fetching and extracting it on first use."""
+    """The cached .py tree of wheel NAME==VERSION, fetching and extracting it on first use.
+
+    A first fetch reads only the kept members with HTTP range requests when the index serves
+    them; `verify_wheels` (default: `set_verify_wheels`) downloads the whole wheel instead.
+    """
     final = cache.entry_dir(cache_dir, name, version)
     memo = _VALIDATED
     known = memo.get(str(final)) if memo is not None else None
@@ -203,11 +234,15 @@ def fetch_release(
     work = cache.new_partial_dir(cache_dir)
     try:
         report_step(progress, f"fetching {name}=={version} (first time only)")
-        wheel = _download_wheel(name, version, work / "download", progress)
         built = work / "tree"
-        marker = _extract_wheel(wheel, built, name, version, progress)
+        whole = _VERIFY_WHEELS if verify_wheels is None else verify_wheels
+        marker = None if whole else _fetch_by_ranges(name, version, built, cache_dir, progress)
+        if marker is None:
+            shutil.rmtree(built, ignore_errors=True)  # what a failed range fetch left
+            wheel = _download_wheel(name, version, work / "download", progress)
+            marker = _extract_wheel(wheel, built, name, version, progress)
+            wheel.unlink()  # large wheels (vllm: ~500 MB) must not linger; the .py tree is all we read
         atomic_write(built / cache.MARKER_NAME, marker.to_json())
-        wheel.unlink()  # large wheels (vllm: ~500 MB) must not linger; the .py tree is all we read
         cache.publish_entry(built, final, name, version)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -496,12 +531,24 @@ def _extract_wheel(
         file_count=len(files),
         tree_digest=cache.tree_digest(dest, files),
         digests=digests,
+        fetched_by="download",
     )
 
 
-def _extract_members(wheel: Path, dest: Path, progress: Reporter | None, limits: WheelLimits) -> dict[str, str]:
+def _extract_members(
+    wheel: Path | ranged.RangedWheel,
+    dest: Path,
+    progress: Reporter | None,
+    limits: WheelLimits,
+    prefetch: Callable[[zipfile.ZipFile, list[zipfile.ZipInfo]], None] | None = None,
+) -> dict[str, str]:
+    """Extract the kept members of `wheel` (a file, or a wheel read by ranges) into `dest`.
+
+    `prefetch(archive, kept infos)` runs once the plan has passed every limit, before any
+    member is read (the ranged wheel fetches the kept members' bytes there).
+    """
     try:
-        archive = zipfile.ZipFile(wheel)
+        archive = zipfile.ZipFile(wheel)  # type: ignore[arg-type,unused-ignore]
     except (zipfile.BadZipFile, ValueError, EOFError) as exc:
         raise _Malformed(f"not a readable zip archive ({exc})") from None
     digests: dict[str, str] = {}
@@ -515,6 +562,8 @@ def _extract_members(wheel: Path, dest: Path, progress: Reporter | None, limits:
         planned = [(info, _member_target(info.filename, dist_info_names)) for info in infos]
         kept = [(info, target) for info, target in planned if target is not None]
         _check_plan(kept, limits)
+        if prefetch is not None:
+            prefetch(archive, [info for info, _ in kept])
         recorded = _record_hashes(archive, dist_info_names)
         source_count = sum(1 for _, target in kept if target.endswith(_SOURCE_SUFFIXES))
         report_step(progress, f"extracting {source_count} .py files")
@@ -537,6 +586,118 @@ def _extract_members(wheel: Path, dest: Path, progress: Reporter | None, limits:
                     raise _Malformed(f"member {info.filename!r} does not match its RECORD hash")
             digests[target] = reader.sha256.hexdigest()
     return digests
+
+
+def _fetch_by_ranges(name: str, version: str, dest: Path, cache_dir: Path, progress: Reporter | None) -> cache.Marker | None:
+    """Extract NAME==VERSION's kept members by HTTP range requests; None when that is not possible
+    (no http(s) index page lists the wheel, or the server serves no ranges): then pip downloads it.
+
+    A malformed wheel is an InputError here as in the full download: the same checks run.
+    """
+    from apiaudit.sources import ranged
+
+    pages = index_pages(name, cache_dir)
+    if not pages:
+        return None
+    try:
+        urlopen = ranged.opener(_network_settings())
+        link = None
+        for page in pages:
+            link = ranged.choose_wheel(
+                _page_files(page, urlopen), name, version,
+                fallback_python=LINUX_FALLBACK_PYTHON, fallback_platforms=LINUX_FALLBACK_PLATFORMS,
+            )  # fmt: skip
+            if link is not None:
+                break
+        if link is None:
+            return None
+        wheel = ranged.RangedWheel(link.url, urlopen)
+    except ranged.RangesUnavailable as why:
+        report_step(progress, f"reading {name}=={version} by byte ranges is not possible ({why}); downloading the whole wheel")
+        return None
+    report_step(progress, f"reading the .py files of {link.filename} by byte ranges")
+    try:
+        digests = _extract_members(wheel, dest, progress, DEFAULT_LIMITS, prefetch=_member_prefetch(wheel, DEFAULT_LIMITS))
+    except ranged.RangesUnavailable as why:
+        report_step(progress, f"a range request for {name}=={version} failed ({why}); downloading the whole wheel")
+        return None
+    except _Malformed as why:
+        raise InputError(f"malformed wheel {link.filename} for {name}=={version}: {why}") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError) as exc:
+        raise InputError(f"malformed wheel {link.filename} for {name}=={version}: {exc}") from None
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise disk_full_or(exc, dest) from None
+        raise InputError(f"malformed wheel {link.filename} for {name}=={version}: {exc.strerror or exc}") from None
+    finally:
+        wheel.close()
+    files = cache.tree_files(dest)
+    return cache.Marker(
+        name=name,
+        version=version,
+        wheel=link.filename,
+        wheel_sha256=link.sha256 or "",  # what the index says; only a full download checks it
+        file_count=len(files),
+        tree_digest=cache.tree_digest(dest, files),
+        digests=digests,
+        fetched_by="ranges",
+    )
+
+
+# Project pages read this process (a matrix fetches many releases of one project at once).
+_PAGE_FILES: dict[str, tuple[float, list[ranged.PageFile]]] = {}
+_PAGE_FILES_LOCK = threading.Lock()
+
+
+def _page_files(page: str, urlopen: urllib.request.OpenerDirector) -> list[ranged.PageFile]:
+    from apiaudit.sources import ranged
+
+    with _PAGE_FILES_LOCK:
+        known = _PAGE_FILES.get(page)
+        if known is None or time.monotonic() - known[0] > VERSIONS_TTL_SECONDS:
+            known = (time.monotonic(), ranged.read_page(page, urlopen))
+            _PAGE_FILES[page] = known
+        return known[1]
+
+
+# A member's local header: 30 bytes, its name and an extra field (up to 64 KiB each), then its
+# data and perhaps a 24-byte data descriptor.
+_LOCAL_OVERHEAD = 30 + 2 * 0xFFFF + 24
+
+
+def _member_prefetch(wheel: ranged.RangedWheel, limits: WheelLimits) -> Callable[[zipfile.ZipFile, list[zipfile.ZipInfo]], None]:
+    """The prefetch step of a ranged extraction: each kept member's span, up to the next member."""
+
+    def prefetch(archive: zipfile.ZipFile, kept: list[zipfile.ZipInfo]) -> None:
+        boundaries = sorted({info.header_offset for info in archive.infolist()} | {archive.start_dir})
+        spans = []
+        total = 0
+        for info in kept:
+            following = boundaries[bisect.bisect_right(boundaries, info.header_offset)] if info.header_offset < boundaries[-1] else wheel.size
+            end = min(following, info.header_offset + info.compress_size + _LOCAL_OVERHEAD)
+            spans.append((info.header_offset, end))
+            total += info.compress_size
+            if total > limits.max_total_bytes:
+                raise _Malformed(f"its kept members claim more than the {limits.max_total_bytes} bytes apiaudit reads")
+        wheel.prefetch(spans)
+
+    return prefetch
+
+
+_SETTINGS: dict[tuple[tuple[str, str], ...], ranged.NetworkSettings] = {}
+_SETTINGS_LOCK = threading.Lock()
+
+
+def _network_settings() -> ranged.NetworkSettings:
+    """pip's CA bundle and proxy (`pip config list`), read once per process (and PIP_* environment)."""
+    from apiaudit.sources import ranged
+
+    key = _pip_settings_key()
+    with _SETTINGS_LOCK:
+        if key not in _SETTINGS:
+            result = _run_pip(["config", "list"])
+            _SETTINGS[key] = ranged.network_settings(result.output.splitlines() if result.returncode == 0 else [])
+        return _SETTINGS[key]
 
 
 def _release_tree(name: str, version: str, entry: Path) -> CodeTree:
@@ -577,6 +738,10 @@ VERSIONS_TTL_SECONDS = 600
 _VERSIONS_KIND = "index-versions"
 
 
+def _versions_file(cache_dir: Path, name: str, include_prereleases: bool) -> Path:
+    return Path(cache_dir) / "index-versions" / f"{canonicalize_name(name)}{'-pre' if include_prereleases else ''}.json"
+
+
 def release_versions(
     name: str, *, include_prereleases: bool = False, cache_dir: Path | None = None, refresh: bool = False
 ) -> list[str]:
@@ -587,37 +752,97 @@ def release_versions(
     """
     check_distribution_name(name)
     if cache_dir is None:
-        return _listed_versions(name, include_prereleases)
-    where = Path(cache_dir) / "index-versions" / f"{canonicalize_name(name)}{'-pre' if include_prereleases else ''}.json"
+        return _listed_versions(name, include_prereleases)[0]
+    where = _versions_file(cache_dir, name, include_prereleases)
     if not refresh:
-        cached = _cached_versions(where)
+        cached = _cached_listing(where)
         if cached is not None:
-            return cached
-    versions = _listed_versions(name, include_prereleases)
-    try:
-        where.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(where, json.dumps({"kind": _VERSIONS_KIND, "listed_at": time.time(), "versions": versions}))
-    except OSError:
-        pass  # an unwritable cache only costs the next listing
+            return cached[0]
+    versions, pages = _listed_versions(name, include_prereleases)
+    _store_listing(where, versions, pages)
+    with _PAGES_LOCK:
+        _PAGES[(canonicalize_name(name), _pip_settings_key())] = pages
     return versions
 
 
-def _cached_versions(where: Path) -> list[str] | None:
+def _store_listing(where: Path, versions: list[str], pages: list[str]) -> None:
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(where, json.dumps({"kind": _VERSIONS_KIND, "listed_at": time.time(), "versions": versions, "pages": pages}))
+    except OSError:
+        pass  # an unwritable cache only costs the next listing
+
+
+def _cached_listing(where: Path) -> tuple[list[str], list[str] | None] | None:
+    """(versions, the index pages pip read them from, None in listings older than that key) when fresh."""
     try:
         data = json.loads(where.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("kind") != _VERSIONS_KIND:
         return None
-    listed_at, versions = data.get("listed_at"), data.get("versions")
+    listed_at, versions, pages = data.get("listed_at"), data.get("versions"), data.get("pages")
     if not isinstance(listed_at, (int, float)) or not 0 <= time.time() - listed_at < VERSIONS_TTL_SECONDS:
         return None
     if not isinstance(versions, list) or not versions or not all(isinstance(v, str) and _safe_version(v) is not None for v in versions):
         return None
-    return versions
+    if not (isinstance(pages, list) and all(isinstance(page, str) for page in pages)):
+        pages = None
+    return versions, pages
 
 
-def _listed_versions(name: str, include_prereleases: bool) -> list[str]:
+# The index pages of each project, learnt this process: by canonical name and pip's environment
+# settings (PIP_INDEX_URL and the like change what pip reads).
+_PAGES: dict[tuple[str, tuple[tuple[str, str], ...]], list[str]] = {}
+_PAGES_LOCK = threading.Lock()
+
+
+def _pip_settings_key() -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((key, value) for key, value in os.environ.items() if key.startswith("PIP_")))
+
+
+def index_pages(name: str, cache_dir: Path) -> list[str]:
+    """The http(s) project pages pip looks NAME up in (its configured indexes), [] when it has none.
+
+    Learnt with the version listing (`pip index versions -vv` names them): from a fresh listing
+    in the cache (a matrix writes one), else by listing them; one lookup a process, however many
+    fetch threads ask.
+    """
+    key = (canonicalize_name(name), _pip_settings_key())
+    with _PAGES_LOCK:
+        if key in _PAGES:
+            return _PAGES[key]
+        for include_prereleases in (False, True):
+            cached = _cached_listing(_versions_file(cache_dir, name, include_prereleases))
+            if cached is not None and cached[1] is not None:
+                _PAGES[key] = cached[1]
+                return cached[1]
+        try:
+            # Not written to the cache: a fetch leaves nothing but its release entry behind.
+            pages = _listed_versions(name, False)[1]
+        except InputError:
+            pages = []  # the full download says what is wrong, in its own words
+        _PAGES[key] = pages
+        return pages
+
+
+def _pages_listed(output: str) -> list[str]:
+    """The http(s) locations under pip's "N location(s) to search for versions of NAME:" line."""
+    pages: list[str] = []
+    lines = output.splitlines()
+    for number, line in enumerate(lines):
+        if re.match(r"^\d+ location\(s\) to search for versions of ", line):
+            for item in lines[number + 1:]:
+                match = re.match(r"^\* (\S+)$", item.strip())
+                if not match:
+                    break
+                if match[1].startswith(("https://", "http://")) and match[1] not in pages:
+                    pages.append(match[1])
+    return pages
+
+
+def _listed_versions(name: str, include_prereleases: bool) -> tuple[list[str], list[str]]:
+    """(every version of NAME oldest first, the http(s) index pages pip read)."""
     # Every version the index has, not just those this interpreter could install.
     args = ["index", "versions", "-vv", "--retries", "2", "--ignore-requires-python", name]
     if include_prereleases:
@@ -646,4 +871,4 @@ def _listed_versions(name: str, include_prereleases: bool) -> list[str]:
         parsed = _safe_version(item)
         if parsed is not None:
             unique.setdefault(parsed, item)
-    return [unique[v] for v in sorted(unique)]
+    return [unique[v] for v in sorted(unique)], _pages_listed(result.output)
