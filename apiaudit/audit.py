@@ -7,12 +7,13 @@ with `engine.check_file` (the seam `explain` uses too).
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
-from apiaudit import sources
+from apiaudit import scan_cache, sources
 from apiaudit.consumer import collect
 from apiaudit.engine import ScanSetup, check_file, consumer_context, prepare  # noqa: F401 - ScanSetup, prepare: re-exported
 from apiaudit.errors import InputError
@@ -24,6 +25,7 @@ from apiaudit.provider.cache import save_index
 from apiaudit.recipes import RuleBook, load_rulebook
 from apiaudit.provider.registry import check_architecture
 from apiaudit.recipes.loader import default_target, load_remote_code_rules
+from apiaudit.report.json_format import report_from_dict, report_to_dict
 from apiaudit.sources.base import CodeTree
 
 
@@ -134,6 +136,27 @@ def _scan_once(
     known_rules = frozenset(ENGINE_RULES) | frozenset(full_book.rule_infos())
     settings.check_rule_ids(set(known_rules))
     remote_code_rules = load_remote_code_rules(list(map(Path, rules_dirs))) if model is not None else ()
+    trees = [sources.resolve(spec, cache_dir=cache_dir, progress=progress) for spec in consumers]
+    labels = consumer_labels(trees)
+    chosen = [
+        [p for p in tree.python_files() if not excluded(_relative(p, tree.root), settings.exclude)] for tree in trees
+    ]
+    read = [
+        ConsumerFiles(label, Path(tree.root), tuple(_relative(p, tree.root) for p in paths))
+        for tree, label, paths in zip(trees, labels, chosen)
+    ]
+    results_key = (
+        _results_key(provider_tree, book, remote_code_rules, model, python_version, trees, read) if use_index_cache else None
+    )
+    if results_key is not None:
+        cached = scan_cache.lookup(cache_dir, results_key, provider_tree)
+        if cached is not None:
+            try:
+                report = report_from_dict(cached)
+            except InputError:
+                report = None  # an entry this engine cannot read back: scanned afresh
+            if report is not None:
+                return replace(report, duration_s=round(time.perf_counter() - started, 3)), read, known_rules
     setup = prepare(
         provider_tree, book, cache_dir=cache_dir if use_index_cache else None, python_version=python_version,
         remote_code_rules=remote_code_rules,
@@ -146,13 +169,8 @@ def _scan_once(
     findings: list[Finding] = []
     origins = []
     files_scanned = calls_checked = 0
-    trees = [sources.resolve(spec, cache_dir=cache_dir, progress=progress) for spec in consumers]
-    labels = consumer_labels(trees)
-    read: list[ConsumerFiles] = []
-    for tree, label in zip(trees, labels):
+    for tree, label, paths in zip(trees, labels, chosen):
         origins.append(replace(tree.origin(), label=label if label != tree.name else None))
-        paths = [p for p in tree.python_files() if not excluded(_relative(p, tree.root), settings.exclude)]
-        read.append(ConsumerFiles(label, Path(tree.root), tuple(_relative(p, tree.root) for p in paths)))
         progress.start(f"reading {tree.name}", len(paths))
         files = collect(tree, options, on_file=progress.advance, files=paths, cache_dir=cache_dir if use_index_cache else None)
         progress.start(f"checking {tree.name} against {provider_tree.name}", len(files))
@@ -187,7 +205,23 @@ def _scan_once(
             ("python_version", assumed_python + ("" if python_version else " (this interpreter; --python-version to change)")),
         ),
     )
+    if results_key is not None:
+        scan_cache.store(cache_dir, results_key, provider_tree, dict(index.loader.touched), report_to_dict(report))
     return report, read, known_rules
+
+
+def _results_key(provider_tree, book, remote_code_rules, model, python_version, trees, read) -> str | None:
+    """The whole-scan cache key (`apiaudit.scan_cache`); None when a consumer file cannot be read."""
+    consumers = []
+    for tree, files in zip(trees, read):
+        digests = scan_cache.file_digests(files.root, files.paths)
+        if digests is None:
+            return None
+        consumers.append(scan_cache.ConsumerInput(tree.name, tree.version, str(files.root.resolve()), files.label, digests))
+    return scan_cache.scan_key(
+        provider_tree, book.fingerprint or "", repr(remote_code_rules), repr(model),
+        tuple(python_version or sys.version_info[:3]), tuple(consumers),
+    )  # fmt: skip
 
 
 def _relative(path: Path, root: Path) -> str:
