@@ -164,3 +164,13 @@ def test_conditional_errors_fail_only_with_strict_and_a_stated_version_decides(t
     assert code == 1 and json.loads(out)["provider"]["version"] == "2.1"
     code, out = run(*base, "--provider-version", "not-a-version")
     assert code == 2 and "not a version" in out
+
+
+def test_bare_version_prints_what_click_prints_without_importing_click():
+    from click.testing import CliRunner
+
+    clicks = CliRunner().invoke(cli, ["--version"]).output
+    code = "import sys; sys.argv = ['apiaudit', '--version']; import apiaudit.cli as c; c.main(); print('click' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out == clicks + "False\n"
+    assert subprocess.run([sys.executable, "-m", "apiaudit", "--version"], capture_output=True, text=True, check=True).stdout == clicks
