@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 from apiaudit.consumer.model import ConsumerFile
 from apiaudit.findings import Finding
 from apiaudit.model import ConfigFile, ModelFacts
-from apiaudit.provider.facts import dotted_text
+from apiaudit.astutil import dotted_text
 from apiaudit.recipes.model import RemoteCodeRule
 
 

@@ -45,7 +45,10 @@ def collect_file(tree: CodeTree, path: Path, options: ConsumerOptions, syntax: a
     rel = path.relative_to(tree.root).as_posix()
     module, is_package = module_name(tree, path)
     try:
-        source = path.read_bytes().decode("utf-8", errors="replace")
+        raw = path.read_bytes()
+        source = raw.decode("utf-8", errors="replace")
+        if syntax is None:
+            syntax = _parse_bytes(raw, rel)
         syntax = syntax or parse_quietly(source, rel)
     except SyntaxError as exc:
         # SyntaxError.offset is 1-based and already counts characters.
@@ -56,6 +59,15 @@ def collect_file(tree: CodeTree, path: Path, options: ConsumerOptions, syntax: a
         return ConsumerFile(path=rel, module=module, error=str(exc), error_site=Site(1, 0))
     found = ModuleVisitor(source, rel, module, is_package, options).run(syntax)
     return to_characters(found, found.lines)
+
+
+def _parse_bytes(raw: bytes, filename: str) -> ast.Module | None:
+    """The tree of a file's bytes (its coding cookie honoured), as the bindings pass reads it;
+    None where only the decoded text can say why it does not parse."""
+    try:
+        return parse_quietly(raw, filename)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
 
 
 def collect(
@@ -70,13 +82,14 @@ def collect(
     cache = _FileCache(cache_dir, tree, options) if cache_dir is not None else None
     if tree.kind == "release":
         _verify_release_files(tree, paths, cache)
-    trees: dict[Path, ast.Module] = {}
+    # File by file, and no parsed tree outlives its file: holding every tree of a large consumer
+    # costs far more (memory, and the collector walking it on every pass) than a second parse.
     bindings: dict[str, str] = {}
     shared: dict[str, object] = {}
     for path in paths:
         found = cache.bindings(path) if cache else None
         if found is None:
-            found = _module_bindings(tree, path, trees, options)
+            found = _module_bindings(tree, path, options)
             if cache:
                 cache.put_bindings(path, found)
         bindings.update(found[0])
@@ -87,7 +100,7 @@ def collect(
     out = []
     for path in paths:
         hit = cache.result(path, variant) if cache else None
-        result = hit or collect_file(tree, path, options, trees.get(path))
+        result = hit or collect_file(tree, path, options)
         if cache and hit is None:
             cache.put_result(path, variant, result)
         out.append(result)
@@ -130,15 +143,14 @@ def _sha256_of(path: Path) -> str | None:
         return None
 
 
-def _module_bindings(tree: CodeTree, path: Path, trees: dict[Path, ast.Module], options: ConsumerOptions) -> tuple[dict[str, str], dict[str, Any]]:
+def _module_bindings(tree: CodeTree, path: Path, options: ConsumerOptions) -> tuple[dict[str, str], dict[str, Any]]:
     """A file's module-level import bindings, and the constants and guard helpers it exports
-    (folded on the audited release); its parsed tree is kept for the visitor."""
+    (folded on the audited release)."""
     try:
         data = path.read_bytes()
         syntax = parse_quietly(data)
     except (SyntaxError, ValueError, OSError, RecursionError):
         return {}, {}
-    trees[path] = syntax
     module, is_package = module_name(tree, path)
     try:
         exports = ModuleVisitor(data.decode("utf-8", errors="replace"), "", module, is_package, options).exports(syntax)

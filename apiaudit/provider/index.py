@@ -11,12 +11,31 @@ import textwrap
 from pathlib import Path
 from typing import Any, Callable, TypeAlias
 
-import griffe
-
-from apiaudit.provider import expressions as ex
-from apiaudit.provider import shapes
-from apiaudit.provider.facts import facts, returned_callees
+from apiaudit.lazyimport import lazy_module
 from apiaudit.provider.loader import ModuleLoader
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import griffe
+
+    from apiaudit.provider import expressions as ex
+    from apiaudit.provider import shapes
+    from apiaudit.provider import facts as _facts
+else:
+    # A warm scan answers from the index cache: Griffe and what is built on it are imported
+    # on the first question the cache does not answer.
+    griffe = lazy_module("griffe")
+    ex = lazy_module("apiaudit.provider.expressions")
+    shapes = lazy_module("apiaudit.provider.shapes")
+    _facts = lazy_module("apiaudit.provider.facts")
+
+
+def facts(obj: Any) -> dict[str, Any]:
+    return _facts.facts(obj)
+
+
+def returned_callees(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    return _facts.returned_callees(node)
 from apiaudit.provider.model import (
     AssignedValue,
     CallInfo,
@@ -72,11 +91,12 @@ RUNTIME_CHECKABLE = frozenset({
     "typing.runtime", "typing_extensions.runtime",
 })  # fmt: skip
 
+# Griffe's object kinds by their values ("module", "class", ...): no Griffe import to build it.
 _GRIFFE_KIND = {
-    griffe.Kind.MODULE: SymbolKind.MODULE,
-    griffe.Kind.CLASS: SymbolKind.CLASS,
-    griffe.Kind.FUNCTION: SymbolKind.FUNCTION,
-    griffe.Kind.ATTRIBUTE: SymbolKind.ATTRIBUTE,
+    "module": SymbolKind.MODULE,
+    "class": SymbolKind.CLASS,
+    "function": SymbolKind.FUNCTION,
+    "attribute": SymbolKind.ATTRIBUTE,
 }
 
 
@@ -113,7 +133,7 @@ class ProviderIndex:
             return None
 
     def _symbol(self, obj: Any) -> Symbol:
-        return Symbol(path=obj.path, kind=_GRIFFE_KIND.get(obj.kind, SymbolKind.ATTRIBUTE), location=self.location(obj))
+        return Symbol(path=obj.path, kind=_GRIFFE_KIND.get(obj.kind.value, SymbolKind.ATTRIBUTE), location=self.location(obj))
 
     # ------------------------------------------------------------ resolving
     def resolve(self, dotted: str) -> Resolution:
@@ -335,8 +355,18 @@ class ProviderIndex:
                 seqs.append([UnresolvedBase(base_path)])
         return [cls] + _c3_merge(seqs + [[s[0] for s in seqs]] if seqs else [])
 
+    def mro_paths(self, class_path: str) -> tuple[str | UnresolvedBase, ...]:
+        """The MRO as plain values (dotted paths, unresolved bases): cached, unlike `mro`'s live classes."""
+        return self._cached(
+            ("mro-paths", class_path),
+            lambda: tuple(k if isinstance(k, (str, UnresolvedBase)) else k.path for k in self.mro(class_path)),
+        )
+
     def mro_unknowns(self, class_path: str) -> list[str]:
         """Bases along the MRO whose members the index cannot see."""
+        return list(self._cached(("mro-unknowns", class_path), lambda: tuple(self._mro_unknowns(class_path))))
+
+    def _mro_unknowns(self, class_path: str) -> list[str]:
         out = []
         for k in self.mro(class_path):
             if isinstance(k, UnresolvedBase):
@@ -457,7 +487,7 @@ class ProviderIndex:
         for i, p in enumerate(func.parameters):
             if drop_first and i == 0 and p.kind in (griffe.ParameterKind.positional_only, griffe.ParameterKind.positional_or_keyword):
                 continue
-            kind = _PARAM_KIND[p.kind]
+            kind = _PARAM_KIND[p.kind.name]
             has_default = p.default is not None and kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)
             params.append(Param(p.name, kind, has_default, ex.text(p.annotation), ex.text(p.default) if has_default else None))
         return Signature(tuple(params), origin=origin or f"def {func.name}", location=self.location(func))
@@ -774,6 +804,9 @@ class ProviderIndex:
         )  # fmt: skip
 
     def module_attribute_type(self, path: str) -> Symbol | None:
+        return self._cached(("module-attr-type", path), lambda: self._module_attribute_type(path))
+
+    def _module_attribute_type(self, path: str) -> Symbol | None:
         obj = self.object_at(path)
         if isinstance(obj, griffe.Attribute):
             return self.annotation_class(obj.annotation, obj.parent)
@@ -879,12 +912,13 @@ class _ClassCtx:
         return list(self._index.mro(class_path))
 
 
+# Griffe's parameter kinds by member name (a table built without importing Griffe).
 _PARAM_KIND = {
-    griffe.ParameterKind.positional_only: ParamKind.POSITIONAL_ONLY,
-    griffe.ParameterKind.positional_or_keyword: ParamKind.POSITIONAL_OR_KEYWORD,
-    griffe.ParameterKind.var_positional: ParamKind.VAR_POSITIONAL,
-    griffe.ParameterKind.keyword_only: ParamKind.KEYWORD_ONLY,
-    griffe.ParameterKind.var_keyword: ParamKind.VAR_KEYWORD,
+    "positional_only": ParamKind.POSITIONAL_ONLY,
+    "positional_or_keyword": ParamKind.POSITIONAL_OR_KEYWORD,
+    "var_positional": ParamKind.VAR_POSITIONAL,
+    "keyword_only": ParamKind.KEYWORD_ONLY,
+    "var_keyword": ParamKind.VAR_KEYWORD,
 }
 
 
