@@ -11,6 +11,10 @@ Layout of a file: one header line, then the payload.
     {"apiaudit-cache": 1, "kind": "provider-index", "sha256": "<sha256 of the payload bytes>"}
     <payload: the encoded value as JSON>
 
+A dataclass is written by position, `{"$C": ["module:Class", field1, field2, ...]}`, its
+trailing fields left out where they hold their defaults (most of a consumer cache's objects
+are small: positions, steps, arguments); `{"$c": ..., "f": {name: value}}` is still read.
+
 An entry whose header, hash, JSON or types do not check out raises `CacheFormatError`;
 callers rebuild it with one line on stderr.
 
@@ -41,6 +45,9 @@ from apiaudit.atomic import atomic_write
 FORMAT = 1
 _HEADER_KEY = "apiaudit-cache"
 _TYPES: dict[str, type] = {}
+# Registered dataclass -> (field names, the default of each: _NO_DEFAULT where it has none).
+_NO_DEFAULT = object()
+_FIELDS: dict[type, tuple[tuple[str, ...], tuple[Any, ...]]] = {}
 
 
 class CacheFormatError(ValueError):
@@ -60,7 +67,12 @@ def register(*classes: type) -> None:
             raise TypeError(f"{cls!r} is neither a frozen dataclass nor an Enum")
         if not is_enum and any(not f.init for f in dataclasses.fields(cls)):
             raise TypeError(f"{cls!r} has fields outside __init__; it cannot be rebuilt from data")
+        if not is_enum and any(f.kw_only for f in dataclasses.fields(cls)):
+            raise TypeError(f"{cls!r} has keyword-only fields; it cannot be rebuilt by position")
         _TYPES[_type_name(cls)] = cls
+        if not is_enum:
+            fields = dataclasses.fields(cls)
+            _FIELDS[cls] = (tuple(f.name for f in fields), tuple(_NO_DEFAULT if f.default is dataclasses.MISSING else f.default for f in fields))
 
 
 def register_module(module: ModuleType) -> None:
@@ -111,8 +123,34 @@ def encode(value: Any) -> Any:
         name = _type_name(type(value))
         if _TYPES.get(name) is not type(value):
             raise CacheFormatError(f"unregistered type {name}")
-        return {"$c": name, "f": {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+        names, defaults = _FIELDS[type(value)]
+        values = [getattr(value, n) for n in names]
+        kept = len(values)
+        while kept and _is_default(values[kept - 1], defaults[kept - 1]):
+            kept -= 1
+        return {"$C": [name, *(encode(v) for v in values[:kept])]}
     raise CacheFormatError(f"cannot store a {type(value).__name__} in a cache file")
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    # The same type too: a 0 stored where the default is False must come back as 0.
+    return default is not _NO_DEFAULT and type(value) is type(default) and value == default
+
+
+def _positional(items: Any) -> Any:
+    """The dataclass a `$C` list names, rebuilt from its leading fields (the rest take their defaults)."""
+    if not isinstance(items, list) or not items:
+        raise CacheFormatError("a malformed positional value")
+    cls = _registered(items[0])
+    shape = _FIELDS.get(cls)
+    if shape is None or len(items) - 1 > len(shape[0]):
+        raise CacheFormatError(f"the fields of {items[0]} do not match")
+    if any(default is _NO_DEFAULT for default in shape[1][len(items) - 1:]):
+        raise CacheFormatError(f"{items[0]} lacks a field")
+    try:
+        return cls(*items[1:])
+    except TypeError as exc:
+        raise CacheFormatError(f"cannot rebuild {items[0]}: {exc}") from None
 
 
 def decode(data: Any) -> Any:
@@ -134,6 +172,9 @@ def decode(data: Any) -> Any:
         return frozenset(decode(item) for item in _items(data["$fs"]))
     if "$s" in data:
         return {decode(item) for item in _items(data["$s"])}
+    if "$C" in data:
+        items = _items(data["$C"])
+        return _positional(items[:1] + [decode(item) for item in items[1:]])
     if "$e" in data:
         cls = _registered(data["$e"])
         if not issubclass(cls, enum.Enum):
@@ -217,6 +258,8 @@ def _rebuild(obj: dict) -> Any:
             return frozenset(_items(items))
         if tag == "$s":
             return set(_items(items))
+        if tag == "$C":
+            return _positional(items)
     if len(obj) == 2 and "$e" in obj and "v" in obj:
         cls = _registered(obj["$e"])
         if not issubclass(cls, enum.Enum):
