@@ -41,6 +41,7 @@ from types import ModuleType
 from typing import Any
 
 from apiaudit.atomic import atomic_write
+from apiaudit.gcpause import paused_gc
 
 FORMAT = 1
 _HEADER_KEY = "apiaudit-cache"
@@ -48,6 +49,8 @@ _TYPES: dict[str, type] = {}
 # Registered dataclass -> (field names, the default of each: _NO_DEFAULT where it has none).
 _NO_DEFAULT = object()
 _FIELDS: dict[type, tuple[tuple[str, ...], tuple[Any, ...]]] = {}
+# Registered dataclass's name -> (the class, how many fields it needs, how many it has).
+_BY_POSITION: dict[str, tuple[type, int, int]] = {}
 
 
 class CacheFormatError(ValueError):
@@ -72,7 +75,11 @@ def register(*classes: type) -> None:
         _TYPES[_type_name(cls)] = cls
         if not is_enum:
             fields = dataclasses.fields(cls)
-            _FIELDS[cls] = (tuple(f.name for f in fields), tuple(_NO_DEFAULT if f.default is dataclasses.MISSING else f.default for f in fields))
+            defaults = tuple(_NO_DEFAULT if f.default is dataclasses.MISSING else f.default for f in fields)
+            _FIELDS[cls] = (tuple(f.name for f in fields), defaults)
+            # A field with a default_factory is never left out: it counts as needed.
+            needed = sum(1 for f in fields if f.default is dataclasses.MISSING)
+            _BY_POSITION[_type_name(cls)] = (cls, needed, len(fields))
 
 
 def register_module(module: ModuleType) -> None:
@@ -139,14 +146,15 @@ def _is_default(value: Any, default: Any) -> bool:
 
 def _positional(items: Any) -> Any:
     """The dataclass a `$C` list names, rebuilt from its leading fields (the rest take their defaults)."""
-    if not isinstance(items, list) or not items:
+    # The hot path of a warm scan (one call per stored object): checks kept to a few lookups.
+    if type(items) is not list or not items or type(items[0]) is not str:
         raise CacheFormatError("a malformed positional value")
-    cls = _registered(items[0])
-    shape = _FIELDS.get(cls)
-    if shape is None or len(items) - 1 > len(shape[0]):
+    shape = _BY_POSITION.get(items[0])
+    if shape is None:
+        raise CacheFormatError(f"an unregistered type {items[0]!r}")
+    cls, needed, total = shape
+    if not needed <= len(items) - 1 <= total:
         raise CacheFormatError(f"the fields of {items[0]} do not match")
-    if any(default is _NO_DEFAULT for default in shape[1][len(items) - 1:]):
-        raise CacheFormatError(f"{items[0]} lacks a field")
     try:
         return cls(*items[1:])
     except TypeError as exc:
@@ -214,7 +222,8 @@ def _registered(name: Any) -> type:
 
 def dumps(kind: str, value: Any) -> bytes:
     """The bytes of a cache file holding `value`."""
-    payload = json.dumps(encode(value), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    with paused_gc():
+        payload = json.dumps(encode(value), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     header = {_HEADER_KEY: FORMAT, "kind": kind, "sha256": hashlib.sha256(payload).hexdigest()}
     return json.dumps(header).encode("utf-8") + b"\n" + payload
 
@@ -234,7 +243,8 @@ def loads(kind: str, raw: bytes) -> Any:
         raise CacheFormatError("its content does not match its hash")
     try:
         # The hook rebuilds each object as the parser closes it (innermost first), in one pass.
-        return json.loads(payload, object_hook=_rebuild)
+        with paused_gc():
+            return json.loads(payload, object_hook=_rebuild)
     except CacheFormatError:
         raise
     except (ValueError, TypeError, RecursionError) as exc:
@@ -245,6 +255,8 @@ def _rebuild(obj: dict) -> Any:
     """One JSON object, its members already rebuilt: a tagged value, or a dataclass's field map."""
     if len(obj) == 1:
         ((tag, items),) = obj.items()
+        if tag == "$C":
+            return _positional(items)
         if tag == "$t":
             return tuple(_items(items))
         if tag == "$l":
@@ -258,8 +270,6 @@ def _rebuild(obj: dict) -> Any:
             return frozenset(_items(items))
         if tag == "$s":
             return set(_items(items))
-        if tag == "$C":
-            return _positional(items)
     if len(obj) == 2 and "$e" in obj and "v" in obj:
         cls = _registered(obj["$e"])
         if not issubclass(cls, enum.Enum):

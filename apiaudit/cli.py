@@ -39,14 +39,24 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+# (young, middle, old) generation thresholds; Python's defaults are (700, 10, 10).
+_GC_THRESHOLDS = (100_000, 50, 100)
+
+
 def main() -> None:
     if sys.argv[1:] == ["--version"]:
         # What `click.version_option` prints, without importing click (it costs more than Python's own start).
         sys.stdout.write(f"apiaudit, version {__version__}\n")
         return
+    import gc
+
     from apiaudit.cli_group import cli
     from apiaudit.cli_options import install_signal_handlers
 
+    # One short-lived process building large acyclic structures (ast trees, cache values): at
+    # the default thresholds the collector's passes over them cost more than the cycles they
+    # free (a third of a cold 1,000-file scan). Library callers keep their own settings.
+    gc.set_threshold(*_GC_THRESHOLDS)
     install_signal_handlers()
     cli(prog_name="apiaudit")
 

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable
 
 from apiaudit import cachefmt
 from apiaudit.atomic import is_disk_full
+from apiaudit.gcpause import paused_gc
 from apiaudit.consumer import model
 from apiaudit.consumer.model import ConsumerFile, ConsumerOptions, Site
 from apiaudit.consumer.imports import module_imports
@@ -26,7 +27,7 @@ cachefmt.register_module(model)
 def parse_quietly(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
     """`ast.parse` without the compiler's warnings about the audited code (invalid escape
     sequences and the like): they are the consumer's business, not lines of our output."""
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), paused_gc():
         warnings.simplefilter("ignore")
         return ast.parse(source, filename=filename)
 
@@ -181,9 +182,11 @@ class _FileCache:
 
     Valid for one consumer-stage engine, Python and Griffe version, and one set of options.
     Stored as data only (`apiaudit.cachefmt`); anything unreadable or tampered is rebuilt.
+    A result's `lines` (most of its bytes) are not stored when they are the file's own text:
+    they are rebuilt from the bytes read to check its sha256.
     """
 
-    FORMAT = 2  # 1 was pickle
+    FORMAT = 3  # 1 was pickle; 3 leaves out the lines a file's bytes give back
     KIND = "consumer-files"
 
     def __init__(self, cache_dir: Path, tree: CodeTree, options: ConsumerOptions):
@@ -197,7 +200,7 @@ class _FileCache:
         # One entry per set of options: the audited release folds guards, so each version keeps its own.
         self.prefix = f"{safe}-{where}"
         self.path = cache_dir / "consumer" / f"{self.prefix}-{self.key}.json"
-        # str(path) -> (sha256, bindings, variant or None, ConsumerFile or None)
+        # str(path) -> (sha256, bindings, variant or None, ConsumerFile or None, lines left out)
         self.entries: dict[str, tuple] = {}
         self.dirty = False
         try:
@@ -212,14 +215,22 @@ class _FileCache:
             print(f"apiaudit: the consumer cache {self.path.name} failed its check ({exc}); rebuilding it", file=sys.stderr)
             self.path.unlink(missing_ok=True)
         self._shas: dict[Path, str] = {}
+        self._raw: dict[Path, bytes] = {}  # a file's bytes, from its hashing until its result is given
 
     def sha(self, path: Path) -> str | None:
         if path not in self._shas:
-            found = _sha256_of(path)
-            if found is None:
+            try:
+                raw = path.read_bytes()
+            except OSError:
                 return None
-            self._shas[path] = found
+            self._shas[path] = hashlib.sha256(raw).hexdigest()
+            self._raw[path] = raw
         return self._shas[path]
+
+    def _lines(self, path: Path) -> tuple[str, ...] | None:
+        """The file's lines as the visitor reads them, from the bytes its sha256 was taken of."""
+        raw = self._raw.pop(path, None)
+        return None if raw is None else tuple(raw.decode("utf-8", errors="replace").splitlines())
 
     def _entry(self, path: Path) -> tuple | None:
         entry = self.entries.get(str(path))
@@ -231,18 +242,27 @@ class _FileCache:
 
     def result(self, path: Path, variant: str) -> ConsumerFile | None:
         entry = self._entry(path)
-        return entry[3] if entry and entry[2] == variant else None
+        if not entry or entry[2] != variant or entry[3] is None:
+            return None  # the bytes stay for `put_result`
+        if not entry[4]:
+            self._raw.pop(path, None)
+            return entry[3]
+        lines = self._lines(path)
+        return replace(entry[3], lines=lines) if lines is not None else None
 
     def put_bindings(self, path: Path, bindings: tuple[dict[str, str], dict[str, object]]) -> None:
         sha = self.sha(path)
         if sha is not None:
-            self.entries[str(path)] = (sha, bindings, None, None)
+            self.entries[str(path)] = (sha, bindings, None, None, False)
             self.dirty = True
 
     def put_result(self, path: Path, variant: str, result: ConsumerFile) -> None:
         entry = self._entry(path)
         if entry is not None:
-            self.entries[str(path)] = (entry[0], entry[1], variant, result)
+            lines = self._lines(path)
+            own_lines = bool(result.lines) and lines == result.lines
+            stored = replace(result, lines=()) if own_lines else result
+            self.entries[str(path)] = (entry[0], entry[1], variant, stored, own_lines)
             self.dirty = True
 
     def save(self) -> None:
@@ -266,7 +286,8 @@ def _valid_entry(key: object, entry: object) -> bool:
     return (
         isinstance(key, str)
         and isinstance(entry, tuple)
-        and len(entry) == 4
+        and len(entry) == 5
+        and isinstance(entry[4], bool)
         and isinstance(entry[0], str)
         and isinstance(entry[1], tuple)
         and len(entry[1]) == 2
