@@ -56,7 +56,7 @@ class PatternCache:
     themselves and the provider's packages; any other key, or a changed file, is matched afresh.
     """
 
-    FORMAT = 1
+    FORMAT = 2  # 1 refused every entry with a match (it checked for 5 fields, a match has 6)
     KIND = "pattern-matches"
 
     def __init__(self, cache_dir: Path, tree: CodeTree, book: RuleBook, provider_packages: Sequence[str]):
@@ -119,7 +119,8 @@ def _valid(path: object, entry: object, count: int) -> bool:
         isinstance(sha, str)
         and isinstance(matches, tuple)
         and all(
-            isinstance(m, tuple) and len(m) == 5 and all(type(x) is int for x in m) and 0 <= m[0] < count and m[1] >= 1
+            isinstance(m, tuple) and len(m) == 6 and all(type(x) is int for x in m[:5]) and 0 <= m[0] < count and m[1] >= 1
+            and isinstance(m[5], tuple) and all(isinstance(f, tuple) and len(f) == 2 and all(isinstance(x, str) for x in f) for f in m[5])
             for m in matches
         )
     )

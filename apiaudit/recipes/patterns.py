@@ -11,41 +11,46 @@ import ast
 from collections.abc import Iterable, Sequence
 
 from apiaudit.findings import Finding
+from apiaudit.gcpause import paused_gc
 from apiaudit.recipes.model import Pattern
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-
-
-def _imports_package(tree: ast.Module, packages: Sequence[str]) -> bool:
-    tops = set(packages)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            if any(a.name.split(".")[0] in tops for a in node.names):
-                return True
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            if node.module.split(".")[0] in tops:
-                return True
-    return False
-
-
-def _scope_nodes(body_owner: ast.AST) -> list[ast.AST]:
-    """Nodes of one function (or module) body in source order, not descending into nested scopes."""
-    found: list[ast.AST] = []
-    stack = list(reversed(list(ast.iter_child_nodes(body_owner))))
+def _scope_walk(tree: ast.Module) -> tuple[list[list[ast.AST]], dict[int, ast.AST], set[str]]:
+    """One pre-order walk for everything `pattern_matches` needs: each scope's nodes in source
+    order, not descending into nested scopes (the module's first, then every function's
+    breadth-first: by depth, then source order), every node's parent, and the top-level names
+    imported anywhere. Only the module and functions are scopes: class bodies and lambdas
+    belong to none (a receiver's text means nothing across them).
+    """
+    module_nodes: list[ast.AST] = []
+    functions: list[tuple[int, int, list[ast.AST]]] = []  # (depth, pre-order number, nodes)
+    parents: dict[int, ast.AST] = {}
+    imported: set[str] = set()
+    children = list(ast.iter_child_nodes(tree))
+    for child in children:
+        parents[id(child)] = tree
+    stack: list[tuple[ast.AST, list[ast.AST] | None, int]] = [(child, module_nodes, 1) for child in reversed(children)]
+    order = 0
     while stack:
-        node = stack.pop()
-        found.append(node)
-        if isinstance(node, _SCOPES):
-            continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
-    return found
-
-
-def _scopes(tree: ast.Module) -> Iterable[ast.AST]:
-    yield tree
-    for node in ast.walk(tree):
+        node, into, depth = stack.pop()
+        order += 1
+        if into is not None:
+            into.append(node)
+        target = into
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node
+            target = []
+            functions.append((depth, order, target))
+        elif isinstance(node, (ast.Lambda, ast.ClassDef)):
+            target = None
+        elif isinstance(node, ast.Import):
+            imported.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            imported.add(node.module.split(".")[0])
+        children = list(ast.iter_child_nodes(node))
+        for child in children:
+            parents[id(child)] = node
+        stack.extend((child, target, depth + 1) for child in reversed(children))
+    functions.sort(key=lambda f: (f[0], f[1]))
+    return [module_nodes, *(nodes for _, _, nodes in functions)], parents, imported
 
 
 def _method_call(node: ast.AST) -> tuple[str, str] | None:
@@ -171,18 +176,20 @@ def pattern_matches(source: str, patterns: Sequence[Pattern], provider_packages:
     if not any(not p.on_symbol for p in patterns):
         return ()
     try:
-        tree = ast.parse(source)
+        with paused_gc():
+            tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return ()
-    if provider_packages is not None and not _imports_package(tree, provider_packages):
+    scopes, all_parents, imported = _scope_walk(tree)
+    if provider_packages is not None and not imported & set(provider_packages):
         return ()
+    # One parent map for the file: a node has one parent, so it answers as each scope's would.
+    parents = all_parents if any(p.kind == "result-subscripted" for p in patterns) else None
     matches: list[Match] = []
-    for scope in _scopes(tree):
-        nodes = _scope_nodes(scope)
+    for nodes in scopes:
         calls = _scope_calls(nodes)
         if not calls:
             continue
-        parents = _parents(nodes) if any(p.kind == "result-subscripted" for p in patterns) else None
         for number, pattern in enumerate(patterns):
             if pattern.on_symbol:
                 continue
