@@ -38,7 +38,7 @@ import json
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Iterator
 
 from apiaudit.atomic import atomic_write
 from apiaudit.gcpause import paused_gc
@@ -220,10 +220,28 @@ def _registered(name: Any) -> type:
 # ------------------------------------------------------------------------------- files
 
 
+def _payload_chunks(value: Any) -> Iterator[str]:
+    """The payload's JSON text, mapping by mapping: what `json.dumps(encode(value))` writes, without
+    holding the encoded form of a whole large cache (a consumer cache's) at once."""
+    if isinstance(value, dict) and not isinstance(value, enum.Enum):
+        yield '{"$d":['
+        for number, (key, item) in enumerate(value.items()):
+            yield ("[" if number == 0 else ",[") + _json(encode(key)) + ","
+            yield from _payload_chunks(item)
+            yield "]"
+        yield "]}"
+    else:
+        yield _json(encode(value))
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
 def dumps(kind: str, value: Any) -> bytes:
     """The bytes of a cache file holding `value`."""
     with paused_gc():
-        payload = json.dumps(encode(value), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        payload = "".join(_payload_chunks(value)).encode("utf-8")
     header = {_HEADER_KEY: FORMAT, "kind": kind, "sha256": hashlib.sha256(payload).hexdigest()}
     return json.dumps(header).encode("utf-8") + b"\n" + payload
 

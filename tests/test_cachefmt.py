@@ -154,3 +154,10 @@ def test_the_named_form_is_still_read():
     head = json.dumps({"apiaudit-cache": 1, "kind": "test", "sha256": hashlib.sha256(payload).hexdigest()}).encode()
     assert cachefmt.loads("test", head + b"\n" + payload) == consumer_model.Site(3, 4)
     assert cachefmt.decode(named) == consumer_model.Site(3, 4)
+
+
+def test_a_file_is_written_mapping_by_mapping_as_one_encoding_would_write_it():
+    for value in ({"a": {"b": FILE, ("x", 1): CALL}, "c": []}, {}, {"k": {}}, FILE, [1, {"a": 2}], {1: {2: {3: PARAM}}}):
+        whole = json.dumps(cachefmt.encode(value), separators=(",", ":"), ensure_ascii=False).encode()
+        assert cachefmt.dumps("test", value).partition(b"\n")[2] == whole
+        assert cachefmt.loads("test", cachefmt.dumps("test", value)) == value

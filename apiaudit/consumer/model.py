@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Site:
     line: int
     column: int
@@ -24,7 +24,7 @@ class Site:
 ArgKind = Literal["positional", "keyword", "star", "starstar"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Arg:
     kind: ArgKind
     name: str | None
@@ -32,7 +32,7 @@ class Arg:
     via_splat: bool = False  # a key a `**dict` splat is known to hold (not written at the call)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallShape:
     args: tuple[Arg, ...]
 
@@ -60,7 +60,7 @@ class CallShape:
 StepKind = Literal["attr", "call", "instance", "subscript", "dynamic", "narrow"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Step:
     kind: StepKind
     name: str | None = None  # attribute name
@@ -76,7 +76,7 @@ class Step:
 RootKind = Literal["symbol", "self", "super", "fself"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Root:
     kind: RootKind
     name: str  # dotted path: provider symbol, consumer class, or consumer function
@@ -97,14 +97,14 @@ class ConditionKind(str, enum.Enum):
     NARROWS = "narrows"  # `name(target)`: name is a provider TypeIs/TypeGuard function
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ImportRef:
     module: str
     name: str | None  # None: `import module`
     line: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Condition:
     """What must hold for a line to run: the test evaluates to `expect` on the audited release."""
 
@@ -122,7 +122,7 @@ class Condition:
     line: int = 0  # the guard's line, for findings behind it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GuardStop:
     """`if not guard(x): raise ...`: the job stops here unless `condition` holds."""
 
@@ -132,7 +132,7 @@ class GuardStop:
     live: "Liveness"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Liveness:
     """Whether a line runs: always, under guards the index decides, or under guards nobody can decide."""
 
@@ -156,7 +156,7 @@ class Liveness:
 ALWAYS = Liveness()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Use:
     root: Root
     steps: tuple[Step, ...]
@@ -168,7 +168,7 @@ class Use:
     failed_import: ImportRef | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ImportUse:
     module: str
     name: str | None
@@ -180,7 +180,7 @@ class ImportUse:
     caught: CaughtImport | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ClassFacts:
     dotted: str
     provider_bases: tuple[str, ...]  # dotted provider paths as imported
@@ -189,7 +189,7 @@ class ClassFacts:
     site: Site
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Injection:
     keyword: str
     target: str | None  # dotted consumer class named by a string literal; None when not a literal
@@ -197,7 +197,7 @@ class Injection:
     live: Liveness = ALWAYS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RpcCall:
     method: str
     name: str | None  # None when the RPC name is not a string literal
@@ -206,7 +206,7 @@ class RpcCall:
     live: Liveness = ALWAYS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MethodBinding:
     """`types.MethodType(func, obj)`: consumer function `func` runs with `obj` as self."""
 
@@ -219,7 +219,7 @@ class MethodBinding:
 NoteKind = Literal["version-compared-as-string"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Note:
     """Something the consumer stage saw that is worth a finding without asking the provider."""
 
@@ -230,7 +230,7 @@ class Note:
     live: Liveness = ALWAYS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ConsumerFile:
     path: str  # relative to the consumer root, posix
     module: str
@@ -247,7 +247,7 @@ class ConsumerFile:
     error_site: Site | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ConsumerOptions:
     """Facts the visitor needs from outside: which names are the provider's, and rule-data hooks."""
 
