@@ -21,9 +21,9 @@ _TABLES: list[tuple[tuple, tuple, tuple, dict[str, str], dict[str, Value]]] = []
 
 def _tables(options: ConsumerOptions) -> tuple[dict[str, str], dict[str, Value]]:
     """Read-only lookup tables of `options`; the same objects for every file with the same options."""
-    for reexports, shared_values, python, reexport_table, shared_table in _TABLES:
+    for reexports, shared_values, python, known_reexports, known_shared in _TABLES:
         if reexports is options.reexports and shared_values is options.shared_values and python == options.python_version:
-            return reexport_table, shared_table
+            return known_reexports, known_shared
     reexport_table = dict(options.reexports)
     shared_table: dict[str, Value] = dict(options.shared_values)  # type: ignore[arg-type]
     # `sys.version_info` is the Python the audited code is assumed to run on.
