@@ -174,3 +174,25 @@ def test_bare_version_prints_what_click_prints_without_importing_click():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out == clicks + "False\n"
     assert subprocess.run([sys.executable, "-m", "apiaudit", "--version"], capture_output=True, text=True, check=True).stdout == clicks
+
+
+def test_a_warm_scan_imports_neither_griffe_nor_libcst(project, tmp_path):
+    prov, cons, cache = project
+    args = ["scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--format", "json"]
+    run(*args)  # cold: fills the index and consumer caches
+    # A lazily registered module that never ran imported none of its submodules.
+    code = textwrap.dedent("""\
+        import sys
+        from apiaudit.cli import main
+        sys.argv[0] = "apiaudit"
+        try:
+            main()
+        except SystemExit:
+            pass
+        ran = sorted({m.split(".")[0] for m in sys.modules if m.startswith(("griffe.", "_griffe", "libcst"))})
+        print(ran, file=sys.stderr)
+    """)
+    here = tmp_path / "elsewhere"
+    here.mkdir()
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=here)
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
