@@ -39,8 +39,9 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# (young, middle, old) generation thresholds; Python's defaults are (700, 10, 10).
+# (young, middle, old) generation thresholds for an audit; Python's defaults are (700, 10, 10).
 _GC_THRESHOLDS = (100_000, 50, 100)
+_AUDIT_COMMANDS = frozenset({"scan", "fix", "preflight", "matrix", "explain"})
 
 
 def main() -> None:
@@ -53,10 +54,13 @@ def main() -> None:
     from apiaudit.cli_group import cli
     from apiaudit.cli_options import install_signal_handlers
 
-    # One short-lived process building large acyclic structures (ast trees, cache values): at
-    # the default thresholds the collector's passes over them cost more than the cycles they
-    # free (a third of a cold 1,000-file scan). Library callers keep their own settings.
-    gc.set_threshold(*_GC_THRESHOLDS)
+    # An audit is one short-lived process building large acyclic structures (ast trees, cache
+    # values): at the default thresholds the collector's passes over them cost more than the
+    # cycles they free (a third of a cold 1,000-file scan). `run` (training) and library callers
+    # keep Python's settings.
+    command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
+    if command in _AUDIT_COMMANDS:
+        gc.set_threshold(*_GC_THRESHOLDS)
     install_signal_handlers()
     cli(prog_name="apiaudit")
 
