@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from apiaudit import lazyimport
 from apiaudit.lazyimport import lazy_module
 from apiaudit.provider import compiled
 
@@ -121,6 +122,7 @@ class ModuleLoader:
             code = data.decode("utf-8", errors="replace")
             parent_name, _, name = dotted.rpartition(".")
             if self._extensions is None:
+                lazyimport.load_all()  # Griffe and the index's helpers, once, before any Griffe object exists
                 self._extensions = griffe.Extensions(_facts.FactsExtension())
             try:
                 module = griffe.visit(
