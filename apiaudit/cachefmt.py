@@ -11,6 +11,10 @@ Layout of a file: one header line, then the payload.
     {"apiaudit-cache": 1, "kind": "provider-index", "sha256": "<sha256 of the payload bytes>"}
     <payload: the encoded value as JSON>
 
+A dataclass is written by position, `{"$C": ["module:Class", field1, field2, ...]}`, its
+trailing fields left out where they hold their defaults (most of a consumer cache's objects
+are small: positions, steps, arguments); `{"$c": ..., "f": {name: value}}` is still read.
+
 An entry whose header, hash, JSON or types do not check out raises `CacheFormatError`;
 callers rebuild it with one line on stderr.
 
@@ -34,13 +38,19 @@ import json
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Iterator
 
 from apiaudit.atomic import atomic_write
+from apiaudit.gcpause import paused_gc
 
 FORMAT = 1
 _HEADER_KEY = "apiaudit-cache"
 _TYPES: dict[str, type] = {}
+# Registered dataclass -> (field names, the default of each: _NO_DEFAULT where it has none).
+_NO_DEFAULT = object()
+_FIELDS: dict[type, tuple[tuple[str, ...], tuple[Any, ...]]] = {}
+# Registered dataclass's name -> (the class, how many fields it needs, how many it has).
+_BY_POSITION: dict[str, tuple[type, int, int]] = {}
 
 
 class CacheFormatError(ValueError):
@@ -60,7 +70,16 @@ def register(*classes: type) -> None:
             raise TypeError(f"{cls!r} is neither a frozen dataclass nor an Enum")
         if not is_enum and any(not f.init for f in dataclasses.fields(cls)):
             raise TypeError(f"{cls!r} has fields outside __init__; it cannot be rebuilt from data")
+        if not is_enum and any(f.kw_only for f in dataclasses.fields(cls)):
+            raise TypeError(f"{cls!r} has keyword-only fields; it cannot be rebuilt by position")
         _TYPES[_type_name(cls)] = cls
+        if not is_enum:
+            fields = dataclasses.fields(cls)
+            defaults = tuple(_NO_DEFAULT if f.default is dataclasses.MISSING else f.default for f in fields)
+            _FIELDS[cls] = (tuple(f.name for f in fields), defaults)
+            # A field with a default_factory is never left out: it counts as needed.
+            needed = sum(1 for f in fields if f.default is dataclasses.MISSING)
+            _BY_POSITION[_type_name(cls)] = (cls, needed, len(fields))
 
 
 def register_module(module: ModuleType) -> None:
@@ -111,8 +130,35 @@ def encode(value: Any) -> Any:
         name = _type_name(type(value))
         if _TYPES.get(name) is not type(value):
             raise CacheFormatError(f"unregistered type {name}")
-        return {"$c": name, "f": {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+        names, defaults = _FIELDS[type(value)]
+        values = [getattr(value, n) for n in names]
+        kept = len(values)
+        while kept and _is_default(values[kept - 1], defaults[kept - 1]):
+            kept -= 1
+        return {"$C": [name, *(encode(v) for v in values[:kept])]}
     raise CacheFormatError(f"cannot store a {type(value).__name__} in a cache file")
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    # The same type too: a 0 stored where the default is False must come back as 0.
+    return default is not _NO_DEFAULT and type(value) is type(default) and value == default
+
+
+def _positional(items: Any) -> Any:
+    """The dataclass a `$C` list names, rebuilt from its leading fields (the rest take their defaults)."""
+    # The hot path of a warm scan (one call per stored object): checks kept to a few lookups.
+    if type(items) is not list or not items or type(items[0]) is not str:
+        raise CacheFormatError("a malformed positional value")
+    shape = _BY_POSITION.get(items[0])
+    if shape is None:
+        raise CacheFormatError(f"an unregistered type {items[0]!r}")
+    cls, needed, total = shape
+    if not needed <= len(items) - 1 <= total:
+        raise CacheFormatError(f"the fields of {items[0]} do not match")
+    try:
+        return cls(*items[1:])
+    except TypeError as exc:
+        raise CacheFormatError(f"cannot rebuild {items[0]}: {exc}") from None
 
 
 def decode(data: Any) -> Any:
@@ -134,6 +180,9 @@ def decode(data: Any) -> Any:
         return frozenset(decode(item) for item in _items(data["$fs"]))
     if "$s" in data:
         return {decode(item) for item in _items(data["$s"])}
+    if "$C" in data:
+        items = _items(data["$C"])
+        return _positional(items[:1] + [decode(item) for item in items[1:]])
     if "$e" in data:
         cls = _registered(data["$e"])
         if not issubclass(cls, enum.Enum):
@@ -171,9 +220,28 @@ def _registered(name: Any) -> type:
 # ------------------------------------------------------------------------------- files
 
 
+def _payload_chunks(value: Any) -> Iterator[str]:
+    """The payload's JSON text, mapping by mapping: what `json.dumps(encode(value))` writes, without
+    holding the encoded form of a whole large cache (a consumer cache's) at once."""
+    if isinstance(value, dict) and not isinstance(value, enum.Enum):
+        yield '{"$d":['
+        for number, (key, item) in enumerate(value.items()):
+            yield ("[" if number == 0 else ",[") + _json(encode(key)) + ","
+            yield from _payload_chunks(item)
+            yield "]"
+        yield "]}"
+    else:
+        yield _json(encode(value))
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
 def dumps(kind: str, value: Any) -> bytes:
     """The bytes of a cache file holding `value`."""
-    payload = json.dumps(encode(value), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    with paused_gc():
+        payload = "".join(_payload_chunks(value)).encode("utf-8")
     header = {_HEADER_KEY: FORMAT, "kind": kind, "sha256": hashlib.sha256(payload).hexdigest()}
     return json.dumps(header).encode("utf-8") + b"\n" + payload
 
@@ -193,7 +261,8 @@ def loads(kind: str, raw: bytes) -> Any:
         raise CacheFormatError("its content does not match its hash")
     try:
         # The hook rebuilds each object as the parser closes it (innermost first), in one pass.
-        return json.loads(payload, object_hook=_rebuild)
+        with paused_gc():
+            return json.loads(payload, object_hook=_rebuild)
     except CacheFormatError:
         raise
     except (ValueError, TypeError, RecursionError) as exc:
@@ -204,6 +273,8 @@ def _rebuild(obj: dict) -> Any:
     """One JSON object, its members already rebuilt: a tagged value, or a dataclass's field map."""
     if len(obj) == 1:
         ((tag, items),) = obj.items()
+        if tag == "$C":
+            return _positional(items)
         if tag == "$t":
             return tuple(_items(items))
         if tag == "$l":

@@ -31,16 +31,16 @@ _ENGINE: str | None = None
 def engine_fingerprint() -> str:
     """apiaudit's own source (every module a scan runs, the runner aside) and the environment."""
     global _ENGINE
-    if _ENGINE is None:
+    if _ENGINE is None:  # the code does not change within a process; the environment key may
         here = Path(__file__).resolve().parent
-        digest = hashlib.sha256(f"{FORMAT}\0{cachefmt.environment_key()}".encode())
+        digest = hashlib.sha256(str(FORMAT).encode())
         for path in sorted(here.rglob("*.py")):
             rel = path.relative_to(here).as_posix()
             if rel.startswith("runner/"):
                 continue
             digest.update(rel.encode() + b"\0" + path.read_bytes())
         _ENGINE = digest.hexdigest()
-    return _ENGINE
+    return hashlib.sha256(f"{_ENGINE}\0{cachefmt.environment_key()}".encode()).hexdigest()
 
 
 @dataclass(frozen=True)

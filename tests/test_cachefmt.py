@@ -119,7 +119,14 @@ def test_an_entry_of_another_kind_is_refused():
 
 def test_a_forged_enum_member_or_field_set_is_refused():
     good = cachefmt.dumps("test", PARAM).decode()
-    for forged in (good.replace('"keyword-only"', '"no-such-kind"'), good.replace('"annotation"', '"annotatio_"')):
+    named = '{"$c":"apiaudit.provider.model:Param","f":{"name":"b","kind":{"$e":"apiaudit.provider.model:ParamKind","v":"keyword-only"},"has_default":true,"annotatio_":"int","default":"1"}}'
+    forgeries = (
+        good.replace('"keyword-only"', '"no-such-kind"'),
+        good.replace('"1"]}', '"1","extra"]}'),  # one field more than the class has
+        good.replace(',{"$e":"apiaudit.provider.model:ParamKind","v":"keyword-only"},true,"int","1"]}', "]}"),  # no kind (it has no default)
+        good.partition("\n")[0] + "\n" + named,  # the named form with a field name it does not have
+    )
+    for forged in forgeries:
         header, _, payload = forged.partition("\n")
         head = json.loads(header)
         head["sha256"] = hashlib.sha256(payload.encode()).hexdigest()
@@ -130,3 +137,27 @@ def test_a_forged_enum_member_or_field_set_is_refused():
 def test_environment_key_names_python_and_griffe():
     key = cachefmt.environment_key()
     assert key.startswith(sys.implementation.name) and "/griffe-" in key
+
+
+def test_a_dataclass_is_stored_by_position_its_default_tail_left_out():
+    payload = cachefmt.dumps("test", consumer_model.Site(3, 4)).partition(b"\n")[2]
+    assert json.loads(payload) == {"$C": ["apiaudit.consumer.model:Site", 3, 4]}
+    # A value equal to the default but of another type is kept (0 is not False).
+    step = consumer_model.Step("call", None, None, 0)
+    assert cachefmt.loads("test", cachefmt.dumps("test", step)).check == 0
+    assert type(cachefmt.loads("test", cachefmt.dumps("test", step)).check) is int
+
+
+def test_the_named_form_is_still_read():
+    named = {"$c": "apiaudit.consumer.model:Site", "f": {"line": 3, "column": 4, "end_line": None, "end_column": None}}
+    payload = json.dumps(named).encode()
+    head = json.dumps({"apiaudit-cache": 1, "kind": "test", "sha256": hashlib.sha256(payload).hexdigest()}).encode()
+    assert cachefmt.loads("test", head + b"\n" + payload) == consumer_model.Site(3, 4)
+    assert cachefmt.decode(named) == consumer_model.Site(3, 4)
+
+
+def test_a_file_is_written_mapping_by_mapping_as_one_encoding_would_write_it():
+    for value in ({"a": {"b": FILE, ("x", 1): CALL}, "c": []}, {}, {"k": {}}, FILE, [1, {"a": 2}], {1: {2: {3: PARAM}}}):
+        whole = json.dumps(cachefmt.encode(value), separators=(",", ":"), ensure_ascii=False).encode()
+        assert cachefmt.dumps("test", value).partition(b"\n")[2] == whole
+        assert cachefmt.loads("test", cachefmt.dumps("test", value)) == value

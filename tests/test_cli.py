@@ -164,3 +164,35 @@ def test_conditional_errors_fail_only_with_strict_and_a_stated_version_decides(t
     assert code == 1 and json.loads(out)["provider"]["version"] == "2.1"
     code, out = run(*base, "--provider-version", "not-a-version")
     assert code == 2 and "not a version" in out
+
+
+def test_bare_version_prints_what_click_prints_without_importing_click():
+    from click.testing import CliRunner
+
+    clicks = CliRunner().invoke(cli, ["--version"]).output
+    code = "import sys; sys.argv = ['apiaudit', '--version']; import apiaudit.cli as c; c.main(); print('click' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out == clicks + "False\n"
+    assert subprocess.run([sys.executable, "-m", "apiaudit", "--version"], capture_output=True, text=True, check=True).stdout == clicks
+
+
+def test_a_warm_scan_imports_neither_griffe_nor_libcst(project, tmp_path):
+    prov, cons, cache = project
+    args = ["scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--format", "json"]
+    run(*args)  # cold: fills the index and consumer caches
+    # A lazily registered module that never ran imported none of its submodules.
+    code = textwrap.dedent("""\
+        import sys
+        from apiaudit.cli import main
+        sys.argv[0] = "apiaudit"
+        try:
+            main()
+        except SystemExit:
+            pass
+        ran = sorted({m.split(".")[0] for m in sys.modules if m.startswith(("griffe.", "_griffe", "libcst"))})
+        print(ran, file=sys.stderr)
+    """)
+    here = tmp_path / "elsewhere"
+    here.mkdir()
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=here)
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr

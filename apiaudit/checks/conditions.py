@@ -247,9 +247,8 @@ def _is_instance(ctx, value, class_path: str) -> bool | None:
     wanted = res.symbol.path
     answers: list[bool | None] = []
     for cls in value.classes:
-        mro = ctx.index.mro(cls)
         # Provider classes, or dotted externals; an unresolved base is what mro_unknowns reports.
-        paths = [k if isinstance(k, str) else k.path for k in mro if not isinstance(k, UnresolvedBase)]
+        paths = [k for k in ctx.index.mro_paths(cls) if not isinstance(k, UnresolvedBase)]
         if wanted in paths:
             answers.append(True)
         elif ctx.index.mro_unknowns(cls):

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable
 
 from apiaudit import cachefmt
 from apiaudit.atomic import is_disk_full
+from apiaudit.gcpause import paused_gc
 from apiaudit.consumer import model
 from apiaudit.consumer.model import ConsumerFile, ConsumerOptions, Site
 from apiaudit.consumer.auto_calls import auto_calls
@@ -28,7 +29,7 @@ cachefmt.register_module(model)
 def parse_quietly(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
     """`ast.parse` without the compiler's warnings about the audited code (invalid escape
     sequences and the like): they are the consumer's business, not lines of our output."""
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), paused_gc():
         warnings.simplefilter("ignore")
         return ast.parse(source, filename=filename)
 
@@ -47,7 +48,10 @@ def collect_file(tree: CodeTree, path: Path, options: ConsumerOptions, syntax: a
     rel = path.relative_to(tree.root).as_posix()
     module, is_package = module_name(tree, path)
     try:
-        source = path.read_bytes().decode("utf-8", errors="replace")
+        raw = path.read_bytes()
+        source = raw.decode("utf-8", errors="replace")
+        if syntax is None:
+            syntax = _parse_bytes(raw, rel)
         syntax = syntax or parse_quietly(source, rel)
     except SyntaxError as exc:
         # SyntaxError.offset is 1-based and already counts characters.
@@ -73,6 +77,15 @@ def _rule_matches(found: ConsumerFile, syntax: ast.Module, options: ConsumerOpti
     return replace(found, pattern_hits=hits, auto_calls=loads) if hits or loads else found
 
 
+def _parse_bytes(raw: bytes, filename: str) -> ast.Module | None:
+    """The tree of a file's bytes (its coding cookie honoured), as the bindings pass reads it;
+    None where only the decoded text can say why it does not parse."""
+    try:
+        return parse_quietly(raw, filename)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
 def collect(
     tree: CodeTree,
     options: ConsumerOptions,
@@ -85,13 +98,14 @@ def collect(
     cache = _FileCache(cache_dir, tree, options) if cache_dir is not None else None
     if tree.kind == "release":
         _verify_release_files(tree, paths, cache)
-    trees: dict[Path, ast.Module] = {}
+    # File by file, and no parsed tree outlives its file: holding every tree of a large consumer
+    # costs far more (memory, and the collector walking it on every pass) than a second parse.
     bindings: dict[str, str] = {}
     shared: dict[str, object] = {}
     for path in paths:
         found = cache.bindings(path) if cache else None
         if found is None:
-            found = _module_bindings(tree, path, trees, options)
+            found = _module_bindings(tree, path, options)
             if cache:
                 cache.put_bindings(path, found)
         bindings.update(found[0])
@@ -102,7 +116,7 @@ def collect(
     out = []
     for path in paths:
         hit = cache.result(path, variant) if cache else None
-        result = hit or collect_file(tree, path, options, trees.get(path))
+        result = hit or collect_file(tree, path, options)
         if cache and hit is None:
             cache.put_result(path, variant, result)
         out.append(result)
@@ -145,15 +159,14 @@ def _sha256_of(path: Path) -> str | None:
         return None
 
 
-def _module_bindings(tree: CodeTree, path: Path, trees: dict[Path, ast.Module], options: ConsumerOptions) -> tuple[dict[str, str], dict[str, Any]]:
+def _module_bindings(tree: CodeTree, path: Path, options: ConsumerOptions) -> tuple[dict[str, str], dict[str, Any]]:
     """A file's module-level import bindings, and the constants and guard helpers it exports
-    (folded on the audited release); its parsed tree is kept for the visitor."""
+    (folded on the audited release)."""
     try:
         data = path.read_bytes()
         syntax = parse_quietly(data)
     except (SyntaxError, ValueError, OSError, RecursionError):
         return {}, {}
-    trees[path] = syntax
     module, is_package = module_name(tree, path)
     try:
         exports = ModuleVisitor(data.decode("utf-8", errors="replace"), "", module, is_package, options).exports(syntax)
@@ -184,9 +197,11 @@ class _FileCache:
 
     Valid for one consumer-stage engine, Python and Griffe version, and one set of options.
     Stored as data only (`apiaudit.cachefmt`); anything unreadable or tampered is rebuilt.
+    A result's `lines` (most of its bytes) are not stored when they are the file's own text:
+    they are rebuilt from the bytes read to check its sha256.
     """
 
-    FORMAT = 2  # 1 was pickle
+    FORMAT = 3  # 1 was pickle; 3 leaves out the lines a file's bytes give back
     KIND = "consumer-files"
 
     def __init__(self, cache_dir: Path, tree: CodeTree, options: ConsumerOptions):
@@ -200,7 +215,7 @@ class _FileCache:
         # One entry per set of options: the audited release folds guards, so each version keeps its own.
         self.prefix = f"{safe}-{where}"
         self.path = cache_dir / "consumer" / f"{self.prefix}-{self.key}.json"
-        # str(path) -> (sha256, bindings, variant or None, ConsumerFile or None)
+        # str(path) -> (sha256, bindings, variant or None, ConsumerFile or None, lines left out)
         self.entries: dict[str, tuple] = {}
         self.dirty = False
         try:
@@ -215,14 +230,22 @@ class _FileCache:
             print(f"apiaudit: the consumer cache {self.path.name} failed its check ({exc}); rebuilding it", file=sys.stderr)
             self.path.unlink(missing_ok=True)
         self._shas: dict[Path, str] = {}
+        self._raw: dict[Path, bytes] = {}  # a file's bytes, from its hashing until its result is given
 
     def sha(self, path: Path) -> str | None:
         if path not in self._shas:
-            found = _sha256_of(path)
-            if found is None:
+            try:
+                raw = path.read_bytes()
+            except OSError:
                 return None
-            self._shas[path] = found
+            self._shas[path] = hashlib.sha256(raw).hexdigest()
+            self._raw[path] = raw
         return self._shas[path]
+
+    def _lines(self, path: Path) -> tuple[str, ...] | None:
+        """The file's lines as the visitor reads them, from the bytes its sha256 was taken of."""
+        raw = self._raw.pop(path, None)
+        return None if raw is None else tuple(raw.decode("utf-8", errors="replace").splitlines())
 
     def _entry(self, path: Path) -> tuple | None:
         entry = self.entries.get(str(path))
@@ -234,18 +257,27 @@ class _FileCache:
 
     def result(self, path: Path, variant: str) -> ConsumerFile | None:
         entry = self._entry(path)
-        return entry[3] if entry and entry[2] == variant else None
+        if not entry or entry[2] != variant or entry[3] is None:
+            return None  # the bytes stay for `put_result`
+        if not entry[4]:
+            self._raw.pop(path, None)
+            return entry[3]
+        lines = self._lines(path)
+        return replace(entry[3], lines=lines) if lines is not None else None
 
     def put_bindings(self, path: Path, bindings: tuple[dict[str, str], dict[str, object]]) -> None:
         sha = self.sha(path)
         if sha is not None:
-            self.entries[str(path)] = (sha, bindings, None, None)
+            self.entries[str(path)] = (sha, bindings, None, None, False)
             self.dirty = True
 
     def put_result(self, path: Path, variant: str, result: ConsumerFile) -> None:
         entry = self._entry(path)
         if entry is not None:
-            self.entries[str(path)] = (entry[0], entry[1], variant, result)
+            lines = self._lines(path)
+            own_lines = bool(result.lines) and lines == result.lines
+            stored = replace(result, lines=()) if own_lines else result
+            self.entries[str(path)] = (entry[0], entry[1], variant, stored, own_lines)
             self.dirty = True
 
     def save(self) -> None:
@@ -269,7 +301,8 @@ def _valid_entry(key: object, entry: object) -> bool:
     return (
         isinstance(key, str)
         and isinstance(entry, tuple)
-        and len(entry) == 4
+        and len(entry) == 5
+        and isinstance(entry[4], bool)
         and isinstance(entry[0], str)
         and isinstance(entry[1], tuple)
         and len(entry[1]) == 2

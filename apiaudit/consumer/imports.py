@@ -14,15 +14,30 @@ from apiaudit.consumer.model import ConsumerOptions, Root
 from apiaudit.consumer.values import Chain, Const, ConsumerRef, ProviderVersion, Value
 
 
+# The last options' name tables, built once for every file of a scan (the re-exports of a large
+# consumer run to thousands of names): (re-exports, shared values, python version) -> the dicts.
+_TABLES: list[tuple[tuple, tuple, tuple, dict[str, str], dict[str, Value]]] = []
+
+
+def _tables(options: ConsumerOptions) -> tuple[dict[str, str], dict[str, Value]]:
+    """Read-only lookup tables of `options`; the same objects for every file with the same options."""
+    for reexports, shared_values, python, known_reexports, known_shared in _TABLES:
+        if reexports is options.reexports and shared_values is options.shared_values and python == options.python_version:
+            return known_reexports, known_shared
+    reexport_table = dict(options.reexports)
+    shared_table: dict[str, Value] = dict(options.shared_values)  # type: ignore[arg-type]
+    # `sys.version_info` is the Python the audited code is assumed to run on.
+    shared_table.setdefault("sys.version_info", Const(tuple(options.python_version)))
+    _TABLES[:] = [(options.reexports, options.shared_values, options.python_version, reexport_table, shared_table)]
+    return reexport_table, shared_table
+
+
 class ImportContext:
     def __init__(self, module: str, is_package: bool, options: ConsumerOptions):
         self.module = module
         self.package = module if is_package else module.rpartition(".")[0]
         self.provider_tops = frozenset(options.provider_packages)
-        self.reexports = dict(options.reexports)
-        self.shared: dict[str, Value] = dict(options.shared_values)  # type: ignore[arg-type]
-        # `sys.version_info` is the Python the audited code is assumed to run on.
-        self.shared.setdefault("sys.version_info", Const(tuple(options.python_version)))
+        self.reexports, self.shared = _tables(options)  # never written to
 
     def absolute(self, module: str | None, level: int) -> str:
         if level == 0:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from apiaudit.recipes.model import Pattern, RemoteCodeRule
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Site:
     line: int
     column: int
@@ -27,7 +27,7 @@ class Site:
 ArgKind = Literal["positional", "keyword", "star", "starstar"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Arg:
     kind: ArgKind
     name: str | None
@@ -35,7 +35,7 @@ class Arg:
     via_splat: bool = False  # a key a `**dict` splat is known to hold (not written at the call)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallShape:
     args: tuple[Arg, ...]
 
@@ -63,7 +63,7 @@ class CallShape:
 StepKind = Literal["attr", "call", "instance", "subscript", "dynamic", "narrow"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Step:
     kind: StepKind
     name: str | None = None  # attribute name
@@ -79,7 +79,7 @@ class Step:
 RootKind = Literal["symbol", "self", "super", "fself"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Root:
     kind: RootKind
     name: str  # dotted path: provider symbol, consumer class, or consumer function
@@ -100,14 +100,14 @@ class ConditionKind(str, enum.Enum):
     NARROWS = "narrows"  # `name(target)`: name is a provider TypeIs/TypeGuard function
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ImportRef:
     module: str
     name: str | None  # None: `import module`
     line: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Condition:
     """What must hold for a line to run: the test evaluates to `expect` on the audited release."""
 
@@ -125,7 +125,7 @@ class Condition:
     line: int = 0  # the guard's line, for findings behind it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GuardStop:
     """`if not guard(x): raise ...`: the job stops here unless `condition` holds."""
 
@@ -135,7 +135,7 @@ class GuardStop:
     live: "Liveness"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Liveness:
     """Whether a line runs: always, under guards the index decides, or under guards nobody can decide."""
 
@@ -159,7 +159,7 @@ class Liveness:
 ALWAYS = Liveness()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Use:
     root: Root
     steps: tuple[Step, ...]
@@ -171,7 +171,7 @@ class Use:
     failed_import: ImportRef | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ImportUse:
     module: str
     name: str | None
@@ -183,7 +183,7 @@ class ImportUse:
     caught: CaughtImport | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ClassFacts:
     dotted: str
     provider_bases: tuple[str, ...]  # dotted provider paths as imported
@@ -192,7 +192,7 @@ class ClassFacts:
     site: Site
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Injection:
     keyword: str
     target: str | None  # dotted consumer class named by a string literal; None when not a literal
@@ -200,7 +200,7 @@ class Injection:
     live: Liveness = ALWAYS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RpcCall:
     method: str
     name: str | None  # None when the RPC name is not a string literal
@@ -209,7 +209,7 @@ class RpcCall:
     live: Liveness = ALWAYS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MethodBinding:
     """`types.MethodType(func, obj)`: consumer function `func` runs with `obj` as self."""
 
@@ -222,7 +222,7 @@ class MethodBinding:
 NoteKind = Literal["version-compared-as-string"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Note:
     """Something the consumer stage saw that is worth a finding without asking the provider."""
 
@@ -233,7 +233,7 @@ class Note:
     live: Liveness = ALWAYS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PatternHit:
     """Where a text [[pattern]] rule fires (`ConsumerOptions.patterns`), found while the file was
     parsed, with what its fix needs."""
@@ -252,7 +252,7 @@ class TrustArgument(str, enum.Enum):
     UNKNOWN = "unknown"  # a non-literal value, or a **splat that may carry it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AutoCallSite:
     """``Auto.method(model, ...)`` in a consumer file (`ConsumerOptions.remote_code`).
     `model_literal` is the model argument when it is a string literal (a hub id or path), None
@@ -271,7 +271,7 @@ class AutoCallSite:
     rule: str = ""  # the id of the [[remote_code]] rule that found it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ConsumerFile:
     path: str  # relative to the consumer root, posix
     module: str
@@ -290,7 +290,7 @@ class ConsumerFile:
     error_site: Site | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ConsumerOptions:
     """Facts the visitor needs from outside: which names are the provider's, and rule-data hooks."""
 

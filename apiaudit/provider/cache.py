@@ -50,7 +50,7 @@ class _LazyMemo(dict):
         self.definitions_cached = False
 
     def _fill(self, key: object) -> None:
-        if key == DEFINITIONS_KEY and self._load is not None:
+        if self._load is not None and key == DEFINITIONS_KEY:
             load, self._load = self._load, None
             table = load()
             if table is not None:

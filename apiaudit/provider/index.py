@@ -11,12 +11,31 @@ import textwrap
 from pathlib import Path
 from typing import Any, Callable, TypeAlias
 
-import griffe
-
-from apiaudit.provider import expressions as ex
-from apiaudit.provider import shapes
-from apiaudit.provider.facts import facts, returned_callees
+from apiaudit.lazyimport import lazy_module
 from apiaudit.provider.loader import ModuleLoader
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import griffe
+
+    from apiaudit.provider import expressions as ex
+    from apiaudit.provider import shapes
+    from apiaudit.provider import facts as _facts
+else:
+    # A warm scan answers from the index cache: Griffe and what is built on it are imported
+    # on the first question the cache does not answer.
+    griffe = lazy_module("griffe")
+    ex = lazy_module("apiaudit.provider.expressions")
+    shapes = lazy_module("apiaudit.provider.shapes")
+    _facts = lazy_module("apiaudit.provider.facts")
+
+
+def facts(obj: Any) -> dict[str, Any]:
+    return _facts.facts(obj)
+
+
+def returned_callees(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    return _facts.returned_callees(node)
 from apiaudit.provider.model import (
     AssignedValue,
     CallInfo,
@@ -72,12 +91,16 @@ RUNTIME_CHECKABLE = frozenset({
     "typing.runtime", "typing_extensions.runtime",
 })  # fmt: skip
 
+# Griffe's object kinds by their values ("module", "class", ...): no Griffe import to build it.
 _GRIFFE_KIND = {
-    griffe.Kind.MODULE: SymbolKind.MODULE,
-    griffe.Kind.CLASS: SymbolKind.CLASS,
-    griffe.Kind.FUNCTION: SymbolKind.FUNCTION,
-    griffe.Kind.ATTRIBUTE: SymbolKind.ATTRIBUTE,
+    "module": SymbolKind.MODULE,
+    "class": SymbolKind.CLASS,
+    "function": SymbolKind.FUNCTION,
+    "attribute": SymbolKind.ATTRIBUTE,
 }
+
+
+_MISSING = object()
 
 
 class ProviderIndex:
@@ -95,8 +118,9 @@ class ProviderIndex:
 
     # ----------------------------------------------------------------- memo
     def _cached(self, key: tuple, compute):
-        if key in self.memo:
-            return self.memo[key]
+        value = self.memo.get(key, _MISSING)  # one lookup: a warm scan asks this ~100,000 times
+        if value is not _MISSING:
+            return value
         value = compute()
         self.memo[key] = value
         return value
@@ -113,7 +137,7 @@ class ProviderIndex:
             return None
 
     def _symbol(self, obj: Any) -> Symbol:
-        return Symbol(path=obj.path, kind=_GRIFFE_KIND.get(obj.kind, SymbolKind.ATTRIBUTE), location=self.location(obj))
+        return Symbol(path=obj.path, kind=_GRIFFE_KIND.get(obj.kind.value, SymbolKind.ATTRIBUTE), location=self.location(obj))
 
     # ------------------------------------------------------------ resolving
     def resolve(self, dotted: str) -> Resolution:
@@ -360,12 +384,22 @@ class ProviderIndex:
             kind = member.kind  # an alias answers its target's kind
         except Exception:  # noqa: BLE001 - a cyclic or broken alias
             return SymbolKind.EXTERNAL
-        if kind is griffe.Kind.ALIAS:  # its target lies outside what the index loaded
+        if kind.value == "alias":  # its target lies outside what the index loaded
             return SymbolKind.EXTERNAL
-        return _GRIFFE_KIND.get(kind, SymbolKind.ATTRIBUTE)
+        return _GRIFFE_KIND.get(kind.value, SymbolKind.ATTRIBUTE)
+
+    def mro_paths(self, class_path: str) -> tuple[str | UnresolvedBase, ...]:
+        """The MRO as plain values (dotted paths, unresolved bases): cached, unlike `mro`'s live classes."""
+        return self._cached(
+            ("mro-paths", class_path),
+            lambda: tuple(k if isinstance(k, (str, UnresolvedBase)) else k.path for k in self.mro(class_path)),
+        )
 
     def mro_unknowns(self, class_path: str) -> list[str]:
         """Bases along the MRO whose members the index cannot see."""
+        return list(self._cached(("mro-unknowns", class_path), lambda: tuple(self._mro_unknowns(class_path))))
+
+    def _mro_unknowns(self, class_path: str) -> list[str]:
         out = []
         for k in self.mro(class_path):
             if isinstance(k, UnresolvedBase):
@@ -486,7 +520,7 @@ class ProviderIndex:
         for i, p in enumerate(func.parameters):
             if drop_first and i == 0 and p.kind in (griffe.ParameterKind.positional_only, griffe.ParameterKind.positional_or_keyword):
                 continue
-            kind = _PARAM_KIND[p.kind]
+            kind = _PARAM_KIND[p.kind.name]
             has_default = p.default is not None and kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)
             params.append(Param(p.name, kind, has_default, ex.text(p.annotation), ex.text(p.default) if has_default else None))
         return Signature(tuple(params), origin=origin or f"def {func.name}", location=self.location(func))
@@ -803,6 +837,9 @@ class ProviderIndex:
         )  # fmt: skip
 
     def module_attribute_type(self, path: str) -> Symbol | None:
+        return self._cached(("module-attr-type", path), lambda: self._module_attribute_type(path))
+
+    def _module_attribute_type(self, path: str) -> Symbol | None:
         obj = self.object_at(path)
         if isinstance(obj, griffe.Attribute):
             return self.annotation_class(obj.annotation, obj.parent)
@@ -908,12 +945,13 @@ class _ClassCtx:
         return list(self._index.mro(class_path))
 
 
+# Griffe's parameter kinds by member name (a table built without importing Griffe).
 _PARAM_KIND = {
-    griffe.ParameterKind.positional_only: ParamKind.POSITIONAL_ONLY,
-    griffe.ParameterKind.positional_or_keyword: ParamKind.POSITIONAL_OR_KEYWORD,
-    griffe.ParameterKind.var_positional: ParamKind.VAR_POSITIONAL,
-    griffe.ParameterKind.keyword_only: ParamKind.KEYWORD_ONLY,
-    griffe.ParameterKind.var_keyword: ParamKind.VAR_KEYWORD,
+    "positional_only": ParamKind.POSITIONAL_ONLY,
+    "positional_or_keyword": ParamKind.POSITIONAL_OR_KEYWORD,
+    "var_positional": ParamKind.VAR_POSITIONAL,
+    "keyword_only": ParamKind.KEYWORD_ONLY,
+    "var_keyword": ParamKind.VAR_KEYWORD,
 }
 
 

@@ -15,10 +15,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-import griffe
-
+from apiaudit import lazyimport
+from apiaudit.lazyimport import lazy_module
 from apiaudit.provider import compiled
-from apiaudit.provider.facts import KEY, FactsExtension, dynamic_namespace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import griffe
+
+    from apiaudit.provider import facts as _facts
+else:
+    # Imported on the first module visited: a warm scan answered from the cache visits none.
+    griffe = lazy_module("griffe")
+    _facts = lazy_module("apiaudit.provider.facts")
 
 # Griffe warns about things it cannot follow in third-party code; that is our job to report.
 logging.getLogger("griffe").setLevel(logging.ERROR)
@@ -31,7 +40,7 @@ class ModuleLoader:
         self.root = root
         self.packages = frozenset(packages)
         self._modules: dict[str, griffe.Module | None] = {}
-        self._extensions = griffe.Extensions(FactsExtension())
+        self._extensions: griffe.Extensions | None = None  # made on the first visit (it imports Griffe)
         self.touched: dict[str, str] = {}  # relative file -> sha256, for cache validation
         # Called with (relative file, sha256) for every file read; raises when the content is not
         # what it should be (a release cache entry edited after extraction).
@@ -112,6 +121,9 @@ class ModuleLoader:
             self.touched[self.relative(path)] = sha256
             code = data.decode("utf-8", errors="replace")
             parent_name, _, name = dotted.rpartition(".")
+            if self._extensions is None:
+                lazyimport.load_all()  # Griffe and the index's helpers, once, before any Griffe object exists
+                self._extensions = griffe.Extensions(_facts.FactsExtension())
             try:
                 module = griffe.visit(
                     name, path, code, extensions=self._extensions, parent=self._stub(parent_name) if parent_name else None
@@ -187,7 +199,7 @@ def declare_overload_only(obj: griffe.Module | griffe.Class) -> None:
         )
         func.labels |= {label for label in first.labels if label in ("staticmethod", "classmethod", "property")}
         func.overloads = list(overloads)
-        func.extra[KEY] = {"overloads_only": True}
+        func.extra[_facts.KEY] = {"overloads_only": True}
         obj.set_member(name, func)
     for member in list(obj.members.values()):
         if not member.is_alias and isinstance(member, griffe.Class):
@@ -208,7 +220,7 @@ def runtime_bindings(path: Path) -> RuntimeBindings:
     except (SyntaxError, ValueError, RecursionError, OSError):
         return RuntimeBindings(frozenset(), True)
     names: set[str] = set()
-    opaque = dynamic_namespace(tree) is not None
+    opaque = _facts.dynamic_namespace(tree) is not None
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:

@@ -316,7 +316,7 @@ class ModelTypes:
     def _subclass(self, class_path: str, owner: str) -> bool:
         resolved = self.index.resolve(owner)
         owner_path = resolved.symbol.path if isinstance(resolved, Found) and resolved.symbol.kind is SymbolKind.CLASS else owner
-        return any(getattr(k, "path", k) == owner_path for k in self.index.mro(class_path))
+        return owner_path in self.index.mro_paths(class_path)
 
 
 @dataclass(frozen=True)

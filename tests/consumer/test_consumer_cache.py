@@ -82,3 +82,25 @@ def test_sets_are_canonical_whatever_their_iteration_order():
     one = frozenset(f"name{i}" for i in range(50))
     other = frozenset(sorted(one, reverse=True))
     assert repr(_canonical({"a": one, "b": [one]})) == repr(_canonical({"b": [other], "a": other}))
+
+
+def test_a_files_lines_come_back_from_its_bytes_not_the_cache(tmp_path):
+    cons = tmp_path / "cons"
+    cons.mkdir()
+    (cons / "job.py").write_text("from tinyprov import make\n# a line only the file holds\nmake(1, c=2)\n")
+    tree, cache = resolve(str(cons)), tmp_path / "cache"
+    cold = collect(tree, OPTIONS, cache_dir=cache)
+    assert "# a line only the file holds" in cold[0].lines
+    entry = next((cache / "consumer").glob("*.json"))
+    assert b"a line only the file holds" not in entry.read_bytes()
+    warm = collect(tree, OPTIONS, cache_dir=cache)
+    assert warm == cold and warm[0].lines == cold[0].lines
+
+
+def test_a_file_with_crlf_and_a_bad_byte_warms_to_the_same_lines(tmp_path):
+    cons = tmp_path / "cons"
+    cons.mkdir()
+    (cons / "job.py").write_bytes(b"from tinyprov import make\r\nx = '\xff'\r\nmake(1, c=2)\r\n")
+    tree, cache = resolve(str(cons)), tmp_path / "cache"
+    cold = collect(tree, OPTIONS, cache_dir=cache)
+    assert collect(tree, OPTIONS, cache_dir=cache) == cold

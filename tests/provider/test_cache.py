@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -35,6 +36,11 @@ def _rules(report):
     return sorted((f.rule, f.param) for f in report.findings)
 
 
+def _forget_results(cache):
+    """Drop the whole-scan results (apiaudit/scan_cache.py), so the next scan opens the index."""
+    shutil.rmtree(cache / "results", ignore_errors=True)
+
+
 def test_warm_scan_answers_from_the_cache_without_visiting_modules(pair, monkeypatch):
     prov, cons, cache = pair
     cold = scan([str(cons)], str(prov), cache_dir=cache)
@@ -61,6 +67,7 @@ def test_a_corrupt_entry_is_rebuilt_with_one_line(pair, capsys):
     entries = list((cache / "index").glob("*.json"))
     assert len(entries) == 1
     entries[0].write_bytes(b"not a cache file")
+    _forget_results(cache)
     again = scan([str(cons)], str(prov), cache_dir=cache)
     assert again.findings == first.findings
     err = capsys.readouterr().err.strip().splitlines()
@@ -87,6 +94,7 @@ def test_a_planted_pickle_never_runs_and_the_entry_is_rebuilt(pair, tmp_path, ca
     entry.with_suffix(".pickle").write_bytes(payload)
     entry.write_bytes(payload)
     capsys.readouterr()
+    _forget_results(cache)
 
     warm = scan([str(cons)], str(prov), cache_dir=cache)
 
@@ -112,6 +120,7 @@ def test_a_tampered_entry_fails_its_hash_and_is_rebuilt_with_one_line(pair, caps
     header, _, payload = entry.read_bytes().partition(b"\n")
     assert b'"b"' in payload
     entry.write_bytes(header + b"\n" + payload.replace(b'"b"', b'"z"'))  # same length, hash not updated
+    _forget_results(cache)
     capsys.readouterr()
     visits = []
     real_visit = griffe.visit
@@ -132,6 +141,7 @@ def test_a_forged_type_name_selects_nothing_and_runs_nothing(pair, capsys, forge
     entry = next((cache / "index").glob("*.json"))
     name = b"apiaudit.provider.model:Param"
     _rewrite_payload(entry, lambda payload: payload.replace(name, forged.encode(), 1))
+    _forget_results(cache)
     capsys.readouterr()
     assert scan([str(cons)], str(prov), cache_dir=cache).findings == cold.findings
     assert "unregistered type" in capsys.readouterr().err
@@ -152,6 +162,7 @@ def test_the_cache_key_includes_the_engine(pair, monkeypatch):
     prov, cons, cache = pair
     scan([str(cons)], str(prov), cache_dir=cache)
     monkeypatch.setattr(index_cache, "_engine_fingerprint", lambda: "another-engine")
+    _forget_results(cache)
     visits = []
     real_visit = griffe.visit
     monkeypatch.setattr(griffe, "visit", lambda *a, **k: visits.append(a[0]) or real_visit(*a, **k))

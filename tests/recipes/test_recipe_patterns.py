@@ -138,3 +138,22 @@ def test_vllm_patterns_fire_on_speculators_0_3_0_and_not_on_0_4_0(released) -> N
     # get_input_embeddings on the bound base model is an attribute-missing error now (the engine
     # knows the model's classes, tests/test_audit_real_wheels.py), explained by vllm-embed-input-ids.
     assert fired("speculators==0.4.0") == set()
+
+
+def test_scopes_are_the_module_and_functions_only_and_imports_count_anywhere() -> None:
+    # Class bodies and lambdas are no scope; a nested function is its own; an import inside a
+    # function still makes the file a provider user.
+    source = """\
+        def f(self):
+            import provider
+            self.engine.old_name(1)
+
+            class K:
+                x = self.engine.old_name(2)
+
+                def g(self):
+                    self.engine.old_name(3)
+
+            h = lambda: self.engine.old_name(4)
+        """
+    assert _match(source, CALLED) == [("demo-renamed", 3, 4), ("demo-renamed", 9, 12)]
