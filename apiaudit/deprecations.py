@@ -15,6 +15,7 @@ provider index, so re-exports are followed as for every other check.
 from __future__ import annotations
 
 import ast
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable
@@ -162,6 +163,9 @@ def _function_facts(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str |
     return None, keywords
 
 
+_MODULES_KEPT = 16
+
+
 class Forecaster:
     """Deprecations of provider callables, found from the index's locations; cached per file and symbol."""
 
@@ -169,12 +173,18 @@ class Forecaster:
         self.index = index
         self.root = Path(provider_root)
         self.packages = packages
-        self._modules: dict[str, _Module | None] = {}
+        # A few parsed provider modules at a time: a large consumer asks about hundreds of them,
+        # and each tree is only needed while its definitions are read (answers are kept in _facts).
+        self._modules: OrderedDict[str, _Module | None] = OrderedDict()
         self._facts: dict[str, tuple[str, Deprecation] | None] = {}
         self._warning_decorators: dict[str, bool] = {}
 
     def _module(self, relative: str) -> _Module | None:
-        if relative not in self._modules:
+        if relative in self._modules:
+            self._modules.move_to_end(relative)
+        else:
+            while len(self._modules) >= _MODULES_KEPT:
+                self._modules.popitem(last=False)
             path = self.root / relative
             try:
                 tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
