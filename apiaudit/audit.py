@@ -73,7 +73,7 @@ def scan(
         # Job scripts call the library the rules name as the provider's consumer (speculators),
         # not the provider itself: without --provider they are checked against that library,
         # exactly as `preflight` checks them, and everything else against the rules' provider.
-        from apiaudit.gate.gate import default_script_provider, is_job_script_spec, merge_reports
+        from apiaudit.gate.layers import default_script_provider, is_job_script_spec, merge_reports
 
         scripts = [c for c in consumers if is_job_script_spec(c)]
         if scripts:

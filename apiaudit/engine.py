@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from apiaudit.checks import BoundCall, CheckContext, HostRules, check_engine_rules, dedupe
-from apiaudit.checks.recipes import apply_recipes
+from apiaudit.checks.recipe_advice import apply_recipes
 from apiaudit.checks.remote_code import remote_code_findings
 from apiaudit.consumer.model import ConsumerFile, ConsumerOptions
 from apiaudit.deprecations import RULE as DEPRECATED_USE

@@ -57,7 +57,7 @@ def build(vllm_config):
 @pytest.mark.network
 def test_real_vllm_deprecate_kwargs_and_the_release_that_removes_it(tmp_path, released, release_cache, monkeypatch):
     from apiaudit.matrix.forecast import forecast
-    from apiaudit.matrix.matrix import run_matrix
+    from apiaudit.matrix.sweep import run_matrix
 
     monkeypatch.setenv("APIAUDIT_CONFIG", "none")
     versions = ["0.11.0", "0.11.1", "0.11.2", "0.12.0"]

@@ -115,7 +115,7 @@ def run(inputs: ActionInputs, env: Mapping[str, str], stdout=None) -> int:
     outputs: dict[str, str] = {}
     badge: dict[str, Any] | None = None
     if inputs.is_matrix and inputs.provider:
-        from apiaudit.matrix.matrix import run_matrix
+        from apiaudit.matrix.sweep import run_matrix
         from apiaudit.matrix.render import render_matrix
 
         result = run_matrix(list(settings.consumers), inputs.provider, cache_dir=settings.cache_dir,

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Sequence
 
 from apiaudit.findings import Report, Severity
-from apiaudit.gate.gate import (
+from apiaudit.gate.layers import (
     DEFAULT_SCRIPT_PROVIDER,
     Layer,
     PreflightFailed,

@@ -12,7 +12,7 @@ import click
 
 from apiaudit.cli_options import EXIT_FINDINGS, audit_options, fail_on_option, guarded, output_option, project_settings
 from apiaudit.gate import PreflightFailed, preflight
-from apiaudit.gate.gate import DEFAULT_SCRIPT_PROVIDER, format_finding, parse_severity, summary_line
+from apiaudit.gate.layers import DEFAULT_SCRIPT_PROVIDER, format_finding, parse_severity, summary_line
 
 
 @click.command(

@@ -47,7 +47,7 @@ def matrix_command(consumers, provider, rules_dirs, cache_dir, model, fmt, outpu
     syntax, and where it disagrees with the consumer's own declared requirement.
     Exit 0: some release is compatible and the declared range agrees; 1: otherwise; 2: bad input.
     """
-    from apiaudit.matrix.matrix import run_matrix
+    from apiaudit.matrix.sweep import run_matrix
 
     # The config's consumers, rules and cache feed the matrix too (the range is the command line's).
     settings = project_settings(consumers=consumers, rules=rules_dirs, cache_dir=cache_dir, offline=offline)

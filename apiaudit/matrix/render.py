@@ -11,7 +11,7 @@ from apiaudit.findings import SCHEMA_VERSION
 from apiaudit.matrix.emit import EmittedRecipe
 from apiaudit.matrix.explain import ExplainResult
 from apiaudit.matrix.forecast import describe, forecast
-from apiaudit.matrix.matrix import MatrixResult
+from apiaudit.matrix.sweep import MatrixResult
 from apiaudit.report.base import TOOL_NAME, terminal_width, tool_version, wrap
 
 MATRIX_FORMATS = ("table", "json")

@@ -137,7 +137,7 @@ def _select(only: Sequence[str] | None) -> tuple[str, ...]:
 def _gate(config: RunConfig, overlay_package: Path | None, *, force: bool, reporter: RunReporter,
           cache_dir: Path | None) -> Report:
     from apiaudit.gate import PreflightFailed, run_gate, summary_line
-    from apiaudit.gate.gate import parse_severity
+    from apiaudit.gate.layers import parse_severity
 
     threshold = parse_severity(config.preflight.fail_on)
     rules_dirs = [Path(d) if Path(d).is_absolute() else config.source.parent / d for d in config.preflight.rules_dirs]

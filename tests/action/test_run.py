@@ -14,7 +14,7 @@ import pytest
 
 from apiaudit.action.run import ActionInputs, badge_for_matrix, main
 from apiaudit.findings import CodeOrigin
-from apiaudit.matrix.matrix import MatrixResult, MatrixRow
+from apiaudit.matrix.sweep import MatrixResult, MatrixRow
 from apiaudit.matrix.ranges import parse_provider_range
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,7 +18,7 @@ from apiaudit.errors import InputError
 from apiaudit.findings import Severity
 from apiaudit.gate import PreflightFailed, preflight
 from apiaudit.gate.command import preflight_command
-from apiaudit.gate.gate import plan_layers
+from apiaudit.gate.layers import plan_layers
 
 JOBS = Path(__file__).resolve().parents[2] / "fixtures" / "runner" / "jobs"
 STALE_JOB = JOBS / "stale_job.py"
@@ -161,7 +161,7 @@ def test_both_layers_drift_in_one_pass(release_cache):
 
 def test_the_one_line_summary_counts_suppressed_findings():
     from apiaudit.findings import CodeOrigin, Finding, Report, Severity, Suppressed, SuppressedBy
-    from apiaudit.gate.gate import summary_line
+    from apiaudit.gate.layers import summary_line
 
     origin = CodeOrigin("jobs", None, "/srv/jobs", "path")
     f = Finding("unexpected-keyword", Severity.ERROR, "jobs", "a.py", 1, 0, "p.f", "x", "m")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from apiaudit.matrix.matrix import run_matrix
+from apiaudit.matrix.sweep import run_matrix
 from apiaudit.model import ModelFacts
 from apiaudit.sources import cache
 

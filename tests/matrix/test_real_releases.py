@@ -13,7 +13,7 @@ from packaging.version import Version
 
 from apiaudit.cli import cli
 from apiaudit.matrix.explain import explain
-from apiaudit.matrix.matrix import run_matrix
+from apiaudit.matrix.sweep import run_matrix
 from apiaudit.sources import release_versions
 from apiaudit.sources.cache import entry_dir
 

@@ -11,7 +11,7 @@ from apiaudit.errors import InputError
 from apiaudit.facts import attribute_of
 from apiaudit.matrix.emit import write_rules
 from apiaudit.matrix.explain import ADDED_PARAMETER, RENAMED_ATTRIBUTE, RENAMED_PARAMETER, explain
-from apiaudit.matrix.matrix import run_matrix
+from apiaudit.matrix.sweep import run_matrix
 from apiaudit.recipes import load_rulebook
 
 import matrix_toy as toy

@@ -9,7 +9,7 @@ import pytest
 
 from apiaudit.audit import scan
 from apiaudit.findings import Severity
-from apiaudit.gate.gate import format_finding
+from apiaudit.gate.layers import format_finding
 
 RUNNER = Path(__file__).resolve().parents[2] / "apiaudit" / "runner"
 

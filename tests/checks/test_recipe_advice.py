@@ -1,4 +1,4 @@
-"""Recipes meet findings (apiaudit/checks/recipes.py) and pattern hits kept in the consumer cache."""
+"""Recipes meet findings (apiaudit/checks/recipe_advice.py) and pattern hits kept in the consumer cache."""
 
 from __future__ import annotations
 
