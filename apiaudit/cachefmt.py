@@ -316,6 +316,31 @@ def read(path: Path, kind: str) -> Any:
     return loads(kind, Path(path).read_bytes())
 
 
+MISSING = object()  # what `read_or_discard` gives for no usable entry
+
+
+def read_or_discard(path: Path, kind: str, what: str, instead: str = "rebuilding it") -> Any:
+    """The value in cache file `path`, or `MISSING` when there is none. An entry that fails its
+    check is removed with one line on stderr (`what` names the cache, `instead` what happens)."""
+    try:
+        return read(path, kind)
+    except FileNotFoundError:
+        return MISSING
+    except (OSError, CacheFormatError) as exc:
+        print(f"apiaudit: the {what} {Path(path).name} failed its check ({exc}); {instead}", file=sys.stderr)
+        Path(path).unlink(missing_ok=True)
+        return MISSING
+
+
+def file_stat(path: Path) -> tuple[int, int] | None:
+    """(size, mtime in ns) of a file, the fast check of a file a cache entry read; None when absent."""
+    try:
+        st = Path(path).stat()
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns)
+
+
 def write(path: Path, kind: str, value: Any) -> None:
     """Write cache file `path` atomically (CacheFormatError before anything is written for an unstorable value)."""
     data = dumps(kind, value)

@@ -82,25 +82,9 @@ def _entry(cache_dir: Path, key: str) -> Path:
     return cache_dir / "results" / f"{key[:40]}.json"
 
 
-def _stat(file: Path) -> tuple[int, int] | None:
-    try:
-        st = file.stat()
-    except OSError:
-        return None
-    return (st.st_size, st.st_mtime_ns)
-
-
 def lookup(cache_dir: Path, key: str, provider: CodeTree) -> dict | None:
     """The cached report (as report JSON) for `key`, when every provider file it read is unchanged."""
-    path = _entry(cache_dir, key)
-    try:
-        data = cachefmt.read(path, KIND)
-    except FileNotFoundError:
-        return None
-    except (OSError, cachefmt.CacheFormatError) as exc:
-        print(f"apiaudit: the scan results cache {path.name} failed its check ({exc}); scanning afresh", file=sys.stderr)
-        path.unlink(missing_ok=True)
-        return None
+    data = cachefmt.read_or_discard(_entry(cache_dir, key), KIND, "scan results cache", "scanning afresh")
     if not isinstance(data, dict) or set(data) != {"key", "provider_files", "report"} or data["key"] != key:
         return None
     files, report = data["provider_files"], data["report"]
@@ -113,7 +97,7 @@ def lookup(cache_dir: Path, key: str, provider: CodeTree) -> dict | None:
             return None
         sha, stat = recorded
         file = provider.root / rel
-        if stat is not None and _stat(file) == tuple(stat):
+        if stat is not None and cachefmt.file_stat(file) == tuple(stat):
             continue
         try:
             if hashlib.sha256(file.read_bytes()).hexdigest() != sha:
@@ -125,7 +109,7 @@ def lookup(cache_dir: Path, key: str, provider: CodeTree) -> dict | None:
 
 def store(cache_dir: Path, key: str, provider: CodeTree, touched: dict[str, str], report: dict) -> None:
     """Keep a finished scan's report; a full disk or an unencodable value only skips the entry."""
-    files = {rel: (sha, _stat(provider.root / rel)) for rel, sha in touched.items()}
+    files = {rel: (sha, cachefmt.file_stat(provider.root / rel)) for rel, sha in touched.items()}
     try:
         cachefmt.write(_entry(cache_dir, key), KIND, {"key": key, "provider_files": files, "report": report})
     except OSError as exc:

@@ -100,14 +100,14 @@ def open_index(tree: CodeTree, cache_dir: Path | None) -> ProviderIndex:
     if cache_dir is None:
         return index
     path = _entry(tree, cache_dir)
-    try:
-        data = cachefmt.read(path, KIND)
-        if isinstance(data, dict) and data.get("engine") != _engine_fingerprint():
-            return index  # another engine (or an older entry format) wrote it: rebuilt, nothing to say
-        engine, touched, stats, memo = _unpack(data)
-    except FileNotFoundError:
+    data = cachefmt.read_or_discard(path, KIND, "provider index cache")
+    if data is cachefmt.MISSING:
         return index
-    except (OSError, cachefmt.CacheFormatError) as exc:
+    if isinstance(data, dict) and data.get("engine") != _engine_fingerprint():
+        return index  # another engine (or an older entry format) wrote it: rebuilt, nothing to say
+    try:
+        engine, touched, stats, memo = _unpack(data)
+    except cachefmt.CacheFormatError as exc:
         print(f"apiaudit: the provider index cache {path.name} failed its check ({exc}); rebuilding it", file=sys.stderr)
         path.unlink(missing_ok=True)
         return index
@@ -143,14 +143,6 @@ def _read_definitions(entry: Path, touched_digest: str) -> object:
     return table if isinstance(table, tuple) else None
 
 
-def _stat(file: Path) -> tuple[int, int] | None:
-    try:
-        st = file.stat()
-    except OSError:
-        return None
-    return (st.st_size, st.st_mtime_ns)
-
-
 def _still_valid(
     tree: CodeTree, index: ProviderIndex, touched: dict[str, str], stats: dict[str, tuple[int, int]],
     recorded: dict[str, str] | None,
@@ -161,7 +153,7 @@ def _still_valid(
         if recorded is not None:
             if recorded.get(rel) != sha:
                 return False  # the release was re-extracted with other content, or the entry is foreign
-            if stats.get(rel) is not None and _stat(file) == stats[rel]:
+            if stats.get(rel) is not None and cachefmt.file_stat(file) == stats[rel]:
                 continue
         try:
             actual = hashlib.sha256(file.read_bytes()).hexdigest()
@@ -171,7 +163,7 @@ def _still_valid(
             index.loader.verify(rel, actual)  # an edited release file: the entry is removed, one line
         if actual != sha:
             return False
-        if (now := _stat(file)) is not None:
+        if (now := cachefmt.file_stat(file)) is not None:
             stats[rel] = now  # same content, new stat (a copied cache): hashed once, not on every run
     return True
 
@@ -209,7 +201,7 @@ def save_index(index: ProviderIndex, tree: CodeTree, cache_dir: Path) -> None:
             memo[key] = value  # else a value no registered type describes: computed again next time
     touched = dict(index.loader.touched)
     known = getattr(index, "cached_stats", {})
-    stats = {rel: st for rel in touched if (st := known.get(rel) or _stat(tree.root / rel)) is not None}
+    stats = {rel: st for rel in touched if (st := known.get(rel) or cachefmt.file_stat(tree.root / rel)) is not None}
     data = {"engine": _engine_fingerprint(), "touched": touched, "stats": stats, "memo": memo}
     path = _entry(tree, cache_dir)
     table = dict.get(index.memo, DEFINITIONS_KEY)
