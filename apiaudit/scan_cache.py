@@ -4,9 +4,10 @@ the provider index or running a check (a warm `matrix` row, the same preflight a
 The key names everything the checks read: apiaudit's own code and the Python and Griffe
 versions, the rules in force (their fingerprint), the model facts, the assumed Python version,
 the provider tree's identity, and every consumer file's path and sha256 (after excludes). The
-provider's *content* is checked the way the index cache checks it: the entry records each
-provider file the scan read with its sha256 and stat, and a changed file (stat first, then
-content) makes the entry stale. What is cached is the report before policy (suppressions,
+provider's *content*: for a fetched release, the digest of the per-file sha256 map its entry
+recorded at extraction is in the key; and for every tree the entry records each provider file
+the scan read with its sha256 and stat: a changed file (stat first, then content) makes the
+entry stale, and in a release it is a broken entry, as wherever a release file is read. What is cached is the report before policy (suppressions,
 baseline and severities are applied afresh on every run), as the report JSON, data only
 (`apiaudit.cachefmt`). Only finished scans are stored: a scan that stopped with an input error
 is never answered from here.
@@ -15,6 +16,7 @@ is never answered from here.
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,7 @@ from pathlib import Path
 from apiaudit import cachefmt
 from apiaudit.atomic import is_disk_full
 from apiaudit.sources.base import CodeTree
+from apiaudit.sources.cache import content_verifier, recorded_digests
 
 FORMAT = 1
 KIND = "scan-results"
@@ -72,10 +75,19 @@ def scan_key(
     digest = hashlib.sha256(engine_fingerprint().encode())
     parts = (
         provider.name, provider.version, str(provider.root.resolve()), provider.kind, tuple(provider.packages),
-        rules_fingerprint, remote_code, model, tuple(python_version), consumers,
+        _release_content(provider), rules_fingerprint, remote_code, model, tuple(python_version), consumers,
     )
     digest.update(repr(parts).encode())
     return digest.hexdigest()
+
+
+def _release_content(provider: CodeTree) -> str:
+    """For a fetched release: the digest of the per-file sha256 map its entry recorded (checked
+    against the wheel's RECORD when it was extracted), which stands for every file it holds."""
+    if provider.kind != "release":
+        return ""
+    recorded = recorded_digests(provider.root)
+    return hashlib.sha256(repr(sorted(recorded.items())).encode()).hexdigest() if recorded else ""
 
 
 def _entry(cache_dir: Path, key: str) -> Path:
@@ -83,33 +95,52 @@ def _entry(cache_dir: Path, key: str) -> Path:
 
 
 def lookup(cache_dir: Path, key: str, provider: CodeTree) -> dict | None:
-    """The cached report (as report JSON) for `key`, when every provider file it read is unchanged."""
+    """The cached report (as report JSON) for `key`, when every provider file it read is unchanged.
+
+    A release file whose stat changed is hashed and checked against what its entry recorded
+    at extraction, as wherever a release file is read: an edit is a broken entry (CacheError)."""
     data = cachefmt.read_or_discard(_entry(cache_dir, key), KIND, "scan results cache", "scanning afresh")
     if not isinstance(data, dict) or set(data) != {"key", "provider_files", "report"} or data["key"] != key:
         return None
     files, report = data["provider_files"], data["report"]
     if not isinstance(files, dict) or not isinstance(report, dict):
         return None
+    root = str(provider.root)
+    verify = content_verifier(provider.root, provider.name, provider.version) if provider.kind == "release" else None
     for rel, recorded in files.items():
         if not (isinstance(rel, str) and isinstance(recorded, tuple) and len(recorded) == 2):
             return None
         if rel.startswith("/") or ".." in rel.split("/"):
             return None
         sha, stat = recorded
-        file = provider.root / rel
-        if stat is not None and cachefmt.file_stat(file) == tuple(stat):
+        file = os.path.join(root, rel)
+        if stat is not None and _stat(file) == tuple(stat):
             continue
         try:
-            if hashlib.sha256(file.read_bytes()).hexdigest() != sha:
-                return None
+            with open(file, "rb") as handle:
+                actual = hashlib.sha256(handle.read()).hexdigest()
         except OSError:
+            return None
+        if verify is not None:
+            verify(rel, actual)
+        if actual != sha:
             return None
     return report
 
 
+def _stat(file: str) -> tuple[int, int] | None:
+    """`cachefmt.file_stat` on a string path: one call per provider file a scan read, kept cheap."""
+    try:
+        st = os.stat(file)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns)
+
+
 def store(cache_dir: Path, key: str, provider: CodeTree, touched: dict[str, str], report: dict) -> None:
     """Keep a finished scan's report; a full disk or an unencodable value only skips the entry."""
-    files = {rel: (sha, cachefmt.file_stat(provider.root / rel)) for rel, sha in touched.items()}
+    root = str(provider.root)
+    files = {rel: (sha, _stat(os.path.join(root, rel))) for rel, sha in touched.items()}
     try:
         cachefmt.write(_entry(cache_dir, key), KIND, {"key": key, "provider_files": files, "report": report})
     except OSError as exc:

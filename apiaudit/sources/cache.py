@@ -159,8 +159,28 @@ def _marker_json(directory: Path) -> object:
     return _PARSED[key]
 
 
+# Entries this process found complete, by (path, name, version, marker stamp): a matrix opens
+# each release several times (is it cached, its scan, its content checks); it is listed once.
+_VALID: dict[tuple[str, str, str, tuple[int, int, int]], Marker] = {}
+
+
 def read_valid_marker(directory: Path, name: str, version: str) -> tuple[Marker | None, str]:
     """(marker, "") for a complete entry, else (None, why the entry is broken)."""
+    stamp = marker_stamp(directory)
+    if stamp is None:
+        return None, f"no {MARKER_NAME}"
+    key = (str(directory), name, version, stamp)
+    if key in _VALID:
+        return _VALID[key], ""
+    found, why = _read_valid_marker(directory, name, version)
+    if found is not None:
+        if len(_VALID) > 256:
+            _VALID.clear()
+        _VALID[key] = found
+    return found, why
+
+
+def _read_valid_marker(directory: Path, name: str, version: str) -> tuple[Marker | None, str]:
     marker_path = directory / MARKER_NAME
     if not marker_path.is_file():
         return None, f"no {MARKER_NAME}"
