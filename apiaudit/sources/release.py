@@ -507,21 +507,28 @@ class _HashingReader:
         return base64.urlsafe_b64encode(hasher.digest()).rstrip(b"=").decode()
 
 
-def _extract_wheel(
-    wheel: Path, dest: Path, name: str, version: str, progress: Reporter | None, limits: WheelLimits = DEFAULT_LIMITS
-) -> cache.Marker:
-    """Write the wheel's kept members under `dest`; every malformed archive is one InputError line."""
+@contextlib.contextmanager
+def _malformed_is_bad_input(filename: str, name: str, version: str, dest: Path):
+    """Whatever a malformed archive raises while its members are extracted, as one InputError line."""
     try:
-        digests = _extract_members(wheel, dest, progress, limits)
+        yield
     except _Malformed as why:
-        raise InputError(f"malformed wheel {wheel.name} for {name}=={version}: {why}") from None
+        raise InputError(f"malformed wheel {filename} for {name}=={version}: {why}") from None
     except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError) as exc:
-        raise InputError(f"malformed wheel {wheel.name} for {name}=={version}: {exc}") from None
+        raise InputError(f"malformed wheel {filename} for {name}=={version}: {exc}") from None
     except OSError as exc:
         if is_disk_full(exc):
             raise disk_full_or(exc, dest) from None
         # A name the filesystem refuses, a member that cannot be created: the archive is at fault.
-        raise InputError(f"malformed wheel {wheel.name} for {name}=={version}: {exc.strerror or exc}") from None
+        raise InputError(f"malformed wheel {filename} for {name}=={version}: {exc.strerror or exc}") from None
+
+
+def _extract_wheel(
+    wheel: Path, dest: Path, name: str, version: str, progress: Reporter | None, limits: WheelLimits = DEFAULT_LIMITS
+) -> cache.Marker:
+    """Write the wheel's kept members under `dest`; every malformed archive is one InputError line."""
+    with _malformed_is_bad_input(wheel.name, name, version, dest):
+        digests = _extract_members(wheel, dest, progress, limits)
     files = cache.tree_files(dest)
     return cache.Marker(
         name=name,
@@ -617,18 +624,11 @@ def _fetch_by_ranges(name: str, version: str, dest: Path, cache_dir: Path, progr
         return None
     report_step(progress, f"reading the .py files of {link.filename} by byte ranges")
     try:
-        digests = _extract_members(wheel, dest, progress, DEFAULT_LIMITS, prefetch=_member_prefetch(wheel, DEFAULT_LIMITS))
+        with _malformed_is_bad_input(link.filename, name, version, dest):
+            digests = _extract_members(wheel, dest, progress, DEFAULT_LIMITS, prefetch=_member_prefetch(wheel, DEFAULT_LIMITS))
     except ranged.RangesUnavailable as why:
         report_step(progress, f"a range request for {name}=={version} failed ({why}); downloading the whole wheel")
         return None
-    except _Malformed as why:
-        raise InputError(f"malformed wheel {link.filename} for {name}=={version}: {why}") from None
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError) as exc:
-        raise InputError(f"malformed wheel {link.filename} for {name}=={version}: {exc}") from None
-    except OSError as exc:
-        if is_disk_full(exc):
-            raise disk_full_or(exc, dest) from None
-        raise InputError(f"malformed wheel {link.filename} for {name}=={version}: {exc.strerror or exc}") from None
     finally:
         wheel.close()
     files = cache.tree_files(dest)
