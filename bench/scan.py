@@ -110,8 +110,8 @@ class Apiaudit:
         return run_process(self.scan_argv(consumer, provider, report), env=self.env, cwd=self.workdir)
 
     def forget(self) -> None:
-        """Cold: drop the index and consumer caches, keep the fetched releases."""
-        for name in ("index", "consumer", "patterns"):
+        """Cold: drop the index, consumer and whole-scan results caches, keep the fetched releases."""
+        for name in ("index", "consumer", "patterns", "results"):
             shutil.rmtree(self.cache / name, ignore_errors=True)
 
 
