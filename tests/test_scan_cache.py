@@ -3,32 +3,10 @@ any changed input, consumer or provider, scans afresh; policy is applied on ever
 
 from __future__ import annotations
 
-import textwrap
-
-import pytest
-
 from apiaudit import audit
 from apiaudit.audit import scan
 from apiaudit.policy.config import Settings
-
-
-@pytest.fixture
-def pair(tmp_path):
-    prov = tmp_path / "prov" / "tinyprov"
-    prov.mkdir(parents=True)
-    (prov / "__init__.py").write_text("from tinyprov.core import make\n")
-    (prov / "core.py").write_text("def make(a, *, b):\n    return a\n")
-    cons = tmp_path / "cons"
-    cons.mkdir()
-    (cons / "job.py").write_text(textwrap.dedent("""
-        from tinyprov import make
-        make(1, c=2)
-    """))
-    return prov, cons, tmp_path / "cache"
-
-
-def _rules(report):
-    return sorted((f.rule, f.param) for f in report.findings)
+from tests.provider.test_cache import _rules, pair  # noqa: F401 - pair: the fixture, a provider and a consumer
 
 
 def _no_index(monkeypatch):
