@@ -163,7 +163,7 @@ def _function_facts(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str |
     return None, keywords
 
 
-_MODULES_KEPT = 16
+_MODULES_KEPT = 64
 
 
 class Forecaster:

@@ -61,15 +61,15 @@ def collect_file(tree: CodeTree, path: Path, options: ConsumerOptions, syntax: a
     except (OSError, ValueError, RecursionError) as exc:
         return ConsumerFile(path=rel, module=module, error=str(exc), error_site=Site(1, 0))
     found = ModuleVisitor(source, rel, module, is_package, options).run(syntax)
-    found = _rule_matches(found, syntax, options)
+    found = _rule_matches(found, syntax, options, source)
     return to_characters(found, found.lines)
 
 
-def _rule_matches(found: ConsumerFile, syntax: ast.Module, options: ConsumerOptions) -> ConsumerFile:
+def _rule_matches(found: ConsumerFile, syntax: ast.Module, options: ConsumerOptions, source: str) -> ConsumerFile:
     """The rule data matched on this parse of the file, so no later stage parses it again:
     text [[pattern]]s (only where the provider is used) and Auto-class load calls."""
     hits = (
-        pattern_hits(syntax, options.patterns, options.provider_packages)
+        pattern_hits(syntax, options.patterns, options.provider_packages, source)
         if options.patterns and (found.imports or found.uses)
         else ()
     )

@@ -157,15 +157,21 @@ def _parents(nodes: Sequence[ast.AST]) -> dict[int, ast.AST]:
     return parents
 
 
-def pattern_hits(tree: ast.Module, patterns: Sequence[Pattern], provider_packages: Sequence[str] | None = None) -> tuple[PatternHit, ...]:
+def pattern_hits(
+    tree: ast.Module, patterns: Sequence[Pattern], provider_packages: Sequence[str] | None = None, source: str | None = None
+) -> tuple[PatternHit, ...]:
     """Where each text pattern fires in one parsed file (columns: ast's byte offsets; the
     consumer stage converts them with every other Site).
 
     One walk per scope for every pattern. With `provider_packages`, a file that imports none
     of them yields nothing. Patterns on a resolved symbol (`Pattern.on_symbol`) are matched by
-    the checks stage, where callees are resolved.
+    the checks stage, where callees are resolved. With the file's `source`, a pattern whose
+    method name the text never spells is not looked for (only for ASCII text: identifiers
+    written in other scripts are normalised by the parser, so the text may spell them otherwise).
     """
     text_patterns = [p for p in patterns if not p.on_symbol]
+    if source is not None and source.isascii():
+        text_patterns = [p for p in text_patterns if not p.method or p.method in source]
     if not text_patterns:
         return ()
     if provider_packages is not None and not _imports_package(tree, provider_packages):
