@@ -228,16 +228,21 @@ def _recipe(entry: _Entry, raw: dict, source: str) -> Recipe:
     )  # fmt: skip
 
 
+def _severity(entry: _Entry, raw: dict, default: Severity) -> Severity:
+    """A rule's `severity` key (or `default`); any other word is one error naming the rule file."""
+    text = raw.get("severity", default.value)
+    try:
+        return Severity(text)
+    except ValueError:
+        raise entry.error(f"unknown severity {text!r} (expected error, warning or info)") from None
+
+
 def _pattern(entry: _Entry, raw: dict, source: str) -> Pattern:
     _check_keys(entry, raw, _PATTERN_REQUIRED, _PATTERN_OPTIONAL)
     kind = raw["kind"]
     if kind not in PATTERN_KINDS:
         raise entry.error(f"unknown kind {kind!r} (expected one of: {', '.join(PATTERN_KINDS)})")
-    severity_text = raw.get("severity", "warning")
-    try:
-        severity = Severity(severity_text)
-    except ValueError:
-        raise entry.error(f"unknown severity {severity_text!r} (expected error, warning or info)") from None
+    severity = _severity(entry, raw, Severity.WARNING)
     if kind in SYMBOL_PATTERN_KINDS:
         return _symbol_pattern(entry, raw, source, kind, severity)
     stray = sorted(_SYMBOL_PATTERN_KEYS & set(raw))
@@ -359,11 +364,7 @@ def _remote_code(entry: _Entry, raw: dict, source: str) -> RemoteCodeRule:
     rule_id = _required_string(entry, raw, "id", _ID, "a kebab-case id")
     if rule_id in ENGINE_RULES:
         raise entry.error(f"id {rule_id!r} is an engine rule id; a remote_code rule needs its own")
-    severity_text = raw.get("severity", "error")
-    try:
-        severity = Severity(severity_text)
-    except ValueError:
-        raise entry.error(f"unknown severity {severity_text!r} (expected error, warning or info)") from None
+    severity = _severity(entry, raw, Severity.ERROR)
     keys = raw["auto_map_keys"]
     if not isinstance(keys, dict) or not keys:
         raise entry.error("'auto_map_keys' must be a table: Auto class = \"its auto_map key\"")

@@ -139,12 +139,7 @@ VERSIONED = ConsumerOptions(
 
 
 def versioned_files(tmp_path, options=VERSIONED, **sources):
-    pkg = tmp_path / "cons"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    for name, text in sources.items():
-        (pkg / f"{name}.py").write_text(textwrap.dedent(text))
-    return {f.path: f for f in collect(resolve_path(str(pkg)), options)}
+    return files_of(tmp_path, options, **sources)
 
 
 GUARDED = """
