@@ -78,7 +78,7 @@ def prepare(
         injection_hosts={i.keyword: i.hosts for i in rulebook.injections},
         symbol_patterns=tuple(p for p in rulebook.patterns if p.on_symbol),
     )
-    deprecations = Forecaster(index, Path(provider_tree.root), provider_tree.packages)
+    deprecations = Forecaster(index, provider_tree.packages)
     return ScanSetup(provider_tree, rulebook, index, model_types, options, hosts, deprecations, remote_code)
 
 

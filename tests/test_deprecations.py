@@ -75,17 +75,3 @@ def test_real_vllm_deprecate_kwargs_and_the_release_that_removes_it(tmp_path, re
     result = run_matrix([str(jobs)], "vllm>=0.11.0,<=0.12.0", cache_dir=release_cache, available=versions, scan_jobs=1)
     [fc] = forecast(result.rows)
     assert (fc.deprecated_in, fc.removed_in) == ("0.11.0", "0.12.0")
-
-
-def test_only_tests_of_a_keyword_being_passed_deprecate_it():
-    import ast
-
-    from apiaudit.deprecations import _function_facts
-
-    source = (
-        "def f(self, mode='fast', seed=None, **kwargs):\n"
-        "    if mode == 'slow':\n        warnings.warn('slow mode is deprecated', DeprecationWarning)\n"
-        "    if seed is not None and kwargs.get('old') is not None:\n        warnings.warn('x', FutureWarning)\n"
-    )
-    whole, keywords = _function_facts(ast.parse(source).body[0])
-    assert whole is None and set(keywords) == {"seed", "old"}

@@ -16,7 +16,8 @@ from apiaudit.gcpause import paused_gc
 from apiaudit.consumer import model
 from apiaudit.consumer.model import ConsumerFile, ConsumerOptions, Site
 from apiaudit.consumer.auto_calls import auto_calls
-from apiaudit.consumer.imports import module_imports
+from apiaudit.consumer.imports import ConsumerNames, module_imports, names_of
+from apiaudit.consumer.one_pass import RecordingNames, import_order, still_valid
 from apiaudit.consumer.patterns import pattern_hits
 from apiaudit.consumer.positions import to_characters
 from apiaudit.consumer.visitor import ModuleVisitor
@@ -44,7 +45,10 @@ def module_name(tree: CodeTree, path: Path) -> tuple[str, bool]:
     return ".".join(parts) if parts else path.stem, is_package
 
 
-def collect_file(tree: CodeTree, path: Path, options: ConsumerOptions, syntax: ast.Module | None = None) -> ConsumerFile:
+def collect_file(
+    tree: CodeTree, path: Path, options: ConsumerOptions, syntax: ast.Module | None = None, names: ConsumerNames | None = None
+) -> ConsumerFile:
+    """One file's uses; `names`: what the other files export (default: the tables in `options`)."""
     rel = path.relative_to(tree.root).as_posix()
     module, is_package = module_name(tree, path)
     try:
@@ -60,7 +64,7 @@ def collect_file(tree: CodeTree, path: Path, options: ConsumerOptions, syntax: a
         )
     except (OSError, ValueError, RecursionError) as exc:
         return ConsumerFile(path=rel, module=module, error=str(exc), error_site=Site(1, 0))
-    found = ModuleVisitor(source, rel, module, is_package, options).run(syntax)
+    found = ModuleVisitor(source, rel, module, is_package, options, names).run(syntax)
     found = _rule_matches(found, syntax, options, source)
     return to_characters(found, found.lines)
 
@@ -86,6 +90,9 @@ def _parse_bytes(raw: bytes, filename: str) -> ast.Module | None:
         return None
 
 
+Bindings = tuple[dict[str, str], dict[str, Any]]
+
+
 def collect(
     tree: CodeTree,
     options: ConsumerOptions,
@@ -98,33 +105,82 @@ def collect(
     cache = _FileCache(cache_dir, tree, options) if cache_dir is not None else None
     if tree.kind == "release":
         _verify_release_files(tree, paths, cache)
-    # File by file, and no parsed tree outlives its file: holding every tree of a large consumer
-    # costs far more (memory, and the collector walking it on every pass) than a second parse.
+    reported: set[Path] = set()
+
+    def done(path: Path) -> None:
+        if on_file and path not in reported:
+            reported.add(path)
+            on_file(path.name)
+
+    read: dict[Path, Bindings] = {}
+    for path in paths:
+        found = cache.bindings(path) if cache else None
+        if found is not None:
+            read[path] = found
+    # Files not read before are parsed once (`one_pass`): bindings and a first reading of uses.
+    first_reading: dict[Path, tuple[ConsumerFile, dict]] = {}
+    unread = [p for p in paths if p not in read]
+    if unread:
+        names = RecordingNames(options.provider_packages, options.python_version)
+        for path in paths:
+            if path in read:
+                names.add(*read[path])
+        texts = [(cache.raw(p) if cache else None) or _read_bytes(p) for p in unread]
+        for i in import_order([module_name(tree, p) for p in unread], texts):
+            path = unread[i]
+            read[path], reading = _read_once(tree, path, texts[i], options, names)
+            texts[i] = b""
+            if cache:
+                cache.put_bindings(path, read[path])
+            if reading is not None:
+                first_reading[path] = reading
+            done(path)
+    # The consumer-wide tables, from every file in order (as the checks see the files).
     bindings: dict[str, str] = {}
     shared: dict[str, object] = {}
     for path in paths:
-        found = cache.bindings(path) if cache else None
-        if found is None:
-            found = _module_bindings(tree, path, options)
-            if cache:
-                cache.put_bindings(path, found)
-        bindings.update(found[0])
-        shared.update(found[1])
+        bindings.update(read[path][0])
+        shared.update(read[path][1])
     reexports = _resolve_reexports(bindings, options)
     options = replace(options, reexports=tuple(sorted(reexports.items())), shared_values=tuple(sorted(shared.items(), key=lambda kv: kv[0])))
     variant = hashlib.sha256(repr(_canonical((options.reexports, options.shared_values))).encode()).hexdigest()[:16]
+    final = names_of(options)
     out = []
     for path in paths:
         hit = cache.result(path, variant) if cache else None
-        result = hit or collect_file(tree, path, options)
+        result = hit
+        if result is None and path in first_reading and still_valid(first_reading[path][1], final):
+            result = first_reading[path][0]
+        result = result or collect_file(tree, path, options)
+        first_reading.pop(path, None)
         if cache and hit is None:
             cache.put_result(path, variant, result)
         out.append(result)
-        if on_file:
-            on_file(path.name)
+        done(path)
     if cache:
         cache.save()
     return tuple(out)
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def _read_once(
+    tree: CodeTree, path: Path, raw: bytes, options: ConsumerOptions, names: RecordingNames
+) -> tuple[Bindings, tuple[ConsumerFile, dict] | None]:
+    """One parse of a file: its bindings (added to `names`), and its uses read against `names`
+    as they stand, with the questions asked of them (None: it does not parse; read it later)."""
+    syntax = _parse_bytes(raw, path.relative_to(tree.root).as_posix()) if raw else None
+    if syntax is None:
+        return ({}, {}), None
+    found = _bindings_of(tree, path, raw, syntax, options)
+    names.add(*found)
+    asked = names.start()
+    return found, (collect_file(tree, path, options, syntax=syntax, names=names), asked)
 
 
 def _canonical(value: object) -> object:
@@ -159,17 +215,12 @@ def _sha256_of(path: Path) -> str | None:
         return None
 
 
-def _module_bindings(tree: CodeTree, path: Path, options: ConsumerOptions) -> tuple[dict[str, str], dict[str, Any]]:
+def _bindings_of(tree: CodeTree, path: Path, raw: bytes, syntax: ast.Module, options: ConsumerOptions) -> Bindings:
     """A file's module-level import bindings, and the constants and guard helpers it exports
-    (folded on the audited release)."""
-    try:
-        data = path.read_bytes()
-        syntax = parse_quietly(data)
-    except (SyntaxError, ValueError, OSError, RecursionError):
-        return {}, {}
+    (folded on the audited release, against no other file's exports)."""
     module, is_package = module_name(tree, path)
     try:
-        exports = ModuleVisitor(data.decode("utf-8", errors="replace"), "", module, is_package, options).exports(syntax)
+        exports = ModuleVisitor(raw.decode("utf-8", errors="replace"), "", module, is_package, options).exports(syntax)
     except RecursionError:
         exports = {}
     return module_imports(syntax, module, is_package), exports
@@ -241,6 +292,10 @@ class _FileCache:
             self._shas[path] = hashlib.sha256(raw).hexdigest()
             self._raw[path] = raw
         return self._shas[path]
+
+    def raw(self, path: Path) -> bytes | None:
+        """The bytes the file's sha256 was taken of (None: it could not be read)."""
+        return self._raw.get(path) if self.sha(path) is not None else None
 
     def _lines(self, path: Path) -> tuple[str, ...] | None:
         """The file's lines as the visitor reads them, from the bytes its sha256 was taken of."""

@@ -11,33 +11,54 @@ from __future__ import annotations
 import ast
 
 from apiaudit.consumer.model import ConsumerOptions, Root
-from apiaudit.consumer.values import Chain, Const, ConsumerRef, ProviderVersion, Value
+from apiaudit.consumer.values import Chain, Const, ConsumerRef, DictValue, ProviderVersion, Value
 
 
-# The last options' name tables, built once for every file of a scan (the re-exports of a large
-# consumer run to thousands of names): (re-exports, shared values, python version) -> the dicts.
-_TABLES: list[tuple[tuple, tuple, tuple, dict[str, str], dict[str, Value]]] = []
+class ConsumerNames:
+    """What other consumer modules make of a dotted name (the consumer-wide tables): a provider
+    object it re-exports (`compat.P` for the provider's P), a constant or guard helper it
+    exports, or None (a plain consumer name)."""
+
+    def __init__(self, reexports: dict[str, str], shared: dict[str, Value]):
+        self.reexports = reexports
+        self.shared = shared  # never written to
+        # No dict value among the exports: a module's own calls can touch only its own dicts.
+        self.has_dicts = any(isinstance(v, DictValue) for v in shared.values())
+
+    def value(self, dotted: str) -> Value | None:
+        if dotted in self.reexports:
+            return Chain(Root("symbol", self.reexports[dotted]))
+        return self.shared.get(dotted)
 
 
-def _tables(options: ConsumerOptions) -> tuple[dict[str, str], dict[str, Value]]:
-    """Read-only lookup tables of `options`; the same objects for every file with the same options."""
-    for reexports, shared_values, python, known_reexports, known_shared in _TABLES:
+def with_python(shared: dict[str, Value], python_version: tuple[int, ...]) -> dict[str, Value]:
+    """The shared values with `sys.version_info`: the Python the audited code is assumed to run on."""
+    shared.setdefault("sys.version_info", Const(tuple(python_version)))
+    return shared
+
+
+# The last options' tables, built once for every file of a scan (the re-exports of a large
+# consumer run to thousands of names): (re-exports, shared values, python version) -> names.
+_TABLES: list[tuple[tuple, tuple, tuple, ConsumerNames]] = []
+
+
+def names_of(options: ConsumerOptions) -> ConsumerNames:
+    """`options`' consumer-wide tables; the same object for every file with the same options."""
+    for reexports, shared_values, python, known in _TABLES:
         if reexports is options.reexports and shared_values is options.shared_values and python == options.python_version:
-            return known_reexports, known_shared
-    reexport_table = dict(options.reexports)
-    shared_table: dict[str, Value] = dict(options.shared_values)  # type: ignore[arg-type]
-    # `sys.version_info` is the Python the audited code is assumed to run on.
-    shared_table.setdefault("sys.version_info", Const(tuple(options.python_version)))
-    _TABLES[:] = [(options.reexports, options.shared_values, options.python_version, reexport_table, shared_table)]
-    return reexport_table, shared_table
+            return known
+    shared: dict[str, Value] = with_python(dict(options.shared_values), options.python_version)  # type: ignore[arg-type]
+    names = ConsumerNames(dict(options.reexports), shared)
+    _TABLES[:] = [(options.reexports, options.shared_values, options.python_version, names)]
+    return names
 
 
 class ImportContext:
-    def __init__(self, module: str, is_package: bool, options: ConsumerOptions):
+    def __init__(self, module: str, is_package: bool, options: ConsumerOptions, names: ConsumerNames | None = None):
         self.module = module
         self.package = module if is_package else module.rpartition(".")[0]
         self.provider_tops = frozenset(options.provider_packages)
-        self.reexports, self.shared = _tables(options)  # never written to
+        self.names = names or names_of(options)
 
     def absolute(self, module: str | None, level: int) -> str:
         if level == 0:
@@ -59,11 +80,8 @@ class ImportContext:
 
     def consumer_value(self, dotted: str) -> Value:
         """A consumer name, unless the consumer merely re-exports a provider object (or a folded value) under it."""
-        if dotted in self.reexports:
-            return Chain(Root("symbol", self.reexports[dotted]))
-        if dotted in self.shared:
-            return self.shared[dotted]
-        return ConsumerRef(dotted)
+        value = self.names.value(dotted)
+        return ConsumerRef(dotted) if value is None else value
 
 
 def import_alias_value(ctx: ImportContext, alias: ast.alias, options: ConsumerOptions) -> tuple[str, Value]:

@@ -19,7 +19,7 @@ from functools import partial
 
 from apiaudit.consumer import guards as g
 from apiaudit.consumer import helpers as h
-from apiaudit.consumer.imports import ImportContext, import_alias_value, module_imports
+from apiaudit.consumer.imports import ConsumerNames, ImportContext, import_alias_value, module_imports
 from apiaudit.astutil import dotted_text
 from apiaudit.consumer.model import (
     ALWAYS,
@@ -161,12 +161,15 @@ class Scope:
 
 
 class ModuleVisitor:
-    def __init__(self, source: str, path: str, module: str, is_package: bool, options: ConsumerOptions):
+    def __init__(
+        self, source: str, path: str, module: str, is_package: bool, options: ConsumerOptions, names: ConsumerNames | None = None
+    ):
+        """`names`: what other consumer modules export (default: the tables `options` carry)."""
         self.source = source
         self.path = path
         self.module = module
         self.options = options
-        self.imports_ctx = ImportContext(module, is_package, options)
+        self.imports_ctx = ImportContext(module, is_package, options, names)
         self.rpc = {m: (i, k) for m, i, k in options.rpc_methods}
         self.injection_keywords = frozenset(options.injection_keywords)
         self.folder = g.Folder(options.provider_version, options.python_version)
@@ -189,7 +192,7 @@ class ModuleVisitor:
         self._fold: h.Budget | None = None  # the outermost helper fold under way, if any
         self._default_nodes: dict[str, dict[str, ast.expr]] = {}  # this module's helpers: non-literal defaults
         # No dict value yet (here or imported): calls cannot touch one.
-        self.dicts_seen = any(isinstance(v, DictValue) for _, v in options.shared_values)
+        self.dicts_seen = self.imports_ctx.names.has_dicts
 
     # ---------------------------------------------------------------- entry
     def run(self, tree: ast.Module) -> ConsumerFile:

@@ -5,6 +5,8 @@
 - per function: the names and `extra=` literals its body uses (a dataclass_transform
   decorator's runtime behaviour: pydantic or not, extras forbidden or not);
 - per module: a lazy `__getattr__` and the string map it serves (`{"Name": ".mod:Name"}`);
+- per function and class, what its own source says about its deprecation (`deprecation_marks`:
+  read here, from the tree Griffe parsed, so no provider file is parsed twice);
 - per class, for light inference of what an attribute holds: each `self.NAME = callee(...)`
   (callee as source text, with the keyword arguments that are lists of string literals) and
   each `self.NAME: T` annotation in any method, gathered in the same walk as the names.
@@ -20,6 +22,7 @@ from typing import Any, TypeAlias, TypeGuard
 import griffe
 
 from apiaudit.astutil import dotted_text
+from apiaudit.provider import deprecation_marks
 
 KEY = "apiaudit"
 
@@ -32,10 +35,24 @@ _Agent: TypeAlias = "griffe.Visitor | griffe.Inspector | None"
 
 
 class FactsExtension(griffe.Extension):
+    def __init__(self) -> None:
+        super().__init__()
+        # The module being visited (Griffe visits one at a time, the module before its members):
+        # its name, its import bindings and whether its text names a deprecation category.
+        self._module = ("", {}, True)
+
+    def _record_marks(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, obj: griffe.Object) -> None:
+        module, imports, may_warn = self._module
+        if node.decorator_list or may_warn:
+            marks = deprecation_marks.marks_of(node, imports, module, may_warn)
+            if marks:
+                obj.extra.setdefault(KEY, {})["deprecation"] = marks
+
     # Griffe's hooks are called with the agent too; static analysis only ever sees a Visitor.
     def on_class_instance(self, *, node: ast.AST | griffe.ObjectNode, cls: griffe.Class, agent: _Agent = None, **kwargs: Any) -> None:
         if not isinstance(node, ast.ClassDef):
             return
+        self._record_marks(node, cls)
         body_fields: list[str] = []
         for stmt in node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
@@ -55,17 +72,18 @@ class FactsExtension(griffe.Extension):
             if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in stmt.targets):
                 if isinstance(stmt.value, (ast.Tuple, ast.List, ast.Set)):
                     slots |= {e.value for e in stmt.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
-        cls.extra[KEY] = {
+        cls.extra.setdefault(KEY, {}).update({
             "body_fields": body_fields,
             "self_assigned": sorted(assigned | slots),
             "dynamic_attrs": dynamic,
             "assigned_calls": assigned_calls,
             "self_annotations": self_annotations,
-        }
+        })
 
     def on_function_instance(self, *, node: ast.AST | griffe.ObjectNode, func: griffe.Function, agent: _Agent = None, **kwargs: Any) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             _record_forwarding(node, func)
+            self._record_marks(node, func)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and only_raises_not_implemented(node):
             func.extra.setdefault(KEY, {})["not_implemented"] = True
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.decorator_list:
@@ -83,6 +101,11 @@ class FactsExtension(griffe.Extension):
     def on_module_instance(self, *, node: ast.AST | griffe.ObjectNode, mod: griffe.Module, agent: _Agent = None, **kwargs: Any) -> None:
         if not isinstance(node, ast.Module):
             return
+        self._module = (
+            mod.path,
+            deprecation_marks.module_imports(node, mod.path, mod.is_init_module),
+            deprecation_marks.may_warn(getattr(agent, "code", None)),
+        )
         typing_only = _typing_only_names(node.body)
         if typing_only:
             mod.extra.setdefault(KEY, {})["typing_only"] = sorted(typing_only)
