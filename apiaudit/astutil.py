@@ -15,3 +15,21 @@ def dotted_text(node: ast.AST) -> str | None:
         return None
     parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def descendants(node: ast.AST):
+    """`node` and every node under it, in no promised order: `ast.walk` (breadth first) costs
+    about twice as much, and a search for any or every node of a kind needs no order."""
+    todo = [node]
+    pop, push, is_node = todo.pop, todo.append, ast.AST
+    while todo:
+        current = pop()
+        yield current
+        for name in current._fields:
+            value = getattr(current, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, is_node):
+                        push(item)
+            elif isinstance(value, is_node):
+                push(value)

@@ -15,7 +15,7 @@ from typing import Sequence
 
 from apiaudit import scan_cache, sources
 from apiaudit.consumer import collect
-from apiaudit.engine import ScanSetup, check_file, consumer_context, prepare  # noqa: F401 - ScanSetup, prepare: re-exported
+from apiaudit.engine import ScanSetup, check_file, check_files, consumer_context, prepare  # noqa: F401 - ScanSetup, check_file: re-exported
 from apiaudit.errors import InputError
 from apiaudit.findings import ENGINE_RULES, Finding, Report
 from apiaudit.model import ModelFacts
@@ -27,6 +27,7 @@ from apiaudit.provider.registry import check_architecture
 from apiaudit.recipes.loader import default_target, load_remote_code_rules
 from apiaudit.report.json_format import report_from_dict, report_to_dict
 from apiaudit.sources.base import CodeTree
+from apiaudit.workers import worker_count
 
 
 def scan(
@@ -169,16 +170,17 @@ def _scan_once(
     findings: list[Finding] = []
     origins = []
     files_scanned = calls_checked = 0
+    workers = worker_count()  # a large consumer's cold work is shared among processes
     for tree, label, paths in zip(trees, labels, chosen):
         origins.append(replace(tree.origin(), label=label if label != tree.name else None))
         progress.start(f"reading {tree.name}", len(paths))
-        files = collect(tree, options, on_file=progress.advance, files=paths, cache_dir=cache_dir if use_index_cache else None)
+        files = collect(
+            tree, options, on_file=progress.advance, files=paths, cache_dir=cache_dir if use_index_cache else None,
+            workers=workers,
+        )  # fmt: skip
         progress.start(f"checking {tree.name} against {provider_tree.name}", len(files))
         context = consumer_context(setup, label, files, model=model)
-        for file in files:
-            findings.extend(check_file(setup, file, consumer=context).findings)
-            if file.error is None:
-                progress.advance(file.path)
+        findings.extend(check_files(setup, files, context, workers=workers, on_file=progress.advance))
         files_scanned += len(files)
         uses = sum(len(f.imports) + len(f.uses) + len(f.rpc_calls) for f in files)
         # With --model, model-facing rules check the consumer whatever the provider is.

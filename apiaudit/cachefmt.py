@@ -46,9 +46,9 @@ from apiaudit.gcpause import paused_gc
 FORMAT = 1
 _HEADER_KEY = "apiaudit-cache"
 _TYPES: dict[str, type] = {}
-# Registered dataclass -> (field names, the default of each: _NO_DEFAULT where it has none).
+# Registered dataclass -> (its type name, field names, the default of each: _NO_DEFAULT where it has none).
 _NO_DEFAULT = object()
-_FIELDS: dict[type, tuple[tuple[str, ...], tuple[Any, ...]]] = {}
+_FIELDS: dict[type, tuple[str, tuple[str, ...], tuple[Any, ...]]] = {}
 # Registered dataclass's name -> (the class, how many fields it needs, how many it has).
 _BY_POSITION: dict[str, tuple[type, int, int]] = {}
 
@@ -72,11 +72,13 @@ def register(*classes: type) -> None:
             raise TypeError(f"{cls!r} has fields outside __init__; it cannot be rebuilt from data")
         if not is_enum and any(f.kw_only for f in dataclasses.fields(cls)):
             raise TypeError(f"{cls!r} has keyword-only fields; it cannot be rebuilt by position")
+        shadowed = _TYPES.get(_type_name(cls))
+        _FIELDS.pop(shadowed, None)  # type: ignore[arg-type]  # one class per name, as decoding reads it
         _TYPES[_type_name(cls)] = cls
         if not is_enum:
             fields = dataclasses.fields(cls)
             defaults = tuple(_NO_DEFAULT if f.default is dataclasses.MISSING else f.default for f in fields)
-            _FIELDS[cls] = (tuple(f.name for f in fields), defaults)
+            _FIELDS[cls] = (_type_name(cls), tuple(f.name for f in fields), defaults)
             # A field with a default_factory is never left out: it counts as needed.
             needed = sum(1 for f in fields if f.default is dataclasses.MISSING)
             _BY_POSITION[_type_name(cls)] = (cls, needed, len(fields))
@@ -110,6 +112,24 @@ def environment_key() -> str:
 
 def encode(value: Any) -> Any:
     """`value` as JSON-ready data; CacheFormatError for anything but plain and registered values."""
+    # By exact type first (a large cache holds millions of values); subclasses take the long way.
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or kind is float or value is None:
+        return value
+    if kind is tuple:
+        return {"$t": [encode(item) for item in value]}
+    dataclass_fields = _FIELDS.get(kind)
+    if dataclass_fields is not None:
+        name, names, defaults = dataclass_fields
+        values = [getattr(value, n) for n in names]
+        kept = len(values)
+        while kept and _is_default(values[kept - 1], defaults[kept - 1]):
+            kept -= 1
+        return {"$C": [name, *[encode(v) for v in values[:kept]]]}
+    return _encode_other(value)
+
+
+def _encode_other(value: Any) -> Any:
     if isinstance(value, enum.Enum):  # before str/int: a str-valued Enum must come back as itself
         name = _type_name(type(value))
         if _TYPES.get(name) is not type(value):
@@ -128,14 +148,7 @@ def encode(value: Any) -> Any:
         return {"$fs" if isinstance(value, frozenset) else "$s": items}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         name = _type_name(type(value))
-        if _TYPES.get(name) is not type(value):
-            raise CacheFormatError(f"unregistered type {name}")
-        names, defaults = _FIELDS[type(value)]
-        values = [getattr(value, n) for n in names]
-        kept = len(values)
-        while kept and _is_default(values[kept - 1], defaults[kept - 1]):
-            kept -= 1
-        return {"$C": [name, *(encode(v) for v in values[:kept])]}
+        raise CacheFormatError(f"unregistered type {name}")
     raise CacheFormatError(f"cannot store a {type(value).__name__} in a cache file")
 
 

@@ -12,7 +12,7 @@ parsed (`pattern_hits`, `auto_calls`, `lines`).
 from __future__ import annotations
 
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +32,7 @@ from apiaudit.recipes import RuleBook
 from apiaudit.recipes.model import RemoteCodeRule
 from apiaudit.recipes.patterns import findings_of_hits
 from apiaudit.sources.base import CodeTree
+from apiaudit.workers import run_split, shares
 
 
 @dataclass(frozen=True)
@@ -150,4 +151,39 @@ def check_file(
     return FileCheck(tuple(findings), calls)
 
 
-__all__ = ["FileCheck", "ScanSetup", "check_file", "consumer_context", "prepare"]
+def check_files(
+    setup: ScanSetup,
+    files: Sequence[ConsumerFile],
+    consumer: CheckContext,
+    *,
+    workers: int = 1,
+    on_file: Callable[[], None] | None = None,
+) -> list[Finding]:
+    """Every per-file rule on every file of one consumer, in file order: `check_file` for each,
+    shared among `workers` processes (`apiaudit.workers`) when there are enough files. What the
+    other processes' indexes learned joins this one's (the index cache keeps it)."""
+    parts = shares(range(len(files)), workers, weight=lambda i: 1 + len(files[i].imports) + len(files[i].uses))
+    if len(parts) == 1:
+        out: list[Finding] = []
+        for file in files:
+            out.extend(check_file(setup, file, consumer=consumer).findings)
+            if on_file:
+                on_file()
+        return out
+
+    def check_part(part: Sequence[int], tick: Callable[[], None]):
+        answered = setup.index.answered()
+        found: list[Finding] = []
+        for i in part:
+            found.extend(check_file(setup, files[i], consumer=consumer).findings)
+            tick()
+        return found, *setup.index.answers_since(answered)
+
+    findings: list[Finding] = []
+    for found, answers, touched in run_split(parts, check_part, on_file):
+        findings.extend(found)
+        setup.index.adopt(answers, touched)
+    return findings
+
+
+__all__ = ["FileCheck", "ScanSetup", "check_file", "check_files", "consumer_context", "prepare"]

@@ -8,7 +8,7 @@ import warnings
 import sys
 from dataclasses import astuple, fields, is_dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from apiaudit import cachefmt
 from apiaudit.atomic import is_disk_full
@@ -23,6 +23,7 @@ from apiaudit.consumer.positions import to_characters
 from apiaudit.consumer.visitor import ModuleVisitor
 from apiaudit.sources.base import CodeTree
 from apiaudit.sources.cache import content_verifier
+from apiaudit.workers import run_split, shares
 
 cachefmt.register_module(model)
 
@@ -99,8 +100,11 @@ def collect(
     on_file: Callable[[str], None] | None = None,
     files: Iterable[Path] | None = None,
     cache_dir: Path | None = None,
+    workers: int = 1,
 ) -> tuple[ConsumerFile, ...]:
-    """Every file's uses. With `cache_dir`, a file whose bytes (and the tree's re-exports) are unchanged is not re-read."""
+    """Every file's uses. With `cache_dir`, a file whose bytes (and the tree's re-exports) are
+    unchanged is not re-read. `workers`: processes the reading of many files may be shared
+    among (`apiaudit.workers`); the result is the same."""
     paths = list(files if files is not None else tree.python_files())
     cache = _FileCache(cache_dir, tree, options) if cache_dir is not None else None
     if tree.kind == "release":
@@ -117,24 +121,35 @@ def collect(
         found = cache.bindings(path) if cache else None
         if found is not None:
             read[path] = found
-    # Files not read before are parsed once (`one_pass`): bindings and a first reading of uses.
-    first_reading: dict[Path, tuple[ConsumerFile, dict]] = {}
     unread = [p for p in paths if p not in read]
+    first_reading: dict[Path, tuple[ConsumerFile, dict]] = {}
     if unread:
-        names = RecordingNames(options.provider_packages, options.python_version)
-        for path in paths:
-            if path in read:
-                names.add(*read[path])
-        texts = [(cache.raw(p) if cache else None) or _read_bytes(p) for p in unread]
-        for i in import_order([module_name(tree, p) for p in unread], texts):
-            path = unread[i]
-            read[path], reading = _read_once(tree, path, texts[i], options, names)
-            texts[i] = b""
-            if cache:
-                cache.put_bindings(path, read[path])
-            if reading is not None:
-                first_reading[path] = reading
-            done(path)
+        # Each file not read before is parsed once (`one_pass`): its bindings and a first
+        # reading of its uses, each process reading its share in import order.
+        cached = [read[p] for p in paths if p in read]
+        tick = (lambda: on_file("")) if on_file else None
+
+        def read_share(share: Sequence[Path], tick: Callable[[], None]) -> list[tuple[Bindings, tuple[ConsumerFile, dict] | None]]:
+            names = RecordingNames(options.provider_packages, options.python_version)
+            for found in cached:
+                names.add(*found)
+            texts = [(cache.raw(p) if cache else None) or _read_bytes(p) for p in share]
+            got: dict[int, tuple[Bindings, tuple[ConsumerFile, dict] | None]] = {}
+            for i in import_order([module_name(tree, p) for p in share], texts):
+                got[i] = _read_once(tree, share[i], texts[i], options, names)
+                texts[i] = b""
+                tick()
+            return [got[i] for i in range(len(share))]
+
+        parts = shares(unread, workers, weight=lambda p: len((cache.raw(p) if cache else None) or b"") or _size(p))
+        for part, got in zip(parts, run_split(parts, read_share, tick)):
+            for path, (found, reading) in zip(part, got):
+                read[path] = found
+                if cache:
+                    cache.put_bindings(path, found)
+                if reading is not None:
+                    first_reading[path] = reading
+                reported.add(path)
     # The consumer-wide tables, from every file in order (as the checks see the files).
     bindings: dict[str, str] = {}
     shared: dict[str, object] = {}
@@ -145,21 +160,53 @@ def collect(
     options = replace(options, reexports=tuple(sorted(reexports.items())), shared_values=tuple(sorted(shared.items(), key=lambda kv: kv[0])))
     variant = hashlib.sha256(repr(_canonical((options.reexports, options.shared_values))).encode()).hexdigest()[:16]
     final = names_of(options)
-    out = []
+    results: dict[Path, ConsumerFile] = {}
+    fresh: set[Path] = set()
     for path in paths:
         hit = cache.result(path, variant) if cache else None
-        result = hit
-        if result is None and path in first_reading and still_valid(first_reading[path][1], final):
-            result = first_reading[path][0]
-        result = result or collect_file(tree, path, options)
-        first_reading.pop(path, None)
-        if cache and hit is None:
-            cache.put_result(path, variant, result)
-        out.append(result)
-        done(path)
+        if hit is not None:
+            results[path] = hit
+            done(path)
+        elif path in first_reading and still_valid(first_reading[path][1], final):
+            results[path], _ = first_reading.pop(path)
+            fresh.add(path)
+    first_reading.clear()
+    to_read = [p for p in paths if p not in results]
+    parts = shares(to_read, workers, weight=_size)
+    unreported = [sum(1 for p in to_read if p not in reported)]  # a file read twice is one step of progress
+
+    def reread_tick() -> None:
+        if on_file and unreported[0] > 0:
+            unreported[0] -= 1
+            on_file("")
+
+    read_parts = run_split(parts, lambda part, tick: [_collect_ticking(tree, p, options, tick) for p in part], reread_tick)
+    for part, found_files in zip(parts, read_parts):
+        for path, result in zip(part, found_files):
+            results[path] = result
+            fresh.add(path)
+            reported.add(path)  # its tick was reported as it was read
+    out = []
+    for path in paths:
+        if cache and path in fresh:
+            cache.put_result(path, variant, results[path])
+        out.append(results[path])
     if cache:
         cache.save()
     return tuple(out)
+
+
+def _collect_ticking(tree: CodeTree, path: Path, options: ConsumerOptions, tick: Callable[[], None]) -> ConsumerFile:
+    found = collect_file(tree, path, options)
+    tick()
+    return found
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _read_bytes(path: Path) -> bytes:

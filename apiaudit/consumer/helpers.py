@@ -19,6 +19,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from apiaudit.astutil import descendants
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.values import UNBOUND, UNKNOWN, Const, TupleOf, Value, join
 
@@ -49,7 +50,7 @@ def is_body_helper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         name = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else None
         if name not in _TRANSPARENT_DECORATORS:
             return False  # another decorator may return anything
-    if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for stmt in node.body for n in ast.walk(stmt)):
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for stmt in node.body for n in descendants(stmt)):
         return False  # a generator: calling it returns a generator object
     count = 0
     returns = False
@@ -74,7 +75,7 @@ def local_names(body: list[ast.stmt]) -> set[str]:
     """Names the body binds (its locals: read before assignment they are unbound, never a global)."""
     names: set[str] = set()
     for stmt in body:
-        for node in ast.walk(stmt):
+        for node in descendants(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)
             elif isinstance(node, ast.ExceptHandler) and node.name:

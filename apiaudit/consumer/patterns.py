@@ -13,6 +13,7 @@ import ast
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from apiaudit.astutil import descendants
 from apiaudit.consumer.model import PatternHit, Site
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 def _imports_package(tree: ast.Module, packages: Sequence[str]) -> bool:
     tops = set(packages)
-    for node in ast.walk(tree):
+    for node in descendants(tree):
         if isinstance(node, ast.Import):
             if any(a.name.split(".")[0] in tops for a in node.names):
                 return True

@@ -20,7 +20,7 @@ from functools import partial
 from apiaudit.consumer import guards as g
 from apiaudit.consumer import helpers as h
 from apiaudit.consumer.imports import ConsumerNames, ImportContext, import_alias_value, module_imports
-from apiaudit.astutil import dotted_text
+from apiaudit.astutil import descendants, dotted_text
 from apiaudit.consumer.model import (
     ALWAYS,
     Arg,
@@ -645,7 +645,7 @@ class ModuleVisitor:
             self._expr(target.slice, scope)
 
     def _forget_targets(self, target, scope: Scope) -> None:
-        for node in ast.walk(target):
+        for node in descendants(target):
             if isinstance(node, ast.Name):
                 scope.env.vars[node.id] = UNKNOWN
 
@@ -754,13 +754,13 @@ class ModuleVisitor:
             else:
                 body = self._parse_body(helper.expr) or []
             local = h.local_names(body)
-            names |= {n.id for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+            names |= {n.id for stmt in body for n in descendants(stmt) if isinstance(n, ast.Name)}
         elif helper.expr.startswith(_LOCAL):
             helper = replace(helper, expr=_text(self._local_helpers[helper.expr], limit=100_000))
         for text in (helper.expr if helper.form == "expr" else "", helper.narrows_to.value if isinstance(helper.narrows_to, Const) else ""):
             tree = self._parse_expr(str(text)) if text else None
             if tree is not None:
-                names |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+                names |= {n.id for n in descendants(tree) if isinstance(n, ast.Name)}
         env = tuple(
             sorted(
                 (n, ConsumerRef(v.dotted) if isinstance(v, Helper) else v)
@@ -1326,7 +1326,7 @@ class ModuleVisitor:
     def _mentions_release(self, body: list[ast.stmt]) -> bool:
         """The text reads the provider's version (`NAME.__version__`) or names its package or distribution."""
         for stmt in body:
-            for node in ast.walk(stmt):
+            for node in descendants(stmt):
                 if isinstance(node, ast.Attribute) and node.attr == "__version__" and self.imports_ctx.is_provider(_dotted(node.value) or ""):
                     return True
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and self._is_provider_dist(node.value):
@@ -1336,7 +1336,7 @@ class ModuleVisitor:
     def _reads_provider(self, body: list[ast.stmt], env: Env) -> bool:
         """The body names the provider: a provider name, its version, or its distribution as a literal."""
         for stmt in body:
-            for node in ast.walk(stmt):
+            for node in descendants(stmt):
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and self._is_provider_dist(node.value):
                     return True
                 if isinstance(node, ast.Name) and isinstance(env.lookup(node.id), (Chain, ProviderVersion, ProviderDistribution, VersionPart)):
@@ -1727,7 +1727,7 @@ def _own_members(node: ast.ClassDef) -> set[str]:
         else:
             continue
         for t in targets:
-            for leaf in ast.walk(t):
+            for leaf in descendants(t):
                 if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id in ("self", "cls"):
                     own.add(leaf.attr)
     return own

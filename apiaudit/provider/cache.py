@@ -28,13 +28,13 @@ from pathlib import Path
 from apiaudit import cachefmt
 from apiaudit.atomic import is_disk_full
 from apiaudit.provider import model
-from apiaudit.provider.index import ProviderIndex
+from apiaudit.provider.index import LIVE_OBJECT_ANSWERS, ProviderIndex
 from apiaudit.sources.base import CodeTree
 from apiaudit.sources.cache import content_verifier, recorded_digests
 
 FORMAT = 3  # 1 was pickle; 3 records each touched file's (size, mtime_ns)
 KIND = "provider-index"
-_UNCACHEABLE = ("mro-objects",)  # values holding live Griffe objects
+_UNCACHEABLE = LIVE_OBJECT_ANSWERS  # values holding live Griffe objects
 # The release's definitions map (every top-level name of every file: most of an entry's bytes)
 # lives in a file of its own, read only when a "moved to" question is not already answered.
 DEFINITIONS_KEY = ("definitions",)

@@ -17,11 +17,12 @@
 from __future__ import annotations
 
 import ast
+from collections import deque
 from typing import Any, TypeAlias, TypeGuard
 
 import griffe
 
-from apiaudit.astutil import dotted_text
+from apiaudit.astutil import descendants, dotted_text
 from apiaudit.provider import deprecation_marks
 
 KEY = "apiaudit"
@@ -61,10 +62,12 @@ class FactsExtension(griffe.Extension):
         dynamic = False
         assigned_calls: dict[str, list] = {}
         self_annotations: dict[str, str] = {}
+        source = getattr(agent, "code", None)
+        expressions = source is None or "setattr" in source or "__dict__" in source
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.args.args:
                 me = stmt.args.args[0].arg
-                names, dyn = _self_assignments(stmt, me, assigned_calls, self_annotations)
+                names, dyn = _self_assignments(stmt, me, assigned_calls, self_annotations, expressions)
                 assigned |= names
                 dynamic = dynamic or dyn
         slots: set[str] = set()
@@ -243,12 +246,16 @@ def _top_level(body: list[ast.stmt]):
 
 
 def _self_assignments(func: ast.AST, me: str, calls: dict[str, list] | None = None,
-                      annotations: dict[str, str] | None = None) -> tuple[set[str], bool]:
+                      annotations: dict[str, str] | None = None, expressions: bool = True) -> tuple[set[str], bool]:
     """Names assigned on `me` (and whether attributes are computed); fills `calls`/`annotations`
-    with what each single-target ``me.NAME = callee(...)`` / ``me.NAME: T`` assigns."""
+    with what each single-target ``me.NAME = callee(...)`` / ``me.NAME: T`` assigns.
+
+    Statements are visited in `ast.walk`'s order (which assignment comes first decides an
+    annotation). `expressions`: also look inside expressions for `setattr(me, ...)` and
+    `me.__dict__` (False where the module's text names neither)."""
     names: set[str] = set()
     dynamic = False
-    for sub in ast.walk(func):
+    for sub in _statements_breadth_first(func):
         targets: list[ast.AST] = []
         if isinstance(sub, ast.Assign):
             targets = list(sub.targets)
@@ -263,23 +270,39 @@ def _self_assignments(func: ast.AST, me: str, calls: dict[str, list] | None = No
                     _record_value(calls, sub.target.attr, sub.value)
         elif isinstance(sub, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
             targets = [sub.target] if isinstance(sub, (ast.For, ast.AsyncFor)) else [i.optional_vars for i in sub.items if i.optional_vars]
-        elif isinstance(sub, ast.NamedExpr):
-            targets = [sub.target]
-        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr":
-            if sub.args and isinstance(sub.args[0], ast.Name) and sub.args[0].id == me:
-                if len(sub.args) > 1 and isinstance(sub.args[1], ast.Constant) and isinstance(sub.args[1].value, str):
-                    names.add(sub.args[1].value)
-                else:
-                    dynamic = True
-        elif isinstance(sub, ast.Attribute) and sub.attr == "__dict__" and isinstance(sub.value, ast.Name) and sub.value.id == me:
-            dynamic = True
         for t in targets:
             for leaf in _flatten(t):
                 if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id == me:
                     names.add(leaf.attr)
+    if expressions:
+        # (A walrus binds only plain names: no `me.NAME` is ever assigned inside an expression.)
+        for sub in descendants(func):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr":
+                if sub.args and isinstance(sub.args[0], ast.Name) and sub.args[0].id == me:
+                    if len(sub.args) > 1 and isinstance(sub.args[1], ast.Constant) and isinstance(sub.args[1].value, str):
+                        names.add(sub.args[1].value)
+                    else:
+                        dynamic = True
+            elif isinstance(sub, ast.Attribute) and sub.attr == "__dict__" and isinstance(sub.value, ast.Name) and sub.value.id == me:
+                dynamic = True
     return names, dynamic
 
 
+_STATEMENT_LISTS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
+def _statements_breadth_first(node: ast.AST):
+    """The statements under `node` (and the except/case clauses holding some) in `ast.walk`'s
+    order: expressions hold no statements, so leaving them out keeps the others' order."""
+    queue = deque([node])
+    while queue:
+        current = queue.popleft()
+        yield current
+        for name in current._fields:
+            if name in _STATEMENT_LISTS:
+                value = getattr(current, name, None)
+                if type(value) is list:
+                    queue.extend(value)
 
 
 def _string_lists(call: ast.Call) -> list:

@@ -101,6 +101,8 @@ _GRIFFE_KIND = {
 
 
 _MISSING = object()
+# Memo answers that hold live Griffe objects: never stored, never handed to another process.
+LIVE_OBJECT_ANSWERS = ("mro-objects",)
 
 
 class ProviderIndex:
@@ -124,6 +126,23 @@ class ProviderIndex:
         value = compute()
         self.memo[key] = value
         return value
+
+    def answered(self) -> frozenset[tuple]:
+        """The questions answered so far (`answers_since` tells what was learned after)."""
+        return frozenset(dict.keys(self.memo))
+
+    def answers_since(self, answered: frozenset[tuple]) -> tuple[dict[tuple, Any], dict[str, str]]:
+        """(plain answers, provider files read) learned since `answered`, for another process's index."""
+        answers = {k: v for k, v in dict.items(self.memo) if k not in answered and k[0] not in LIVE_OBJECT_ANSWERS}
+        return answers, dict(self.loader.touched)
+
+    def adopt(self, answers: dict[tuple, Any], touched: dict[str, str]) -> None:
+        """What another process's index of the same release learned (`answers_since`)."""
+        for key, value in answers.items():
+            if not dict.__contains__(self.memo, key):
+                dict.__setitem__(self.memo, key, value)  # a lazy memo's hook is not run
+        for relative, digest in touched.items():
+            self.loader.touched.setdefault(relative, digest)
 
     # ------------------------------------------------------------- locating
     def location(self, obj: Any) -> str | None:
