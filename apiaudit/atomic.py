@@ -18,7 +18,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Iterable, Protocol
 
 from apiaudit.errors import InputError
 
@@ -64,10 +64,17 @@ def _write_all(fd: int, payload: bytes | memoryview) -> None:
         view = view[written:]
 
 
-def atomic_write(path: Path, data: bytes | str, *, keep_mode: bool = True) -> None:
-    """Replace `path` with `data` (str is written as UTF-8) in one rename."""
+def atomic_write(
+    path: Path, data: bytes | str | Iterable[bytes], *, keep_mode: bool = True, head: Callable[[], bytes] | None = None
+) -> None:
+    """Replace `path` with `data` (str is written as UTF-8) in one rename.
+
+    `data` may be an iterable of byte chunks, written as they come (a large cache is never
+    held whole); `head`, called once they are all written, gives the bytes that then replace
+    the file's first bytes (a header holding the hash of what follows, its place kept by the
+    first chunk)."""
     path = Path(path)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
+    chunks: Iterable[bytes] = [data.encode("utf-8") if isinstance(data, str) else data] if isinstance(data, (bytes, str)) else data
     mode = None
     if keep_mode:
         try:
@@ -80,7 +87,12 @@ def atomic_write(path: Path, data: bytes | str, *, keep_mode: bool = True) -> No
         raise disk_full_or(exc, path) from None
     try:
         try:
-            _write_all(fd, payload)
+            for chunk in chunks:
+                _write_all(fd, chunk)
+            if head is not None:
+                first = head()
+                if os.pwrite(fd, first, 0) != len(first):
+                    raise OSError(errno.EIO, f"short write of {path.name}'s header")
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from apiaudit.cli_options import audit_options, fail_on_option, guard_options, guarded, output_option, policy_options, project_settings
+from apiaudit.cli_options import audit_options, fail_on_option, guard_options, guarded, jobs_option, output_option, policy_options, project_settings
 from apiaudit.errors import InputError
 from apiaudit.report import FORMATS
 
@@ -15,6 +15,7 @@ SCAN_FORMATS = FORMATS
 
 @click.command("scan")
 @audit_options
+@jobs_option
 @guard_options
 @click.option("--format", "fmt", type=click.Choice(SCAN_FORMATS), help="Output format (default: from -o's suffix; else table on a terminal, json otherwise).")
 @output_option()

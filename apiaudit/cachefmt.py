@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -233,10 +234,25 @@ def _registered(name: Any) -> type:
 # ------------------------------------------------------------------------------- files
 
 
+@dataclasses.dataclass(frozen=True)
+class Encoded:
+    """A mapping's value already written as JSON text by `to_json` (elsewhere: another process
+    sharing a large cache's encoding); `dumps` writes it as it is. Never stored as such."""
+
+    text: str
+
+
+def to_json(value: Any) -> str:
+    """`value`'s JSON text in a payload (`Encoded` holds it); CacheFormatError as for `encode`."""
+    return _json(encode(value))
+
+
 def _payload_chunks(value: Any) -> Iterator[str]:
     """The payload's JSON text, mapping by mapping: what `json.dumps(encode(value))` writes, without
     holding the encoded form of a whole large cache (a consumer cache's) at once."""
-    if isinstance(value, dict) and not isinstance(value, enum.Enum):
+    if type(value) is Encoded:
+        yield value.text
+    elif isinstance(value, dict) and not isinstance(value, enum.Enum):
         yield '{"$d":['
         for number, (key, item) in enumerate(value.items()):
             yield ("[" if number == 0 else ",[") + _json(encode(key)) + ","
@@ -251,12 +267,36 @@ def _json(data: Any) -> str:
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
+def _header(kind: str, sha256: str) -> bytes:
+    return json.dumps({_HEADER_KEY: FORMAT, "kind": kind, "sha256": sha256}).encode("utf-8") + b"\n"
+
+
 def dumps(kind: str, value: Any) -> bytes:
     """The bytes of a cache file holding `value`."""
     with paused_gc():
         payload = "".join(_payload_chunks(value)).encode("utf-8")
-    header = {_HEADER_KEY: FORMAT, "kind": kind, "sha256": hashlib.sha256(payload).hexdigest()}
-    return json.dumps(header).encode("utf-8") + b"\n" + payload
+    return _header(kind, hashlib.sha256(payload).hexdigest()) + payload
+
+
+_BATCH = 1 << 20
+
+
+def _payload_bytes(value: Any, digest: Any) -> Iterator[bytes]:
+    """`dumps`'s payload in batches of about a megabyte, each added to `digest` as it goes."""
+    with paused_gc():
+        pending: list[str] = []
+        size = 0
+        for chunk in _payload_chunks(value):
+            pending.append(chunk)
+            size += len(chunk)
+            if size >= _BATCH:
+                data = "".join(pending).encode("utf-8")
+                digest.update(data)
+                yield data
+                pending, size = [], 0
+        data = "".join(pending).encode("utf-8")
+        digest.update(data)
+        yield data
 
 
 def loads(kind: str, raw: bytes) -> Any:
@@ -355,7 +395,10 @@ def file_stat(path: Path) -> tuple[int, int] | None:
 
 
 def write(path: Path, kind: str, value: Any) -> None:
-    """Write cache file `path` atomically (CacheFormatError before anything is written for an unstorable value)."""
-    data = dumps(kind, value)
+    """Write cache file `path` atomically: the bytes `dumps` gives, streamed (a large cache is never
+    held whole); on CacheFormatError for an unstorable value the file is left as it was."""
+    digest = hashlib.sha256()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(Path(path), data)
+    # The header's place is kept by one of the same length (a sha256 is always 64 hex digits).
+    chunks = itertools.chain([_header(kind, "0" * 64)], _payload_bytes(value, digest))
+    atomic_write(Path(path), chunks, head=lambda: _header(kind, digest.hexdigest()))

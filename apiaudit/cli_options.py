@@ -101,6 +101,27 @@ FAIL_ON_HELP = ("Lowest severity that makes the exit code 1: error, warning, inf
                 "fail-on, else error). cannot-judge never fails.")
 
 
+def jobs_option(func):
+    """--jobs N: how many processes a large consumer's cold scan is shared among (`apiaudit.workers`)."""
+
+    @click.option(
+        "--jobs",
+        type=click.IntRange(min=1),
+        envvar="APIAUDIT_JOBS",
+        metavar="N",
+        help="Processes a large consumer's cold scan is shared among (default: the CPUs, at most 4; 1: this process only).",
+    )
+    @functools.wraps(func)
+    def wrapper(*args, jobs=None, **kwargs):
+        if jobs is not None:
+            from apiaudit.workers import set_jobs
+
+            set_jobs(jobs)
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
 def audit_options(func):
     """--consumer/--provider/--rules/--cache-dir/--model/--architecture/--verify-wheels, as `scan` defines them.
 

@@ -8,6 +8,7 @@ stderr and bars are not drawn. Whoever opens a progress closes it; stages only d
 from __future__ import annotations
 
 import sys
+import time
 from typing import Protocol, TextIO
 
 
@@ -60,8 +61,12 @@ class RichProgress:
             TimeElapsedColumn(),
             console=Console(file=sys.stderr),
             transient=True,
+            # Drawn when the work advances, not by a thread of its own: a large scan forks
+            # copies of this process (`apiaudit.workers`), which is only safe with no other thread.
+            auto_refresh=False,
         )
         self._bars.start()
+        self._drawn = 0.0
         self._task: TaskID | None = None
         self._closed = False
 
@@ -78,10 +83,18 @@ class RichProgress:
         if self._task is not None:
             self._bars.remove_task(self._task)
         self._task = self._bars.add_task(description, total=total)
+        self._draw(force=True)
 
     def advance(self, label: str = "") -> None:
         if self._task is not None and not self._closed:
             self._bars.advance(self._task)
+            self._draw()
+
+    def _draw(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if force or now - self._drawn >= 0.1:  # ten frames a second at most
+            self._drawn = now
+            self._bars.refresh()
 
     def close(self) -> None:
         if not self._closed:

@@ -8,20 +8,24 @@ could write). This process does the first share itself; results come back in fil
 findings are the same whatever the split. A copy that fails (killed, out of memory) costs
 only time: its share is done here.
 
-Only where `fork` is safe for pure-Python work (Linux); elsewhere, or with one CPU, or with
-`APIAUDIT_JOBS=1`, everything runs here.
+Only where `fork` is safe for pure-Python work: on Linux, in a process with no other thread
+(a thread holding a lock at the fork would leave the copy waiting on it forever: `matrix`
+fetches in threads, and its scans are never split). Elsewhere, with one CPU, or with
+`--jobs 1` / `APIAUDIT_JOBS=1`, everything runs here.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import select
 import signal
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import TypeVar, cast
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -30,10 +34,22 @@ MAX_WORKERS = 4  # past this, the copies' duplicated provider loading outweighs 
 MIN_SHARE = 100  # files per process below which a split costs more than it saves
 
 
+_chosen: int | None = None  # --jobs
+
+
+def set_jobs(jobs: int | None) -> None:
+    """The number of processes `--jobs` asks for (None: the default)."""
+    global _chosen
+    _chosen = jobs
+
+
 def worker_count() -> int:
-    """How many processes a split uses: `APIAUDIT_JOBS`, else the CPUs this process may use (at most 4)."""
+    """How many processes a split uses: `--jobs`, else `APIAUDIT_JOBS`, else the CPUs this
+    process may use (at most 4)."""
     if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
         return 1
+    if _chosen is not None:
+        return max(1, _chosen)
     text = os.environ.get("APIAUDIT_JOBS", "").strip()
     if text.isdigit() and int(text) >= 1:
         return int(text)
@@ -68,8 +84,8 @@ def run_split(
     """`work(part, tick)` for every part: the first here, each other in a forked copy; the
     results in part order. `tick` is called once per tick any process reports (progress)."""
     tick = tick or (lambda: None)
-    if len(parts) <= 1:
-        return [work(parts[0] if parts else [], tick)]
+    if len(parts) <= 1 or threading.active_count() > 1:
+        return [work(part, tick) for part in parts] if parts else [work([], tick)]
     children: list[tuple[int, int, int]] = []  # (pid, results fd, ticks fd)
     running: set[int] = set()
     try:
@@ -87,9 +103,9 @@ def run_split(
             data = _read_all(results_fd, ticks, tick)
             _, status = os.waitpid(pid, 0)
             running.discard(pid)
-            results.append(_loaded(data) if status == 0 else _MISSING)
-            if results[-1] is _MISSING:
-                results[-1] = work(part, tick)  # the copy failed: its share is done here
+            handed = _loaded(data) if status == 0 else _MISSING
+            # A copy that failed, or whose values did not come back: its share is done here.
+            results.append(work(part, tick) if handed is _MISSING else cast(Result, handed))
         return results
     finally:
         for pid, results_fd, ticks_fd in children:
@@ -124,6 +140,9 @@ def _fork(part, work, earlier: list[tuple[int, int, int]]) -> tuple[int, int, in
                 os.close(fd_a)
                 os.close(fd_b)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
+            # A short-lived copy that leaves by _exit: the collector's passes would only touch (and
+            # so copy) every page of the heap it shares with this process, to free next to nothing.
+            gc.disable()
             result = work(part, lambda: _tick(ticks_write))
             data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
             view = memoryview(data)
@@ -186,4 +205,4 @@ def _loaded(data: bytes) -> object:
         return _MISSING
 
 
-__all__ = ["MAX_WORKERS", "run_split", "shares", "worker_count"]
+__all__ = ["MAX_WORKERS", "run_split", "set_jobs", "shares", "worker_count"]

@@ -102,12 +102,12 @@ class Apiaudit:
         self.env = clean_env(str(REPO))
         self.env["APIAUDIT_CACHE_DIR"] = str(cache)
 
-    def scan_argv(self, consumer: str, provider: str, report: Path) -> list[str]:
+    def scan_argv(self, consumer: str, provider: str, report: Path, extra: tuple[str, ...] = ()) -> list[str]:
         return [sys.executable, "-m", "apiaudit", "scan", "--consumer", consumer, "--provider", provider,
-                "--cache-dir", str(self.cache), "--format", "json", "-o", str(report), "--fail-on", "never"]  # fmt: skip
+                "--cache-dir", str(self.cache), "--format", "json", "-o", str(report), "--fail-on", "never", *extra]  # fmt: skip
 
-    def scan(self, consumer: str, provider: str, report: Path) -> Run:
-        return run_process(self.scan_argv(consumer, provider, report), env=self.env, cwd=self.workdir)
+    def scan(self, consumer: str, provider: str, report: Path, extra: tuple[str, ...] = ()) -> Run:
+        return run_process(self.scan_argv(consumer, provider, report, extra), env=self.env, cwd=self.workdir)
 
     def forget(self) -> None:
         """Cold: drop the index, consumer and whole-scan results caches, keep the fetched releases."""
@@ -264,6 +264,14 @@ def scaling(args, cache: Path, scratch: Path) -> bool:
               f"peak RSS {max(cold.rss, warm.rss, first_warm.rss):4.0f} MB, "
               f"findings cold vs warm {'identical' if same else 'DIFFERENT'}")  # fmt: skip
         if count == max(args.sizes):
+            # The same cold scan in one process (--jobs 1): the shared one must find exactly the same.
+            tool.forget()
+            alone_report = scratch / f"scale-alone-{count}.json"
+            alone = tool.scan(str(root), args.provider, alone_report, ("--jobs", "1"))
+            alike = findings_of(alone_report) == findings_of(cold_report)
+            ok &= alike
+            print(f"  cold in one process (--jobs 1): {alone.wall:6.2f} s wall {alone.cpu:6.2f} s CPU, "
+                  f"findings {'identical' if alike else 'DIFFERENT'} to the shared run's ({os.cpu_count()} CPUs)")  # fmt: skip
             print(f"  targets at {count} files: cold <= 15 s ({'met' if min(cold.wall, cold.cpu) <= 15 else 'MISSED'}), "
                   f"warm <= 1.5 s ({'met' if min(warm.wall, warm.cpu) <= 1.5 else 'MISSED'}), "
                   f"RSS <= 300 MB ({'met' if max(cold.rss, warm.rss) <= 300 else 'MISSED'}); "

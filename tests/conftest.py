@@ -28,3 +28,22 @@ def released(release_cache: Path):
         return resolve(spec, cache_dir=release_cache)
 
     return fetch
+
+
+@pytest.fixture
+def fresh_interpreter(tmp_path: Path):
+    """`fresh_interpreter(code)` -> the JSON value `code` prints last, run by a new Python in a
+    scratch folder (for what must run in a process of its own, such as forking copies of it)."""
+    import json
+    import subprocess
+    import sys
+    import textwrap
+
+    def run(code: str):
+        done = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, cwd=tmp_path, timeout=900
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    return run

@@ -101,3 +101,45 @@ def test_protocol_and_return_shape_rules_fire_on_030_not_040(release_cache):
         if f.rule in PATTERN_RULES:
             expected = Severity.ERROR if "collective-rpc" in f.rule else Severity.WARNING  # the reply shape fails at run time
             assert f.severity is expected and f.advice
+
+
+def test_a_scan_shared_among_processes_finds_what_one_process_finds(released, release_cache, tmp_path, fresh_interpreter):
+    """speculators 0.3.0 x vLLM 0.16.0 read and checked by three processes (shares of a few
+    files each), cold and with caches written by those copies, against one process alone. In a
+    fresh interpreter: copies are made only where no other thread runs."""
+    released("speculators==0.3.0")
+    released("vllm==0.16.0")
+    private = tmp_path / "cache"
+    private.mkdir()
+    (private / "releases").symlink_to(release_cache / "releases", target_is_directory=True)
+    got = fresh_interpreter(
+        f"""
+        import json, shutil
+        from pathlib import Path
+        from apiaudit import workers
+        from apiaudit.audit import scan
+
+        forks = []
+        real_fork = workers._fork
+        workers._fork = lambda *a: forks.append(1) or real_fork(*a)
+        release_cache, private = Path({str(release_cache)!r}), Path({str(private)!r})
+
+        def comparable(report):
+            return [repr(f) for f in report.findings], report.files_scanned, report.calls_checked
+
+        def run(jobs, cache_dir, **options):
+            workers.set_jobs(jobs)
+            return comparable(scan(["speculators==0.3.0"], "vllm==0.16.0", cache_dir=cache_dir, **options))
+
+        alone = run(1, release_cache, use_index_cache=False)
+        workers.MIN_SHARE = 5
+        shared_cold = run(3, release_cache, use_index_cache=False)
+        shared_cached = run(3, private)
+        shutil.rmtree(private / "results")  # not the whole-scan answer: the copies' index and consumer caches
+        warm = run(1, private)
+        print(json.dumps({{"forks": len(forks), "same": [shared_cold == alone, shared_cached == alone, warm == alone],
+                          "findings": len(alone[0])}}))
+        """
+    )
+    assert got["findings"] > 0 and got["same"] == [True, True, True]
+    assert got["forks"] >= 4  # reading, cache encoding and checks were shared in both shared runs

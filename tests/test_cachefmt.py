@@ -161,3 +161,23 @@ def test_a_file_is_written_mapping_by_mapping_as_one_encoding_would_write_it():
         whole = json.dumps(cachefmt.encode(value), separators=(",", ":"), ensure_ascii=False).encode()
         assert cachefmt.dumps("test", value).partition(b"\n")[2] == whole
         assert cachefmt.loads("test", cachefmt.dumps("test", value)) == value
+
+
+def test_a_value_encoded_beforehand_is_written_as_the_value_itself():
+    value = {"entries": {"a.py": ("sha", ({"m.x": "engine.x"}, {}), "v1", None, False), "b.py": (1, 2.5, None)}}
+    ahead = {"entries": {k: cachefmt.Encoded(cachefmt.to_json(v)) for k, v in value["entries"].items()}}
+    assert cachefmt.dumps("kind", ahead) == cachefmt.dumps("kind", value)
+    assert cachefmt.loads("kind", cachefmt.dumps("kind", ahead)) == value
+
+
+def test_a_streamed_write_is_what_dumps_gives_and_an_unstorable_value_leaves_the_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(cachefmt, "_BATCH", 8)  # many batches
+    path = tmp_path / "entry.json"
+    value = {"entries": {f"f{i}.py": ("sha", i, None) for i in range(50)}}
+    cachefmt.write(path, "kind", value)
+    assert path.read_bytes() == cachefmt.dumps("kind", value)
+    assert cachefmt.read(path, "kind") == value
+    with pytest.raises(cachefmt.CacheFormatError):
+        cachefmt.write(path, "kind", {"entries": {"a": 1, "b": object()}})  # fails half way through
+    assert path.read_bytes() == cachefmt.dumps("kind", value)
+    assert [p.name for p in tmp_path.iterdir()] == ["entry.json"]  # no temporary file left behind

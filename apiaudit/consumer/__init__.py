@@ -192,7 +192,7 @@ def collect(
             cache.put_result(path, variant, results[path])
         out.append(results[path])
     if cache:
-        cache.save()
+        cache.save(workers)
     return tuple(out)
 
 
@@ -382,11 +382,18 @@ class _FileCache:
             self.entries[str(path)] = (entry[0], entry[1], variant, stored, own_lines)
             self.dirty = True
 
-    def save(self) -> None:
+    def save(self, workers: int = 1) -> None:
+        """Write the entries (`workers`: processes a large cache's encoding is shared among)."""
         if not self.dirty:
             return
         try:
-            cachefmt.write(self.path, self.KIND, {"key": self.key, "entries": self.entries})
+            keys = list(self.entries)
+            parts = shares(keys, workers)
+            entries: dict[str, Any] = self.entries
+            if len(parts) > 1:
+                texts = run_split(parts, lambda part, _: [cachefmt.to_json(self.entries[k]) for k in part])
+                entries = {k: cachefmt.Encoded(text) for part, found in zip(parts, texts) for k, text in zip(part, found)}
+            cachefmt.write(self.path, self.KIND, {"key": self.key, "entries": entries})
             # Keep the few most recent variants of this tree (releases audited, engine versions).
             siblings = sorted(self.path.parent.glob(f"{self.prefix}-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
             for stale in siblings[_KEEP_VARIANTS:]:

@@ -18,9 +18,6 @@ from collections.abc import Iterable, Sequence
 from apiaudit.consumer.imports import ConsumerNames, with_python
 from apiaudit.consumer.values import DictValue, Value
 
-_MISSING = object()
-
-
 class RecordingNames(ConsumerNames):
     """The consumer-wide tables as they grow file by file, answering as the complete ones will
     for what is already known, and recording each question with its answer."""
@@ -31,9 +28,9 @@ class RecordingNames(ConsumerNames):
         self.tops = frozenset(provider_packages)
         self.asked: dict[str, Value | None] = {}
 
-    def add(self, bindings: dict[str, str], exports: dict[str, object]) -> None:
+    def add(self, bindings: dict[str, str], exports: dict[str, Value]) -> None:
         self.bindings.update(bindings)
-        self.shared.update(exports)  # type: ignore[arg-type]
+        self.shared.update(exports)
         self.has_dicts = self.has_dicts or any(isinstance(v, DictValue) for v in exports.values())
 
     def start(self) -> dict[str, Value | None]:
@@ -42,11 +39,9 @@ class RecordingNames(ConsumerNames):
         return self.asked
 
     def value(self, dotted: str) -> Value | None:
-        answer = self.asked.get(dotted, _MISSING)
-        if answer is _MISSING:
-            answer = self._answer(dotted)
-            self.asked[dotted] = answer
-        return answer  # type: ignore[return-value]
+        if dotted not in self.asked:
+            self.asked[dotted] = self._answer(dotted)
+        return self.asked[dotted]
 
     def _answer(self, dotted: str) -> Value | None:
         # As `collect`'s re-export resolution: the chain of consumer bindings, to a provider name.

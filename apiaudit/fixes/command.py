@@ -9,7 +9,7 @@ import click
 
 from apiaudit import sources
 from apiaudit.audit import consumer_labels, rulebook_for, scan
-from apiaudit.cli_options import EXIT_CLEAN, EXIT_FINDINGS, audit_options, guarded
+from apiaudit.cli_options import EXIT_CLEAN, EXIT_FINDINGS, audit_options, guarded, jobs_option
 from apiaudit.errors import InputError
 from apiaudit.fixes import (
     ConsumerIdentity,
@@ -28,6 +28,7 @@ from apiaudit.sources import CodeTree
 
 @click.command("fix")
 @audit_options
+@jobs_option
 @click.option("--apply", "do_apply", is_flag=True, help="Edit the consumer's files in place (journaled; undo with --revert). Refused for NAME==VERSION.")
 @click.option("--into", "into", type=click.Path(path_type=Path), metavar="DIR", help="Write a patched copy of the consumer package(s) into DIR instead.")
 @click.option("--revert", "do_revert", is_flag=True, help="Undo the newest --apply to the consumer not yet undone, byte for byte.")

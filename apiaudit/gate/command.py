@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from apiaudit.cli_options import EXIT_FINDINGS, audit_options, fail_on_option, guarded, output_option, project_settings
+from apiaudit.cli_options import EXIT_FINDINGS, audit_options, fail_on_option, guarded, jobs_option, output_option, project_settings
 from apiaudit.gate import PreflightFailed, preflight
 from apiaudit.gate.layers import DEFAULT_SCRIPT_PROVIDER, format_finding, parse_severity, summary_line
 
@@ -25,6 +25,7 @@ from apiaudit.gate.layers import DEFAULT_SCRIPT_PROVIDER, format_finding, parse_
     ),
 )
 @audit_options
+@jobs_option
 @click.option("--script-provider", metavar="X", default=DEFAULT_SCRIPT_PROVIDER,
               help="What job scripts are checked against when --provider is not given "
                    "(default: the library the rules name, speculators for vLLM).")

@@ -223,8 +223,13 @@ def _all_cached(name: str, versions: list[str], cache_dir: Path) -> bool:
 
 
 def _scan_one(consumers: list[str], provider_spec: str, cache_dir: str, rules_dirs: list[str],
-              model: ModelFacts | None = None) -> Report:
-    """One scan, run in a worker process (module-level so it pickles)."""
+              model: ModelFacts | None = None, in_pool: bool = False) -> Report:
+    """One scan, run in a worker process (module-level so it pickles). In a pool of scans, each
+    uses its own process only (the pool already shares the CPUs)."""
+    if in_pool:
+        from apiaudit.workers import set_jobs
+
+        set_jobs(1)
     return scan(consumers, provider_spec, cache_dir=Path(cache_dir), rules_dirs=[Path(d) for d in rules_dirs], model=model)
 
 
@@ -285,7 +290,7 @@ def _fetch_and_scan(
                 if stage == "fetch":
                     fetched[version] = bool(value)
                     job = scanners.submit(
-                        _scan_one, consumers, f"{name}=={version}", str(cache_dir), [str(d) for d in rules_dirs], model
+                        _scan_one, consumers, f"{name}=={version}", str(cache_dir), [str(d) for d in rules_dirs], model, True
                     )
                     pending[job] = ("scan", version)
                 else:

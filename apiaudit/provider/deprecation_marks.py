@@ -63,8 +63,9 @@ def module_imports(module: ast.Module, name: str, is_package: bool) -> dict[str,
                 out[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
         elif isinstance(stmt, ast.If):
             pending[:0] = stmt.body + stmt.orelse
-        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            pending[:0] = stmt.body + [s for h in stmt.handlers for s in h.body] + stmt.orelse + stmt.finalbody  # type: ignore[attr-defined]
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":  # `try/except*` (3.11+)
+            clauses = [getattr(stmt, "body", []), *(h.body for h in getattr(stmt, "handlers", [])), getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])]
+            pending[:0] = [s for clause in clauses for s in clause]
     return out
 
 

@@ -40,7 +40,7 @@ class FactsExtension(griffe.Extension):
         super().__init__()
         # The module being visited (Griffe visits one at a time, the module before its members):
         # its name, its import bindings and whether its text names a deprecation category.
-        self._module = ("", {}, True)
+        self._module: tuple[str, dict[str, str], bool] = ("", {}, True)
 
     def _record_marks(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, obj: griffe.Object) -> None:
         module, imports, may_warn = self._module
@@ -93,7 +93,7 @@ class FactsExtension(griffe.Extension):
             return
         names: set[str] = set()
         extra_literals: set[str] = set()
-        for sub in ast.walk(node):
+        for sub in descendants(node):
             if isinstance(sub, ast.Name):
                 names.add(sub.id)
             elif isinstance(sub, ast.keyword) and sub.arg == "extra":
@@ -112,10 +112,11 @@ class FactsExtension(griffe.Extension):
         typing_only = _typing_only_names(node.body)
         if typing_only:
             mod.extra.setdefault(KEY, {})["typing_only"] = sorted(typing_only)
-        dynamic = dynamic_namespace(node)
+        at_import = list(import_time_nodes(node))  # read once for both questions
+        dynamic = dynamic_namespace(node, at_import)
         if dynamic:
             mod.extra.setdefault(KEY, {})["dynamic_namespace"] = dynamic
-        if installs_modules(node):
+        if installs_modules(node, at_import):
             mod.extra.setdefault(KEY, {})["installs_modules"] = True
         getattr_defs = [n for n in _top_level(node.body) if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"]
         if not getattr_defs:
@@ -155,14 +156,15 @@ def import_time_nodes(module: ast.Module):
                 stack.append(child)
 
 
-def dynamic_namespace(module: ast.Module) -> str | None:
+def dynamic_namespace(module: ast.Module, at_import: list[ast.AST] | None = None) -> str | None:
     """How the module binds names no static reader sees, if it does: the first such statement.
 
     `globals()[k] = v`, `globals().update(...)`, `vars()[k] = v`, `setattr(sys.modules[...], ...)`
     and `sys.modules[k] = v` shims, also through a name (`g = globals(); g[k] = v`), wherever
     they run at import time (see import_time_nodes).
     """
-    nodes = sorted(import_time_nodes(module), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+    found = import_time_nodes(module) if at_import is None else at_import
+    nodes = sorted(found, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
     namespaces = _namespace_aliases(nodes)
 
     def is_namespace(node: ast.AST) -> bool:
@@ -202,11 +204,11 @@ def _namespace_aliases(nodes) -> set[str]:
     return aliases
 
 
-def installs_modules(module: ast.Module) -> bool:
+def installs_modules(module: ast.Module, at_import: list[ast.AST] | None = None) -> bool:
     """`sys.modules[...] = ...` at import time: the module may create importable submodules."""
     return any(
         isinstance(sub, ast.Assign) and any(isinstance(t, ast.Subscript) and _is_sys_modules(t.value) for t in sub.targets)
-        for sub in import_time_nodes(module)
+        for sub in (import_time_nodes(module) if at_import is None else at_import)
     )
 
 
