@@ -171,18 +171,23 @@ def check_files(
                 on_file()
         return out
 
-    def check_part(part: Sequence[int], tick: Callable[[], None]):
+    def check_part(part: Sequence[int], send: Callable[[tuple], None]) -> None:
         answered = setup.index.answered()
-        found: list[Finding] = []
         for i in part:
-            found.extend(check_file(setup, files[i], consumer=consumer).findings)
-            tick()
-        return found, *setup.index.answers_since(answered)
+            send(("file", check_file(setup, files[i], consumer=consumer).findings))
+        send(("learned", *setup.index.answers_since(answered)))
+
+    def progress(piece: tuple) -> None:
+        if on_file and piece[0] == "file":
+            on_file()
 
     findings: list[Finding] = []
-    for found, answers, touched in run_split(parts, check_part, on_file):
-        findings.extend(found)
-        setup.index.adopt(answers, touched)
+    for pieces in run_split(parts, check_part, progress):
+        for piece in pieces:
+            if piece[0] == "file":
+                findings.extend(piece[1])
+            else:
+                setup.index.adopt(piece[1], piece[2])
     return findings
 
 

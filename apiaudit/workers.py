@@ -21,14 +21,16 @@ import os
 import pickle
 import select
 import signal
+import struct
 import sys
 import threading
+import time
 import warnings
 from collections.abc import Callable, Sequence
-from typing import TypeVar, cast
+from typing import TypeVar
 
 Item = TypeVar("Item")
-Result = TypeVar("Result")
+Piece = TypeVar("Piece")
 
 MAX_WORKERS = 4  # past this, the copies' duplicated provider loading outweighs the split
 MIN_SHARE = 100  # files per process below which a split costs more than it saves
@@ -60,17 +62,22 @@ def worker_count() -> int:
     return max(1, min(cpus, MAX_WORKERS))
 
 
-def shares(items: Sequence[Item], workers: int, weight: Callable[[Item], float] | None = None) -> list[Sequence[Item]]:
+def shares(
+    items: Sequence[Item], workers: int, weight: Callable[[Item], float] | None = None, *, first: float = 1.0
+) -> list[Sequence[Item]]:
     """`items` in contiguous shares of about equal `weight` (default: one each), one per
-    process worth starting."""
+    process worth starting; the first (this process's) weighs `first` times a copy's (a copy
+    also pickles what it hands back)."""
     count = max(1, min(workers, len(items) // MIN_SHARE))
     if count == 1:
         return [items]
     weights = [max(weight(item), 1e-9) if weight else 1.0 for item in items]
+    portions = [first] + [1.0] * (count - 1)
     total, bounds, running = sum(weights), [0], 0.0
+    targets = [total * sum(portions[: k + 1]) / sum(portions) for k in range(count - 1)]
     for i, w in enumerate(weights):
         running += w
-        if len(bounds) < count and running >= total * len(bounds) / count:
+        if len(bounds) <= len(targets) and running >= targets[len(bounds) - 1]:
             bounds.append(i + 1)
     bounds.append(len(items))
     return [items[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
@@ -78,131 +85,162 @@ def shares(items: Sequence[Item], workers: int, weight: Callable[[Item], float] 
 
 def run_split(
     parts: Sequence[Sequence[Item]],
-    work: Callable[[Sequence[Item], Callable[[], None]], Result],
-    tick: Callable[[], None] | None = None,
-) -> list[Result]:
-    """`work(part, tick)` for every part: the first here, each other in a forked copy; the
-    results in part order. `tick` is called once per tick any process reports (progress)."""
-    tick = tick or (lambda: None)
+    work: Callable[[Sequence[Item], Callable[[Piece], None]], None],
+    on_piece: Callable[[Piece], None] | None = None,
+) -> list[list[Piece]]:
+    """`work(part, send)` for every part: the first here, each other in a forked copy. Every piece
+    a process sends comes back in its part's list, in the order sent; `on_piece` sees each one
+    as it arrives (progress). A copy's pieces travel in batches while it works and are taken in
+    while this process does its own part, so little is left to take in at the end."""
+    report = on_piece or (lambda piece: None)
     if len(parts) <= 1 or threading.active_count() > 1:
-        return [work(part, tick) for part in parts] if parts else [work([], tick)]
-    children: list[tuple[int, int, int]] = []  # (pid, results fd, ticks fd)
-    running: set[int] = set()
+        return [_here(part, work, report) for part in (parts or [[]])]
+    copies: list[_Copy] = []
     try:
         for part in parts[1:]:
-            children.append(_fork(part, work, children))
-            running.add(children[-1][0])
-        ticks = [fd for _, _, fd in children]
+            copies.append(_fork(part, work, copies))
+        own: list[Piece] = []
 
-        def own_tick() -> None:
-            tick()
-            _drain(ticks, tick, timeout=0)
+        def send(piece: Piece) -> None:
+            own.append(piece)
+            report(piece)
+            _take_in(copies, report, timeout=0)
 
-        results = [work(parts[0], own_tick)]
-        for (pid, results_fd, ticks_fd), part in zip(children, parts[1:]):
-            data = _read_all(results_fd, ticks, tick)
-            _, status = os.waitpid(pid, 0)
-            running.discard(pid)
-            handed = _loaded(data) if status == 0 else _MISSING
-            # A copy that failed, or whose values did not come back: its share is done here.
-            results.append(work(part, tick) if handed is _MISSING else cast(Result, handed))
+        work(parts[0], send)
+        while any(copy.fd >= 0 for copy in copies):
+            _take_in(copies, report, timeout=None)
+        results = [own]
+        for copy, part in zip(copies, parts[1:]):
+            _, status = os.waitpid(copy.pid, 0)
+            copy.running = False
+            # A copy that failed, or whose pieces did not all come back: its part is done here.
+            results.append(copy.pieces if status == 0 and copy.ended and not copy.broken else _here(part, work, report))
         return results
     finally:
-        for pid, results_fd, ticks_fd in children:
-            for fd in (results_fd, ticks_fd):
+        for copy in copies:
+            if copy.fd >= 0:
+                os.close(copy.fd)
+                copy.fd = -1
+            if copy.running:  # interrupted: the copy's work is not wanted any more
                 try:
-                    os.close(fd)
-                except OSError:
-                    pass
-            if pid in running:  # interrupted: the copy's work is not wanted any more
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    os.waitpid(pid, 0)
+                    os.kill(copy.pid, signal.SIGKILL)
+                    os.waitpid(copy.pid, 0)
                 except (ChildProcessError, ProcessLookupError, OSError):
                     pass
 
 
-_MISSING: object = object()
+_FRAME = struct.Struct("<cQ")  # kind (b"P": a batch of pieces, b"E": the end), payload length
+_BATCH_PIECES = 32
+_BATCH_SECONDS = 0.25
 
 
-def _fork(part, work, earlier: list[tuple[int, int, int]]) -> tuple[int, int, int]:
-    results_read, results_write = os.pipe()
-    ticks_read, ticks_write = os.pipe()
+class _Copy:
+    """A forked copy as this process sees it: its pipe, what it sent so far, how it ended."""
+
+    def __init__(self, pid: int, fd: int):
+        self.pid, self.fd = pid, fd
+        self.running = True
+        self.buffer = bytearray()
+        self.pieces: list = []
+        self.ended = False
+        self.broken = False
+
+
+def _here(part, work, report) -> list:
+    pieces: list = []
+
+    def send(piece) -> None:
+        pieces.append(piece)
+        report(piece)
+
+    work(part, send)
+    return pieces
+
+
+def _fork(part, work, earlier: list[_Copy]) -> _Copy:
+    read_fd, write_fd = os.pipe()
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: "fork() of a multi-threaded process" (a progress bar's thread; the copy never draws)
+        warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: "fork() of a multi-threaded process" (none here)
         pid = os.fork()
-    if pid == 0:  # the copy: do the share, hand it back, and leave without running any exit handler
+    if pid == 0:  # the copy: do the part, hand it back, and leave without running any exit handler
         status = 1
         try:
-            os.close(results_read)
-            os.close(ticks_read)
-            for _, fd_a, fd_b in earlier:
-                os.close(fd_a)
-                os.close(fd_b)
+            os.close(read_fd)
+            for other in earlier:
+                if other.fd >= 0:
+                    os.close(other.fd)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             # A short-lived copy that leaves by _exit: the collector's passes would only touch (and
             # so copy) every page of the heap it shares with this process, to free next to nothing.
             gc.disable()
-            result = work(part, lambda: _tick(ticks_write))
-            data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(results_write, view) :]
+            batch: list = []
+            flushed = [time.monotonic()]
+
+            def flush() -> None:
+                if batch:
+                    _write_frame(write_fd, b"P", pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL))
+                    batch.clear()
+                flushed[0] = time.monotonic()
+
+            def send(piece) -> None:
+                batch.append(piece)
+                if len(batch) >= _BATCH_PIECES or time.monotonic() - flushed[0] >= _BATCH_SECONDS:
+                    flush()
+
+            work(part, send)
+            flush()
+            _write_frame(write_fd, b"E", b"")
             status = 0
-        except BaseException:  # noqa: BLE001 - any failure: the parent does this share itself
+        except BaseException:  # noqa: BLE001 - any failure: the parent does this part itself
             status = 1
         finally:
             os._exit(status)
-    os.close(results_write)
-    os.close(ticks_write)
-    return pid, results_read, ticks_read
+    os.close(write_fd)
+    return _Copy(pid, read_fd)
 
 
-def _tick(fd: int) -> None:
-    try:
-        os.write(fd, b".")
-    except OSError:
-        pass  # progress only
+def _write_frame(fd: int, kind: bytes, payload: bytes) -> None:
+    view = memoryview(_FRAME.pack(kind, len(payload)) + payload)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
-def _drain(fds: list[int], tick: Callable[[], None], timeout: float) -> None:
-    """Report the ticks waiting on the copies' progress pipes."""
-    open_fds = [fd for fd in fds if fd >= 0]
+def _take_in(copies: list[_Copy], report: Callable, timeout: float | None) -> None:
+    """Read what the copies have sent (waiting up to `timeout`; None: until one sends)."""
+    open_fds = [c.fd for c in copies if c.fd >= 0]
     if not open_fds:
         return
     ready, _, _ = select.select(open_fds, [], [], timeout)
-    for fd in ready:
+    for copy in copies:
+        if copy.fd not in ready:
+            continue
         try:
-            chunk = os.read(fd, 65536)
+            chunk = os.read(copy.fd, 1 << 20)
         except OSError:
             chunk = b""
         if not chunk:
-            fds[fds.index(fd)] = -1  # that copy is done
-        for _ in range(len(chunk)):
-            tick()
-
-
-def _read_all(fd: int, ticks: list[int], tick: Callable[[], None]) -> bytes:
-    """Everything a copy writes on its results pipe, reporting progress meanwhile."""
-    chunks: list[bytes] = []
-    while True:
-        open_ticks = [t for t in ticks if t >= 0]
-        ready, _, _ = select.select([fd, *open_ticks], [], [])
-        if any(t in ready for t in open_ticks):
-            _drain(ticks, tick, timeout=0)
-        if fd in ready:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-
-
-def _loaded(data: bytes) -> object:
-    # Our own copy's values, through a pipe only the two processes hold (no file, no cache).
-    try:
-        return pickle.loads(data) if data else _MISSING
-    except Exception:  # noqa: BLE001 - a truncated hand-back: the share is done here instead
-        return _MISSING
+            os.close(copy.fd)
+            copy.fd = -1
+            continue
+        copy.buffer += chunk
+        while len(copy.buffer) >= _FRAME.size:
+            kind, size = _FRAME.unpack_from(copy.buffer)
+            if len(copy.buffer) < _FRAME.size + size:
+                break
+            payload = bytes(copy.buffer[_FRAME.size : _FRAME.size + size])
+            del copy.buffer[: _FRAME.size + size]
+            if kind == b"E":
+                copy.ended = True
+                continue
+            try:
+                # Our own copy's values, through a pipe only the two processes hold (no file, no cache).
+                batch = pickle.loads(payload)
+            except Exception:  # noqa: BLE001 - a damaged hand-back: the part is done here instead
+                copy.broken = True
+                continue
+            copy.pieces.extend(batch)
+            for piece in batch:
+                report(piece)
 
 
 __all__ = ["MAX_WORKERS", "run_split", "set_jobs", "shares", "worker_count"]

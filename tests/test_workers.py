@@ -28,25 +28,25 @@ def test_shares_are_contiguous_and_about_equal_in_weight():
 
 
 @linux_only
-def test_each_share_after_the_first_runs_in_a_copy_and_results_come_back_in_order(fresh_interpreter):
+def test_each_share_after_the_first_runs_in_a_copy_and_pieces_come_back_in_order(fresh_interpreter):
     got = fresh_interpreter(
         """
         import json, os
         from apiaudit.workers import run_split
-        ticks = []
-        def work(part, tick):
-            for _ in part:
-                tick()
-            return os.getpid(), list(part)
-        parts = [[0, 1, 2], [3, 4], [5, 6, 7, 8]]
-        results = run_split(parts, work, lambda: ticks.append(1))
-        print(json.dumps({"parent": os.getpid(), "results": results, "ticks": len(ticks)}))
+        seen = []
+        def work(part, send):
+            for item in part:
+                send((os.getpid(), item))
+        parts = [list(range(0, 40)), list(range(40, 45)), list(range(45, 100))]  # more than a batch
+        results = run_split(parts, work, seen.append)
+        print(json.dumps({"parent": os.getpid(), "results": results, "seen": len(seen)}))
         """
     )
-    assert [items for _, items in got["results"]] == [[0, 1, 2], [3, 4], [5, 6, 7, 8]]
-    pids = [pid for pid, _ in got["results"]]
-    assert pids[0] == got["parent"] and len(set(pids)) == 3
-    assert got["ticks"] == 9  # every process's progress is reported here
+    results = got["results"]
+    assert [[item for _, item in pieces] for pieces in results] == [list(range(0, 40)), list(range(40, 45)), list(range(45, 100))]
+    pids = [{pid for pid, _ in pieces} for pieces in results]
+    assert pids[0] == {got["parent"]} and len(set.union(*pids)) == 3
+    assert got["seen"] == 100  # every process's pieces are seen here as they arrive
 
 
 @linux_only
@@ -56,16 +56,18 @@ def test_a_copy_that_fails_or_cannot_hand_back_has_its_share_done_here(fresh_int
         import json, os
         from apiaudit.workers import run_split
         parent = os.getpid()
-        def dies(part, tick):
-            if os.getpid() != parent and 99 in part:
-                os._exit(3)  # as if killed
-            return sum(part)
-        def unpicklable(part, tick):
-            return (lambda: part) if os.getpid() != parent else list(part)  # a lambda does not pickle
-        print(json.dumps([run_split([[1, 2], [99, 1], [3]], dies), run_split([[1], [2]], unpicklable)]))
+        def dies(part, send):
+            for item in part:
+                if os.getpid() != parent and item == 99:
+                    os._exit(3)  # as if killed, after sending some
+                send(item)
+        def unpicklable(part, send):
+            for item in part:
+                send((lambda: item) if os.getpid() != parent else item)  # a lambda does not pickle
+        print(json.dumps([run_split([[1, 2], [5, 99, 1], [3]], dies), run_split([[1], [2]], unpicklable)]))
         """
     )
-    assert got == [[3, 100, 3], [[1], [2]]]
+    assert got == [[[1, 2], [5, 99, 1], [3]], [[1], [2]]]
 
 
 def test_no_copy_is_forked_while_another_thread_runs():
@@ -73,12 +75,11 @@ def test_no_copy_is_forked_while_another_thread_runs():
     thread = threading.Thread(target=stop.wait)
     thread.start()
     try:
-        results = run_split([[1], [2], [3]], lambda part, tick: (os.getpid(), list(part)))
+        results = run_split([[1], [2], [3]], lambda part, send: [send((os.getpid(), x)) for x in part] and None)
     finally:
         stop.set()
         thread.join()
-    assert {pid for pid, _ in results} == {os.getpid()}
-    assert [items for _, items in results] == [[1], [2], [3]]
+    assert results == [[(os.getpid(), 1)], [(os.getpid(), 2)], [(os.getpid(), 3)]]
 
 
 def test_jobs_and_the_environment_choose_the_count(monkeypatch):

@@ -127,23 +127,21 @@ def collect(
         # Each file not read before is parsed once (`one_pass`): its bindings and a first
         # reading of its uses, each process reading its share in import order.
         cached = [read[p] for p in paths if p in read]
-        tick = (lambda: on_file("")) if on_file else None
 
-        def read_share(share: Sequence[Path], tick: Callable[[], None]) -> list[tuple[Bindings, tuple[ConsumerFile, dict] | None]]:
+        def read_share(share: Sequence[Path], send: Callable[[tuple[int, Bindings, tuple[ConsumerFile, dict] | None]], None]) -> None:
             names = RecordingNames(options.provider_packages, options.python_version)
             for found in cached:
                 names.add(*found)
             texts = [(cache.raw(p) if cache else None) or _read_bytes(p) for p in share]
-            got: dict[int, tuple[Bindings, tuple[ConsumerFile, dict] | None]] = {}
             for i in import_order([module_name(tree, p) for p in share], texts):
-                got[i] = _read_once(tree, share[i], texts[i], options, names)
+                send((i, *_read_once(tree, share[i], texts[i], options, names)))
                 texts[i] = b""
-                tick()
-            return [got[i] for i in range(len(share))]
 
-        parts = shares(unread, workers, weight=lambda p: len((cache.raw(p) if cache else None) or b"") or _size(p))
-        for part, got in zip(parts, run_split(parts, read_share, tick)):
-            for path, (found, reading) in zip(part, got):
+        # Reading costs about as the calls a file makes; a copy also pickles the files it read.
+        parts = shares(unread, workers, weight=lambda p: _calls_in((cache.raw(p) if cache else None) or _read_bytes(p)), first=1.1)
+        for part, pieces in zip(parts, run_split(parts, read_share, lambda _: on_file("") if on_file else None)):
+            for i, found, reading in pieces:
+                path = part[i]
                 read[path] = found
                 if cache:
                     cache.put_bindings(path, found)
@@ -172,7 +170,7 @@ def collect(
             fresh.add(path)
     first_reading.clear()
     to_read = [p for p in paths if p not in results]
-    parts = shares(to_read, workers, weight=_size)
+    parts = shares(to_read, workers, weight=lambda p: _calls_in((cache.raw(p) if cache else None) or _read_bytes(p)), first=1.1)
     unreported = [sum(1 for p in to_read if p not in reported)]  # a file read twice is one step of progress
 
     def reread_tick() -> None:
@@ -180,8 +178,11 @@ def collect(
             unreported[0] -= 1
             on_file("")
 
-    read_parts = run_split(parts, lambda part, tick: [_collect_ticking(tree, p, options, tick) for p in part], reread_tick)
-    for part, found_files in zip(parts, read_parts):
+    def reread(part: Sequence[Path], send: Callable[[ConsumerFile], None]) -> None:
+        for path in part:
+            send(collect_file(tree, path, options))
+
+    for part, found_files in zip(parts, run_split(parts, reread, lambda _: reread_tick())):
         for path, result in zip(part, found_files):
             results[path] = result
             fresh.add(path)
@@ -196,17 +197,9 @@ def collect(
     return tuple(out)
 
 
-def _collect_ticking(tree: CodeTree, path: Path, options: ConsumerOptions, tick: Callable[[], None]) -> ConsumerFile:
-    found = collect_file(tree, path, options)
-    tick()
-    return found
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
+def _calls_in(raw: bytes) -> int:
+    """About how many calls a file's text makes (what reading it costs, in the main)."""
+    return raw.count(b"(") + 1
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -391,7 +384,12 @@ class _FileCache:
             parts = shares(keys, workers)
             entries: dict[str, Any] = self.entries
             if len(parts) > 1:
-                texts = run_split(parts, lambda part, _: [cachefmt.to_json(self.entries[k]) for k in part])
+
+                def encode(part: Sequence[str], send: Callable[[str], None]) -> None:
+                    for key in part:
+                        send(cachefmt.to_json(self.entries[key]))
+
+                texts = run_split(parts, encode)
                 entries = {k: cachefmt.Encoded(text) for part, found in zip(parts, texts) for k, text in zip(part, found)}
             cachefmt.write(self.path, self.KIND, {"key": self.key, "entries": entries})
             # Keep the few most recent variants of this tree (releases audited, engine versions).
