@@ -15,7 +15,7 @@ from typing import Sequence
 
 from apiaudit import scan_cache, sources
 from apiaudit.consumer import collect
-from apiaudit.engine import ScanSetup, check_file, check_files, consumer_context, prepare  # noqa: F401 - ScanSetup, check_file: re-exported
+from apiaudit.engine import ScanSetup, check_file, check_files, consumer_context, prepare, warm_index  # noqa: F401 - ScanSetup, check_file: re-exported
 from apiaudit.errors import InputError
 from apiaudit.findings import ENGINE_RULES, Finding, Report
 from apiaudit.model import ModelFacts
@@ -176,7 +176,7 @@ def _scan_once(
         progress.start(f"reading {tree.name}", len(paths))
         files = collect(
             tree, options, on_file=progress.advance, files=paths, cache_dir=cache_dir if use_index_cache else None,
-            workers=workers,
+            workers=workers, on_read=lambda file: warm_index(setup, file),
         )  # fmt: skip
         progress.start(f"checking {tree.name} against {provider_tree.name}", len(files))
         context = consumer_context(setup, label, files, model=model)

@@ -151,6 +151,24 @@ def check_file(
     return FileCheck(tuple(findings), calls)
 
 
+def warm_index(setup: ScanSetup, file: ConsumerFile) -> None:
+    """Ask the index now what checking `file`'s imports and the roots of its uses will ask it.
+
+    Answers do not depend on when they are asked; a large scan asks them in this process while
+    copies of it read the other files, so that the copies that then check files (`check_files`,
+    forked later) inherit the provider modules loaded instead of each loading them again."""
+    index = setup.index
+    try:
+        for imp in file.imports:
+            if index.module_exists(imp.module) and imp.name is not None:
+                index.resolve(f"{imp.module}.{imp.name}")
+        for use in file.uses:
+            if use.root.kind == "symbol":
+                index.resolve(use.root.name)
+    except Exception:  # noqa: BLE001 - only a head start: a check that needs the answer asks again, and reports
+        pass
+
+
 def check_files(
     setup: ScanSetup,
     files: Sequence[ConsumerFile],
@@ -191,4 +209,4 @@ def check_files(
     return findings
 
 
-__all__ = ["FileCheck", "ScanSetup", "check_file", "check_files", "consumer_context", "prepare"]
+__all__ = ["FileCheck", "ScanSetup", "check_file", "check_files", "consumer_context", "prepare", "warm_index"]
