@@ -33,3 +33,14 @@ def descendants(node: ast.AST):
                         push(item)
             elif isinstance(value, is_node):
                 push(value)
+
+
+def absolute_import(package: str, name: str | None, level: int) -> str:
+    """The module `from <level dots><name> import ...` names, inside `package` (the importing
+    module's package: itself for an `__init__`)."""
+    if level == 0:
+        return name or ""
+    parts = package.split(".") if package else []
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)]
+    return ".".join(parts + ([name] if name else []))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 
+from apiaudit.astutil import absolute_import
 from apiaudit.consumer.model import ConsumerOptions, Root
 from apiaudit.consumer.values import Chain, Const, ConsumerRef, DictValue, ProviderVersion, Value
 
@@ -61,12 +62,7 @@ class ImportContext:
         self.names = names or names_of(options)
 
     def absolute(self, module: str | None, level: int) -> str:
-        if level == 0:
-            return module or ""
-        parts = self.package.split(".") if self.package else []
-        if level > 1:
-            parts = parts[: len(parts) - (level - 1)]
-        return ".".join(parts + ([module] if module else []))
+        return absolute_import(self.package, module, level)
 
     def is_provider(self, dotted: str) -> bool:
         return dotted.split(".")[0] in self.provider_tops
@@ -96,20 +92,11 @@ def module_imports(tree: ast.Module, module: str, is_package: bool) -> dict[str,
     """Module-level names bound by imports: local dotted name -> imported dotted path (absolute)."""
     package = module if is_package else module.rpartition(".")[0]
     out: dict[str, str] = {}
-
-    def absolute(name: str | None, level: int) -> str:
-        if level == 0:
-            return name or ""
-        parts = package.split(".") if package else []
-        if level > 1:
-            parts = parts[: len(parts) - (level - 1)]
-        return ".".join(parts + ([name] if name else []))
-
     pending = list(tree.body)
     while pending:
         stmt = pending.pop(0)
         if isinstance(stmt, ast.ImportFrom):
-            base = absolute(stmt.module, stmt.level)
+            base = absolute_import(package, stmt.module, stmt.level)
             for alias in stmt.names:
                 if alias.name != "*":
                     out[f"{module}.{alias.asname or alias.name}"] = f"{base}.{alias.name}"

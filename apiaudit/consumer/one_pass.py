@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from apiaudit.astutil import absolute_import
 from apiaudit.consumer.imports import ConsumerNames, with_python
 from apiaudit.consumer.values import DictValue, Value
 
@@ -75,10 +76,7 @@ def import_order(modules: Sequence[tuple[str, bool]], texts: Sequence[bytes]) ->
             if plain:
                 dotted = plain.decode("ascii", "replace")
             else:
-                parts = package.split(".") if package else []
-                if len(dots) > 1:
-                    parts = parts[: len(parts) - (len(dots) - 1)]
-                dotted = ".".join(parts + [name.decode("ascii", "replace")]) if dots else name.decode("ascii", "replace")
+                dotted = absolute_import(package, name.decode("ascii", "replace") or None, len(dots))
             # The module itself and every package on the way (their __init__ runs first).
             while dotted:
                 if dotted in index:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from apiaudit.astutil import dotted_text
+from apiaudit.astutil import absolute_import, dotted_text
 
 CATEGORIES = ("DeprecationWarning", "FutureWarning", "PendingDeprecationWarning")
 
@@ -55,7 +55,7 @@ def module_imports(module: ast.Module, name: str, is_package: bool) -> dict[str,
     while pending:
         stmt = pending.pop(0)
         if isinstance(stmt, ast.ImportFrom):
-            base = _absolute(package, stmt.module, stmt.level)
+            base = absolute_import(package, stmt.module, stmt.level)
             for alias in stmt.names:
                 out[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
         elif isinstance(stmt, ast.Import):
@@ -67,15 +67,6 @@ def module_imports(module: ast.Module, name: str, is_package: bool) -> dict[str,
             clauses = [getattr(stmt, "body", []), *(h.body for h in getattr(stmt, "handlers", [])), getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])]
             pending[:0] = [s for clause in clauses for s in clause]
     return out
-
-
-def _absolute(package: str, name: str | None, level: int) -> str:
-    if level == 0:
-        return name or ""
-    parts = package.split(".") if package else []
-    if level > 1:
-        parts = parts[: len(parts) - (level - 1)]
-    return ".".join(parts + ([name] if name else []))
 
 
 def marks_of(
