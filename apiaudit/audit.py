@@ -14,20 +14,18 @@ from pathlib import Path
 from typing import Sequence
 
 from apiaudit import scan_cache, sources
-from apiaudit.consumer import collect
-from apiaudit.engine import ScanSetup, check_file, check_files, consumer_context, prepare, warm_index  # noqa: F401 - ScanSetup, check_file: re-exported
 from apiaudit.errors import InputError
 from apiaudit.findings import ENGINE_RULES, Finding, Report
 from apiaudit.model import ModelFacts
 from apiaudit.policy import ConsumerFiles, Settings, apply_policy, excluded, load_settings
 from apiaudit.progress import NullProgress, Progress
-from apiaudit.provider.cache import save_index
 from apiaudit.recipes import RuleBook, load_rulebook
-from apiaudit.provider.registry import check_architecture
 from apiaudit.recipes.loader import default_target, load_remote_code_rules
 from apiaudit.report.json_format import report_from_dict, report_to_dict
 from apiaudit.sources.base import CodeTree
-from apiaudit.workers import worker_count
+
+# The engine (consumer stage, checks, index) is imported on a whole-scan cache miss only: a
+# warm scan answered from `scan_cache` never loads it.
 
 
 def scan(
@@ -158,6 +156,12 @@ def _scan_once(
                 report = None  # an entry this engine cannot read back: scanned afresh
             if report is not None:
                 return replace(report, duration_s=round(time.perf_counter() - started, 3)), read, known_rules
+    from apiaudit.consumer import collect
+    from apiaudit.engine import check_files, consumer_context, prepare, warm_index
+    from apiaudit.provider.cache import save_index
+    from apiaudit.provider.registry import check_architecture
+    from apiaudit.workers import worker_count
+
     setup = prepare(
         provider_tree, book, cache_dir=cache_dir if use_index_cache else None, python_version=python_version,
         remote_code_rules=remote_code_rules,

@@ -3,7 +3,7 @@ any changed input, consumer or provider, scans afresh; policy is applied on ever
 
 from __future__ import annotations
 
-from apiaudit import audit
+from apiaudit import engine
 from apiaudit.audit import scan
 from apiaudit.policy.config import Settings
 from tests.provider.test_cache import _rules, pair  # noqa: F401 - pair: the fixture, a provider and a consumer
@@ -13,7 +13,7 @@ def _no_index(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("unchanged inputs must be answered without opening the index")
 
-    monkeypatch.setattr(audit, "prepare", refuse)
+    monkeypatch.setattr(engine, "prepare", refuse)  # what `scan` readies a release with, on a miss
 
 
 def test_unchanged_inputs_answer_from_the_results(pair, monkeypatch):

@@ -12,7 +12,17 @@ from apiaudit.recipes.model import (
     RpcRule,
     RuleBook,
 )
-from apiaudit.recipes.patterns import match_patterns
+
+
+def __getattr__(name: str):
+    # `match_patterns` reads source with the consumer stage: imported when first asked for, so
+    # loading the rules (every scan, a warm one too) does not import the engine.
+    if name == "match_patterns":
+        from apiaudit.recipes.patterns import match_patterns
+
+        return match_patterns
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CHANGE_KINDS",

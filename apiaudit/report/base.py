@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 import textwrap
 from dataclasses import dataclass
-from importlib import metadata
 
 from apiaudit.findings import CodeOrigin, Finding, Report, Severity
 
@@ -53,6 +52,8 @@ def tool_version() -> str:
             return version
     except ImportError:  # pragma: no cover - we are inside apiaudit
         pass
+    from importlib import metadata  # only where apiaudit has no __version__ (never in practice)
+
     try:
         return metadata.version(TOOL_NAME)
     except metadata.PackageNotFoundError:
