@@ -98,14 +98,30 @@ def register_module(module: ModuleType) -> None:
 
 def environment_key() -> str:
     """The interpreter and Griffe versions: a cache written under others is not read."""
+    python = f"{sys.implementation.name}-{'.'.join(map(str, sys.version_info[:3]))}"
+    return f"{python}/griffe-{_griffe_version()}"
+
+
+def _griffe_version() -> str:
+    """The installed Griffe's version, from the `griffe-X.dist-info` folder beside it when there
+    is exactly one (what `importlib.metadata` reads, without importing it: a warm scan asks this
+    first), else from `importlib.metadata`."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("griffe")  # finds the package; imports none of it
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.origin:
+        found = list(Path(spec.origin).parent.parent.glob("griffe-*.dist-info"))
+        if len(found) == 1:
+            return found[0].name[len("griffe-") : -len(".dist-info")]
     try:
         from importlib.metadata import version
 
-        griffe_version = version("griffe")
+        return version("griffe")
     except Exception:  # noqa: BLE001 - no griffe metadata: still a stable key
-        griffe_version = "unknown"
-    python = f"{sys.implementation.name}-{'.'.join(map(str, sys.version_info[:3]))}"
-    return f"{python}/griffe-{griffe_version}"
+        return "unknown"
 
 
 # ------------------------------------------------------------------------------ values

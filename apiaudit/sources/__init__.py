@@ -11,7 +11,6 @@ from pathlib import Path
 from apiaudit.errors import InputError
 from apiaudit.sources.base import CodeTree, Reporter, SourceWarning
 from apiaudit.sources.cache import default_cache_dir
-from apiaudit.sources.installed import resolve_installed
 from apiaudit.sources.local import looks_like_path, resolve_path
 from apiaudit.sources.release import check_distribution_name, fetch_release, parse_release_spec
 from apiaudit.sources.release import release_versions as _release_versions
@@ -43,6 +42,8 @@ def resolve(
     if any(op in spec for op in ("<", ">", "!=", "~=", "=", "@", "[", " ")):
         raise InputError(f"cannot audit {spec!r}: give a path, NAME==VERSION, or an installed distribution NAME")
     check_distribution_name(spec)
+    from apiaudit.sources.installed import resolve_installed  # importlib.metadata: only for an installed NAME
+
     return resolve_installed(spec)
 
 

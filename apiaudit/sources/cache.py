@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import tempfile
@@ -28,10 +29,18 @@ from typing import Callable, Literal
 # How a release entry was filled (apiaudit/sources/ranged.py reads wheels by ranges).
 FetchMethod = Literal["ranges", "download"]
 
-from packaging.utils import canonicalize_name
 
 from apiaudit.atomic import atomic_write
 from apiaudit.errors import CacheError
+
+
+def canonicalize_name(name: str) -> str:
+    """A distribution name as PEP 503 compares it (`packaging.utils.canonicalize_name`; the same
+    rule, without importing packaging's tag machinery on a warm scan)."""
+    return _SEPARATORS.sub("-", name).lower()
+
+
+_SEPARATORS = re.compile(r"[-_.]+")
 
 MARKER_NAME = "complete.json"
 # Still 1: the per-file `sha256` map was added as an optional key, so entries stay readable

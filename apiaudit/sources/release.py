@@ -26,18 +26,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Callable
 
-from packaging.utils import (
-    InvalidSdistFilename,
-    InvalidWheelFilename,
-    canonicalize_name,
-    parse_sdist_filename,
-    parse_wheel_filename,
-)
 from packaging.version import InvalidVersion, Version
 
 from apiaudit.atomic import DiskFullError, atomic_write, disk_full_or, is_disk_full, write_new
 from apiaudit.errors import InputError
 from apiaudit.sources import cache
+from apiaudit.sources.cache import canonicalize_name
 from apiaudit.sources.base import CodeTree, Reporter, report_step, report_warning
 
 if TYPE_CHECKING:  # the range reader (urllib, ssl) is imported on the first fetch, not by every scan
@@ -341,6 +335,8 @@ def _newest(versions: list[str]) -> str | None:
 
 def _version_skipped(output: str, name: str, version: str) -> bool:
     """Whether pip saw files of NAME==VERSION but skipped them all (sdist only, or other platforms)."""
+    from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+
     wanted_name, wanted_version = canonicalize_name(name), Version(version)
     for url in re.findall(r"Skipping link: .*?: (\S+)", output):
         filename = url.split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1]
