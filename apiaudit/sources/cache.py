@@ -19,7 +19,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import tempfile
 import time
 from dataclasses import dataclass
@@ -322,6 +321,8 @@ def new_partial_dir(cache_dir: Path) -> Path:
 
 
 def _owner_tag() -> str:
+    import socket  # only when a release is being fetched (a warm scan never gets here)
+
     host = "".join(c if c.isalnum() else "_" for c in socket.gethostname())[:40] or "host"
     return f"{host}-{os.getpid()}"
 
