@@ -50,8 +50,6 @@ def is_body_helper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         name = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else None
         if name not in _TRANSPARENT_DECORATORS:
             return False  # another decorator may return anything
-    if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for stmt in node.body for n in descendants(stmt)):
-        return False  # a generator: calling it returns a generator object
     count = 0
     returns = False
     pending: list[ast.stmt] = list(node.body)
@@ -68,7 +66,8 @@ def is_body_helper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
             returns = returns or (isinstance(stmt, ast.Return) and stmt.value is not None)
         else:
             return False
-    return returns
+    # Last, as the costliest test (every node of the body): a generator's call returns a generator object.
+    return returns and not any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for stmt in node.body for n in descendants(stmt))
 
 
 def local_names(body: list[ast.stmt]) -> set[str]:
