@@ -59,11 +59,15 @@ def main() -> None:
     # values): at the default thresholds the collector's passes over them cost more than the
     # cycles they free (a third of a cold 1,000-file scan). `run` (training) and library callers
     # keep Python's settings.
-    command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
-    if command in _AUDIT_COMMANDS:
+    if _command() in _AUDIT_COMMANDS:
         gc.set_threshold(*_GC_THRESHOLDS)
     install_signal_handlers()
     cli(prog_name="apiaudit")
+
+
+def _command() -> str | None:
+    """The command the command line names (its first word that is not an option)."""
+    return next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
 
 
 def run() -> None:
@@ -75,8 +79,7 @@ def run() -> None:
         code: object = 0
     except SystemExit as exc:
         code = exc.code
-    command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
-    if command not in _AUDIT_COMMANDS:
+    if _command() not in _AUDIT_COMMANDS:
         raise SystemExit(code)
     if code is not None and not isinstance(code, int):
         print(code, file=sys.stderr)  # what SystemExit("message") prints

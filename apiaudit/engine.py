@@ -181,32 +181,40 @@ def check_files(
     shared among `workers` processes (`apiaudit.workers`) when there are enough files. What the
     other processes' indexes learned joins this one's (the index cache keeps it)."""
     parts = shares(range(len(files)), workers, weight=lambda i: 1 + len(files[i].imports) + len(files[i].uses))
-    if len(parts) == 1:
-        out: list[Finding] = []
-        for file in files:
-            out.extend(check_file(setup, file, consumer=consumer).findings)
-            if on_file:
-                on_file()
-        return out
 
-    def check_part(part: Sequence[int], send: Callable[[tuple], None]) -> None:
+    def check_part(part: Sequence[int], send: Callable[[_Checked | _Learned], None]) -> None:
         answered = setup.index.answered()
         for i in part:
-            send(("file", check_file(setup, files[i], consumer=consumer).findings))
-        send(("learned", *setup.index.answers_since(answered)))
+            send(_Checked(check_file(setup, files[i], consumer=consumer).findings))
+        send(_Learned(*setup.index.answers_since(answered)))
 
-    def progress(piece: tuple) -> None:
-        if on_file and piece[0] == "file":
+    def progress(piece: _Checked | _Learned) -> None:
+        if on_file and isinstance(piece, _Checked):
             on_file()
 
     findings: list[Finding] = []
     for pieces in run_split(parts, check_part, progress):
         for piece in pieces:
-            if piece[0] == "file":
-                findings.extend(piece[1])
-            else:
-                setup.index.adopt(piece[1], piece[2])
+            if isinstance(piece, _Checked):
+                findings.extend(piece.findings)
+            else:  # what a copy's index learned (in this process: nothing new)
+                setup.index.adopt(piece.answers, piece.touched)
     return findings
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """`check_files`' piece for one file: its findings."""
+
+    findings: tuple[Finding, ...]
+
+
+@dataclass(frozen=True)
+class _Learned:
+    """`check_files`' last piece of a share: the plain answers its index learned, and the files read."""
+
+    answers: dict
+    touched: dict[str, str]
 
 
 __all__ = ["FileCheck", "ScanSetup", "check_file", "check_files", "consumer_context", "prepare", "warm_index"]

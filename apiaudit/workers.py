@@ -55,11 +55,16 @@ def worker_count() -> int:
     text = os.environ.get("APIAUDIT_JOBS", "").strip()
     if text.isdigit() and int(text) >= 1:
         return int(text)
+    return usable_cpus(MAX_WORKERS)
+
+
+def usable_cpus(at_most: int) -> int:
+    """The CPUs this process may run on, at most `at_most` (at least 1)."""
     try:
         cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
+    except (AttributeError, OSError):  # not on Linux
         cpus = os.cpu_count() or 1
-    return max(1, min(cpus, MAX_WORKERS))
+    return max(1, min(cpus, at_most))
 
 
 def shares(
@@ -243,4 +248,4 @@ def _take_in(copies: list[_Copy], report: Callable, timeout: float | None) -> No
                 report(piece)
 
 
-__all__ = ["MAX_WORKERS", "run_split", "set_jobs", "shares", "worker_count"]
+__all__ = ["MAX_WORKERS", "run_split", "set_jobs", "shares", "usable_cpus", "worker_count"]

@@ -47,13 +47,19 @@ def module_name(tree: CodeTree, path: Path) -> tuple[str, bool]:
 
 
 def collect_file(
-    tree: CodeTree, path: Path, options: ConsumerOptions, syntax: ast.Module | None = None, names: ConsumerNames | None = None
+    tree: CodeTree,
+    path: Path,
+    options: ConsumerOptions,
+    syntax: ast.Module | None = None,
+    names: ConsumerNames | None = None,
+    raw: bytes | None = None,
 ) -> ConsumerFile:
-    """One file's uses; `names`: what the other files export (default: the tables in `options`)."""
+    """One file's uses; `names`: what the other files export (default: the tables in `options`);
+    `syntax` and `raw`: its tree and bytes, when already at hand."""
     rel = path.relative_to(tree.root).as_posix()
     module, is_package = module_name(tree, path)
     try:
-        raw = path.read_bytes()
+        raw = path.read_bytes() if raw is None else raw
         source = raw.decode("utf-8", errors="replace")
         if syntax is None:
             syntax = _parse_bytes(raw, rel)
@@ -113,6 +119,10 @@ def collect(
         _verify_release_files(tree, paths, cache)
     reported: set[Path] = set()
 
+    def text_of(path: Path) -> bytes:
+        """The file's bytes: those its sha256 was taken of, else read now."""
+        return (cache.raw(path) if cache else None) or _read_bytes(path)
+
     def done(path: Path) -> None:
         if on_file and path not in reported:
             reported.add(path)
@@ -134,7 +144,7 @@ def collect(
             names = RecordingNames(options.provider_packages, options.python_version)
             for found in cached:
                 names.add(*found)
-            texts = [(cache.raw(p) if cache else None) or _read_bytes(p) for p in share]
+            texts = [text_of(p) for p in share]
             for i in import_order([module_name(tree, p) for p in share], texts):
                 send((i, *_read_once(tree, share[i], texts[i], options, names)))
                 texts[i] = b""
@@ -142,7 +152,7 @@ def collect(
         # Reading costs about as the calls a file makes; a copy also pickles the files it read,
         # and this process takes in every copy's files (and hands each to `on_read`).
         lead = 1.1 if on_read is None else _READS_WITH_ON_READ
-        parts = shares(unread, workers, weight=lambda p: _calls_in((cache.raw(p) if cache else None) or _read_bytes(p)), first=lead)
+        parts = shares(unread, workers, weight=lambda p: _calls_in(text_of(p)), first=lead)
 
         def arrived(piece: tuple[int, Bindings, tuple[ConsumerFile, dict] | None]) -> None:
             if on_file:
@@ -181,7 +191,7 @@ def collect(
             fresh.add(path)
     first_reading.clear()
     to_read = [p for p in paths if p not in results]
-    parts = shares(to_read, workers, weight=lambda p: _calls_in((cache.raw(p) if cache else None) or _read_bytes(p)), first=1.1)
+    parts = shares(to_read, workers, weight=lambda p: _calls_in(text_of(p)), first=1.1)
     unreported = [sum(1 for p in to_read if p not in reported)]  # a file read twice is one step of progress
 
     def reread_tick() -> None:
@@ -191,7 +201,7 @@ def collect(
 
     def reread(part: Sequence[Path], send: Callable[[ConsumerFile], None]) -> None:
         for path in part:
-            send(collect_file(tree, path, options))
+            send(collect_file(tree, path, options, raw=cache.raw(path) if cache else None))
 
     for part, found_files in zip(parts, run_split(parts, reread, lambda _: reread_tick())):
         for path, result in zip(part, found_files):
@@ -236,7 +246,7 @@ def _read_once(
     found = _bindings_of(tree, path, raw, syntax, options)
     names.add(*found)
     asked = names.start()
-    return found, (collect_file(tree, path, options, syntax=syntax, names=names), asked)
+    return found, (collect_file(tree, path, options, syntax=syntax, names=names, raw=raw), asked)
 
 
 def _canonical(value: object) -> object:

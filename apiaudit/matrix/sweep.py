@@ -9,7 +9,6 @@ index cache is keyed per release, so concurrent runs only ever cost duplicate wo
 from __future__ import annotations
 
 import multiprocessing
-import os
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
@@ -19,6 +18,7 @@ from typing import Sequence
 
 from apiaudit import sources
 from apiaudit.audit import scan
+from apiaudit.workers import usable_cpus
 from apiaudit.model import ModelFacts
 from apiaudit.errors import InputError
 from apiaudit.findings import CodeOrigin, Report, Severity
@@ -233,14 +233,6 @@ def _scan_one(consumers: list[str], provider_spec: str, cache_dir: str, rules_di
     return scan(consumers, provider_spec, cache_dir=Path(cache_dir), rules_dirs=[Path(d) for d in rules_dirs], model=model)
 
 
-def _default_scan_jobs() -> int:
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(4, cores))
-
-
 def _fetch_and_scan(
     consumers: list[str],
     name: str,
@@ -255,7 +247,7 @@ def _fetch_and_scan(
     verify_wheels: bool | None = None,
 ) -> list[MatrixRow]:
     reporter = _LockedSteps(progress)
-    scan_jobs = scan_jobs or _default_scan_jobs()
+    scan_jobs = scan_jobs or usable_cpus(4)  # scans at once: the CPU cores, at most 4
     progress.start(f"scanning {len(consumers)} consumer(s) against {len(versions)} {name} release(s)", len(versions))
     rows: dict[str, MatrixRow] = {}
     fetched: dict[str, bool] = {}
