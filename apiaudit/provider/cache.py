@@ -75,7 +75,8 @@ cachefmt.register_module(model)
 def _engine_fingerprint() -> str:
     here = Path(__file__).parent
     digest = hashlib.sha256(f"{FORMAT}\0{cachefmt.environment_key()}".encode())
-    for path in sorted(here.rglob("*.py")):
+    # The index's own code, and the deprecation forecast, whose answers the memo keeps too.
+    for path in [*sorted(here.rglob("*.py")), here.parent / "deprecations.py"]:
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
