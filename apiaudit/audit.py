@@ -16,13 +16,16 @@ from typing import Sequence
 from apiaudit import scan_cache, sources
 from apiaudit.errors import InputError
 from apiaudit.findings import ENGINE_RULES, Finding, Report
-from apiaudit.model import ModelFacts
 from apiaudit.policy import ConsumerFiles, Settings, apply_policy, excluded, load_settings
 from apiaudit.progress import NullProgress, Progress
-from apiaudit.recipes import RuleBook, load_rulebook
-from apiaudit.recipes.loader import default_target, load_remote_code_rules
+from apiaudit.recipes.files import rules_digest
 from apiaudit.report.json_format import report_from_dict, report_to_dict
 from apiaudit.sources.base import CodeTree
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apiaudit.model import ModelFacts
+    from apiaudit.recipes import RuleBook
 
 # The engine (consumer stage, checks, index) is imported on a whole-scan cache miss only: a
 # warm scan answered from `scan_cache` never loads it.
@@ -124,28 +127,18 @@ def _scan_once(
         from apiaudit.policy.offline import require_cached
 
         require_cached([provider, *consumers], cache_dir)
-    provider_tree = sources.resolve(provider, cache_dir=cache_dir, progress=progress)
-    if provider_version is not None:
-        provider_tree = replace(provider_tree, version=_checked_version(provider_version))
-    if not provider_tree.packages:
-        raise InputError(f"{provider} holds no Python package to audit against")
-    full_book = _full_rulebook(rules_dirs, provider_tree)
-    book = full_book.applicable(provider_tree.version)
-    # A rule id the config names must exist for this provider, in any of its versions.
-    known_rules = frozenset(ENGINE_RULES) | frozenset(full_book.rule_infos())
-    settings.check_rule_ids(set(known_rules))
-    remote_code_rules = load_remote_code_rules(list(map(Path, rules_dirs))) if model is not None else ()
-    trees = [sources.resolve(spec, cache_dir=cache_dir, progress=progress) for spec in consumers]
-    labels = consumer_labels(trees)
-    chosen = [
-        [p for p in tree.python_files() if not excluded(_relative(p, tree.root), settings.exclude)] for tree in trees
-    ]
-    read = [
-        ConsumerFiles(label, Path(tree.root), tuple(_relative(p, tree.root) for p in paths))
-        for tree, label, paths in zip(trees, labels, chosen)
-    ]
+    # First as a warm scan needs them: cached releases located by their markers, not listed.
+    # Nothing is read from them unless the results cache misses, and then they are resolved
+    # again, each checked whole.
+    provider_tree = _provider_tree(provider, cache_dir, progress, provider_version, check_entry=False)
+    # The rules are read before any consumer is fetched: a broken rule file or a rule id the
+    # settings name that no rule has is reported first.
+    rules, full_book = _rules(rules_dirs, provider_tree, cache_dir if use_index_cache else None)
+    settings.check_rule_ids(set(rules.known_rules))
+    trees = [sources.resolve(spec, cache_dir=cache_dir, progress=progress, check_entry=False) for spec in consumers]
+    labels, chosen, read = _consumer_files(trees, settings)
     results_key = (
-        _results_key(provider_tree, book, remote_code_rules, model, python_version, trees, read) if use_index_cache else None
+        _results_key(provider_tree, rules.digest, model, python_version, trees, read) if use_index_cache else None
     )
     if results_key is not None:
         cached = scan_cache.lookup(cache_dir, results_key, provider_tree)
@@ -155,13 +148,24 @@ def _scan_once(
             except InputError:
                 report = None  # an entry this engine cannot read back: scanned afresh
             if report is not None:
-                return replace(report, duration_s=round(time.perf_counter() - started, 3)), read, known_rules
+                return replace(report, duration_s=round(time.perf_counter() - started, 3)), read, rules.known_rules
+    located = (provider_tree, trees)
+    provider_tree = _provider_tree(provider, cache_dir, progress, provider_version, check_entry=True)
+    trees = [sources.resolve(spec, cache_dir=cache_dir, progress=progress) for spec in consumers]
+    if (provider_tree, trees) != located:  # an entry found broken was fetched again
+        labels, chosen, read = _consumer_files(trees, settings)
+        if results_key is not None:
+            results_key = _results_key(provider_tree, rules.digest, model, python_version, trees, read)
     from apiaudit.consumer import collect
     from apiaudit.engine import check_files, consumer_context, prepare, warm_index
     from apiaudit.provider.cache import save_index
     from apiaudit.provider.registry import check_architecture
+    from apiaudit.recipes.loader import load_remote_code_rules
     from apiaudit.workers import worker_count
 
+    full_book = full_book or _full_rulebook(rules_dirs, provider_tree)
+    book = full_book.applicable(provider_tree.version)
+    remote_code_rules = load_remote_code_rules(list(map(Path, rules_dirs))) if model is not None else ()
     setup = prepare(
         provider_tree, book, cache_dir=cache_dir if use_index_cache else None, python_version=python_version,
         remote_code_rules=remote_code_rules,
@@ -213,10 +217,53 @@ def _scan_once(
     )
     if results_key is not None:
         scan_cache.store(cache_dir, results_key, provider_tree, dict(index.loader.touched), report_to_dict(report))
-    return report, read, known_rules
+    return report, read, rules.known_rules
 
 
-def _results_key(provider_tree, book, remote_code_rules, model, python_version, trees, read) -> str | None:
+def _provider_tree(
+    provider: str, cache_dir: Path, progress: Progress, provider_version: str | None, *, check_entry: bool
+) -> CodeTree:
+    tree = sources.resolve(provider, cache_dir=cache_dir, progress=progress, check_entry=check_entry)
+    if provider_version is not None:
+        tree = replace(tree, version=_checked_version(provider_version))
+    if not tree.packages:
+        raise InputError(f"{provider} holds no Python package to audit against")
+    return tree
+
+
+def _consumer_files(
+    trees: list[CodeTree], settings: Settings
+) -> tuple[list[str], list[list[Path]], list[ConsumerFiles]]:
+    """Each consumer's label, the files the scan reads (after excludes), and those files for the policy."""
+    labels = consumer_labels(trees)
+    chosen = [
+        [p for p in tree.python_files() if not excluded(_relative(p, tree.root), settings.exclude)] for tree in trees
+    ]
+    read = [
+        ConsumerFiles(label, Path(tree.root), tuple(_relative(p, tree.root) for p in paths))
+        for tree, label, paths in zip(trees, labels, chosen)
+    ]
+    return labels, chosen, read
+
+
+def _rules(rules_dirs: Sequence[Path], provider_tree: CodeTree, cache_dir: Path | None) -> tuple[scan_cache.RulesSummary, RuleBook | None]:
+    """What the scan must know of the rules up front, and the rule book when it had to be loaded.
+
+    With a cache, an unchanged set of rule files (by their bytes) is answered without parsing them."""
+    digest = rules_digest(list(map(Path, rules_dirs)))
+    names = tuple(dict.fromkeys((provider_tree.name, *provider_tree.packages)))
+    if cache_dir is not None:
+        cached = scan_cache.cached_rules(cache_dir, digest, names)
+        if cached is not None:
+            return cached, None
+    book = _full_rulebook(rules_dirs, provider_tree)
+    summary = scan_cache.RulesSummary(digest, frozenset(ENGINE_RULES) | frozenset(book.rule_infos()))
+    if cache_dir is not None:
+        scan_cache.store_rules(cache_dir, names, summary)
+    return summary, book
+
+
+def _results_key(provider_tree, rules_digest, model, python_version, trees, read) -> str | None:
     """The whole-scan cache key (`apiaudit.scan_cache`); None when a consumer file cannot be read."""
     consumers = []
     for tree, files in zip(trees, read):
@@ -224,10 +271,7 @@ def _results_key(provider_tree, book, remote_code_rules, model, python_version, 
         if digests is None:
             return None
         consumers.append(scan_cache.ConsumerInput(tree.name, tree.version, str(files.root.resolve()), files.label, digests))
-    return scan_cache.scan_key(
-        provider_tree, book.fingerprint or "", repr(remote_code_rules), repr(model),
-        tuple(python_version or sys.version_info[:3]), tuple(consumers),
-    )  # fmt: skip
+    return scan_cache.scan_key(provider_tree, rules_digest, repr(model), tuple(python_version or sys.version_info[:3]), tuple(consumers))
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -272,6 +316,8 @@ def _checked_version(text: str) -> str:
 
 def _defaults(rules_dirs: Sequence[Path]) -> tuple[str, list[str]]:
     """With no arguments: the provider and consumers the rule files name (data, not code)."""
+    from apiaudit.recipes.loader import default_target
+
     target = default_target(list(map(Path, rules_dirs)))
     if target is None:
         raise InputError("no --provider given and no rules file names a default: pass --provider and --consumer")
@@ -285,6 +331,8 @@ def rulebook_for(rules_dirs: Sequence[Path], provider_tree) -> RuleBook:
 
 def _full_rulebook(rules_dirs: Sequence[Path], provider_tree) -> RuleBook:
     """The rules for this provider (by distribution or package name), every version's."""
+    from apiaudit.recipes.loader import load_rulebook
+
     names = [provider_tree.name, *provider_tree.packages]
     book = None
     for name in dict.fromkeys(names):

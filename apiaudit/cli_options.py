@@ -214,10 +214,12 @@ def output_option(what: str = "the report", *, aliases: tuple[str, ...] = ()):
 
 def _with_model(func, model_path, architecture):
     def call(*args, **kwargs):
-        from apiaudit.model import load_model
-
         if "model" in kwargs:  # invoked from another command that already read it
             return func(*args, **kwargs)
+        if model_path is None and architecture is None:
+            return func(*args, model=None, **kwargs)  # no model named: the model stage is not imported
+        from apiaudit.model import load_model
+
         return func(*args, model=load_model(model_path, architecture), **kwargs)
 
     return call

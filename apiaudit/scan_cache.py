@@ -2,15 +2,24 @@
 the provider index or running a check (a warm `matrix` row, the same preflight again).
 
 The key names everything the checks read: apiaudit's own code and the Python and Griffe
-versions, the rules in force (their fingerprint), the model facts, the assumed Python version,
-the provider tree's identity, and every consumer file's path and sha256 (after excludes). The
-provider's *content*: for a fetched release, the digest of the per-file sha256 map its entry
-recorded at extraction is in the key; and for every tree the entry records each provider file
-the scan read with its sha256 and stat: a changed file (stat first, then content) makes the
-entry stale, and in a release it is a broken entry, as wherever a release file is read. What is cached is the report before policy (suppressions,
-baseline and severities are applied afresh on every run), as the report JSON, data only
-(`apiaudit.cachefmt`). Only finished scans are stored: a scan that stopped with an input error
+versions, the rules (every rule file's bytes, `apiaudit.recipes.files.rules_digest`), the model facts, the assumed Python version,
+the provider tree's identity, and every consumer file's path and sha256 (after excludes).
+
+The provider's *content*: for a fetched release, the digest of the per-file sha256 map its
+entry recorded at extraction is in the key, and that map is what the release is. The answer
+stored was computed from files each checked against that map as it was read, so it is the
+answer for the release whatever its cached copy holds now: a warm scan checks none of its
+files (a copy damaged since is found, and fetched again, by the next scan that reads it).
+For any other tree the entry records each provider file the scan read with its sha256 and
+stat: a changed file (stat first, then content) makes the entry stale.
+
+What is cached is the report before policy (suppressions, baseline and severities are applied
+afresh on every run), as the report JSON, data only (`apiaudit.cachefmt`). Only finished scans are stored: a scan that stopped with an input error
 is never answered from here.
+
+What a scan must know of the rules before it knows whether it runs (the rule ids the project's
+settings may name, checked before any consumer is fetched) is cached beside, by the same digest
+of the rule files' bytes: a warm scan parses no TOML and builds no rule classes.
 """
 
 from __future__ import annotations
@@ -26,24 +35,45 @@ from apiaudit.atomic import is_disk_full
 from apiaudit.sources.base import CodeTree
 from apiaudit.sources.cache import content_verifier, recorded_digests
 
-FORMAT = 1
+FORMAT = 2
 KIND = "scan-results"
+RULES_KIND = "rules-summary"
 _ENGINE: str | None = None
 
 
 def engine_fingerprint() -> str:
-    """apiaudit's own source (every module a scan runs, the runner aside) and the environment."""
+    """apiaudit's own source (every module a scan runs, the runner aside) and the environment.
+
+    The source is known by each file's path, size and modification time, as Python itself
+    decides whether a module's cached bytecode is still its source: a warm scan does not read
+    and hash the engine's own code."""
     global _ENGINE
     if _ENGINE is None:  # the code does not change within a process; the environment key may
-        here = Path(__file__).resolve().parent
+        here = os.path.dirname(os.path.abspath(__file__))
         digest = hashlib.sha256(str(FORMAT).encode())
-        for path in sorted(here.rglob("*.py")):
-            rel = path.relative_to(here).as_posix()
-            if rel.startswith("runner/"):
-                continue
-            digest.update(rel.encode() + b"\0" + path.read_bytes())
+        for rel, size, mtime in _source_stats(here):
+            if not rel.startswith("runner/"):
+                digest.update(f"{rel}\0{size}\0{mtime}\n".encode())
         _ENGINE = digest.hexdigest()
     return hashlib.sha256(f"{_ENGINE}\0{cachefmt.environment_key()}".encode()).hexdigest()
+
+
+def _source_stats(root: str) -> list[tuple[str, int, int]]:
+    """(relative posix path, size, mtime in ns) of every `.py` file under `root`, sorted."""
+    found: list[tuple[str, int, int]] = []
+    stack = [("", root)]
+    while stack:
+        prefix, folder = stack.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != "__pycache__":
+                        stack.append((f"{prefix}{entry.name}/", entry.path))
+                elif entry.name.endswith(".py"):
+                    st = entry.stat()
+                    found.append((prefix + entry.name, st.st_size, st.st_mtime_ns))
+    found.sort()
+    return found
 
 
 @dataclass(frozen=True)
@@ -69,13 +99,12 @@ def file_digests(root: Path, relative_paths: tuple[str, ...]) -> tuple[tuple[str
 
 
 def scan_key(
-    provider: CodeTree, rules_fingerprint: str, remote_code: str, model: str, python_version: tuple[int, ...],
-    consumers: tuple[ConsumerInput, ...],
+    provider: CodeTree, rules_digest: str, model: str, python_version: tuple[int, ...], consumers: tuple[ConsumerInput, ...],
 ) -> str:
     digest = hashlib.sha256(engine_fingerprint().encode())
     parts = (
         provider.name, provider.version, str(provider.root.resolve()), provider.kind, tuple(provider.packages),
-        _release_content(provider), rules_fingerprint, remote_code, model, tuple(python_version), consumers,
+        _release_content(provider), rules_digest, model, tuple(python_version), consumers,
     )
     digest.update(repr(parts).encode())
     return digest.hexdigest()
@@ -95,10 +124,11 @@ def _entry(cache_dir: Path, key: str) -> Path:
 
 
 def lookup(cache_dir: Path, key: str, provider: CodeTree) -> dict | None:
-    """The cached report (as report JSON) for `key`, when every provider file it read is unchanged.
+    """The cached report (as report JSON) for `key`, when every provider file it recorded is unchanged.
 
-    A release file whose stat changed is hashed and checked against what its entry recorded
-    at extraction, as wherever a release file is read: an edit is a broken entry (CacheError)."""
+    A release whose content the key pins records none. One that does not (a marker without
+    per-file digests): a file whose stat changed is hashed and checked against what its entry
+    recorded at extraction, as wherever a release file is read: an edit is a broken entry (CacheError)."""
     data = cachefmt.read_or_discard(_entry(cache_dir, key), KIND, "scan results cache", "scanning afresh")
     if not isinstance(data, dict) or set(data) != {"key", "provider_files", "report"} or data["key"] != key:
         return None
@@ -140,11 +170,48 @@ def _stat(file: str) -> tuple[int, int] | None:
 def store(cache_dir: Path, key: str, provider: CodeTree, touched: dict[str, str], report: dict) -> None:
     """Keep a finished scan's report; a full disk or an unencodable value only skips the entry."""
     root = str(provider.root)
-    files = {rel: (sha, _stat(os.path.join(root, rel))) for rel, sha in touched.items()}
+    pinned = bool(_release_content(provider))  # the key names the release's content: nothing to re-check
+    files = {} if pinned else {rel: (sha, _stat(os.path.join(root, rel))) for rel, sha in touched.items()}
     try:
         cachefmt.write(_entry(cache_dir, key), KIND, {"key": key, "provider_files": files, "report": report})
     except OSError as exc:
         if is_disk_full(exc):
             print("apiaudit: warning: no space left on device; the scan results were not cached", file=sys.stderr)
     except cachefmt.CacheFormatError:
+        pass
+
+
+@dataclass(frozen=True)
+class RulesSummary:
+    """What a scan asks of the rules before its results are looked up."""
+
+    digest: str  # of every rule file's bytes (`rules_digest`): the rules' part of the scan key
+    known_rules: frozenset[str]  # the engine's rule ids and those the provider's rules add
+
+
+def _rules_entry(cache_dir: Path, digest: str, names: tuple[str, ...]) -> tuple[Path, str]:
+    key = hashlib.sha256(f"{engine_fingerprint()}\0{digest}\0{names!r}".encode()).hexdigest()
+    return cache_dir / "results" / "rules" / f"{key[:40]}.json", key
+
+
+def cached_rules(cache_dir: Path, digest: str, names: tuple[str, ...]) -> RulesSummary | None:
+    """The summary stored for these rule files (by their bytes) and provider names, if any.
+
+    Stored only once the files loaded and validated: equal bytes under the same engine load alike."""
+    path, key = _rules_entry(cache_dir, digest, names)
+    data = cachefmt.read_or_discard(path, RULES_KIND, "rules summary cache", "reading the rules afresh")
+    if not isinstance(data, dict) or data.get("key") != key:
+        return None
+    known = data.get("known_rules")
+    if not isinstance(known, list) or not all(isinstance(rule, str) for rule in known):
+        return None
+    return RulesSummary(digest, frozenset(known))
+
+
+def store_rules(cache_dir: Path, names: tuple[str, ...], summary: RulesSummary) -> None:
+    """Keep a summary; a full disk or an unwritable cache only skips it (the rules load next time)."""
+    path, key = _rules_entry(cache_dir, summary.digest, names)
+    try:
+        cachefmt.write(path, RULES_KIND, {"key": key, "known_rules": sorted(summary.known_rules)})
+    except (OSError, cachefmt.CacheFormatError):
         pass

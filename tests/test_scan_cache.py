@@ -3,8 +3,11 @@ any changed input, consumer or provider, scans afresh; policy is applied on ever
 
 from __future__ import annotations
 
+import pytest
+
 from apiaudit import engine
 from apiaudit.audit import scan
+from apiaudit.errors import InputError
 from apiaudit.policy.config import Settings
 from tests.provider.test_cache import _rules, pair  # noqa: F401 - pair: the fixture, a provider and a consumer
 
@@ -65,3 +68,56 @@ def test_without_the_index_cache_nothing_is_stored(pair):
     prov, cons, cache = pair
     scan([str(cons)], str(prov), cache_dir=cache, use_index_cache=False)
     assert not (cache / "results").exists()
+
+
+_RULE = (
+    '[provider]\nname = "tinyprov"\n[[pattern]]\nid = "tiny-make-without-d"\nseverity = "warning"\nversions = ">=0"\n'
+    'kind = "call-without-keyword"\nsymbol = "tinyprov.core.make"\nkeyword = "d"\nmessage = "{message}"\n'
+)
+
+
+def _rules_dir(tmp_path, message="make() is watched"):
+    rules = tmp_path / "rules"
+    rules.mkdir(exist_ok=True)
+    (rules / "tiny.toml").write_text(_RULE.format(message=message))
+    return rules
+
+
+def test_unchanged_rules_are_not_parsed_again(pair, tmp_path, monkeypatch):
+    prov, cons, cache = pair
+    rules = _rules_dir(tmp_path)
+    cold = scan([str(cons)], str(prov), cache_dir=cache, rules_dirs=[rules])
+    from apiaudit.recipes import loader
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("unchanged rule files must be known by their bytes, not parsed")
+
+    monkeypatch.setattr(loader, "load_rule_file", refuse)
+    _no_index(monkeypatch)
+    # The settings may name a pattern rule's id: it is known without the rules being parsed.
+    warm = scan([str(cons)], str(prov), cache_dir=cache, rules_dirs=[rules], settings=Settings(ignore=("tiny-make-without-d",)))
+    assert _rules(warm) == [rule for rule in _rules(cold) if rule[0] != "tiny-make-without-d"]
+
+
+def test_a_changed_rule_file_scans_afresh(pair, tmp_path):
+    prov, cons, cache = pair
+    rules = _rules_dir(tmp_path)
+    first = scan([str(cons)], str(prov), cache_dir=cache, rules_dirs=[rules])
+    assert [f.message for f in first.findings if f.rule == "tiny-make-without-d"] == ["make() is watched"]
+    _rules_dir(tmp_path, message="make() is watched closely")
+    again = scan([str(cons)], str(prov), cache_dir=cache, rules_dirs=[rules])
+    assert [f.message for f in again.findings if f.rule == "tiny-make-without-d"] == ["make() is watched closely"]
+    # Another provider's rule file is read too: its rules could name this provider's ids.
+    (rules / "other.toml").write_text('[provider]\nname = "otherprov"\n')
+    assert scan([str(cons)], str(prov), cache_dir=cache, rules_dirs=[rules]).findings == again.findings
+
+
+def test_after_a_warm_scan_a_broken_rule_file_or_an_unknown_rule_id_is_still_an_error(pair, tmp_path):
+    prov, cons, cache = pair
+    rules = _rules_dir(tmp_path)
+    scan([str(cons)], str(prov), cache_dir=cache, rules_dirs=[rules])
+    with pytest.raises(InputError, match="unknown rule id 'no-such-rule'"):
+        scan([str(cons)], str(prov), cache_dir=cache, rules_dirs=[rules], settings=Settings(ignore=("no-such-rule",)))
+    (rules / "tiny.toml").write_text("[provider\n")
+    with pytest.raises(InputError, match="tiny.toml: not valid TOML"):
+        scan([str(cons)], str(prov), cache_dir=cache, rules_dirs=[rules])

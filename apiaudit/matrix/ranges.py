@@ -3,7 +3,6 @@ as a requirement, and what range a consumer declares for its provider."""
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -18,10 +17,7 @@ from packaging.version import InvalidVersion, Version
 from apiaudit.errors import InputError
 from apiaudit.sources.base import CodeTree
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+from apiaudit.tomlcompat import tomllib
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ from typing import Mapping, Sequence
 
 from apiaudit.facts import SuppressionFacts
 from apiaudit.findings import BaselineSummary, Finding, Report, Severity, Suppressed, SuppressedBy
-from apiaudit.policy.baseline import read_baseline
 from apiaudit.policy.config import Settings
 from apiaudit.policy.suppressions import Scope, Suppression, read_suppressions
 
@@ -87,6 +86,8 @@ def apply_policy(
 
     summary = None
     if use_baseline and settings.baseline is not None:
+        from apiaudit.policy.baseline import read_baseline
+
         baseline = read_baseline(settings.baseline)
         shown, known, fixed = baseline.split(shown)
         suppressed.extend(Suppressed(f, SuppressedBy.BASELINE, None, str(settings.baseline)) for f in known)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Mapping
@@ -19,10 +18,6 @@ from typing import Any, Literal, Mapping
 from apiaudit.errors import InputError
 from apiaudit.findings import FAIL_ON_CHOICES
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 PYPROJECT = "pyproject.toml"
 APIAUDIT_TOML = "apiaudit.toml"
@@ -155,6 +150,8 @@ def find_config(start: Path | None = None) -> Path | None:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    from apiaudit.tomlcompat import tomllib
+
     try:
         with open(path, "rb") as handle:
             return tomllib.load(handle)

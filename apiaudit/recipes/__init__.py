@@ -1,39 +1,35 @@
-"""Declarative provider knowledge: rules/*.toml loaded, validated and filtered by provider version."""
+"""Declarative provider knowledge: rules/*.toml loaded, validated and filtered by provider version.
+
+Every name is imported on first use: a warm scan asks only `apiaudit.recipes.files` (the rule
+files' bytes), and must not pay for the TOML parser and the rule classes, or for the consumer
+stage that `match_patterns` reads source with.
+"""
 
 from __future__ import annotations
 
-from apiaudit.recipes.loader import bundled_rules_dir, load_rule_file, load_rulebook
-from apiaudit.recipes.model import (
-    CHANGE_KINDS,
-    PATTERN_KINDS,
-    InjectionRule,
-    Pattern,
-    Recipe,
-    RpcRule,
-    RuleBook,
-)
+import importlib
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apiaudit.recipes.files import bundled_rules_dir
+    from apiaudit.recipes.loader import load_rule_file, load_rulebook
+    from apiaudit.recipes.model import CHANGE_KINDS, PATTERN_KINDS, InjectionRule, Pattern, Recipe, RpcRule, RuleBook
+    from apiaudit.recipes.patterns import match_patterns
+
+_HOMES = {
+    "bundled_rules_dir": "files",
+    "load_rule_file": "loader",
+    "load_rulebook": "loader",
+    "match_patterns": "patterns",
+    **dict.fromkeys(("CHANGE_KINDS", "PATTERN_KINDS", "InjectionRule", "Pattern", "Recipe", "RpcRule", "RuleBook"), "model"),
+}
 
 
-def __getattr__(name: str):
-    # `match_patterns` reads source with the consumer stage: imported when first asked for, so
-    # loading the rules (every scan, a warm one too) does not import the engine.
-    if name == "match_patterns":
-        from apiaudit.recipes.patterns import match_patterns
-
-        return match_patterns
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
 
 
-__all__ = [
-    "CHANGE_KINDS",
-    "PATTERN_KINDS",
-    "InjectionRule",
-    "Pattern",
-    "Recipe",
-    "RpcRule",
-    "RuleBook",
-    "bundled_rules_dir",
-    "load_rule_file",
-    "load_rulebook",
-    "match_patterns",
-]
+__all__ = sorted(_HOMES)

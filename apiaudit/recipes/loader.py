@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
@@ -18,6 +17,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from apiaudit.errors import InputError
 from apiaudit.findings import ENGINE_RULES, Severity
+from apiaudit.recipes.files import bundled_rules_dir, display_path, rule_directories, rule_files
 from apiaudit.recipes.changes import CHANGE_CLASSES, ChangeKind
 from apiaudit.recipes.model import (
     CHANGE_KINDS,
@@ -36,10 +36,7 @@ from apiaudit.recipes.model import (
     SlotRule,
 )
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+from apiaudit.tomlcompat import tomllib
 
 _ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -67,15 +64,6 @@ _PATTERN_FOR_CHANGE = {ChangeKind.INSERT_CALL_AFTER: "call-not-followed-by", Cha
 _MODEL_FILES = ("config.json", "tokenizer_config.json", "generation_config.json")
 
 
-def bundled_rules_dir() -> Path:
-    """The rules shipped with apiaudit: apiaudit/_bundled_rules in a wheel, else <repo>/rules."""
-    package_dir = Path(__file__).resolve().parent.parent
-    bundled = package_dir / "_bundled_rules"
-    if bundled.is_dir():
-        return bundled
-    return package_dir.parent / "rules"
-
-
 def default_target(dirs: Sequence[Path] = ()) -> tuple[str, tuple[str, ...]] | None:
     """The first rules file naming default consumers: (provider, its default consumers)."""
     for directory in [bundled_rules_dir(), *map(Path, dirs)]:
@@ -84,13 +72,6 @@ def default_target(dirs: Sequence[Path] = ()) -> tuple[str, tuple[str, ...]] | N
             if rule_file.default_consumers:
                 return rule_file.provider, tuple(rule_file.default_consumers)
     return None
-
-
-def _display(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 class _Entry:
@@ -423,7 +404,7 @@ class RuleFile:
 
 def load_rule_file(path: Path) -> RuleFile:
     """Parse and validate one rule file; any problem is an InputError naming the file and entry."""
-    shown = _display(path)
+    shown = display_path(path)
     try:
         data_bytes = path.read_bytes()
     except OSError as exc:
@@ -466,12 +447,6 @@ def load_rule_file(path: Path) -> RuleFile:
     )  # fmt: skip
 
 
-def _rule_files(directory: Path) -> list[Path]:
-    if not directory.is_dir():
-        raise InputError(f"{_display(directory)}: rules directory does not exist")
-    return sorted(directory.glob("*.toml"))
-
-
 def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = True) -> RuleBook:
     """Every rule for `provider` from the bundled rules and then `dirs` (``--rules DIR``).
 
@@ -479,13 +454,12 @@ def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = Tr
     user file is reported even when it is not used. An id used twice (in one file or
     across files, bundled ones included) is an error.
     """
-    directories = ([bundled_rules_dir()] if include_bundled else []) + [Path(d) for d in dirs]
     seen_ids: dict[str, str] = {}
     files: list[RuleFile] = []
-    for directory in directories:
-        if include_bundled and directory == directories[0] and not directory.is_dir():
+    for directory, required in rule_directories(dirs, include_bundled=include_bundled):
+        if not required and not directory.is_dir():
             continue  # an installation without bundled rules still works with --rules
-        for path in _rule_files(directory):
+        for path in rule_files(directory):
             rule_file = load_rule_file(path)
             numbered = [("recipe", i, r.id) for i, r in enumerate(rule_file.recipes, start=1)]
             numbered += [("pattern", i, p.id) for i, p in enumerate(rule_file.patterns, start=1)]
@@ -493,9 +467,9 @@ def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = Tr
             for table, index, item_id in numbered:
                 if item_id in seen_ids:
                     raise InputError(
-                        f"{_display(path)}: {table} '{item_id}' [{index}]: duplicate id (also in {seen_ids[item_id]})"
+                        f"{display_path(path)}: {table} '{item_id}' [{index}]: duplicate id (also in {seen_ids[item_id]})"
                     )
-                seen_ids[item_id] = _display(path)
+                seen_ids[item_id] = display_path(path)
             files.append(rule_file)
     mine = [f for f in files if f.provider == provider]
     recipe_kinds = {r.id: r.kind for f in mine for r in f.recipes}
@@ -503,13 +477,13 @@ def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = Tr
         for index, pattern in enumerate(rule_file.patterns, start=1):
             if pattern.recipe is not None and pattern.recipe not in recipe_kinds:
                 raise InputError(
-                    f"{_display(rule_file.path)}: pattern '{pattern.id}' [{index}]: recipe '{pattern.recipe}' is not defined"
+                    f"{display_path(rule_file.path)}: pattern '{pattern.id}' [{index}]: recipe '{pattern.recipe}' is not defined"
                 )
             kind = recipe_kinds.get(pattern.recipe) if pattern.recipe is not None else None
             wanted = _PATTERN_FOR_CHANGE.get(kind) if kind is not None else None
             if wanted is not None and pattern.kind != wanted:
                 raise InputError(
-                    f"{_display(rule_file.path)}: pattern '{pattern.id}' [{index}]: recipe '{pattern.recipe}' "
+                    f"{display_path(rule_file.path)}: pattern '{pattern.id}' [{index}]: recipe '{pattern.recipe}' "
                     f"({kind.value if kind else ''}) fixes only kind '{wanted}' patterns, not {pattern.kind!r}"
                 )
     consumers: list[str] = []
@@ -534,11 +508,10 @@ def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = Tr
 def load_remote_code_rules(dirs: Sequence[Path] = (), *, include_bundled: bool = True) -> tuple[RemoteCodeRule, ...]:
     """Every [[remote_code]] rule of every loaded file, whatever provider it names: they are
     about the model, and apply whichever provider a scan is against."""
-    directories = ([bundled_rules_dir()] if include_bundled else []) + [Path(d) for d in dirs]
     rules: list[RemoteCodeRule] = []
-    for directory in directories:
-        if include_bundled and directory == directories[0] and not directory.is_dir():
+    for directory, required in rule_directories(dirs, include_bundled=include_bundled):
+        if not required and not directory.is_dir():
             continue
-        for path in _rule_files(directory):
+        for path in rule_files(directory):
             rules.extend(load_rule_file(path).remote_code)
     return tuple(rules)

@@ -11,17 +11,13 @@ from __future__ import annotations
 
 import difflib
 import json
-import sys
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from apiaudit.errors import InputError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+from apiaudit.tomlcompat import tomllib
 
 STAGES = ("prepare", "extract", "vocab", "train")
 BACKENDS = ("hf", "vllm")

@@ -19,7 +19,8 @@ __all__ = ["CodeTree", "Reporter", "SourceWarning", "default_cache_dir", "releas
 
 
 def resolve(
-    spec: str, *, cache_dir: Path | None = None, progress: Reporter | None = None, verify_wheels: bool | None = None
+    spec: str, *, cache_dir: Path | None = None, progress: Reporter | None = None, verify_wheels: bool | None = None,
+    check_entry: bool = True,
 ) -> CodeTree:
     """Resolve what to audit.
 
@@ -27,7 +28,8 @@ def resolve(
     (a released wheel, cached under `cache_dir`), or a bare distribution NAME
     installed in this Python. A release fetched for the first time is read by HTTP range
     requests (only its .py files) unless `verify_wheels` (default: `--verify-wheels`) asks
-    for the whole wheel.
+    for the whole wheel. `check_entry=False` returns a cached release without listing its
+    files (`fetch_release`): for a caller that resolves it again before reading any.
     """
     spec = spec.strip()
     if not spec:
@@ -37,8 +39,9 @@ def resolve(
     if "==" in spec:
         name, version = parse_release_spec(spec)
         return fetch_release(
-            name, version, cache_dir=cache_dir or default_cache_dir(), progress=progress, verify_wheels=verify_wheels
-        )
+            name, version, cache_dir=cache_dir or default_cache_dir(), progress=progress, verify_wheels=verify_wheels,
+            check_entry=check_entry,
+        )  # fmt: skip
     if any(op in spec for op in ("<", ">", "!=", "~=", "=", "@", "[", " ")):
         raise InputError(f"cannot audit {spec!r}: give a path, NAME==VERSION, or an installed distribution NAME")
     check_distribution_name(spec)

@@ -188,7 +188,13 @@ def read_valid_marker(directory: Path, name: str, version: str) -> tuple[Marker 
     return found, why
 
 
-def _read_valid_marker(directory: Path, name: str, version: str) -> tuple[Marker | None, str]:
+def read_marker(directory: Path, name: str, version: str) -> Marker | None:
+    """The entry's marker when it is readable, of this format, and names NAME==VERSION; its files unchecked."""
+    marker, _why = _read_marker(directory, name, version)
+    return marker
+
+
+def _read_marker(directory: Path, name: str, version: str) -> tuple[Marker | None, str]:
     marker_path = directory / MARKER_NAME
     if not marker_path.is_file():
         return None, f"no {MARKER_NAME}"
@@ -212,6 +218,13 @@ def _read_valid_marker(directory: Path, name: str, version: str) -> tuple[Marker
         return None, f"{MARKER_NAME} is unreadable"
     if canonicalize_name(marker.name) != canonicalize_name(name) or marker.version != version:
         return None, f"{MARKER_NAME} names {marker.name}=={marker.version}"
+    return marker, ""
+
+
+def _read_valid_marker(directory: Path, name: str, version: str) -> tuple[Marker | None, str]:
+    marker, why = _read_marker(directory, name, version)
+    if marker is None:
+        return None, why
     try:
         listing = _listing(directory)
     except OSError:

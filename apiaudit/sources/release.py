@@ -6,22 +6,17 @@ fetched (pip builds no sdist), and the wheel is read as a zip archive.
 
 from __future__ import annotations
 
-import base64
 import bisect
 import contextlib
-import csv
 import hashlib
 import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import zipfile
-import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Callable
@@ -34,8 +29,12 @@ from apiaudit.sources import cache
 from apiaudit.sources.cache import canonicalize_name
 from apiaudit.sources.base import CodeTree, Reporter, report_step, report_warning
 
-if TYPE_CHECKING:  # the range reader (urllib, ssl) is imported on the first fetch, not by every scan
+# The range reader (urllib, ssl), pip (subprocess) and the wheel reader (zipfile, csv, base64)
+# are imported by the first fetch, not by every scan: a cached release needs none of them.
+if TYPE_CHECKING:
+    import subprocess
     import urllib.request
+    import zipfile
 
     from apiaudit.sources import ranged
 
@@ -135,6 +134,8 @@ def stop_running_pips() -> None:
 
 def _run_pip(args: list[str]) -> PipResult:
     """Run this Python's pip, isolated, with output captured (none of it reaches our stdout)."""
+    import subprocess
+
     command = pip_command(args)
     with tempfile.TemporaryDirectory(prefix="apiaudit-pip-") as private_cwd:
         try:
@@ -202,13 +203,22 @@ def fetch_release(
     cache_dir: Path,
     progress: Reporter | None = None,
     verify_wheels: bool | None = None,
+    check_entry: bool = True,
 ) -> CodeTree:
     """The cached .py tree of wheel NAME==VERSION, fetching and extracting it on first use.
 
     A first fetch reads only the kept members with HTTP range requests when the index serves
     them; `verify_wheels` (default: `set_verify_wheels`) downloads the whole wheel instead.
+    A cached entry is listed whole before it is returned (a missing, added or truncated file is a
+    broken entry, fetched again); with `check_entry=False`, an entry whose marker names this
+    release is returned unlisted, for a caller that may read none of its files and resolves it
+    again, checked, before it does.
     """
     final = cache.entry_dir(cache_dir, name, version)
+    if not check_entry:
+        marker = cache.read_marker(final, name, version)
+        if marker is not None and marker.digests is not None:  # an older marker is upgraded below first
+            return _release_tree(name, version, final)
     memo = _VALIDATED
     known = memo.get(str(final)) if memo is not None else None
     if known is not None and known[0] == cache.marker_stamp(final):
@@ -245,6 +255,9 @@ def fetch_release(
 
 def _record_mismatch(entry: Path, digests: dict[str, str]) -> str:
     """Which file of an extracted entry differs from the sha256 its kept RECORD gives ("" if none)."""
+    import base64
+    import csv
+
     for record in sorted(entry.glob("*.dist-info/RECORD")):
         try:
             rows = list(csv.reader(record.read_text(encoding="utf-8").splitlines()))
@@ -467,6 +480,8 @@ def _check_plan(planned: list[tuple[zipfile.ZipInfo, str]], limits: WheelLimits)
 
 def _record_hashes(archive: zipfile.ZipFile, dist_info_names: set[str]) -> dict[str, tuple[str, str, int | None]]:
     """member -> (algorithm, urlsafe-base64 digest, size) from the wheel's RECORD, where it gives them."""
+    import csv
+
     found: dict[str, tuple[str, str, int | None]] = {}
     for dist_info in sorted(dist_info_names):
         try:
@@ -499,6 +514,8 @@ class _HashingReader:
         return chunk
 
     def digest(self, algorithm: str) -> str:
+        import base64
+
         hasher = self.sha256 if algorithm == "sha256" or self.other is None else self.other
         return base64.urlsafe_b64encode(hasher.digest()).rstrip(b"=").decode()
 
@@ -506,6 +523,9 @@ class _HashingReader:
 @contextlib.contextmanager
 def _malformed_is_bad_input(filename: str, name: str, version: str, dest: Path):
     """Whatever a malformed archive raises while its members are extracted, as one InputError line."""
+    import zipfile
+    import zlib
+
     try:
         yield
     except _Malformed as why:
@@ -550,6 +570,8 @@ def _extract_members(
     `prefetch(archive, kept infos)` runs once the plan has passed every limit, before any
     member is read (the ranged wheel fetches the kept members' bytes there).
     """
+    import zipfile
+
     try:
         archive = zipfile.ZipFile(wheel)  # type: ignore[arg-type,unused-ignore]
     except (zipfile.BadZipFile, ValueError, EOFError) as exc:

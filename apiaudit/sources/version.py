@@ -9,13 +9,8 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 _NAME = re.compile(r"[-_.]+")
 
@@ -65,6 +60,8 @@ def _metadata_version(path: Path) -> str | None:
 
 
 def _from_pyproject(root: Path, packages: tuple[str, ...]) -> str | None:
+    from apiaudit.tomlcompat import tomllib
+
     wanted = {_normal(p) for p in packages}
     for base in (root, root.parent):
         path = base / "pyproject.toml"

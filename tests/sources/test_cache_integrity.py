@@ -1,5 +1,9 @@
 """Release cache integrity: each file's sha256 is in the marker, a same-length edit of a cached
-file is caught where the file is read, and the warm path still only stats."""
+file is caught where the file is read, and the warm path still only stats.
+
+A scan answered from its whole-scan results reads no provider file: its answer was computed
+from files checked against the marker, so it stands for the release; the edit is caught by the
+next scan that reads the file."""
 
 from __future__ import annotations
 
@@ -48,6 +52,9 @@ def test_a_same_length_edit_of_a_cached_provider_file_is_detected(tmp_path, loca
         edited = path.read_bytes().replace(b"b", b"c", 1)
         assert len(edited) == path.stat().st_size
         path.write_bytes(edited)
+    if index_cache:
+        assert _findings(scan([str(consumer)], "toypkg==1.0", cache_dir=cache_dir)) == _findings(cold)
+        consumer.write_text(consumer.read_text() + "f(2, b=1)\n")  # the next scan reads the provider again
 
     with pytest.raises(CacheError) as caught:
         scan([str(consumer)], "toypkg==1.0", cache_dir=cache_dir, use_index_cache=index_cache)
@@ -144,3 +151,24 @@ def test_a_provider_file_with_a_new_stat_but_the_same_content_is_hashed_once(tmp
     mod = release_cache.entry_dir(cache_dir, "toypkg", "1.0") / "toypkg" / "mod.pyi"
     os.utime(mod, ns=(mod.stat().st_atime_ns, mod.stat().st_mtime_ns + 10**9))  # a copied cache, say
     assert _findings(scan([str(consumer)], "toypkg==1.0", cache_dir=cache_dir)) == _findings(cold)
+
+
+def test_a_scan_answered_from_its_results_does_not_list_the_release(tmp_path, local_index, consumer, monkeypatch):
+    cache_dir = tmp_path / "cache"
+    cold = scan([str(consumer)], "toypkg==1.0", cache_dir=cache_dir)
+
+    def no_listing(directory):
+        raise AssertionError(f"a scan answered from its results listed {directory}")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(release_cache, "_listing", no_listing)
+        release_cache._VALID.clear()
+        assert _findings(scan([str(consumer)], "toypkg==1.0", cache_dir=cache_dir)) == _findings(cold)
+    # A scan that reads the release lists it whole first: a file gone from it is a broken entry, fetched again.
+    entry = release_cache.entry_dir(cache_dir, "toypkg", "1.0")
+    (entry / "toypkg" / "mod.pyi").unlink()
+    consumer.write_text(consumer.read_text() + "f(2, b=1)\n")
+    release_cache._VALID.clear()
+    again = scan([str(consumer)], "toypkg==1.0", cache_dir=cache_dir)
+    assert _findings(again) == _findings(cold)
+    assert (entry / "toypkg" / "mod.pyi").is_file()
