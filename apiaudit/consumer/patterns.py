@@ -13,7 +13,7 @@ import ast
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from apiaudit.astutil import descendants
+from apiaudit.astutil import descendants, unparse
 from apiaudit.consumer.model import PatternHit, Site
 
 if TYPE_CHECKING:
@@ -54,11 +54,6 @@ def _scopes(tree: ast.Module) -> Iterable[ast.AST]:
             yield node
 
 
-def _method_call(node: ast.AST) -> tuple[str, str] | None:
-    """(receiver text, method name) for ``receiver.method(...)``."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        return ast.unparse(node.func.value), node.func.attr
-    return None
 
 
 def _is_int_literal(node: ast.AST) -> bool:
@@ -85,14 +80,20 @@ def _subscript_ok(subscript: ast.Subscript, pattern: Pattern) -> bool:
     return pattern.subscript == "any" or _is_int_literal(subscript.slice)
 
 
-def _scope_calls(nodes: Sequence[ast.AST]) -> list[tuple[ast.Call, tuple[str, str]]]:
-    """Every ``receiver.method(...)`` call of one scope with (receiver text, method): once for all patterns."""
-    calls: list[tuple[ast.Call, tuple[str, str]]] = []
-    for node in nodes:
-        receiver_method = _method_call(node)
-        if receiver_method is not None and isinstance(node, ast.Call):
-            calls.append((node, receiver_method))
-    return calls
+def _scope_calls(nodes: Sequence[ast.AST], methods: frozenset[str]) -> list[tuple[ast.Call, tuple[str, str]]]:
+    """Every ``receiver.method(...)`` call of one scope to one of `methods` (those the patterns
+    name), with (receiver text, method): once for all patterns. Only these calls' receivers are
+    written out as text, the costly part."""
+    return [
+        (node, (unparse(node.func.value), node.func.attr))
+        for node in nodes
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in methods
+    ]
+
+
+def _methods_named(patterns: Sequence[Pattern]) -> frozenset[str]:
+    """The method names a pattern's calls are matched on: its own and, for `call-not-followed-by`, the one after."""
+    return frozenset(name for p in patterns for name in (p.method, p.then) if name)
 
 
 # A matching call, with what the fix needs to know (result-subscripted: the name it is bound to).
@@ -104,7 +105,7 @@ def _matches_in_scope(
     parents: dict[int, ast.AST] | None = None,
 ) -> list[_Hit]:
     if calls is None:
-        calls = _scope_calls(nodes)
+        calls = _scope_calls(nodes, _methods_named([pattern]))
     targets = [n for n, (_, method) in calls if method == pattern.method and _call_qualifies(n, pattern)]
     if pattern.kind == "method-called" or not targets:
         return [(call, None) for call in targets]
@@ -113,7 +114,7 @@ def _matches_in_scope(
         for call in targets:
             if not isinstance(call.func, ast.Attribute):
                 continue
-            receiver = ast.unparse(call.func.value)
+            receiver = unparse(call.func.value)
             followed = any(
                 method == pattern.then and (not pattern.same_receiver or other_receiver == receiver) and _after(n, call)
                 for n, (other_receiver, method) in calls
@@ -178,9 +179,10 @@ def pattern_hits(
     if provider_packages is not None and not _imports_package(tree, provider_packages):
         return ()
     hits: list[PatternHit] = []
+    methods = _methods_named(text_patterns)
     for scope in _scopes(tree):
         nodes = _scope_nodes(scope)
-        calls = _scope_calls(nodes)
+        calls = _scope_calls(nodes, methods)
         if not calls:
             continue
         parents = _parents(nodes) if any(p.kind == "result-subscripted" for p in text_patterns) else None

@@ -20,7 +20,7 @@ from functools import partial
 from apiaudit.consumer import guards as g
 from apiaudit.consumer import helpers as h
 from apiaudit.consumer.imports import ConsumerNames, ImportContext, import_alias_value, module_imports
-from apiaudit.astutil import descendants, dotted_text
+from apiaudit.astutil import descendants, dotted_text, unparse
 from apiaudit.consumer.model import (
     ALWAYS,
     Arg,
@@ -1393,7 +1393,8 @@ class ModuleVisitor:
             return None
         if len(members) != 1:
             return None
-        return _instance_of(self._value(members[0], replace(scope, cls=None)))
+        # Read outside the class (an annotation names no `self` attribute); most scopes are already.
+        return _instance_of(self._value(members[0], scope if scope.cls is None else replace(scope, cls=None)))
 
     def _is_self(self, node, scope: Scope) -> bool:
         if not isinstance(node, ast.Name):
@@ -1793,7 +1794,7 @@ def _text(node, limit: int = 120) -> str:
     if node is None:
         return ""
     try:
-        text = ast.unparse(node)
+        text = unparse(node)
     except (RecursionError, ValueError, AttributeError):
         return f"<expression at line {getattr(node, 'lineno', '?')}>"
     text = " ".join(text.split())
