@@ -48,24 +48,28 @@ def absolute_import(package: str, name: str | None, level: int) -> str:
 
 def unparse(node: ast.AST) -> str:
     """`ast.unparse(node)`, the same text, written directly for the forms a call site takes most
-    often (a name, an attribute chain, a call of one with such arguments): the general
+    often (names, attributes, subscripts and calls of them with such arguments): the general
     unparser costs the consumer stage a twentieth of its time, spent mostly on these."""
     text = _plain_text(node)
     return ast.unparse(node) if text is None else text
 
 
-# Constants whose text is their repr in `ast.unparse` (floats, strings and `...` are not).
+# Constants whose text is their repr in `ast.unparse` (floats and `...` are not; strings only
+# when plain, below).
 _REPR_CONSTANTS = (int, type(None))
 
 
 def _plain_text(node: ast.AST) -> str | None:
-    """The text of a name, attribute chain or call whose every part is one too (or a starred
-    one, a keyword of one, an int, a bool or None); None for any other form."""
+    """The text of a name, attribute, subscript or call whose every part is one too (or a
+    starred one, a keyword of one, an int, a bool, None or a plain string); None for any other form."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
         value = _plain_text(node.value)
         return None if value is None else f"{value}.{node.attr}"
+    if isinstance(node, ast.Subscript):
+        value, key = _plain_text(node.value), _argument_text(node.slice)
+        return None if value is None or key is None else f"{value}[{key}]"
     if not isinstance(node, ast.Call):
         return None
     func = _plain_text(node.func)
@@ -86,6 +90,12 @@ def _plain_text(node: ast.AST) -> str | None:
 
 
 def _argument_text(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, _REPR_CONSTANTS) and node.kind is None:
-        return repr(node.value)
+    if isinstance(node, ast.Constant) and node.kind is None:
+        value = node.value
+        if isinstance(value, _REPR_CONSTANTS):
+            return repr(value)
+        # A string with nothing to escape or quote around is written in single quotes.
+        if isinstance(value, str) and value.isprintable() and not any(c in value for c in "\\'\""):
+            return f"'{value}'"
+        return None
     return _plain_text(node)

@@ -13,8 +13,10 @@ from apiaudit.astutil import _plain_text, unparse
 
 _FORMS = [
     "a", "a.b.c", "f()", "a.b(c, d.e)", "f(*args, **kwargs)", "f(x, key=y, **{'k': 1})", "f(1, True, None, x=-1)",
-    "f(1.5)", "f('s')", "f(...)", "(1).real", "a[0].b(c)", "f(x for x in y)", "f(g(h(i)), j=k(l))", "f(*g(), **h())",
-    "f(a)(b)", "(a + b).c", "f(lambda: 0)", "obj.method(0x10, -0)", "f(*a.b)",
+    "f(1.5)", "f('s')", "f(\"it's\")", "f('a\\\\b')", "f('\\n')", "f(\"\")", "f('é')", "f('\\x00')", "f(...)",
+    "(1).real", "a[0].b(c)", "f(x for x in y)", "f(g(h(i)), j=k(l))", "f(*g(), **h())", "f(a)(b)", "(a + b).c",
+    "f(lambda: 0)", "obj.method(0x10, -0)", "f(*a.b)", "f(b'x')", "f(u'x')", "f(f'{x}')", "a[0]", "a['k'].b[c](d)[e.f]",
+    "a[1:2]", "a[b, c]", "a[()]", "a[-1]", "a[...]", "a[*b]",
 ]  # fmt: skip
 
 
@@ -30,7 +32,7 @@ def test_every_call_site_of_real_code_reads_the_same():
     written = plain = 0
     for path in files:
         for node in ast.walk(ast.parse(path.read_bytes())):
-            if isinstance(node, (ast.Name, ast.Attribute, ast.Call)):
+            if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
                 text = _plain_text(node)
                 if text is not None:
                     plain += 1
