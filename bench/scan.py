@@ -325,7 +325,7 @@ def visitor_seconds(consumer, provider, repeat: int, before: str | None) -> tupl
         sys.modules["visitor_before"] = old  # dataclasses look their module up
         spec.loader.exec_module(old)  # apiaudit's own earlier code, not audited code
         afters, befores = [], []  # interleaved, best of each: a loaded machine slows both alike
-        for _ in range(max(repeat, 5)):
+        for _ in range(max(repeat, 10)):
             afters.append(_cpu_best(lambda: run(ModuleVisitor), 1))
             befores.append(_cpu_best(lambda: run(old.ModuleVisitor), 1))
         return min(afters), min(befores)
