@@ -593,12 +593,16 @@ def _extract_members(
         source_count = sum(1 for _, target in kept if target.endswith(_SOURCE_SUFFIXES))
         report_step(progress, f"extracting {source_count} .py files")
         dest.mkdir(parents=True)
-        root = dest.resolve()
+        # No member reaches outside `dest`: `_member_target` refuses absolute paths, drives and
+        # `..` parts, and nothing in the new `dest` is a link (only folders and new files are
+        # made in it), so no path needs resolving. Each folder is made once.
+        made = {""}
         for info, target in kept:
             path = dest / target
-            if root not in path.resolve().parents:
-                raise _Malformed(f"unsafe member path {info.filename!r}")
-            path.parent.mkdir(parents=True, exist_ok=True)
+            folder = target.rpartition("/")[0]
+            if folder not in made:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                made.add(folder)
             record = recorded.get(info.filename)
             with archive.open(info) as member:
                 reader = _HashingReader(member, record[0] if record else None)
