@@ -138,7 +138,7 @@ def _scan_once(
     trees = [sources.resolve(spec, cache_dir=cache_dir, progress=progress, check_entry=False) for spec in consumers]
     labels, chosen, read = _consumer_files(trees, settings)
     results_key = (
-        _results_key(provider_tree, rules.digest, model, python_version, trees, read) if use_index_cache else None
+        _results_key(provider_tree, rules.digest, model, python_version, trees, read, cache_dir) if use_index_cache else None
     )
     if results_key is not None:
         cached = scan_cache.lookup(cache_dir, results_key, provider_tree)
@@ -155,7 +155,7 @@ def _scan_once(
     if (provider_tree, trees) != located:  # an entry found broken was fetched again
         labels, chosen, read = _consumer_files(trees, settings)
         if results_key is not None:
-            results_key = _results_key(provider_tree, rules.digest, model, python_version, trees, read)
+            results_key = _results_key(provider_tree, rules.digest, model, python_version, trees, read, cache_dir)
     from apiaudit.consumer import collect
     from apiaudit.engine import check_files, consumer_context, prepare, warm_index
     from apiaudit.provider.cache import save_index
@@ -263,7 +263,7 @@ def _rules(rules_dirs: Sequence[Path], provider_tree: CodeTree, cache_dir: Path 
     return summary, book
 
 
-def _results_key(provider_tree, rules_digest, model, python_version, trees, read) -> str | None:
+def _results_key(provider_tree, rules_digest, model, python_version, trees, read, cache_dir: Path) -> str | None:
     """The whole-scan cache key (`apiaudit.scan_cache`); None when a consumer file cannot be read."""
     consumers = []
     for tree, files in zip(trees, read):
@@ -271,7 +271,9 @@ def _results_key(provider_tree, rules_digest, model, python_version, trees, read
         if digests is None:
             return None
         consumers.append(scan_cache.ConsumerInput(tree.name, tree.version, str(files.root.resolve()), files.label, digests))
-    return scan_cache.scan_key(provider_tree, rules_digest, repr(model), tuple(python_version or sys.version_info[:3]), tuple(consumers))
+    return scan_cache.scan_key(
+        provider_tree, rules_digest, repr(model), tuple(python_version or sys.version_info[:3]), tuple(consumers), cache_dir
+    )
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -38,24 +38,60 @@ from apiaudit.sources.cache import content_verifier, recorded_digests
 FORMAT = 2
 KIND = "scan-results"
 RULES_KIND = "rules-summary"
+SOURCES_KIND = "engine-sources"
 _ENGINE: str | None = None
 
 
-def engine_fingerprint() -> str:
+def engine_fingerprint(cache_dir: Path | None = None) -> str:
     """apiaudit's own source (every module a scan runs, the runner aside) and the environment.
 
-    The source is known by each file's path, size and modification time, as Python itself
-    decides whether a module's cached bytecode is still its source: a warm scan does not read
-    and hash the engine's own code."""
+    The source is known by its content. With `cache_dir`, each module's sha256 is kept there by
+    its path, size and modification time (as Python decides whether a module's bytecode is still
+    its source): a warm scan stats the engine's modules and reads none of them, and two installs
+    of the same code share one set of caches."""
     global _ENGINE
     if _ENGINE is None:  # the code does not change within a process; the environment key may
-        here = os.path.dirname(os.path.abspath(__file__))
         digest = hashlib.sha256(str(FORMAT).encode())
-        for rel, size, mtime in _source_stats(here):
-            if not rel.startswith("runner/"):
-                digest.update(f"{rel}\0{size}\0{mtime}\n".encode())
+        for rel, sha in _source_digests(os.path.dirname(os.path.abspath(__file__)), cache_dir):
+            digest.update(f"{rel}\0{sha}\n".encode())
         _ENGINE = digest.hexdigest()
     return hashlib.sha256(f"{_ENGINE}\0{cachefmt.environment_key()}".encode()).hexdigest()
+
+
+def _source_digests(root: str, cache_dir: Path | None) -> list[tuple[str, str]]:
+    """(relative posix path, sha256) of each module under `root` a scan runs, sorted; the sha256s
+    of modules whose stat is unchanged come from the memo under `cache_dir`."""
+    stats = [entry for entry in _source_stats(root) if not entry[0].startswith("runner/")]
+    memo = cache_dir / "results" / "engine" / f"{hashlib.sha256(root.encode()).hexdigest()[:16]}.json" if cache_dir else None
+    known = _source_memo(memo, root) if memo is not None else {}
+    found: list[tuple[str, str]] = []
+    changed = len(known) != len(stats)  # a module added or removed
+    for rel, size, mtime in stats:
+        hit = known.get(rel)
+        if hit is not None and hit[:2] == (size, mtime):
+            found.append((rel, hit[2]))
+            continue
+        with open(os.path.join(root, rel), "rb") as handle:
+            found.append((rel, hashlib.sha256(handle.read()).hexdigest()))
+        changed = True
+    if memo is not None and changed:
+        files = {rel: [size, mtime, sha] for (rel, size, mtime), (_, sha) in zip(stats, found)}
+        try:
+            cachefmt.write(memo, SOURCES_KIND, {"root": root, "files": files})
+        except (OSError, cachefmt.CacheFormatError):
+            pass  # the engine's sources are hashed again next time
+    return found
+
+
+def _source_memo(memo: Path, root: str) -> dict[str, tuple[int, int, str]]:
+    data = cachefmt.read_or_discard(memo, SOURCES_KIND, "engine sources cache", "hashing the engine's sources")
+    if not isinstance(data, dict) or data.get("root") != root or not isinstance(data.get("files"), dict):
+        return {}
+    known: dict[str, tuple[int, int, str]] = {}
+    for rel, entry in data["files"].items():
+        if isinstance(entry, list) and len(entry) == 3 and all(isinstance(v, int) for v in entry[:2]) and isinstance(entry[2], str):
+            known[rel] = (entry[0], entry[1], entry[2])
+    return known
 
 
 def _source_stats(root: str) -> list[tuple[str, int, int]]:
@@ -100,8 +136,9 @@ def file_digests(root: Path, relative_paths: tuple[str, ...]) -> tuple[tuple[str
 
 def scan_key(
     provider: CodeTree, rules_digest: str, model: str, python_version: tuple[int, ...], consumers: tuple[ConsumerInput, ...],
+    cache_dir: Path | None = None,
 ) -> str:
-    digest = hashlib.sha256(engine_fingerprint().encode())
+    digest = hashlib.sha256(engine_fingerprint(cache_dir).encode())
     parts = (
         provider.name, provider.version, str(provider.root.resolve()), provider.kind, tuple(provider.packages),
         _release_content(provider), rules_digest, model, tuple(python_version), consumers,
@@ -190,7 +227,7 @@ class RulesSummary:
 
 
 def _rules_entry(cache_dir: Path, digest: str, names: tuple[str, ...]) -> tuple[Path, str]:
-    key = hashlib.sha256(f"{engine_fingerprint()}\0{digest}\0{names!r}".encode()).hexdigest()
+    key = hashlib.sha256(f"{engine_fingerprint(cache_dir)}\0{digest}\0{names!r}".encode()).hexdigest()
     return cache_dir / "results" / "rules" / f"{key[:40]}.json", key
 
 

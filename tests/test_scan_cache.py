@@ -121,3 +121,34 @@ def test_after_a_warm_scan_a_broken_rule_file_or_an_unknown_rule_id_is_still_an_
     (rules / "tiny.toml").write_text("[provider\n")
     with pytest.raises(InputError, match="tiny.toml: not valid TOML"):
         scan([str(cons)], str(prov), cache_dir=cache, rules_dirs=[rules])
+
+
+def _sources(tmp_path, name):
+    root = tmp_path / name
+    (root / "stage").mkdir(parents=True)
+    (root / "a.py").write_text("A = 1\n")
+    (root / "stage" / "b.py").write_text("B = 2\n")
+    (root / "runner").mkdir()
+    (root / "runner" / "r.py").write_text("R = 3\n")  # the runner is not what a scan runs
+    return root
+
+
+def test_the_engine_is_known_by_its_content_its_files_read_once(tmp_path, monkeypatch):
+    from apiaudit import scan_cache
+
+    cache, one, two = tmp_path / "cache", _sources(tmp_path, "one"), _sources(tmp_path, "two")
+    first = scan_cache._source_digests(str(one), cache)
+    assert [rel for rel, _ in first] == ["a.py", "stage/b.py"]
+    # Another install of the same code: the same digests, so the same caches.
+    assert scan_cache._source_digests(str(two), cache) == first
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("a module whose stat is unchanged was read again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(scan_cache, "open", no_reading, raising=False)
+        assert scan_cache._source_digests(str(one), cache) == first
+    (one / "a.py").write_text("A = 9\n")  # the same size, a new mtime
+    assert scan_cache._source_digests(str(one), cache) != first
+    (one / "stage" / "c.py").write_text("")
+    assert [rel for rel, _ in scan_cache._source_digests(str(one), cache)] == ["a.py", "stage/b.py", "stage/c.py"]
