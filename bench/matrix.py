@@ -46,13 +46,17 @@ def rows_of(report: Path) -> list:
     return [(r["version"], r["error"], r["warning"], tuple(r.get("rules") or ())) for r in data.get("rows", [])]
 
 
-def fetched_by(cache: Path) -> dict[str, int]:
-    """How the release entries of a cache were filled: {"ranges": n, "download": m}."""
+def fetched_by(cache: Path) -> tuple[dict[str, int], int]:
+    """How the release entries of a cache were filled ({"ranges": n, "download": m}), and the
+    bytes fetched from the index to fill them (as their markers record)."""
     counts: dict[str, int] = {}
+    fetched = 0
     for marker in (cache / "releases").glob("*/complete.json"):
-        method = json.loads(marker.read_text(encoding="utf-8")).get("fetched_by") or "download"
+        data = json.loads(marker.read_text(encoding="utf-8"))
+        method = data.get("fetched_by") or "download"
         counts[method] = counts.get(method, 0) + 1
-    return counts
+        fetched += data.get("fetched_bytes") or 0
+    return counts, fetched
 
 
 def cold_comparison(args, cached: list[str], kept: Path, warm_rows) -> bool:
@@ -80,11 +84,12 @@ def cold_comparison(args, cached: list[str], kept: Path, warm_rows) -> bool:
         result = run_matrix([args.consumer], args.provider, cache_dir=base, available=chosen, verify_wheels=verify)
         timings[label] = time.perf_counter() - started
         cpu = time.process_time() - cpu
-        methods = fetched_by(base)
+        methods, fetched = fetched_by(base)
         rows = [(r.version, r.errors, r.warnings, r.rules) for r in result.rows]
         same &= rows == [r for r in warm_rows or [] if r[0] in chosen]
         print(f"{label:34s} {timings[label]:7.1f} s wall {cpu:7.1f} s CPU here (pip's not counted); "
-              f"{sum(r.fetched for r in result.rows)} fetched; entries: {', '.join(f'{n} by {m}' for m, n in sorted(methods.items()))}")  # fmt: skip
+              f"{sum(r.fetched for r in result.rows)} fetched, {fetched / 1e6:,.0f} MB read from the index; "
+              f"entries: {', '.join(f'{n} by {m}' for m, n in sorted(methods.items()))}")  # fmt: skip
         if not verify and not methods.get("ranges"):
             print("the package index served no byte ranges: every release was downloaded whole (no comparison)")
             return same

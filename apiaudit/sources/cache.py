@@ -83,6 +83,9 @@ class Marker:
     # what the index says, unchecked); "download": the whole wheel was downloaded and hashed.
     # None in markers written before it existed (those were all downloads).
     fetched_by: FetchMethod | None = None
+    # Bytes fetched from the index to build the entry (the whole wheel, or the ranges read);
+    # None in markers written before it existed.
+    fetched_bytes: int | None = None
 
     def to_json(self) -> str:
         data: dict = {
@@ -96,6 +99,8 @@ class Marker:
         }
         if self.fetched_by is not None:
             data["fetched_by"] = self.fetched_by
+        if self.fetched_bytes is not None:
+            data["fetched_bytes"] = self.fetched_bytes
         if self.digests is not None:
             data["sha256"] = dict(sorted(self.digests.items()))
         return json.dumps(data, indent=2)
@@ -211,6 +216,7 @@ def _read_marker(directory: Path, name: str, version: str) -> tuple[Marker | Non
             tree_digest=str(raw["tree_digest"]),
             digests=_digests(raw.get("sha256")),
             fetched_by=_fetch_method(raw.get("fetched_by")),
+            fetched_bytes=_byte_count(raw.get("fetched_bytes")),
         )
         if raw.get("format") != MARKER_FORMAT:
             return None, f"{MARKER_NAME} has an unknown format"
@@ -245,6 +251,14 @@ def _fetch_method(raw: object) -> FetchMethod | None:
     if raw == "ranges" or raw == "download":
         return raw
     raise ValueError("an unknown fetched_by")
+
+
+def _byte_count(raw: object) -> int | None:
+    if raw is None:
+        return None
+    if type(raw) is not int or raw < 0:
+        raise ValueError("a malformed fetched_bytes")
+    return raw
 
 
 def _digests(raw: object) -> dict[str, str] | None:

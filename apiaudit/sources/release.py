@@ -555,6 +555,7 @@ def _extract_wheel(
         tree_digest=cache.tree_digest(dest, files),
         digests=digests,
         fetched_by="download",
+        fetched_bytes=wheel.stat().st_size,
     )
 
 
@@ -663,6 +664,7 @@ def _fetch_by_ranges(name: str, version: str, dest: Path, cache_dir: Path, progr
         tree_digest=cache.tree_digest(dest, files),
         digests=digests,
         fetched_by="ranges",
+        fetched_bytes=wheel.fetched_bytes,
     )
 
 

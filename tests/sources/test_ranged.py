@@ -81,11 +81,13 @@ def test_only_the_kept_members_are_fetched_and_the_tree_equals_the_full_download
     reads = index.wheel_reads()
     assert reads and all(header is not None for header in reads), "the whole wheel was asked for"
     assert index.bytes_sent < wheel.stat().st_size / 4, "the large member not kept was fetched"
+    assert marker_of(tmp_path / "ranged")["fetched_bytes"] == index.bytes_sent  # what the marker says was read
 
     sent = index.bytes_sent
     resolve("toypkg==1.0", cache_dir=tmp_path / "whole", verify_wheels=True)
     assert index.bytes_sent - sent == wheel.stat().st_size  # pip downloaded the wheel whole
     assert marker_of(tmp_path / "whole")["fetched_by"] == "download"
+    assert marker_of(tmp_path / "whole")["fetched_bytes"] == wheel.stat().st_size
     assert tree_of(tmp_path / "ranged") == tree_of(tmp_path / "whole")
     ranged_marker, whole_marker = marker_of(tmp_path / "ranged"), marker_of(tmp_path / "whole")
     for key in ("wheel", "wheel_sha256", "file_count", "tree_digest", "sha256"):
