@@ -263,7 +263,7 @@ def _rules(rules_dirs: Sequence[Path], provider_tree: CodeTree, cache_dir: Path 
     return summary, book
 
 
-def _results_key(provider_tree, rules_digest, model, python_version, trees, read, cache_dir: Path) -> str | None:
+def _results_key(provider_tree, rule_files_digest, model, python_version, trees, read, cache_dir: Path) -> str | None:
     """The whole-scan cache key (`apiaudit.scan_cache`); None when a consumer file cannot be read."""
     consumers = []
     for tree, files in zip(trees, read):
@@ -272,7 +272,7 @@ def _results_key(provider_tree, rules_digest, model, python_version, trees, read
             return None
         consumers.append(scan_cache.ConsumerInput(tree.name, tree.version, str(files.root.resolve()), files.label, digests))
     return scan_cache.scan_key(
-        provider_tree, rules_digest, repr(model), tuple(python_version or sys.version_info[:3]), tuple(consumers), cache_dir
+        provider_tree, rule_files_digest, repr(model), tuple(python_version or sys.version_info[:3]), tuple(consumers), cache_dir
     )
 
 
