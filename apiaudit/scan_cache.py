@@ -2,8 +2,9 @@
 the provider index or running a check (a warm `matrix` row, the same preflight again).
 
 The key names everything the checks read: apiaudit's own code and the Python and Griffe
-versions, the rules (every rule file's bytes, `apiaudit.recipes.files.rules_digest`), the model facts, the assumed Python version,
-the provider tree's identity, and every consumer file's path and sha256 (after excludes).
+versions, the rules (every rule file's bytes, `apiaudit.recipes.files.rules_digest`), the
+model facts, the assumed Python version, the provider tree's identity, and every consumer
+file's path and sha256 (after excludes).
 
 The provider's *content*: for a fetched release, the digest of the per-file sha256 map its
 entry recorded at extraction is in the key, and that map is what the release is. The answer
@@ -14,8 +15,8 @@ For any other tree the entry records each provider file the scan read with its s
 stat: a changed file (stat first, then content) makes the entry stale.
 
 What is cached is the report before policy (suppressions, baseline and severities are applied
-afresh on every run), as the report JSON, data only (`apiaudit.cachefmt`). Only finished scans are stored: a scan that stopped with an input error
-is never answered from here.
+afresh on every run), as the report JSON, data only (`apiaudit.cachefmt`). Only finished
+scans are stored: a scan that stopped with an input error is never answered from here.
 
 What a scan must know of the rules before it knows whether it runs (the rule ids the project's
 settings may name, checked before any consumer is fetched) is cached beside, by the same digest
@@ -32,6 +33,7 @@ from pathlib import Path
 
 from apiaudit import cachefmt
 from apiaudit.atomic import is_disk_full
+from apiaudit.filewalk import files_under
 from apiaudit.sources.base import CodeTree
 from apiaudit.sources.cache import content_verifier, recorded_digests
 
@@ -96,20 +98,12 @@ def _source_memo(memo: Path, root: str) -> dict[str, tuple[int, int, str]]:
 
 def _source_stats(root: str) -> list[tuple[str, int, int]]:
     """(relative posix path, size, mtime in ns) of every `.py` file under `root`, sorted."""
-    found: list[tuple[str, int, int]] = []
-    stack = [("", root)]
-    while stack:
-        prefix, folder = stack.pop()
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name != "__pycache__":
-                        stack.append((f"{prefix}{entry.name}/", entry.path))
-                elif entry.name.endswith(".py"):
-                    st = entry.stat()
-                    found.append((prefix + entry.name, st.st_size, st.st_mtime_ns))
-    found.sort()
-    return found
+    found = []
+    for rel, entry in files_under(root, skip_folder=lambda name: name == "__pycache__"):
+        if rel.endswith(".py"):
+            st = entry.stat()
+            found.append((rel, st.st_size, st.st_mtime_ns))
+    return sorted(found)
 
 
 @dataclass(frozen=True)

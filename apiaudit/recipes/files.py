@@ -43,6 +43,11 @@ def rule_directories(dirs: Sequence[Path], *, include_bundled: bool = True) -> l
     return ([(bundled_rules_dir(), False)] if include_bundled else []) + [(Path(d), True) for d in dirs]
 
 
+def existing_rule_files(dirs: Sequence[Path]) -> list[Path]:
+    """Every rule file of the bundled rules and `dirs`, in load order; a directory that is not there is skipped."""
+    return [path for directory, _ in rule_directories(dirs) if directory.is_dir() for path in rule_files(directory)]
+
+
 def rules_digest(dirs: Sequence[Path], *, include_bundled: bool = True) -> str:
     """sha256 over every rule file that loading `dirs` reads: its directory's place, its name, its bytes.
 

@@ -17,7 +17,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from apiaudit.errors import InputError
 from apiaudit.findings import ENGINE_RULES, Severity
-from apiaudit.recipes.files import bundled_rules_dir, display_path, rule_directories, rule_files
+from apiaudit.recipes.files import display_path, existing_rule_files, rule_directories, rule_files
 from apiaudit.recipes.changes import CHANGE_CLASSES, ChangeKind
 from apiaudit.recipes.model import (
     CHANGE_KINDS,
@@ -66,11 +66,10 @@ _MODEL_FILES = ("config.json", "tokenizer_config.json", "generation_config.json"
 
 def default_target(dirs: Sequence[Path] = ()) -> tuple[str, tuple[str, ...]] | None:
     """The first rules file naming default consumers: (provider, its default consumers)."""
-    for directory in [bundled_rules_dir(), *map(Path, dirs)]:
-        for path in sorted(directory.glob("*.toml")) if directory.is_dir() else ():
-            rule_file = load_rule_file(path)
-            if rule_file.default_consumers:
-                return rule_file.provider, tuple(rule_file.default_consumers)
+    for path in existing_rule_files(list(map(Path, dirs))):
+        rule_file = load_rule_file(path)
+        if rule_file.default_consumers:
+            return rule_file.provider, tuple(rule_file.default_consumers)
     return None
 
 

@@ -42,11 +42,10 @@ def engine_rule_text(rule_id: str) -> str | None:
 
 def _rule_files(rules_dirs: list[Path]) -> list:
     """Every rule file of the bundled rules and `rules_dirs`, parsed and validated."""
-    from apiaudit.recipes.files import bundled_rules_dir
+    from apiaudit.recipes.files import existing_rule_files
     from apiaudit.recipes.loader import load_rule_file
 
-    directories = [Path(d) for d in (bundled_rules_dir(), *rules_dirs) if Path(d).is_dir()]
-    return [load_rule_file(path) for directory in directories for path in sorted(directory.glob("*.toml"))]
+    return [load_rule_file(path) for path in existing_rule_files(rules_dirs)]
 
 
 def recipe_rule_text(rule_id: str, rules_dirs: list[Path]) -> str | None:

@@ -31,6 +31,7 @@ FetchMethod = Literal["ranges", "download"]
 
 from apiaudit.atomic import atomic_write
 from apiaudit.errors import CacheError
+from apiaudit.filewalk import files_under
 
 
 def canonicalize_name(name: str) -> str:
@@ -107,26 +108,9 @@ class Marker:
 
 
 def _listing(directory: Path) -> list[tuple[str, int]]:
-    """(relative posix path, size) of every file of an entry except its marker, sorted by path.
-
-    One scandir per folder and one stat per file, on strings (no pathlib per file): the check
-    every scan makes of each release it opens, so it has to cost little.
-    """
-    found: list[tuple[str, int]] = []
-    stack = [("", str(directory))]
-    while stack:
-        prefix, folder = stack.pop()
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                rel = prefix + entry.name
-                if entry.is_dir():
-                    if not entry.is_symlink():
-                        stack.append((rel + "/", entry.path))
-                    continue
-                if rel != MARKER_NAME:
-                    found.append((rel, entry.stat().st_size))
-    found.sort()
-    return found
+    """(relative posix path, size) of every file of an entry except its marker, sorted by path:
+    the check every scan that reads a release makes of it (`apiaudit.filewalk`)."""
+    return sorted((rel, entry.stat().st_size) for rel, entry in files_under(str(directory)) if rel != MARKER_NAME)
 
 
 def tree_files(directory: Path) -> list[str]:
