@@ -13,6 +13,7 @@ folder that is itself published in one rename) with the same cleanup and the sam
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -106,13 +107,12 @@ def atomic_write(
         raise
 
 
-def write_new(path: Path, source: Readable, *, limit: int | None = None) -> int:
+def write_new(path: Path | str, source: Readable, *, limit: int | None = None) -> int:
     """Copy `source` into the new file `path` (never an existing one); the bytes written.
 
     With `limit`, stop and raise `ValueError` once more than `limit` bytes arrive (the
     file is removed), so a stream cannot grow past what its header declared.
     """
-    path = Path(path)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o644)
     except OSError as exc:
@@ -123,12 +123,13 @@ def write_new(path: Path, source: Readable, *, limit: int | None = None) -> int:
             while chunk := source.read(_CHUNK):
                 total += len(chunk)
                 if limit is not None and total > limit:
-                    raise ValueError(f"{path.name} holds more than the {limit} bytes it declared")
+                    raise ValueError(f"{os.path.basename(path)} holds more than the {limit} bytes it declared")
                 _write_all(fd, chunk)
         finally:
             os.close(fd)
     except BaseException as exc:
-        path.unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
         if isinstance(exc, OSError):
             raise disk_full_or(exc, path) from None
         raise

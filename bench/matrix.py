@@ -65,8 +65,8 @@ def cold_comparison(args, cached: list[str], kept: Path, warm_rows) -> bool:
 
     Provider index answers are keyed by where a release lies and verified against its files, so
     one untimed run first fills them at the very path both timed runs extract to (kept with
-    `--keep`); then the release entries are removed before each timed run: what differs between
-    the two is the fetching, the part range requests change. Run in this process with the
+    `--keep`); then the release entries are set aside before each timed run (and deleted after
+    both): what differs between the two is the fetching, the part range requests change. Run in this process with the
     releases given (`available`), so the range holds only those.
     """
     chosen = cached[-args.cold_releases:]
@@ -77,17 +77,30 @@ def cold_comparison(args, cached: list[str], kept: Path, warm_rows) -> bool:
     run_matrix([args.consumer], args.provider, cache_dir=base, available=chosen)
     print(f"{'filling the index answers':34s} {time.perf_counter() - started:7.1f} s (once; untimed)")
     timings: dict[str, float] = {}
+    try:
+        return _timed_cold_runs(args, chosen, base, warm_rows, timings)
+    finally:
+        shutil.rmtree(base / "set-aside", ignore_errors=True)
+
+
+def _timed_cold_runs(args, chosen: list[str], base: Path, warm_rows, timings: dict[str, float]) -> bool:
     same = True
     for label, verify in (("whole wheels (verify_wheels)", True), ("range requests", False)):
-        shutil.rmtree(base / "releases", ignore_errors=True)
-        started, cpu = time.perf_counter(), time.process_time()
+        # Set the release entries aside, never delete them here: on ext4, creating a file soon
+        # after many were deleted (the last 1-6 minutes) is several times slower, and a new
+        # user's cold run has deleted nothing. They are deleted after both timed runs.
+        if (base / "releases").exists():
+            (base / "set-aside").mkdir(exist_ok=True)
+            (base / "releases").rename(base / "set-aside" / f"releases-{time.time_ns()}")
+        started, before = time.perf_counter(), os.times()
         result = run_matrix([args.consumer], args.provider, cache_dir=base, available=chosen, verify_wheels=verify)
         timings[label] = time.perf_counter() - started
-        cpu = time.process_time() - cpu
+        after = os.times()
+        cpu = sum(after[:4]) - sum(before[:4])  # user and system, of this process and its children (pip too)
         methods, fetched = fetched_by(base)
         rows = [(r.version, r.errors, r.warnings, r.rules) for r in result.rows]
         same &= rows == [r for r in warm_rows or [] if r[0] in chosen]
-        print(f"{label:34s} {timings[label]:7.1f} s wall {cpu:7.1f} s CPU here (pip's not counted); "
+        print(f"{label:34s} {timings[label]:7.1f} s wall {cpu:7.1f} s CPU (with the workers' and pip's); "
               f"{sum(r.fetched for r in result.rows)} fetched, {fetched / 1e6:,.0f} MB read from the index; "
               f"entries: {', '.join(f'{n} by {m}' for m, n in sorted(methods.items()))}")  # fmt: skip
         if not verify and not methods.get("ranges"):

@@ -3,7 +3,8 @@
 Layout: `<cache_dir>/releases/<normalized-name>-<version>/` holds the wheel's .py/.pyi
 files at their import paths, its dist-info METADATA/top_level.txt/RECORD, and
 `complete.json`, written last. An entry without a valid marker, or whose files no
-longer match the marker, is broken and gets rebuilt.
+longer match the marker, is broken and gets rebuilt. Files several releases share are
+hard links to one file in `releases/.files/` (`apiaudit/sources/filestore.py`).
 
 The marker records each file's path, size and sha256 (checked against the wheel's RECORD
 when it was extracted). Opening an entry checks only paths and sizes (one stat per file);
@@ -32,6 +33,7 @@ FetchMethod = Literal["ranges", "download"]
 from apiaudit.atomic import atomic_write
 from apiaudit.errors import CacheError
 from apiaudit.filewalk import files_under
+from apiaudit.sources.filestore import prune, store_dir
 
 
 def canonicalize_name(name: str) -> str:
@@ -331,6 +333,13 @@ def new_partial_dir(cache_dir: Path) -> Path:
         raise CacheError(f"cannot write the apiaudit cache at {base}: {exc.strerror or exc}") from None
 
 
+def remove_dead_partials(cache_dir: Path) -> None:
+    """Remove the partial folders whose run has ended (a fetch worker stopped midway)."""
+    base = releases_dir(cache_dir)
+    if base.is_dir():
+        _remove_stale_partials(base)
+
+
 def _owner_tag() -> str:
     import socket  # only when a release is being fetched (a warm scan never gets here)
 
@@ -357,12 +366,16 @@ def _owner_is_dead(folder: Path) -> bool:
 
 def _remove_stale_partials(base: Path) -> None:
     now = time.time()
+    removed = False
     for leftover in base.glob(f"{_TEMP_PREFIX}*"):
         try:
             if _owner_is_dead(leftover) or now - leftover.stat().st_mtime > _STALE_TEMP_SECONDS:
                 shutil.rmtree(leftover, ignore_errors=True)
+                removed = True
         except OSError:
             pass
+    if removed:
+        prune(store_dir(base))
 
 
 def remove_entry(directory: Path) -> None:
@@ -378,6 +391,7 @@ def remove_entry(directory: Path) -> None:
         shutil.rmtree(doomed, ignore_errors=True)
     else:
         doomed.unlink(missing_ok=True)
+    prune(store_dir(directory.parent))  # the shared files only that entry held
     if directory.exists():
         raise CacheError(f"cannot remove the broken cache entry {directory}")
 

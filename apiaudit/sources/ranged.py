@@ -18,12 +18,9 @@ from __future__ import annotations
 import bisect
 import json
 import re
-import ssl
 import sys
 import threading
-import urllib.error
 import urllib.parse
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -34,11 +31,14 @@ from packaging.tags import Tag, compatible_tags, cpython_tags, sys_tags
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from apiaudit.sources.connections import Client, RequestFailed, is_http
+
 _TIMEOUT_S = 60
-_TAIL_BYTES = 1 << 16  # the end-of-central-directory record (and any comment) lies in the last 64 KiB + 22
+_TAIL_BYTES = 1 << 20  # the end record, the central directory and RECORD of most wheels (vLLM: the last ~0.7 MB)
 _GAP_BYTES = 1 << 16  # members closer than this are fetched in one request
 _SPAN_BYTES = 8 << 20  # one request fetches at most this much (so the parallel requests balance)
 _PARALLEL = 8
+_MAX_PAGE_BYTES = 64 << 20  # a project page (vLLM's JSON page: ~1 MB)
 _MAX_READ_BYTES = 256 << 20  # one read not planned ahead, held in memory (vLLM's directory: ~0.6 MB)
 _PAGE_ACCEPT = (
     "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
@@ -79,26 +79,9 @@ def network_settings(pip_config_lines: Iterable[str]) -> NetworkSettings:
     return NetworkSettings(cert=found.get("cert"), proxy=found.get("proxy"))
 
 
-def is_http(url: str) -> bool:
-    return urllib.parse.urlsplit(url).scheme in ("http", "https")
-
-
-class _HttpRedirectsOnly(urllib.request.HTTPRedirectHandler):
-    """Follow a redirect only to http(s): an index page cannot send the reader to a local file."""
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        if not is_http(newurl):
-            raise urllib.error.URLError(f"a redirect to {urllib.parse.urlsplit(newurl).scheme}: refused")
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
-def opener(settings: NetworkSettings) -> urllib.request.OpenerDirector:
-    """A urllib opener verifying TLS with pip's CA bundle, through pip's proxy (else the environment's)."""
-    context = ssl.create_default_context(cafile=settings.cert) if settings.cert else ssl.create_default_context()
-    handlers: list[urllib.request.BaseHandler] = [urllib.request.HTTPSHandler(context=context), _HttpRedirectsOnly()]
-    if settings.proxy:
-        handlers.append(urllib.request.ProxyHandler({"http": settings.proxy, "https": settings.proxy}))
-    return urllib.request.build_opener(*handlers)
+def client(settings: NetworkSettings) -> Client:
+    """A client verifying TLS with pip's CA bundle, through pip's proxy (else the environment's)."""
+    return Client(cafile=settings.cert, proxy=settings.proxy, timeout=_TIMEOUT_S)
 
 
 # ---------------------------------------------------------------------------------- index pages
@@ -124,18 +107,17 @@ class PageFile:
     requires_python: str | None
 
 
-def read_page(page_url: str, urlopen: urllib.request.OpenerDirector) -> list[PageFile]:
+def read_page(page_url: str, http: Client) -> list[PageFile]:
     """The files a PEP 691 (JSON) or PEP 503 (HTML) project page lists; RangesUnavailable when unreadable."""
     if not is_http(page_url):
         raise RangesUnavailable(f"{page_url} is not an http(s) page")
-    request = urllib.request.Request(page_url, headers={"Accept": _PAGE_ACCEPT})
     try:
-        with urlopen.open(request, timeout=_TIMEOUT_S) as response:
-            final_url = response.geturl()
-            content_type = response.headers.get("Content-Type", "")
-            body = response.read(64 << 20)
-    except (urllib.error.URLError, OSError, ValueError) as exc:
+        answer = http.get(page_url, {"Accept": _PAGE_ACCEPT}, max_bytes=_MAX_PAGE_BYTES)
+    except RequestFailed as exc:
         raise RangesUnavailable(f"cannot read {page_url}: {exc}") from None
+    if answer.status != 200 or len(answer.body) > _MAX_PAGE_BYTES:
+        raise RangesUnavailable(f"cannot read {page_url}: HTTP {answer.status}")
+    final_url, content_type, body = answer.url, answer.headers.get("Content-Type", ""), answer.body
     files: list[PageFile] = []
     if "json" in content_type:
         try:
@@ -216,11 +198,11 @@ class RangedWheel:
     spans at once. Every response must be a 206 with the asked span of a file of the same size.
     """
 
-    def __init__(self, url: str, urlopen: urllib.request.OpenerDirector):
+    def __init__(self, url: str, http: Client):
         if not is_http(url):
             raise RangesUnavailable(f"{url} is not an http(s) address")
         self.url = url
-        self._urlopen = urlopen
+        self._http = http
         self._lock = threading.Lock()
         self._starts: list[int] = []  # sorted starts of the held spans (never overlapping)
         self._spans: dict[int, bytes] = {}
@@ -235,22 +217,22 @@ class RangedWheel:
     def _get(self, start: int | None, end: int | None) -> tuple[int, bytes]:
         """Bytes [start, end) (or, with no start, the last _TAIL_BYTES + 22): (where they start, them)."""
         wanted = f"bytes=-{_TAIL_BYTES + 22}" if start is None else f"bytes={start}-{(end or 0) - 1}"
-        request = urllib.request.Request(self.url, headers={"Range": wanted, "Accept-Encoding": "identity"})
+        asked = _TAIL_BYTES + 22 if start is None else (end or 0) - start
         try:
-            with self._urlopen.open(request, timeout=_TIMEOUT_S) as response:
-                if response.status != 206:
-                    raise RangesUnavailable(f"the server answered {response.status} to a range request")
-                match = re.match(r"^bytes (\d+)-(\d+)/(\d+)$", response.headers.get("Content-Range", "").strip())
-                if not match:
-                    raise RangesUnavailable("the server's answer to a range request names no byte range")
-                first, last, total = (int(g) for g in match.groups())
-                if self.size >= 0 and total != self.size:
-                    raise RangesUnavailable("the wheel changed size between two range requests")
-                if start is not None and (first != start or last != (end or 0) - 1):
-                    raise RangesUnavailable("the server answered another byte range than the one asked")
-                body = response.read(last - first + 2)
-        except (urllib.error.URLError, OSError, ValueError) as exc:
+            answer = self._http.get(self.url, {"Range": wanted, "Accept-Encoding": "identity"}, max_bytes=asked)
+        except RequestFailed as exc:
             raise RangesUnavailable(f"a range request failed: {exc}") from None
+        if answer.status != 206:
+            raise RangesUnavailable(f"the server answered {answer.status} to a range request")
+        match = re.match(r"^bytes (\d+)-(\d+)/(\d+)$", answer.headers.get("Content-Range", "").strip())
+        if not match:
+            raise RangesUnavailable("the server's answer to a range request names no byte range")
+        first, last, total = (int(g) for g in match.groups())
+        if self.size >= 0 and total != self.size:
+            raise RangesUnavailable("the wheel changed size between two range requests")
+        if start is not None and (first != start or last != (end or 0) - 1):
+            raise RangesUnavailable("the server answered another byte range than the one asked")
+        body = answer.body
         if len(body) != last - first + 1:
             raise RangesUnavailable("a range answer holds another number of bytes than it says")
         with self._lock:

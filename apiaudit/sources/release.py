@@ -6,6 +6,7 @@ fetched (pip builds no sdist), and the wheel is read as a zip archive.
 
 from __future__ import annotations
 
+import atexit
 import bisect
 import contextlib
 import hashlib
@@ -18,7 +19,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from packaging.version import InvalidVersion, Version
@@ -27,13 +28,13 @@ from apiaudit.atomic import DiskFullError, atomic_write, disk_full_or, is_disk_f
 from apiaudit.errors import InputError
 from apiaudit.sources import cache
 from apiaudit.sources.cache import canonicalize_name
+from apiaudit.sources.filestore import FileStore, store_dir
 from apiaudit.sources.base import CodeTree, Reporter, report_step, report_warning
 
-# The range reader (urllib, ssl), pip (subprocess) and the wheel reader (zipfile, csv, base64)
+# The range reader (http.client, ssl), pip (subprocess) and the wheel reader (zipfile, csv, base64)
 # are imported by the first fetch, not by every scan: a cached release needs none of them.
 if TYPE_CHECKING:
     import subprocess
-    import urllib.request
     import zipfile
 
     from apiaudit.sources import ranged
@@ -196,6 +197,11 @@ def set_verify_wheels(verify: bool) -> None:
     _VERIFY_WHEELS = bool(verify)
 
 
+def verifies_wheels() -> bool:
+    """Whether this process downloads whole wheels by default (`set_verify_wheels`)."""
+    return _VERIFY_WHEELS
+
+
 def fetch_release(
     name: str,
     version: str,
@@ -240,11 +246,12 @@ def fetch_release(
         report_step(progress, f"fetching {name}=={version} (first time only)")
         built = work / "tree"
         whole = _VERIFY_WHEELS if verify_wheels is None else verify_wheels
-        marker = None if whole else _fetch_by_ranges(name, version, built, cache_dir, progress)
+        store = FileStore(store_dir(cache.releases_dir(cache_dir)))
+        marker = None if whole else _fetch_by_ranges(name, version, built, cache_dir, progress, store)
         if marker is None:
             shutil.rmtree(built, ignore_errors=True)  # what a failed range fetch left
             wheel = _download_wheel(name, version, work / "download", progress)
-            marker = _extract_wheel(wheel, built, name, version, progress)
+            marker = _extract_wheel(wheel, built, name, version, progress, store=store)
             wheel.unlink()  # large wheels (vllm: ~500 MB) must not linger; the .py tree is all we read
         atomic_write(built / cache.MARKER_NAME, marker.to_json())
         cache.publish_entry(built, final, name, version)
@@ -418,6 +425,9 @@ class _Malformed(Exception):
     """Why a wheel cannot be extracted; `_extract_wheel` turns it into one InputError line."""
 
 
+_DRIVE_RE = re.compile(r"^[A-Za-z]:")
+
+
 def _member_target(member: str, dist_info_names: set[str]) -> str | None:
     """Where a wheel member lands in the cache entry, or None to skip it.
 
@@ -425,10 +435,10 @@ def _member_target(member: str, dist_info_names: set[str]) -> str | None:
     """
     if member.endswith("/"):
         return None
-    if "\\" in member or "\0" in member or member.startswith("/") or re.match(r"^[A-Za-z]:", member):
+    if "\\" in member or "\0" in member or member.startswith("/") or _DRIVE_RE.match(member):
         raise _Malformed(f"unsafe member path {member!r}")
-    parts = PurePosixPath(member).parts
-    if any(part in ("..", ".", "") for part in parts):
+    parts = member.split("/")
+    if ".." in parts or "." in parts or "" in parts:  # `a//b` and `a/./b` too: one name, one file
         raise _Malformed(f"unsafe member path {member!r}")
     top = parts[0]
     if top.endswith(".data"):
@@ -540,11 +550,12 @@ def _malformed_is_bad_input(filename: str, name: str, version: str, dest: Path):
 
 
 def _extract_wheel(
-    wheel: Path, dest: Path, name: str, version: str, progress: Reporter | None, limits: WheelLimits = DEFAULT_LIMITS
+    wheel: Path, dest: Path, name: str, version: str, progress: Reporter | None, limits: WheelLimits = DEFAULT_LIMITS,
+    store: FileStore | None = None,
 ) -> cache.Marker:
     """Write the wheel's kept members under `dest`; every malformed archive is one InputError line."""
     with _malformed_is_bad_input(wheel.name, name, version, dest):
-        digests = _extract_members(wheel, dest, progress, limits)
+        digests = _extract_members(wheel, dest, progress, limits, store=store)
     files = cache.tree_files(dest)
     return cache.Marker(
         name=name,
@@ -565,11 +576,14 @@ def _extract_members(
     progress: Reporter | None,
     limits: WheelLimits,
     prefetch: Callable[[zipfile.ZipFile, list[zipfile.ZipInfo]], None] | None = None,
+    store: FileStore | None = None,
 ) -> dict[str, str]:
     """Extract the kept members of `wheel` (a file, or a wheel read by ranges) into `dest`.
 
-    `prefetch(archive, kept infos)` runs once the plan has passed every limit, before any
-    member is read (the ranged wheel fetches the kept members' bytes there).
+    `prefetch(archive, infos)` runs once the plan has passed every limit, before any member is
+    read: for the RECORD files, then for every member the `store` (a `FileStore`) cannot link
+    (the ranged wheel fetches those members' bytes there). A member the store links is not
+    read: its bytes are those of the file its RECORD sha256 names, checked before linking.
     """
     import zipfile
 
@@ -588,22 +602,34 @@ def _extract_members(
         planned = [(info, _member_target(info.filename, dist_info_names)) for info in infos]
         kept = [(info, target) for info, target in planned if target is not None]
         _check_plan(kept, limits)
+        records = [info for info, target in kept if target.endswith("/RECORD")]
         if prefetch is not None:
-            prefetch(archive, [info for info, _ in kept])
+            prefetch(archive, records)
         recorded = _record_hashes(archive, dist_info_names)
+        # Members whose content the store already holds are linked, not read (nor fetched).
+        shared = _shared_members(kept, recorded, store) if store is not None else {}
+        if prefetch is not None:
+            prefetch(archive, [info for info, _ in kept if info.filename not in shared])
         source_count = sum(1 for _, target in kept if target.endswith(_SOURCE_SUFFIXES))
         report_step(progress, f"extracting {source_count} .py files")
         dest.mkdir(parents=True)
         # No member reaches outside `dest`: `_member_target` refuses absolute paths, drives and
-        # `..` parts, and nothing in the new `dest` is a link (only folders and new files are
-        # made in it), so no path needs resolving. Each folder is made once.
+        # `..` parts, and nothing in the new `dest` is a link (only folders, new files and hard
+        # links to regular files are made in it), so no path needs resolving. Each folder is
+        # made once; paths are plain strings (a pathlib object per member costs more than the
+        # member's write).
+        root = str(dest)
         made = {""}
         for info, target in kept:
-            path = dest / target
+            path = os.path.join(root, target)
             folder = target.rpartition("/")[0]
             if folder not in made:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                os.makedirs(os.path.join(root, folder), exist_ok=True)
                 made.add(folder)
+            content = shared.get(info.filename)
+            if content is not None and store is not None and store.link_into(content, info.file_size, path):
+                digests[target] = content
+                continue
             record = recorded.get(info.filename)
             with archive.open(info) as member:
                 reader = _HashingReader(member, record[0] if record else None)
@@ -615,10 +641,37 @@ def _extract_members(
                 if reader.digest(algorithm) != digest or (size is not None and size != written):
                     raise _Malformed(f"member {info.filename!r} does not match its RECORD hash")
             digests[target] = reader.sha256.hexdigest()
+            if store is not None and record and not info.filename.endswith("/RECORD"):
+                store.keep(path, digests[target])
     return digests
 
 
-def _fetch_by_ranges(name: str, version: str, dest: Path, cache_dir: Path, progress: Reporter | None) -> cache.Marker | None:
+def _shared_members(
+    kept: list[tuple[zipfile.ZipInfo, str]], recorded: dict[str, tuple[str, str, int | None]], store: FileStore
+) -> dict[str, str]:
+    """member -> sha256 (hex) for each kept member whose RECORD sha256 the store holds a file of."""
+    import base64
+    import binascii
+
+    found: dict[str, str] = {}
+    for info, target in kept:
+        record = recorded.get(info.filename)
+        if record is None or record[0] != "sha256" or target.endswith("/RECORD"):
+            continue
+        if record[2] is not None and record[2] != info.file_size:
+            continue  # the archive contradicts its RECORD: extracted, and refused, as usual
+        try:
+            raw = base64.urlsafe_b64decode(record[1] + "=" * (-len(record[1]) % 4))
+        except (binascii.Error, ValueError):
+            continue
+        if len(raw) == 32 and store.has(raw.hex()):
+            found[info.filename] = raw.hex()
+    return found
+
+
+def _fetch_by_ranges(
+    name: str, version: str, dest: Path, cache_dir: Path, progress: Reporter | None, store: FileStore | None = None
+) -> cache.Marker | None:
     """Extract NAME==VERSION's kept members by HTTP range requests; None when that is not possible
     (no http(s) index page lists the wheel, or the server serves no ranges): then pip downloads it.
 
@@ -630,25 +683,27 @@ def _fetch_by_ranges(name: str, version: str, dest: Path, cache_dir: Path, progr
     if not pages:
         return None
     try:
-        urlopen = ranged.opener(_network_settings())
+        http = _http_client()
         link = None
         for page in pages:
             link = ranged.choose_wheel(
-                _page_files(page, urlopen), name, version,
+                _page_files(page, http), name, version,
                 fallback_python=LINUX_FALLBACK_PYTHON, fallback_platforms=LINUX_FALLBACK_PLATFORMS,
             )  # fmt: skip
             if link is not None:
                 break
         if link is None:
             return None
-        wheel = ranged.RangedWheel(link.url, urlopen)
+        wheel = ranged.RangedWheel(link.url, http)
     except ranged.RangesUnavailable as why:
         report_step(progress, f"reading {name}=={version} by byte ranges is not possible ({why}); downloading the whole wheel")
         return None
     report_step(progress, f"reading the .py files of {link.filename} by byte ranges")
     try:
         with _malformed_is_bad_input(link.filename, name, version, dest):
-            digests = _extract_members(wheel, dest, progress, DEFAULT_LIMITS, prefetch=_member_prefetch(wheel, DEFAULT_LIMITS))
+            digests = _extract_members(
+                wheel, dest, progress, DEFAULT_LIMITS, prefetch=_member_prefetch(wheel, DEFAULT_LIMITS), store=store
+            )
     except ranged.RangesUnavailable as why:
         report_step(progress, f"a range request for {name}=={version} failed ({why}); downloading the whole wheel")
         return None
@@ -673,13 +728,13 @@ _PAGE_FILES: dict[str, tuple[float, list[ranged.PageFile]]] = {}
 _PAGE_FILES_LOCK = threading.Lock()
 
 
-def _page_files(page: str, urlopen: urllib.request.OpenerDirector) -> list[ranged.PageFile]:
+def _page_files(page: str, http: ranged.Client) -> list[ranged.PageFile]:
     from apiaudit.sources import ranged
 
     with _PAGE_FILES_LOCK:
         known = _PAGE_FILES.get(page)
         if known is None or time.monotonic() - known[0] > VERSIONS_TTL_SECONDS:
-            known = (time.monotonic(), ranged.read_page(page, urlopen))
+            known = (time.monotonic(), ranged.read_page(page, http))
             _PAGE_FILES[page] = known
         return known[1]
 
@@ -691,9 +746,12 @@ _LOCAL_OVERHEAD = 30 + 2 * 0xFFFF + 24
 
 def _member_prefetch(wheel: ranged.RangedWheel, limits: WheelLimits) -> Callable[[zipfile.ZipFile, list[zipfile.ZipInfo]], None]:
     """The prefetch step of a ranged extraction: each kept member's span, up to the next member."""
+    known: list[list[int]] = []  # where each member starts, sorted (once per wheel)
 
     def prefetch(archive: zipfile.ZipFile, kept: list[zipfile.ZipInfo]) -> None:
-        boundaries = sorted({info.header_offset for info in archive.infolist()} | {archive.start_dir})
+        if not known:
+            known.append(sorted({info.header_offset for info in archive.infolist()} | {archive.start_dir}))
+        boundaries = known[0]
         spans = []
         total = 0
         for info in kept:
@@ -709,6 +767,7 @@ def _member_prefetch(wheel: ranged.RangedWheel, limits: WheelLimits) -> Callable
 
 
 _SETTINGS: dict[tuple[tuple[str, str], ...], ranged.NetworkSettings] = {}
+_CLIENTS: dict[ranged.NetworkSettings, ranged.Client] = {}
 _SETTINGS_LOCK = threading.Lock()
 
 
@@ -722,6 +781,27 @@ def _network_settings() -> ranged.NetworkSettings:
             result = _run_pip(["config", "list"])
             _SETTINGS[key] = ranged.network_settings(result.output.splitlines() if result.returncode == 0 else [])
         return _SETTINGS[key]
+
+
+def _http_client() -> ranged.Client:
+    """One client per process and network settings: its connections serve every release fetched."""
+    from apiaudit.sources import ranged
+
+    settings = _network_settings()
+    with _SETTINGS_LOCK:
+        if settings not in _CLIENTS:
+            if not _CLIENTS:
+                atexit.register(_close_clients)
+            _CLIENTS[settings] = ranged.client(settings)
+        return _CLIENTS[settings]
+
+
+def _close_clients() -> None:
+    with _SETTINGS_LOCK:
+        clients = list(_CLIENTS.values())
+        _CLIENTS.clear()
+    for client in clients:
+        client.close()
 
 
 def _release_tree(name: str, version: str, entry: Path) -> CodeTree:
@@ -848,6 +928,35 @@ def index_pages(name: str, cache_dir: Path) -> list[str]:
             pages = []  # the full download says what is wrong, in its own words
         _PAGES[key] = pages
         return pages
+
+
+@dataclass(frozen=True)
+class LearntIndex:
+    """What this process learnt from pip about reaching the package index (its `cert` and
+    `proxy`, a project's pages), handed to the processes that fetch releases for it, so none of
+    them runs pip again to learn the same."""
+
+    settings: tuple[tuple[tuple[tuple[str, str], ...], ranged.NetworkSettings], ...]
+    pages: tuple[tuple[tuple[str, tuple[tuple[str, str], ...]], tuple[str, ...]], ...]
+
+
+def learn_index(name: str, cache_dir: Path) -> LearntIndex:
+    """Learn (once a process) what range reads of NAME's wheels need, and return it all."""
+    if index_pages(name, cache_dir):
+        _network_settings()
+    with _SETTINGS_LOCK:
+        settings = tuple(_SETTINGS.items())
+    with _PAGES_LOCK:
+        pages = tuple((key, tuple(found)) for key, found in _PAGES.items())
+    return LearntIndex(settings=settings, pages=pages)
+
+
+def adopt_learnt_index(learnt: LearntIndex) -> None:
+    """Take what another process learnt (`learn_index`) as learnt here."""
+    with _SETTINGS_LOCK:
+        _SETTINGS.update(learnt.settings)
+    with _PAGES_LOCK:
+        _PAGES.update((key, list(found)) for key, found in learnt.pages)
 
 
 def _pages_listed(output: str) -> list[str]:

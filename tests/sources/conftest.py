@@ -10,6 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from index_server import IndexServer, start  # noqa: E402
 from wheel_helpers import build_wheel  # noqa: E402
 
 TOY_MEMBERS: dict[str, bytes | str] = {
@@ -37,3 +38,35 @@ def local_index(tmp_path, monkeypatch) -> Path:
     monkeypatch.delenv("PIP_EXTRA_INDEX_URL", raising=False)
     monkeypatch.delenv("PIP_INDEX_URL", raising=False)
     return links
+
+
+@pytest.fixture
+def serve(tmp_path, monkeypatch):
+    """serve(wheels, ranges=True) -> the IndexServer; pip's only index is it (no user config)."""
+    servers = []
+
+    def start_index(wheels: list[Path], *, ranges: bool = True, keep_alive: bool = False) -> IndexServer:
+        state = IndexServer(wheels=wheels, ranges=ranges, keep_alive=keep_alive)
+        servers.append(start(state)[0])
+        monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+        monkeypatch.setenv("PIP_INDEX_URL", f"{state.url}/simple/")
+        for variable in ("PIP_NO_INDEX", "PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL"):
+            monkeypatch.delenv(variable, raising=False)
+        # A fresh setting per test (the port differs): nothing learnt by an earlier test is reused.
+        monkeypatch.setenv("PIP_DEFAULT_TIMEOUT", "20")
+        return state
+
+    yield start_index
+    for httpd in servers:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture
+def http():
+    """A range-read client with no pip settings, its kept connections closed after the test."""
+    from apiaudit.sources import ranged
+
+    client = ranged.client(ranged.NetworkSettings())
+    yield client
+    client.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -17,7 +18,11 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 class IndexServer:
     wheels: list[Path]
     ranges: bool = True  # False: every request gets the whole file (200), Range ignored
+    keep_alive: bool = False  # True: HTTP/1.1, a connection serves many requests
+    idle_timeout: float | None = None  # with keep_alive: a connection idle this long is closed
+    wheel_delay_s: float = 0.0  # each answer about a wheel waits this long (a slow index)
     requests: list[tuple[str, str | None]] = field(default_factory=list)  # (path, Range header)
+    connections: set[int] = field(default_factory=set)  # the client port of each connection served
     bytes_sent: int = 0
     url: str = ""
 
@@ -45,6 +50,14 @@ def start(server_state: IndexServer) -> tuple[ThreadingHTTPServer, threading.Thr
 
         def do_GET(self) -> None:
             state.requests.append((self.path, self.headers.get("Range")))
+            state.connections.add(self.client_address[1])
+            moved = re.match(r"^/(moved|to-file)/(.+)$", self.path)
+            if moved:  # a redirect to the wheel, or to a local file
+                self.send_response(302)
+                self.send_header("Location", f"/files/{moved[2]}" if moved[1] == "moved" else "file:///etc/hostname")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             match = re.match(r"^/simple/([^/]+)/?$", self.path)
             if match:
                 body = state.page(match[1])
@@ -54,6 +67,7 @@ def start(server_state: IndexServer) -> tuple[ThreadingHTTPServer, threading.Thr
                 self._send(200, body, "text/html")
                 return
             if self.path.startswith("/files/"):
+                time.sleep(state.wheel_delay_s)
                 found = [w for w in state.wheels if w.name == self.path[len("/files/"):]]
                 if not found:
                     self.send_error(404)
@@ -88,6 +102,9 @@ def start(server_state: IndexServer) -> tuple[ThreadingHTTPServer, threading.Thr
             self.wfile.write(body)
             state.bytes_sent += len(body) if self.path.endswith(".whl") else 0
 
+    if state.keep_alive:
+        Handler.protocol_version = "HTTP/1.1"
+        Handler.timeout = state.idle_timeout
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
