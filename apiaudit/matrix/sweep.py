@@ -1,21 +1,17 @@
 """The compatibility matrix: one consumer scanned against every provider release in a range.
 
-Fetches wait on the index and extract in Python: several releases to fetch are fetched in
-worker processes (threads would share one interpreter), one in a thread; scans are CPU bound
-and run in a small process pool as each fetch lands. Both share
+Releases are fetched in worker processes (`fetching.py` says why) and scanned in a small
+process pool as each fetch lands. Both share
 one cache directory: the release cache publishes entries atomically and the provider
 index cache is keyed per release, so concurrent runs only ever cost duplicate work.
 """
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing
-import os
-import signal
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -35,9 +31,9 @@ from apiaudit.matrix.ranges import (
     select_releases,
 )
 from apiaudit.progress import NullProgress, Progress
+from apiaudit.matrix.fetching import fetch, fetch_in_worker, fetch_pool, scan_pool
 from apiaudit.sources import cache as release_cache
-from apiaudit.sources.base import Reporter
-from apiaudit.sources.release import LearntIndex, adopt_learnt_index, learn_index, validate_once
+from apiaudit.sources.release import validate_once
 from apiaudit.sources.release import verifies_wheels as release_default_verify
 
 
@@ -207,104 +203,6 @@ class _LockedSteps:
             self._progress.step(message)
 
 
-def _fetch(name: str, version: str, cache_dir: Path, reporter: Reporter | None, verify_wheels: bool | None = None) -> bool:
-    """Make sure NAME==VERSION is in the release cache; True when this call downloaded it."""
-    return sources.resolve(f"{name}=={version}", cache_dir=cache_dir, progress=reporter, verify_wheels=verify_wheels).fetched
-
-
-# -- fetching in worker processes: extraction is Python work, and threads share one interpreter
-
-class _QueuedSteps:
-    """A fetch worker's progress lines, sent to the matrix process to show."""
-
-    def __init__(self, queue) -> None:
-        self._queue = queue
-
-    def step(self, message: str) -> None:
-        self._queue.put(message)
-
-
-_WORKER_STEPS: _QueuedSteps | None = None
-
-
-def _start_fetch_worker(queue, learnt: LearntIndex) -> None:
-    global _WORKER_STEPS
-    _WORKER_STEPS = _QueuedSteps(queue)
-    adopt_learnt_index(learnt)
-    _start_worker()
-
-
-def _start_worker() -> None:
-    """A worker leaves Ctrl-C to the matrix process, which ends it with SIGTERM: then its pips
-    are stopped and its partial folders removed on the way out (`finally`)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _worker_terminated)
-
-
-def _worker_terminated(signum, frame) -> None:
-    # At once, unwinding nothing (it may be anywhere, even exiting): its pips are stopped, and
-    # the partial folder it leaves is removed by the matrix process (`remove_dead_partials`).
-    from apiaudit.sources import release
-
-    release.stop_running_pips()
-    os._exit(143)
-
-
-@contextlib.contextmanager
-def _ended_on_failure(pool: ProcessPoolExecutor):
-    """The pool, its workers ended at once when the matrix stops early (Ctrl-C, SIGTERM, an
-    error): what they were doing is not wanted any more, and waiting for it could take minutes."""
-    try:
-        yield pool
-    except BaseException:
-        processes = list((getattr(pool, "_processes", None) or {}).values())
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.join(timeout=10)
-        pool.shutdown(wait=True, cancel_futures=True)  # its queues closed: nothing left for the resource tracker
-        raise
-
-
-def _fetch_in_worker(name: str, version: str, cache_dir: str, verify_wheels: bool | None) -> tuple[bool, str | None]:
-    """`_fetch` in a fetch worker: (fetched, None), or (False, the one line) for bad input (an
-    InputError travels back as its text: some cannot be rebuilt from their pickled arguments)."""
-    try:
-        return _fetch(name, version, Path(cache_dir), _WORKER_STEPS, verify_wheels), None
-    except InputError as exc:
-        return False, str(exc)
-
-
-def _show_steps(queue, reporter: _LockedSteps) -> None:
-    while (message := queue.get()) is not None:
-        reporter.step(message)
-
-
-@contextlib.contextmanager
-def _fetch_pool(to_fetch: int, fetch_jobs: int, name: str, cache_dir: Path, context, reporter: _LockedSteps,
-                verify_wheels: bool | None):  # fmt: skip
-    """Where releases are fetched: worker processes when more than one is to be fetched, else a thread."""
-    if to_fetch <= 1 or fetch_jobs <= 1:
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="apiaudit-fetch") as pool:
-            yield pool, False
-        return
-    learnt = LearntIndex(settings=(), pages=()) if verify_wheels else learn_index(name, cache_dir)
-    queue = context.SimpleQueue()
-    shower = threading.Thread(target=_show_steps, args=(queue, reporter), name="apiaudit-fetch-steps", daemon=True)
-    shower.start()
-    try:
-        with ProcessPoolExecutor(max_workers=min(fetch_jobs, to_fetch), mp_context=context,
-                                 initializer=_start_fetch_worker, initargs=(queue, learnt)) as pool, \
-                _ended_on_failure(pool):  # fmt: skip
-            yield pool, True
-    except BaseException:
-        release_cache.remove_dead_partials(cache_dir)  # what the ended workers were building
-        raise
-    finally:
-        queue.put(None)
-        shower.join()
-
-
 def _all_cached(name: str, versions: list[str], cache_dir: Path) -> bool:
     """Whether every release and its provider index are cached: then nothing is worth a worker."""
     from apiaudit.provider.cache import has_entry
@@ -367,18 +265,18 @@ def _fetch_and_scan(
     # A worker process does not share this process's `--verify-wheels` default: it is passed.
     verify_wheels = verify_wheels if verify_wheels is not None else release_default_verify()
     with ThreadPoolExecutor(max_workers=max(1, fetch_jobs), thread_name_prefix="apiaudit-check") as checkers, \
-            _fetch_pool(len(missing), fetch_jobs, name, cache_dir, context, reporter, verify_wheels) as (fetchers, apart), \
-            _scan_pool(scan_jobs, context) as scanners:  # fmt: skip
+            fetch_pool(len(missing), fetch_jobs, name, cache_dir, context, reporter, verify_wheels) as (fetchers, apart), \
+            scan_pool(scan_jobs, context) as scanners:  # fmt: skip
         # A cached release is only checked (here, in a thread); the others are fetched (in
         # worker processes when there are several).
         pending: dict[Future, tuple[str, str]] = {}
         for v in versions:
             if v not in missing:
-                pending[checkers.submit(_fetch, name, v, cache_dir, reporter, verify_wheels)] = ("check", v)
+                pending[checkers.submit(fetch, name, v, cache_dir, reporter, verify_wheels)] = ("check", v)
             elif apart:
-                pending[fetchers.submit(_fetch_in_worker, name, v, str(cache_dir), verify_wheels)] = ("fetch", v)
+                pending[fetchers.submit(fetch_in_worker, name, v, str(cache_dir), verify_wheels)] = ("fetch", v)
             else:
-                pending[fetchers.submit(_fetch, name, v, cache_dir, reporter, verify_wheels)] = ("check", v)
+                pending[fetchers.submit(fetch, name, v, cache_dir, reporter, verify_wheels)] = ("check", v)
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
@@ -403,16 +301,6 @@ def _fetch_and_scan(
                     rows[version] = _row(version, value, fetched.get(version, False))
                     progress.advance(version)
     return [rows[v] for v in versions]
-
-
-@contextlib.contextmanager
-def _scan_pool(jobs: int, context):
-    if jobs <= 1:
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="apiaudit-scan") as threads:
-            yield threads
-        return
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start_worker) as pool, _ended_on_failure(pool):
-        yield pool
 
 
 def _row(version: str, report: Report, fetched: bool) -> MatrixRow:

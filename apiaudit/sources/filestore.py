@@ -32,6 +32,8 @@ STORE_NAME = ".files"  # inside `releases/`: no release entry's name starts with
 # A refused link that means this filesystem (or this pair of folders) links nothing.
 _NO_LINKS = {errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EACCES, errno.ENOSYS}
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+# Link a link itself, never what it points to, where the platform can say so (not Windows).
+_LINK_OPTIONS = {"follow_symlinks": False} if os.link in os.supports_follow_symlinks else {}
 
 
 def store_dir(releases: Path) -> Path:
@@ -79,7 +81,7 @@ class FileStore:
             self._drop(source)
             return False
         try:
-            os.link(source, target, follow_symlinks=False)
+            os.link(source, target, **_LINK_OPTIONS)
         except OSError as exc:
             self._refused(exc)
             return False
@@ -104,7 +106,7 @@ class FileStore:
                 os.makedirs(shelf, exist_ok=True)
                 with self._lock:
                     self._folders.add(shelf)
-            os.link(path, os.path.join(shelf, sha256), follow_symlinks=False)
+            os.link(path, os.path.join(shelf, sha256), **_LINK_OPTIONS)
         except FileExistsError:
             pass  # another extraction filed the same content first
         except OSError as exc:

@@ -9,7 +9,6 @@ vLLM release and compares its files with the full download's.
 from __future__ import annotations
 
 import json
-import os
 import random
 import zipfile
 from pathlib import Path
