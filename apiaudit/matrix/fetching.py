@@ -53,7 +53,7 @@ def _start_fetch_worker(queue, learnt: LearntIndex) -> None:
 
 def start_worker() -> None:
     """A worker leaves Ctrl-C to the matrix process, which ends it with SIGTERM: then its pips
-    are stopped and its partial folders removed on the way out (`finally`)."""
+    are stopped and it exits at once; the matrix removes the partial folder it leaves."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _worker_terminated)
 
@@ -84,7 +84,7 @@ def _ended_on_failure(pool: ProcessPoolExecutor):
 
 
 def fetch_in_worker(name: str, version: str, cache_dir: str, verify_wheels: bool | None) -> tuple[bool, str | None]:
-    """`_fetch` in a fetch worker: (fetched, None), or (False, the one line) for bad input (an
+    """`fetch` in a fetch worker: (fetched, None), or (False, the one line) for bad input (an
     InputError travels back as its text: some cannot be rebuilt from their pickled arguments)."""
     try:
         return fetch(name, version, Path(cache_dir), _WORKER_STEPS, verify_wheels), None

@@ -14,7 +14,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Literal, Sequence
 
 from apiaudit import sources
 from apiaudit.audit import scan
@@ -230,6 +230,10 @@ def _scan_one(consumers: list[str], provider_spec: str, cache_dir: str, rules_di
     return scan(consumers, provider_spec, cache_dir=Path(cache_dir), rules_dirs=[Path(d) for d in rules_dirs], model=model)
 
 
+# What a pending job of the matrix does: check a cached release, fetch one, or scan one.
+_Stage = Literal["check", "fetch", "scan"]
+
+
 def _fetch_and_scan(
     consumers: list[str],
     name: str,
@@ -269,7 +273,7 @@ def _fetch_and_scan(
             scan_pool(scan_jobs, context) as scanners:  # fmt: skip
         # A cached release is only checked (here, in a thread); the others are fetched (in
         # worker processes when there are several).
-        pending: dict[Future, tuple[str, str]] = {}
+        pending: dict[Future, tuple[_Stage, str]] = {}
         for v in versions:
             if v not in missing:
                 pending[checkers.submit(fetch, name, v, cache_dir, reporter, verify_wheels)] = ("check", v)
