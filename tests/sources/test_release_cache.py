@@ -143,7 +143,9 @@ def test_malformed_release_spec_is_rejected_before_pip(spec, monkeypatch, tmp_pa
 
 
 @pytest.mark.parametrize(
-    "member", ["../escape.py", "/abs/escape.py", "pkg/../../escape.py", "C:/escape.py", "pkg\\..\\escape.py"]
+    "member",
+    # the last two name a file another member may name too (`pkg/escape.py`): one name, one file
+    ["../escape.py", "/abs/escape.py", "pkg/../../escape.py", "C:/escape.py", "pkg\\..\\escape.py", "pkg//escape.py", "pkg/./escape.py"],
 )
 def test_wheel_member_escaping_the_cache_is_refused(tmp_path, member):
     wheel = build_wheel(tmp_path / "wheels", "evil", "1.0", {"evil/__init__.py": "", member: "boom = 1\n"})
