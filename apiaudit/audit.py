@@ -11,7 +11,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from apiaudit import scan_cache, sources
 from apiaudit.errors import InputError
@@ -22,7 +22,6 @@ from apiaudit.recipes.files import rules_digest
 from apiaudit.report.json_format import report_from_dict, report_to_dict
 from apiaudit.sources.base import CodeTree
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from apiaudit.model import ModelFacts
     from apiaudit.recipes import RuleBook

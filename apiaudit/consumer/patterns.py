@@ -54,8 +54,6 @@ def _scopes(tree: ast.Module) -> Iterable[ast.AST]:
             yield node
 
 
-
-
 def _is_int_literal(node: ast.AST) -> bool:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         node = node.operand

@@ -230,8 +230,10 @@ def _scan_one(consumers: list[str], provider_spec: str, cache_dir: str, rules_di
     return scan(consumers, provider_spec, cache_dir=Path(cache_dir), rules_dirs=[Path(d) for d in rules_dirs], model=model)
 
 
-# What a pending job of the matrix does: check a cached release, fetch one, or scan one.
-_Stage = Literal["check", "fetch", "scan"]
+# What a pending job of the matrix does: make sure a release is cached (here: it answers whether
+# it fetched), the same in a fetch worker (it answers that, or the line saying why it failed),
+# or scan one.
+_Stage = Literal["fetch", "fetch-in-worker", "scan"]
 
 
 def _fetch_and_scan(
@@ -276,18 +278,18 @@ def _fetch_and_scan(
         pending: dict[Future, tuple[_Stage, str]] = {}
         for v in versions:
             if v not in missing:
-                pending[checkers.submit(fetch, name, v, cache_dir, reporter, verify_wheels)] = ("check", v)
+                pending[checkers.submit(fetch, name, v, cache_dir, reporter, verify_wheels)] = ("fetch", v)
             elif apart:
-                pending[fetchers.submit(fetch_in_worker, name, v, str(cache_dir), verify_wheels)] = ("fetch", v)
+                pending[fetchers.submit(fetch_in_worker, name, v, str(cache_dir), verify_wheels)] = ("fetch-in-worker", v)
             else:
-                pending[fetchers.submit(fetch, name, v, cache_dir, reporter, verify_wheels)] = ("check", v)
+                pending[fetchers.submit(fetch, name, v, cache_dir, reporter, verify_wheels)] = ("fetch", v)
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 stage, version = pending.pop(future)
                 try:
                     value = future.result()
-                    if stage == "fetch":
+                    if stage == "fetch-in-worker":
                         value, failure = value
                         if failure is not None:
                             raise InputError(failure)
@@ -295,7 +297,7 @@ def _fetch_and_scan(
                     rows[version] = MatrixRow(version, fetched=fetched.get(version, False), failure=str(exc))
                     progress.advance(version)
                     continue
-                if stage in ("check", "fetch"):
+                if stage in ("fetch", "fetch-in-worker"):
                     fetched[version] = bool(value)
                     job = scanners.submit(
                         _scan_one, consumers, f"{name}=={version}", str(cache_dir), [str(d) for d in rules_dirs], model, True

@@ -48,7 +48,6 @@ class FileStore:
 
     def __init__(self, folder: Path):
         self.folder = str(folder)
-        self.linked = 0  # files this store gave an entry (for tests and the bench)
         self._usable = True
         self._folders: set[str] = set()
         self._lock = threading.Lock()
@@ -92,8 +91,6 @@ class FileStore:
         if (made.st_ino, made.st_dev) != (held.st_ino, held.st_dev) or not stat.S_ISREG(made.st_mode):
             os.unlink(target)  # the store's file was swapped between its check and the link
             return False
-        with self._lock:
-            self.linked += 1
         return True
 
     def keep(self, path: str, sha256: str) -> None:

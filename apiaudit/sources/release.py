@@ -746,12 +746,11 @@ _LOCAL_OVERHEAD = 30 + 2 * 0xFFFF + 24
 
 def _member_prefetch(wheel: ranged.RangedWheel, limits: WheelLimits) -> Callable[[zipfile.ZipFile, list[zipfile.ZipInfo]], None]:
     """The prefetch step of a ranged extraction: each kept member's span, up to the next member."""
-    known: list[list[int]] = []  # where each member starts, sorted (once per wheel)
+    boundaries: list[int] = []  # where each member starts, sorted (once per wheel)
 
     def prefetch(archive: zipfile.ZipFile, kept: list[zipfile.ZipInfo]) -> None:
-        if not known:
-            known.append(sorted({info.header_offset for info in archive.infolist()} | {archive.start_dir}))
-        boundaries = known[0]
+        if not boundaries:
+            boundaries.extend(sorted({info.header_offset for info in archive.infolist()} | {archive.start_dir}))
         spans = []
         total = 0
         for info in kept:
