@@ -333,6 +333,13 @@ def new_partial_dir(cache_dir: Path) -> Path:
         raise CacheError(f"cannot write the apiaudit cache at {base}: {exc.strerror or exc}") from None
 
 
+def discard_tree(folder: Path, releases: Path) -> None:
+    """Delete a folder this run built in `releases` and will not publish, and the shared files
+    (`releases/.files`) only it held: a fetch that failed (a full disk, say) leaves no space taken."""
+    shutil.rmtree(folder, ignore_errors=True)
+    prune(store_dir(releases))
+
+
 def remove_dead_partials(cache_dir: Path) -> None:
     """Remove the partial folders whose run has ended (a fetch worker stopped midway)."""
     base = releases_dir(cache_dir)
@@ -410,7 +417,7 @@ def publish_entry(built: Path, final: Path, name: str, version: str) -> None:
                 raise CacheError(f"cannot write the apiaudit cache entry {final}") from None
             marker, _why = read_valid_marker(final, name, version)
             if marker is not None:
-                shutil.rmtree(built, ignore_errors=True)
+                discard_tree(built, final.parent)
                 return
             remove_entry(final)
     raise CacheError(f"cannot write the apiaudit cache entry {final}")

@@ -15,7 +15,8 @@ and the member is extracted as if it were not here. Where the filesystem has no 
 (or refuses one), extraction writes every file, as before.
 
 A file no entry links any more (link count 1) is garbage: `prune` removes those, and runs
-whenever apiaudit removes a release entry. Deleting `releases/` clears everything.
+whenever apiaudit removes a release entry or gives up a fetch. Deleting `releases/` clears
+everything.
 """
 
 from __future__ import annotations

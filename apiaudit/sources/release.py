@@ -249,12 +249,15 @@ def fetch_release(
         store = FileStore(store_dir(cache.releases_dir(cache_dir)))
         marker = None if whole else _fetch_by_ranges(name, version, built, cache_dir, progress, store)
         if marker is None:
-            shutil.rmtree(built, ignore_errors=True)  # what a failed range fetch left
+            cache.discard_tree(built, cache.releases_dir(cache_dir))  # what a failed range fetch left
             wheel = _download_wheel(name, version, work / "download", progress)
             marker = _extract_wheel(wheel, built, name, version, progress, store=store)
             wheel.unlink()  # large wheels (vllm: ~500 MB) must not linger; the .py tree is all we read
         atomic_write(built / cache.MARKER_NAME, marker.to_json())
         cache.publish_entry(built, final, name, version)
+    except BaseException:
+        cache.discard_tree(work, cache.releases_dir(cache_dir))  # what the failed fetch wrote
+        raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return replace(_release_tree(name, version, final), fetched=True)

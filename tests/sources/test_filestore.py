@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from apiaudit.errors import InputError
 from apiaudit.sources import filestore, resolve
 from apiaudit.sources.cache import MARKER_NAME, remove_entry
-from wheel_helpers import build_wheel
+from wheel_helpers import build_wheel, record_hash
 
 _TEXT = random.Random(3)
 # The same in both releases; ~100 KB that does not deflate away, placed before 2 MiB of a
@@ -149,3 +150,24 @@ def test_the_release_cache_is_still_listed_by_version(tmp_path, serve):
     resolve("toypkg==2.0", cache_dir=cache_dir)
     assert cached_versions(cache_dir, "toypkg") == ["1.0", "2.0"]
     assert os.path.isdir(filestore.store_dir(cache_dir / "releases"))
+
+
+def test_a_fetch_that_fails_midway_leaves_no_shared_file_behind(tmp_path, serve):
+    """Files filed by an extraction that then fails (here a member that differs from its RECORD;
+    a full disk alike) are removed with its partial folder: they take no space."""
+    good, _ = wheels(tmp_path / "wheels")
+    members = {**MEMBERS_2, "toypkg-2.0.dist-info/top_level.txt": "toypkg\n"}
+    rows = [f"{name},{record_hash(content.encode() if isinstance(content, str) else content)},{len(content)}"
+            for name, content in members.items() if name != "toypkg/new.py"]  # fmt: skip
+    rows.append(f"toypkg/new.py,{record_hash(b'other')},5")
+    members["toypkg-2.0.dist-info/RECORD"] = "\n".join(rows) + "\n"
+    broken = build_wheel(tmp_path / "broken", "toypkg", "2.0", members, compression=zipfile.ZIP_DEFLATED)
+    serve([good, broken])
+    cache_dir = tmp_path / "cache"
+    resolve("toypkg==1.0", cache_dir=cache_dir)
+    with pytest.raises(InputError, match="does not match its RECORD hash"):
+        resolve("toypkg==2.0", cache_dir=cache_dir)
+    store = filestore.store_dir(cache_dir / "releases")
+    filed = [p for p in store.rglob("*") if p.is_file()]
+    assert filed and all(p.stat().st_nlink >= 2 for p in filed), "a filed file no entry holds"
+    assert not list((cache_dir / "releases").glob(".partial-*"))
