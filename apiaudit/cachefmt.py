@@ -36,10 +36,11 @@ import enum
 import hashlib
 import itertools
 import json
+import operator
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from apiaudit.atomic import atomic_write
 from apiaudit.gcpause import paused_gc
@@ -47,9 +48,10 @@ from apiaudit.gcpause import paused_gc
 FORMAT = 1
 _HEADER_KEY = "apiaudit-cache"
 _TYPES: dict[str, type] = {}
-# Registered dataclass -> (its type name, field names, the default of each: _NO_DEFAULT where it has none).
+# Registered dataclass -> (its type name, a getter of its field values in order, the default of
+# each: _NO_DEFAULT where it has none).
 _NO_DEFAULT = object()
-_FIELDS: dict[type, tuple[str, tuple[str, ...], tuple[Any, ...]]] = {}
+_FIELDS: dict[type, tuple[str, Callable[[Any], tuple], tuple[Any, ...]]] = {}
 # Registered dataclass's name -> (the class, how many fields it needs, how many it has).
 _BY_POSITION: dict[str, tuple[type, int, int]] = {}
 
@@ -79,10 +81,20 @@ def register(*classes: type) -> None:
         if not is_enum:
             fields = dataclasses.fields(cls)
             defaults = tuple(_NO_DEFAULT if f.default is dataclasses.MISSING else f.default for f in fields)
-            _FIELDS[cls] = (_type_name(cls), tuple(f.name for f in fields), defaults)
+            _FIELDS[cls] = (_type_name(cls), _values_getter([f.name for f in fields]), defaults)
             # A field with a default_factory is never left out: it counts as needed.
             needed = sum(1 for f in fields if f.default is dataclasses.MISSING)
             _BY_POSITION[_type_name(cls)] = (cls, needed, len(fields))
+
+
+def _values_getter(names: list[str]) -> Callable[[Any], tuple]:
+    """A dataclass's field values, in order, as a tuple (one C call for many fields)."""
+    if len(names) > 1:
+        return operator.attrgetter(*names)
+    if names:
+        single = operator.attrgetter(names[0])
+        return lambda value: (single(value),)
+    return lambda value: ()
 
 
 def register_module(module: ModuleType) -> None:
@@ -127,22 +139,30 @@ def _griffe_version() -> str:
 # ------------------------------------------------------------------------------ values
 
 
+# What JSON holds as it is (exact types: a subclass, an Enum's among them, takes the long way).
+_PLAIN = frozenset({str, int, bool, float, type(None)})
+
+
 def encode(value: Any) -> Any:
     """`value` as JSON-ready data; CacheFormatError for anything but plain and registered values."""
-    # By exact type first (a large cache holds millions of values); subclasses take the long way.
+    # By exact type first, and plain items without a call (a large cache holds millions of values).
     kind = type(value)
-    if kind is str or kind is int or kind is bool or kind is float or value is None:
+    if kind in _PLAIN:
         return value
     if kind is tuple:
-        return {"$t": [encode(item) for item in value]}
+        return {"$t": [item if type(item) in _PLAIN else encode(item) for item in value]}
     dataclass_fields = _FIELDS.get(kind)
     if dataclass_fields is not None:
-        name, names, defaults = dataclass_fields
-        values = [getattr(value, n) for n in names]
+        name, getter, defaults = dataclass_fields
+        values = getter(value)
         kept = len(values)
-        while kept and _is_default(values[kept - 1], defaults[kept - 1]):
+        while kept:
+            last, default = values[kept - 1], defaults[kept - 1]
+            # The same type too: a 0 stored where the default is False must come back as 0.
+            if default is _NO_DEFAULT or type(last) is not type(default) or last != default:
+                break
             kept -= 1
-        return {"$C": [name, *[encode(v) for v in values[:kept]]]}
+        return {"$C": [name, *[v if type(v) in _PLAIN else encode(v) for v in values[:kept]]]}
     return _encode_other(value)
 
 
@@ -167,11 +187,6 @@ def _encode_other(value: Any) -> Any:
         name = _type_name(type(value))
         raise CacheFormatError(f"unregistered type {name}")
     raise CacheFormatError(f"cannot store a {type(value).__name__} in a cache file")
-
-
-def _is_default(value: Any, default: Any) -> bool:
-    # The same type too: a 0 stored where the default is False must come back as 0.
-    return default is not _NO_DEFAULT and type(value) is type(default) and value == default
 
 
 def _positional(items: Any) -> Any:
@@ -252,8 +267,9 @@ def _registered(name: Any) -> type:
 
 @dataclasses.dataclass(frozen=True)
 class Encoded:
-    """A mapping's value already written as JSON text by `to_json` (elsewhere: another process
-    sharing a large cache's encoding); `dumps` writes it as it is. Never stored as such."""
+    """A value already written as JSON text by `to_json` (where it was at hand: in the process
+    that made it, or another sharing a large cache's encoding), standing for a mapping's value or
+    a tuple's item in what `dumps` writes; written as it is. Never stored as such."""
 
     text: str
 
@@ -263,11 +279,36 @@ def to_json(value: Any) -> str:
     return _json(encode(value))
 
 
+def from_json(text: str) -> Any:
+    """The value `to_json` wrote; CacheFormatError for anything else."""
+    return _decoded(text, "not a valid encoded value")
+
+
+def _decoded(data: str | bytes, invalid: str) -> Any:
+    """The value in JSON `data`, rebuilt as the parser closes each object (innermost first, in
+    one pass); CacheFormatError (`invalid`, and why) for anything else."""
+    try:
+        with paused_gc():
+            return json.loads(data, object_hook=_rebuild)
+    except CacheFormatError:
+        raise
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise CacheFormatError(f"{invalid} ({type(exc).__name__})") from None
+
+
 def _payload_chunks(value: Any) -> Iterator[str]:
     """The payload's JSON text, mapping by mapping: what `json.dumps(encode(value))` writes, without
     holding the encoded form of a whole large cache (a consumer cache's) at once."""
-    if type(value) is Encoded:
+    kind = type(value)
+    if kind is Encoded:
         yield value.text
+    elif kind is tuple and any(type(item) is Encoded for item in value):
+        yield '{"$t":['
+        for number, item in enumerate(value):
+            if number:
+                yield ","
+            yield from _payload_chunks(item)
+        yield "]}"
     elif isinstance(value, dict) and not isinstance(value, enum.Enum):
         yield '{"$d":['
         for number, (key, item) in enumerate(value.items()):
@@ -328,14 +369,7 @@ def loads(kind: str, raw: bytes) -> Any:
         raise CacheFormatError(f"a {header.get('kind')!r} entry, not {kind!r}")
     if header.get("sha256") != hashlib.sha256(payload).hexdigest():
         raise CacheFormatError("its content does not match its hash")
-    try:
-        # The hook rebuilds each object as the parser closes it (innermost first), in one pass.
-        with paused_gc():
-            return json.loads(payload, object_hook=_rebuild)
-    except CacheFormatError:
-        raise
-    except (ValueError, TypeError, RecursionError) as exc:
-        raise CacheFormatError(f"its content is not a valid entry ({type(exc).__name__})") from None
+    return _decoded(payload, "its content is not a valid entry")
 
 
 def _rebuild(obj: dict) -> Any:

@@ -12,7 +12,7 @@ parsed (`pattern_hits`, `auto_calls`, `lines`).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +32,7 @@ from apiaudit.recipes import RuleBook
 from apiaudit.recipes.model import RemoteCodeRule
 from apiaudit.recipes.patterns import findings_of_hits
 from apiaudit.sources.base import CodeTree
-from apiaudit.workers import run_split, shares
+from apiaudit.workers import plan, run_split
 
 
 @dataclass(frozen=True)
@@ -180,26 +180,24 @@ def check_files(
     """Every per-file rule on every file of one consumer, in file order: `check_file` for each,
     shared among `workers` processes (`apiaudit.workers`) when there are enough files. What the
     other processes' indexes learned joins this one's (the index cache keeps it)."""
-    parts = shares(range(len(files)), workers, weight=lambda i: 1 + len(files[i].imports) + len(files[i].uses))
+    shared = plan(range(len(files)), workers, weight=lambda i: 1 + len(files[i].imports) + len(files[i].uses))
 
-    def check_part(part: Sequence[int], send: Callable[[_Checked | _Learned], None]) -> None:
+    def check_part(take: Iterator[Sequence[int]], send: Callable[[_Checked | _Learned], None]) -> None:
         answered = setup.index.answered()
-        for i in part:
-            send(_Checked(check_file(setup, files[i], consumer=consumer).findings))
+        for chunk in take:
+            for i in chunk:
+                send(_Checked(check_file(setup, files[i], consumer=consumer).findings))
         send(_Learned(*setup.index.answers_since(answered)))
 
     def progress(piece: _Checked | _Learned) -> None:
         if on_file and isinstance(piece, _Checked):
             on_file()
 
-    findings: list[Finding] = []
-    for pieces in run_split(parts, check_part, progress):
-        for piece in pieces:
-            if isinstance(piece, _Checked):
-                findings.extend(piece.findings)
-            else:  # what a copy's index learned (in this process: nothing new)
-                setup.index.adopt(piece.answers, piece.touched)
-    return findings
+    split = run_split(shared, check_part, progress)
+    for learned in split.tails:  # what a copy's index learned (in this process: nothing new)
+        if isinstance(learned, _Learned):
+            setup.index.adopt(learned.answers, learned.touched)
+    return [finding for checked in split.pieces if isinstance(checked, _Checked) for finding in checked.findings]
 
 
 @dataclass(frozen=True)

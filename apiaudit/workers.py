@@ -2,11 +2,15 @@
 
 Reading and checking one consumer file depends only on what every file shares (the options,
 the consumer-wide tables, the provider index, the checks' context), all of it built before
-the split: a forked copy inherits it as it stands, with nothing imported or run anew, does its
-share of the files and hands back plain values through a pipe (never a file another process
-could write). This process does the first share itself; results come back in file order, so
-findings are the same whatever the split. A copy that fails (killed, out of memory) costs
-only time: its share is done here.
+the split: a forked copy inherits it as it stands, with nothing imported or run anew.
+
+The work is cut into contiguous chunks of about equal weight (`plan`), more chunks than
+processes, and every process, this one included, takes the next chunk from one queue when it
+is done with the last (`run_split`). Work this process does besides its chunks (taking in the
+copies' results, warming the index for them) then costs no process its share: a fixed split
+left one process idle for seconds while the other finished. Pieces come back in chunk order,
+so results are the same whatever process did what. A copy that fails (killed, out of memory,
+a hand-back that does not unpickle) costs only time: the chunks it took are done here.
 
 Only where `fork` is safe for pure-Python work: on Linux, in a process with no other thread
 (a thread holding a lock at the fork would leave the copy waiting on it forever: `matrix`
@@ -26,14 +30,16 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 Item = TypeVar("Item")
 Piece = TypeVar("Piece")
 
 MAX_WORKERS = 4  # past this, the copies' duplicated provider loading outweighs the split
-MIN_SHARE = 100  # files per process below which a split costs more than it saves
+MIN_SHARE = 40  # items per process below which a split costs more than it saves
+CHUNKS_PER_PROCESS = 6  # the queue's grain: the last chunk taken bounds how long one process waits for another
 
 
 _chosen: int | None = None  # --jobs
@@ -67,65 +73,133 @@ def usable_cpus(at_most: int) -> int:
     return max(1, min(cpus, at_most))
 
 
-def shares(
-    items: Sequence[Item], workers: int, weight: Callable[[Item], float] | None = None, *, first: float = 1.0
-) -> list[Sequence[Item]]:
-    """`items` in contiguous shares of about equal `weight` (default: one each), one per
-    process worth starting; the first (this process's) weighs `first` times a copy's (a copy
-    also pickles what it hands back)."""
-    count = max(1, min(workers, len(items) // MIN_SHARE))
-    if count == 1:
-        return [items]
+@dataclass(frozen=True)
+class Plan(Generic[Item]):
+    """How `run_split` shares items: contiguous chunks (in item order) and the processes taking them."""
+
+    chunks: tuple[Sequence[Item], ...]
+    processes: int = 1
+
+    @property
+    def items(self) -> list[Item]:
+        return [item for chunk in self.chunks for item in chunk]
+
+
+def plan(items: Sequence[Item], workers: int, weight: Callable[[Item], float] | None = None) -> Plan[Item]:
+    """`items` in contiguous chunks of about equal `weight` (default: one each) for up to `workers`
+    processes: one chunk and one process where there are too few items to be worth a split."""
+    processes = max(1, min(workers, len(items) // MIN_SHARE))
+    if processes == 1:
+        return Plan((items,), 1)
+    count = min(len(items), processes * CHUNKS_PER_PROCESS)
     weights = [max(weight(item), 1e-9) if weight else 1.0 for item in items]
-    portions = [first] + [1.0] * (count - 1)
     total, bounds, running = sum(weights), [0], 0.0
-    targets = [total * sum(portions[: k + 1]) / sum(portions) for k in range(count - 1)]
     for i, w in enumerate(weights):
         running += w
-        if len(bounds) <= len(targets) and running >= targets[len(bounds) - 1]:
+        if len(bounds) < count and running >= total * len(bounds) / count:
             bounds.append(i + 1)
     bounds.append(len(items))
-    return [items[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
+    return Plan(tuple(items[a:b] for a, b in zip(bounds, bounds[1:]) if b > a), processes)
+
+
+@dataclass
+class Split(Generic[Piece]):
+    """What `run_split` brings back: each chunk's pieces in the order sent, and the pieces a
+    process sent after its last chunk (`tails`: this process's first, then each copy's)."""
+
+    chunks: list[list[Piece]]
+    tails: list[Piece] = field(default_factory=list)
+
+    @property
+    def pieces(self) -> list[Piece]:
+        return [piece for pieces in self.chunks for piece in pieces]
+
+
+# work(take, send): `take` yields the chunks this process is to do, one at a time (the next one
+# is taken from the queue when the last is done); `send` hands back a piece of the current chunk,
+# or after the last one, a tail piece.
+Work = Callable[[Iterator[Sequence[Any]], Callable[[Any], None]], None]
+
+
+@dataclass(frozen=True)
+class News:
+    """What the processes of a split tell each other while they work (`run_split(news=)`): this
+    process hears what each copy's pieces tell and passes it on to the other copies; a copy
+    hears it between two of its pieces. What a process hears must never change what its pieces
+    mean, only how soon they are right (a first reading that needs no second)."""
+
+    tell: Callable[[Any], Any]  # a piece (as a copy packed it) -> what the others should hear (None: nothing)
+    hear: Callable[[Any], None]  # in a process: what another one told
 
 
 def run_split(
-    parts: Sequence[Sequence[Item]],
-    work: Callable[[Sequence[Item], Callable[[Piece], None]], None],
+    shared: Plan[Item],
+    work: Work,
     on_piece: Callable[[Piece], None] | None = None,
-) -> list[list[Piece]]:
-    """`work(part, send)` for every part: the first here, each other in a forked copy. Every piece
-    a process sends comes back in its part's list, in the order sent; `on_piece` sees each one
-    as it arrives (progress). A copy's pieces travel in batches while it works and are taken in
-    while this process does its own part, so little is left to take in at the end."""
+    *,
+    pack: Callable[[Piece], Any] | None = None,
+    news: News | None = None,
+) -> Split[Piece]:
+    """`work(take, send)` in this process and in `shared.processes - 1` forked copies, all taking
+    chunks from one queue. Every piece comes back in its chunk's list, in the order sent;
+    `on_piece` sees each one here as it arrives (progress). `pack` is applied in a copy to each
+    piece it sends (a form cheaper to hand back; the caller reads both forms)."""
     report = on_piece or (lambda piece: None)
-    if len(parts) <= 1 or threading.active_count() > 1:
-        return [_here(part, work, report) for part in (parts or [[]])]
+    chunks = shared.chunks
+    split: Split = Split([[] for _ in chunks])
+    if shared.processes <= 1 or len(chunks) <= 1 or threading.active_count() > 1:
+        _work_here(chunks, range(len(chunks)), work, split, report)
+        return split
+    queue_read, queue_write = os.pipe()
     copies: list[_Copy] = []
     try:
-        for part in parts[1:]:
-            copies.append(_fork(part, work, copies))
-        own: list[Piece] = []
+        # The whole queue is written before any process reads it, and each read takes one whole
+        # record: a pipe read is atomic against other readers of the same pipe.
+        _write_all(queue_write, b"".join(_TICKET.pack(i) for i in range(len(chunks))))
+        os.close(queue_write)
+        queue_write = -1
+        for _ in range(shared.processes - 1):
+            copies.append(_fork(queue_read, chunks, work, pack, news, copies))
+        done_here: list[int] = []
+        current = [_TAIL]
 
-        def send(piece: Piece) -> None:
-            own.append(piece)
+        def taken() -> Iterator[Sequence[Any]]:
+            while (number := _next_ticket(queue_read)) is not None:
+                current[0] = number
+                yield chunks[number]
+                done_here.append(number)
+            current[0] = _TAIL
+
+        def send(piece: Any) -> None:
+            (split.chunks[current[0]] if current[0] != _TAIL else split.tails).append(piece)
             report(piece)
-            _take_in(copies, report, timeout=0)
+            if news is not None:
+                _pass_on(copies, news.tell(piece), None)
+            _take_in(copies, report, news, timeout=0)
 
-        work(parts[0], send)
+        work(taken(), send)
         while any(copy.fd >= 0 for copy in copies):
-            _take_in(copies, report, timeout=None)
-        results = [own]
-        for copy, part in zip(copies, parts[1:]):
+            _take_in(copies, report, news, timeout=None)
+        completed = set(done_here)
+        for copy in copies:
             _, status = os.waitpid(copy.pid, 0)
             copy.running = False
-            # A copy that failed, or whose pieces did not all come back: its part is done here.
-            results.append(copy.pieces if status == 0 and copy.ended and not copy.broken else _here(part, work, report))
-        return results
+            if status == 0 and copy.ended and not copy.broken:
+                completed.update(copy.done)
+                for number, pieces in copy.pieces.items():
+                    split.chunks[number] = pieces
+                split.tails.extend(copy.tails)
+        # A copy that failed, or whose pieces did not all come back: its chunks are done here.
+        missing = [i for i in range(len(chunks)) if i not in completed]
+        if missing:
+            _work_here(chunks, missing, work, split, report)
+        return split
     finally:
+        os.close(queue_read)
+        if queue_write >= 0:
+            os.close(queue_write)
         for copy in copies:
-            if copy.fd >= 0:
-                os.close(copy.fd)
-                copy.fd = -1
+            copy.close()
             if copy.running:  # interrupted: the copy's work is not wanted any more
                 try:
                     os.kill(copy.pid, signal.SIGKILL)
@@ -134,52 +208,118 @@ def run_split(
                     pass
 
 
-_FRAME = struct.Struct("<cQ")  # kind (b"P": a batch of pieces, b"E": the end), payload length
+_TICKET = struct.Struct("<I")
+_FRAME = struct.Struct("<cQ")  # kind (b"P": a batch, b"E": the end, b"N": news), payload length
 _BATCH_PIECES = 32
 _BATCH_SECONDS = 0.25
+# A batch holds (chunk number, piece, False) per piece, and (chunk number, None, True) when a
+# chunk is done; a piece sent after the last chunk has the number _TAIL.
+_TAIL = -1
+
+
+def _next_ticket(fd: int) -> int | None:
+    data = os.read(fd, _TICKET.size)
+    if len(data) != _TICKET.size:
+        return None  # the queue is empty (or, never seen, torn: what is left is done by whoever finds it missing)
+    return _TICKET.unpack(data)[0]
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 class _Copy:
-    """A forked copy as this process sees it: its pipe, what it sent so far, how it ended."""
+    """A forked copy as this process sees it: its pipes, what it sent so far, how it ended."""
 
-    def __init__(self, pid: int, fd: int):
-        self.pid, self.fd = pid, fd
+    def __init__(self, pid: int, fd: int, feed: int):
+        self.pid, self.fd, self.feed = pid, fd, feed
         self.running = True
         self.buffer = bytearray()
-        self.pieces: list = []
+        self.unsent = bytearray()  # news not yet written to its feed (never waited for)
+        self.pieces: dict[int, list] = {}
+        self.tails: list = []
+        self.done: list[int] = []
         self.ended = False
         self.broken = False
 
+    def close(self) -> None:
+        for name in ("fd", "feed"):
+            fd = getattr(self, name)
+            if fd >= 0:
+                os.close(fd)
+                setattr(self, name, -1)
 
-def _here(part, work, report) -> list:
-    pieces: list = []
+    def flush_news(self) -> None:
+        """Write what of the news its feed takes now; a copy that has stopped reading gets no more."""
+        while self.unsent and self.feed >= 0:
+            try:
+                written = os.write(self.feed, self.unsent)
+            except BlockingIOError:
+                return
+            except OSError:  # it has left (a broken pipe): nothing more to tell it
+                os.close(self.feed)
+                self.feed = -1
+                self.unsent.clear()
+                return
+            del self.unsent[:written]
+
+
+def _pass_on(copies: list[_Copy], message: Any, source: _Copy | None) -> None:
+    """`message` to every copy but `source`, without waiting on any."""
+    if message is None:
+        return
+    frame: bytes | None = None
+    for copy in copies:
+        if copy is source or copy.feed < 0 or copy.ended:
+            continue
+        if frame is None:
+            payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+            frame = _FRAME.pack(b"N", len(payload)) + payload
+        copy.unsent += frame
+        copy.flush_news()
+
+
+def _work_here(chunks, numbers, work: Work, split: Split, report) -> None:
+    current = [_TAIL]
+
+    def taken() -> Iterator[Sequence[Any]]:
+        for number in numbers:
+            current[0] = number
+            split.chunks[number] = []
+            yield chunks[number]
+        current[0] = _TAIL
 
     def send(piece) -> None:
-        pieces.append(piece)
+        (split.chunks[current[0]] if current[0] != _TAIL else split.tails).append(piece)
         report(piece)
 
-    work(part, send)
-    return pieces
+    work(taken(), send)
 
 
-def _fork(part, work, earlier: list[_Copy]) -> _Copy:
-    read_fd, write_fd = os.pipe()
+def _fork(queue: int, chunks, work: Work, pack, news: News | None, earlier: list[_Copy]) -> _Copy:
+    read_fd, write_fd = _pipe()
+    feed_read, feed_write = _pipe()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: "fork() of a multi-threaded process" (none here)
         pid = os.fork()
-    if pid == 0:  # the copy: do the part, hand it back, and leave without running any exit handler
+    if pid == 0:  # the copy: take chunks, hand them back, and leave without running any exit handler
         status = 1
         try:
             os.close(read_fd)
+            os.close(feed_write)
             for other in earlier:
-                if other.fd >= 0:
-                    os.close(other.fd)
+                other.close()
             signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.set_blocking(feed_read, False)
             # A short-lived copy that leaves by _exit: the collector's passes would only touch (and
             # so copy) every page of the heap it shares with this process, to free next to nothing.
             gc.disable()
             batch: list = []
             flushed = [time.monotonic()]
+            current = [_TAIL]
+            heard = bytearray()
 
             def flush() -> None:
                 if batch:
@@ -187,31 +327,76 @@ def _fork(part, work, earlier: list[_Copy]) -> _Copy:
                     batch.clear()
                 flushed[0] = time.monotonic()
 
+            def taken() -> Iterator[Sequence[Any]]:
+                while (number := _next_ticket(queue)) is not None:
+                    current[0] = number
+                    yield chunks[number]
+                    batch.append((number, None, True))
+                current[0] = _TAIL
+
             def send(piece) -> None:
-                batch.append(piece)
+                batch.append((current[0], pack(piece) if pack else piece, False))
                 if len(batch) >= _BATCH_PIECES or time.monotonic() - flushed[0] >= _BATCH_SECONDS:
                     flush()
+                if news is not None:
+                    _hear(feed_read, heard, news)
 
-            work(part, send)
+            work(taken(), send)
             flush()
             _write_frame(write_fd, b"E", b"")
             status = 0
-        except BaseException:  # noqa: BLE001 - any failure: the parent does this part itself
+        except BaseException:  # noqa: BLE001 - any failure: the parent does its chunks itself
             status = 1
         finally:
             os._exit(status)
     os.close(write_fd)
-    return _Copy(pid, read_fd)
+    os.close(feed_read)
+    os.set_blocking(feed_write, False)
+    return _Copy(pid, read_fd, feed_write)
+
+
+_PIPE_BYTES = 1 << 20
+
+
+def _pipe() -> tuple[int, int]:
+    """A pipe that holds a megabyte where the system allows (64 KiB by default): a copy writing
+    its results waits on this process less."""
+    read_fd, write_fd = os.pipe()
+    try:
+        import fcntl
+
+        fcntl.fcntl(write_fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_BYTES)
+    except (ImportError, OSError):
+        pass
+    return read_fd, write_fd
+
+
+def _hear(feed: int, heard: bytearray, news: News) -> None:
+    """In a copy: what its feed holds now, each whole message handed to `news.hear`."""
+    while True:
+        try:
+            data = os.read(feed, 1 << 20)
+        except BlockingIOError:
+            break
+        if not data:
+            break
+        heard += data
+    while len(heard) >= _FRAME.size:
+        _, size = _FRAME.unpack_from(heard)
+        if len(heard) < _FRAME.size + size:
+            break
+        message = pickle.loads(bytes(heard[_FRAME.size : _FRAME.size + size]))
+        del heard[: _FRAME.size + size]
+        news.hear(message)
 
 
 def _write_frame(fd: int, kind: bytes, payload: bytes) -> None:
-    view = memoryview(_FRAME.pack(kind, len(payload)) + payload)
-    while view:
-        view = view[os.write(fd, view) :]
+    _write_all(fd, _FRAME.pack(kind, len(payload)) + payload)
 
 
-def _take_in(copies: list[_Copy], report: Callable, timeout: float | None) -> None:
-    """Read what the copies have sent (waiting up to `timeout`; None: until one sends)."""
+def _take_in(copies: list[_Copy], report: Callable, news: News | None, timeout: float | None) -> None:
+    """Read what the copies have sent (waiting up to `timeout`; None: until one sends), and pass
+    on the news of it."""
     open_fds = [c.fd for c in copies if c.fd >= 0]
     if not open_fds:
         return
@@ -220,7 +405,7 @@ def _take_in(copies: list[_Copy], report: Callable, timeout: float | None) -> No
         if copy.fd not in ready:
             continue
         try:
-            chunk = os.read(copy.fd, 1 << 20)
+            chunk = os.read(copy.fd, _PIPE_BYTES)
         except OSError:
             chunk = b""
         if not chunk:
@@ -240,12 +425,20 @@ def _take_in(copies: list[_Copy], report: Callable, timeout: float | None) -> No
             try:
                 # Our own copy's values, through a pipe only the two processes hold (no file, no cache).
                 batch = pickle.loads(payload)
-            except Exception:  # noqa: BLE001 - a damaged hand-back: the part is done here instead
+            except Exception:  # noqa: BLE001 - a damaged hand-back: the copy's chunks are done here instead
                 copy.broken = True
                 continue
-            copy.pieces.extend(batch)
-            for piece in batch:
+            for number, piece, done in batch:
+                if done:
+                    copy.done.append(number)
+                    continue
+                (copy.pieces.setdefault(number, []) if number != _TAIL else copy.tails).append(piece)
                 report(piece)
+                if news is not None and (message := news.tell(piece)) is not None:
+                    news.hear(message)
+                    _pass_on(copies, message, copy)
+    for copy in copies:
+        copy.flush_news()
 
 
-__all__ = ["MAX_WORKERS", "run_split", "set_jobs", "shares", "usable_cpus", "worker_count"]
+__all__ = ["MAX_WORKERS", "News", "Plan", "Split", "plan", "run_split", "set_jobs", "usable_cpus", "worker_count"]

@@ -142,4 +142,4 @@ def test_a_scan_shared_among_processes_finds_what_one_process_finds(released, re
         """
     )
     assert got["findings"] > 0 and got["same"] == [True, True, True]
-    assert got["forks"] >= 4  # reading, cache encoding and checks were shared in both shared runs
+    assert got["forks"] >= 4  # reading and checks were shared in both shared runs

@@ -170,6 +170,21 @@ def test_a_value_encoded_beforehand_is_written_as_the_value_itself():
     assert cachefmt.loads("kind", cachefmt.dumps("kind", ahead)) == value
 
 
+def test_a_value_encoded_beforehand_may_stand_for_a_tuples_item():
+    entry = ("sha", ({"m.x": "engine.x"}, {}), "v1", FILE, True)
+    ahead = entry[:3] + (cachefmt.Encoded(cachefmt.to_json(FILE)),) + entry[4:]
+    assert cachefmt.dumps("kind", {"a.py": ahead}) == cachefmt.dumps("kind", {"a.py": entry})
+    assert cachefmt.dumps("kind", ahead) == cachefmt.dumps("kind", entry)
+
+
+def test_json_text_comes_back_as_its_value_and_nothing_else_does():
+    for value in (FILE, CALL, (1, "a", None), {"k": frozenset({1, 2})}):
+        assert cachefmt.from_json(cachefmt.to_json(value)) == value
+    for text in ("{", '{"$C": ["os:system", "ls"]}', '{"$x": 1}', "[" * 100_000):
+        with pytest.raises(cachefmt.CacheFormatError):
+            cachefmt.from_json(text)
+
+
 def test_a_streamed_write_is_what_dumps_gives_and_an_unstorable_value_leaves_the_file(tmp_path, monkeypatch):
     monkeypatch.setattr(cachefmt, "_BATCH", 8)  # many batches
     path = tmp_path / "entry.json"

@@ -12,74 +12,149 @@ import threading
 import pytest
 
 from apiaudit import workers
-from apiaudit.workers import run_split, shares
+from apiaudit.workers import Plan, plan, run_split
 
-linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="shares are forked on Linux only")
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="work is forked on Linux only")
 
 
-def test_shares_are_contiguous_and_about_equal_in_weight():
+def test_a_plan_cuts_contiguous_chunks_of_about_equal_weight():
     items = list(range(1000))
-    two = shares(items, 2)
-    assert [len(s) for s in two] == [500, 500] and [x for s in two for x in s] == items
-    weighted = shares(items, 2, weight=lambda i: 1 if i < 900 else 100)  # the last tenth weighs most
-    assert [x for s in weighted for x in s] == items and len(weighted[0]) > 900
-    assert shares(items[:150], 4) == [items[:150]]  # too few items per process: no split
-    assert shares([], 4) == [[]]
+    two = plan(items, 2)
+    assert two.processes == 2 and two.items == items
+    assert len(two.chunks) == 2 * workers.CHUNKS_PER_PROCESS
+    assert max(map(len, two.chunks)) - min(map(len, two.chunks)) <= 1
+    weighted = plan(items, 2, weight=lambda i: 1 if i < 900 else 100)  # the last tenth weighs most
+    assert weighted.items == items
+    assert len([c for c in weighted.chunks if c[0] < 900]) <= 2  # the light items share a chunk or two
+    assert plan(items[: workers.MIN_SHARE + 1], 4) == Plan((items[: workers.MIN_SHARE + 1],), 1)  # too few: no split
+    assert plan([], 4) == Plan(([],), 1)
+    assert plan(items, 1) == Plan((items,), 1)
+
+
+def _drained(script: str) -> str:
+    return (
+        """
+        import json, os
+        from apiaudit.workers import News, Plan, run_split
+        def each(send_item):
+            def work(take, send):
+                for chunk in take:
+                    for item in chunk:
+                        send_item(item, send)
+            return work
+        """
+        + script
+    )
 
 
 @linux_only
-def test_each_share_after_the_first_runs_in_a_copy_and_pieces_come_back_in_order(fresh_interpreter):
+def test_every_process_takes_chunks_from_one_queue_and_pieces_come_back_in_chunk_order(fresh_interpreter):
     got = fresh_interpreter(
-        """
-        import json, os
-        from apiaudit.workers import run_split
+        _drained(
+            """
+        import time
         seen = []
-        def work(part, send):
-            for item in part:
-                send((os.getpid(), item))
-        parts = [list(range(0, 40)), list(range(40, 45)), list(range(45, 100))]  # more than a batch
-        results = run_split(parts, work, seen.append)
-        print(json.dumps({"parent": os.getpid(), "results": results, "seen": len(seen)}))
+        def work(take, send):
+            for chunk in take:
+                for item in chunk:
+                    time.sleep(0.001)
+                    send((os.getpid(), item))
+            send(("tail", os.getpid()))
+        parent = os.getpid()
+        chunks = tuple(list(range(start, start + 10)) for start in range(0, 300, 10))
+        split = run_split(Plan(chunks, 3), work, seen.append)
+        print(json.dumps({"parent": parent, "chunks": split.chunks, "tails": split.tails, "seen": len(seen)}))
         """
+        )
     )
-    results = got["results"]
-    assert [[item for _, item in pieces] for pieces in results] == [list(range(0, 40)), list(range(40, 45)), list(range(45, 100))]
-    pids = [{pid for pid, _ in pieces} for pieces in results]
-    assert pids[0] == {got["parent"]} and len(set.union(*pids)) == 3
-    assert got["seen"] == 100  # every process's pieces are seen here as they arrive
+    assert [[item for _, item in pieces] for pieces in got["chunks"]] == [list(range(s, s + 10)) for s in range(0, 300, 10)]
+    by_chunk = [{pid for pid, _ in pieces} for pieces in got["chunks"]]
+    assert all(len(pids) == 1 for pids in by_chunk)  # a chunk is done by one process
+    assert len(set.union(*by_chunk)) >= 2
+    tails = [pid for _, pid in got["tails"]]  # every process sends its tail, whatever it took
+    assert len(set(tails)) == 3 and tails[0] == got["parent"]
+    assert got["seen"] == 300 + 3  # every process's pieces are seen here as they arrive
 
 
 @linux_only
-def test_a_copy_that_fails_or_cannot_hand_back_has_its_share_done_here(fresh_interpreter):
+def test_a_copy_that_fails_or_cannot_hand_back_has_its_chunks_done_here(fresh_interpreter):
     got = fresh_interpreter(
-        """
-        import json, os
-        from apiaudit.workers import run_split
+        _drained(
+            """
         parent = os.getpid()
-        def dies(part, send):
-            for item in part:
-                if os.getpid() != parent and item == 99:
-                    os._exit(3)  # as if killed, after sending some
-                send(item)
-        def unpicklable(part, send):
-            for item in part:
-                send((lambda: item) if os.getpid() != parent else item)  # a lambda does not pickle
-        print(json.dumps([run_split([[1, 2], [5, 99, 1], [3]], dies), run_split([[1], [2]], unpicklable)]))
+        def dies(item, send):
+            if os.getpid() != parent and item == 99:
+                os._exit(3)  # as if killed, after sending some
+            send(item)
+        def unpicklable(item, send):
+            send((lambda: item) if os.getpid() != parent else item)  # a lambda does not pickle
+        chunks = ([1, 2], [5, 99, 1], [3], [4], [6])
+        print(json.dumps([run_split(Plan(chunks, 2), each(dies)).chunks, run_split(Plan(([1], [2], [3]), 2), each(unpicklable)).chunks]))
         """
+        )
     )
-    assert got == [[[1, 2], [5, 99, 1], [3]], [[1], [2]]]
+    assert got == [[[1, 2], [5, 99, 1], [3], [4], [6]], [[1], [2], [3]]]
+
+
+@linux_only
+def test_a_copy_packs_what_it_hands_back(fresh_interpreter):
+    got = fresh_interpreter(
+        _drained(
+            """
+        import time
+        split = run_split(Plan(tuple([i] for i in range(1, 41)), 2), each(lambda item, send: time.sleep(0.002) or send(item)), pack=lambda piece: -piece)
+        print(json.dumps(split.pieces))
+        """
+        )
+    )
+    assert sorted(abs(p) for p in got) == list(range(1, 41)) and any(p < 0 for p in got)  # the copy's pieces, packed
+
+
+@linux_only
+def test_news_of_a_piece_reaches_the_other_processes_while_they_work(fresh_interpreter):
+    got = fresh_interpreter(
+        _drained(
+            """
+        import time
+        heard = []
+        def work(take, send):
+            for chunk in take:
+                for item in chunk:
+                    time.sleep(0.005)
+                    send((os.getpid(), item, sorted(heard)))
+        news = News(tell=lambda piece: piece[1], hear=heard.append)
+        split = run_split(Plan(tuple([i] for i in range(60)), 3), work, news=news)
+        print(json.dumps({"parent": os.getpid(), "pieces": split.pieces, "heard": sorted(heard)}))
+        """
+        )
+    )
+    pieces = got["pieces"]
+    mine = {item for pid, item, _ in pieces if pid == got["parent"]}
+    assert set(got["heard"]) == set(range(60)) - mine  # this process hears every copy's items
+    for pid, item, heard in pieces:
+        if pid != got["parent"]:
+            own = {i for p, i, _ in pieces if p == pid}
+            assert not set(heard) & own  # a copy never hears its own news
+    late = [heard for pid, item, heard in pieces if pid != got["parent"] and item > 40]
+    assert late and all(heard for heard in late)  # and hears the others' while it works
 
 
 def test_no_copy_is_forked_while_another_thread_runs():
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
     thread.start()
+
+    def work(take, send):
+        for chunk in take:
+            for x in chunk:
+                send((os.getpid(), x))
+
     try:
-        results = run_split([[1], [2], [3]], lambda part, send: [send((os.getpid(), x)) for x in part] and None)
+        split = run_split(Plan(([1], [2], [3]), 3), work)
     finally:
         stop.set()
         thread.join()
-    assert results == [[(os.getpid(), 1)], [(os.getpid(), 2)], [(os.getpid(), 3)]]
+    assert split.chunks == [[(os.getpid(), 1)], [(os.getpid(), 2)], [(os.getpid(), 3)]]
 
 
 def test_jobs_and_the_environment_choose_the_count(monkeypatch):

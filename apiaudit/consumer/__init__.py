@@ -6,9 +6,9 @@ import ast
 import hashlib
 import warnings
 import sys
-from dataclasses import astuple, fields, is_dataclass, replace
+from dataclasses import astuple, dataclass, fields, is_dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from apiaudit import cachefmt
 from apiaudit.atomic import is_disk_full
@@ -23,7 +23,7 @@ from apiaudit.consumer.positions import to_characters
 from apiaudit.consumer.visitor import ModuleVisitor
 from apiaudit.sources.base import CodeTree
 from apiaudit.sources.cache import content_verifier
-from apiaudit.workers import run_split, shares
+from apiaudit.workers import News, plan, run_split
 
 cachefmt.register_module(model)
 
@@ -134,64 +134,67 @@ def collect(
         if found is not None:
             read[path] = found
     unread = [p for p in paths if p not in read]
-    first_reading: dict[Path, tuple[ConsumerFile, dict]] = {}
+    first_reading: dict[Path, tuple[ConsumerFile, dict, Stored | None]] = {}
     if unread:
         # Each file not read before is parsed once (`one_pass`): its bindings and a first
-        # reading of its uses, each process reading its share in import order.
+        # reading of its uses, files in an order where the modules a file imports come first,
+        # each process reading the chunks it takes against the tables it has built so far.
         cached = [read[p] for p in paths if p in read]
+        order = [unread[i] for i in import_order([module_name(tree, p) for p in unread], [text_of(p) for p in unread])]
+        # Every process's tables, grown by the files it reads and by what the others tell of theirs.
+        names = RecordingNames(options.provider_packages, options.python_version)
+        for known in cached:
+            names.add(*known)
 
-        def read_share(share: Sequence[Path], send: Callable[[tuple[int, Bindings, tuple[ConsumerFile, dict] | None]], None]) -> None:
-            names = RecordingNames(options.provider_packages, options.python_version)
-            for found in cached:
-                names.add(*found)
-            texts = [text_of(p) for p in share]
-            for i in import_order([module_name(tree, p) for p in share], texts):
-                send((i, *_read_once(tree, share[i], texts[i], options, names)))
-                texts[i] = b""
+        def read_share(take: Iterator[Sequence[Path]], send: Callable[[_Read], None]) -> None:
+            for chunk in take:
+                for path in chunk:
+                    send(_read_once(tree, path, text_of(path), options, names, stored=cache is not None))
 
-        # Reading costs about as the calls a file makes; a copy also pickles the files it read,
-        # and this process takes in every copy's files (and hands each to `on_read`).
-        lead = 1.1 if on_read is None else _READS_WITH_ON_READ
-        parts = shares(unread, workers, weight=lambda p: _calls_in(text_of(p)), first=lead)
+        readings: dict[Path, _Reading] = {}
 
-        def arrived(piece: tuple[int, Bindings, tuple[ConsumerFile, dict] | None]) -> None:
+        def arrived(piece: _Read) -> None:
             if on_file:
                 on_file("")
-            if on_read is not None and len(parts) > 1 and piece[2] is not None:
-                on_read(piece[2][0])
+            if piece.reading is not None:
+                reading = readings[piece.path] = piece.reading.unpacked(text_of(piece.path))
+                if on_read is not None and shared.processes > 1 and reading.file is not None:
+                    on_read(reading.file)
 
-        for part, pieces in zip(parts, run_split(parts, read_share, arrived)):
-            for i, found, reading in pieces:
-                path = part[i]
-                read[path] = found
-                if cache:
-                    cache.put_bindings(path, found)
-                if reading is not None:
-                    first_reading[path] = reading
-                reported.add(path)
+        # Reading costs about as the calls a file makes.
+        shared = plan(order, workers, weight=lambda p: _calls_in(text_of(p)))
+        tables = News(tell=lambda piece: piece.bindings if any(piece.bindings) else None, hear=lambda found: names.add(*found))
+        for piece in run_split(shared, read_share, arrived, pack=_Read.packed, news=tables).pieces:
+            read[piece.path] = piece.bindings
+            if cache:
+                cache.put_bindings(piece.path, piece.bindings)
+            if piece.reading is not None:
+                reading = readings.pop(piece.path, None) or piece.reading.unpacked(text_of(piece.path))
+                if reading.file is not None and piece.asked is not None:
+                    first_reading[piece.path] = (reading.file, piece.asked, reading.stored)
+            reported.add(piece.path)
+        readings.clear()
     # The consumer-wide tables, from every file in order (as the checks see the files).
     bindings: dict[str, str] = {}
-    shared: dict[str, object] = {}
+    shared_values: dict[str, object] = {}
     for path in paths:
         bindings.update(read[path][0])
-        shared.update(read[path][1])
+        shared_values.update(read[path][1])
     reexports = _resolve_reexports(bindings, options)
-    options = replace(options, reexports=tuple(sorted(reexports.items())), shared_values=tuple(sorted(shared.items(), key=lambda kv: kv[0])))
+    options = replace(options, reexports=tuple(sorted(reexports.items())), shared_values=tuple(sorted(shared_values.items(), key=lambda kv: kv[0])))
     variant = hashlib.sha256(repr(_canonical((options.reexports, options.shared_values))).encode()).hexdigest()[:16]
     final = names_of(options)
     results: dict[Path, ConsumerFile] = {}
-    fresh: set[Path] = set()
+    stored: dict[Path, Stored | None] = {}
     for path in paths:
         hit = cache.result(path, variant) if cache else None
         if hit is not None:
             results[path] = hit
             done(path)
         elif path in first_reading and still_valid(first_reading[path][1], final):
-            results[path], _ = first_reading.pop(path)
-            fresh.add(path)
+            results[path], _, stored[path] = first_reading.pop(path)
     first_reading.clear()
     to_read = [p for p in paths if p not in results]
-    parts = shares(to_read, workers, weight=lambda p: _calls_in(text_of(p)), first=1.1)
     unreported = [sum(1 for p in to_read if p not in reported)]  # a file read twice is one step of progress
 
     def reread_tick() -> None:
@@ -199,28 +202,86 @@ def collect(
             unreported[0] -= 1
             on_file("")
 
-    def reread(part: Sequence[Path], send: Callable[[ConsumerFile], None]) -> None:
-        for path in part:
-            send(collect_file(tree, path, options, raw=cache.raw(path) if cache else None))
+    def reread(take: Iterator[Sequence[Path]], send: Callable[[_Reading], None]) -> None:
+        for chunk in take:
+            for path in chunk:
+                raw = text_of(path)
+                send(_Reading.of(path, collect_file(tree, path, options, raw=raw), raw, stored=cache is not None))
 
-    for part, found_files in zip(parts, run_split(parts, reread, lambda _: reread_tick())):
-        for path, result in zip(part, found_files):
-            results[path] = result
-            fresh.add(path)
-            reported.add(path)  # its tick was reported as it was read
+    again = plan(to_read, workers, weight=lambda p: _calls_in(text_of(p)))
+    for sent in run_split(again, reread, lambda _: reread_tick(), pack=_Reading.packed).pieces:
+        reading = sent.unpacked(text_of(sent.path))
+        assert reading.file is not None  # a reading sent here always holds the file or its stored form
+        results[sent.path], stored[sent.path] = reading.file, reading.stored
+        reported.add(sent.path)  # its tick was reported as it was read
     out = []
     for path in paths:
-        if cache and path in fresh:
-            cache.put_result(path, variant, results[path])
+        if cache and path in stored:
+            cache.put_result(path, variant, results[path], stored[path])
         out.append(results[path])
     if cache:
         cache.save(workers)
     return tuple(out)
 
 
-# What this process reads, against a copy, when it also hands every file to `on_read` (the
-# index's questions for a large consumer cost about a sixth of reading it).
-_READS_WITH_ON_READ = 0.85
+# How a reading is stored in the consumer cache: its JSON text (without its lines where they are
+# the file's own text: they are rebuilt from its bytes), and whether its lines were left out.
+Stored = tuple[str, bool]
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """One file's reading as a process hands it on: the file's uses, or (from a forked copy) only
+    their stored form, which the cache keeps anyway and which costs less to send and decode than
+    the objects cost to pickle and unpickle."""
+
+    path: Path
+    file: ConsumerFile | None
+    own_lines: bool  # the reading's lines are the file's own text
+    text: str | None = None  # the stored form's JSON text, once written
+
+    @staticmethod
+    def of(path: Path, found: ConsumerFile, raw: bytes, *, stored: bool) -> _Reading:
+        own_lines = bool(found.lines) and found.lines == tuple(raw.decode("utf-8", errors="replace").splitlines())
+        reading = _Reading(path, found, own_lines)
+        return replace(reading, text=reading._json()) if stored else reading
+
+    def _json(self) -> str:
+        assert self.file is not None
+        return cachefmt.to_json(replace(self.file, lines=()) if self.own_lines else self.file)
+
+    @property
+    def stored(self) -> Stored | None:
+        return (self.text, self.own_lines) if self.text is not None else None
+
+    def packed(self) -> _Reading:
+        if self.file is None:
+            return self
+        return _Reading(self.path, None, self.own_lines, self.text if self.text is not None else self._json())
+
+    def unpacked(self, raw: bytes) -> _Reading:
+        if self.file is not None or self.text is None:
+            return self
+        found = cachefmt.from_json(self.text)
+        if not isinstance(found, ConsumerFile):
+            raise cachefmt.CacheFormatError("not a consumer file")
+        if self.own_lines:
+            found = replace(found, lines=tuple(raw.decode("utf-8", errors="replace").splitlines()))
+        return replace(self, file=found)
+
+
+@dataclass(frozen=True)
+class _Read:
+    """One file's single parse in the read phase: its bindings, and its first reading with the
+    questions asked of the tables (None: it does not parse; it is read again later)."""
+
+    path: Path
+    bindings: Bindings
+    reading: _Reading | None = None
+    asked: dict | None = None
+
+    def packed(self) -> _Read:
+        return replace(self, reading=self.reading.packed()) if self.reading is not None else self
 
 
 def _calls_in(raw: bytes) -> int:
@@ -236,17 +297,19 @@ def _read_bytes(path: Path) -> bytes:
 
 
 def _read_once(
-    tree: CodeTree, path: Path, raw: bytes, options: ConsumerOptions, names: RecordingNames
-) -> tuple[Bindings, tuple[ConsumerFile, dict] | None]:
+    tree: CodeTree, path: Path, raw: bytes, options: ConsumerOptions, names: RecordingNames, *, stored: bool = False
+) -> _Read:
     """One parse of a file: its bindings (added to `names`), and its uses read against `names`
-    as they stand, with the questions asked of them (None: it does not parse; read it later)."""
+    as they stand, with the questions asked of them (no reading: it does not parse; read it
+    later). `stored`: with the reading's stored form too (for the consumer cache)."""
     syntax = _parse_bytes(raw, path.relative_to(tree.root).as_posix()) if raw else None
     if syntax is None:
-        return ({}, {}), None
+        return _Read(path, ({}, {}))
     found = _bindings_of(tree, path, raw, syntax, options)
     names.add(*found)
     asked = names.start()
-    return found, (collect_file(tree, path, options, syntax=syntax, names=names, raw=raw), asked)
+    file = collect_file(tree, path, options, syntax=syntax, names=names, raw=raw)
+    return _Read(path, found, _Reading.of(path, file, raw, stored=stored), asked)
 
 
 def _canonical(value: object) -> object:
@@ -392,31 +455,40 @@ class _FileCache:
             self.entries[str(path)] = (sha, bindings, None, None, False)
             self.dirty = True
 
-    def put_result(self, path: Path, variant: str, result: ConsumerFile) -> None:
+    def put_result(self, path: Path, variant: str, result: ConsumerFile, stored: Stored | None = None) -> None:
+        """Keep `result` for `variant`; `stored`: its stored form, when already written."""
         entry = self._entry(path)
-        if entry is not None:
+        if entry is None:
+            return
+        if stored is not None:
+            self._raw.pop(path, None)
+            text, own_lines = stored
+            self.entries[str(path)] = (entry[0], entry[1], variant, cachefmt.Encoded(text), own_lines)
+        else:
             lines = self._lines(path)
             own_lines = bool(result.lines) and lines == result.lines
-            stored = replace(result, lines=()) if own_lines else result
-            self.entries[str(path)] = (entry[0], entry[1], variant, stored, own_lines)
-            self.dirty = True
+            kept = replace(result, lines=()) if own_lines else result
+            self.entries[str(path)] = (entry[0], entry[1], variant, kept, own_lines)
+        self.dirty = True
 
     def save(self, workers: int = 1) -> None:
-        """Write the entries (`workers`: processes a large cache's encoding is shared among)."""
+        """Write the entries (`workers`: processes the encoding of many entries not yet in their
+        stored form is shared among)."""
         if not self.dirty:
             return
         try:
-            keys = list(self.entries)
-            parts = shares(keys, workers)
-            entries: dict[str, Any] = self.entries
-            if len(parts) > 1:
+            entries: dict[str, Any] = dict(self.entries)
+            unwritten = [key for key, entry in entries.items() if type(entry[3]) is not cachefmt.Encoded]
+            shared = plan(unwritten, workers)
+            if shared.processes > 1:
 
-                def encode(part: Sequence[str], send: Callable[[str], None]) -> None:
-                    for key in part:
-                        send(cachefmt.to_json(self.entries[key]))
+                def encode(take: Iterator[Sequence[str]], send: Callable[[str], None]) -> None:
+                    for chunk in take:
+                        for key in chunk:
+                            send(cachefmt.to_json(self.entries[key]))
 
-                texts = run_split(parts, encode)
-                entries = {k: cachefmt.Encoded(text) for part, found in zip(parts, texts) for k, text in zip(part, found)}
+                texts: list[str] = run_split(shared, encode).pieces
+                entries.update((key, cachefmt.Encoded(text)) for key, text in zip(shared.items, texts))
             cachefmt.write(self.path, self.KIND, {"key": self.key, "entries": entries})
             # Keep the few most recent variants of this tree (releases audited, engine versions).
             siblings = sorted(self.path.parent.glob(f"{self.prefix}-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)

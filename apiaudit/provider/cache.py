@@ -194,12 +194,15 @@ def save_index(index: ProviderIndex, tree: CodeTree, cache_dir: Path) -> None:
         # leave no plain answer behind): a warm run never rewrites its entry.
         return
     index.memo.get(DEFINITIONS_KEY)  # a cached map not read this run is carried over to the new entry
-    memo = {}
+    memo: dict[tuple, cachefmt.Encoded] = {}
     for key, value in dict.items(index.memo):  # never forces the lazy definitions map
         if key[0] in _UNCACHEABLE or key == DEFINITIONS_KEY:
             continue
-        if _encodable(key, value):
-            memo[key] = value  # else a value no registered type describes: computed again next time
+        try:
+            cachefmt.encode(key)
+            memo[key] = cachefmt.Encoded(cachefmt.to_json(value))  # encoded once, as it is written
+        except cachefmt.CacheFormatError:
+            pass  # a value no registered type describes: computed again next time
     touched = dict(index.loader.touched)
     known = getattr(index, "cached_stats", {})
     stats = {rel: st for rel in touched if (st := known.get(rel) or cachefmt.file_stat(tree.root / rel)) is not None}

@@ -150,7 +150,7 @@ class ProviderIndex:
             path = obj.filepath
             if isinstance(path, list):
                 return None
-            rel = self.loader.relative(Path(path))
+            rel = self.loader.relative(path)
             return f"{rel}:{obj.lineno}" if obj.lineno else rel
         except Exception:  # noqa: BLE001
             return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import logging
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,10 @@ class ModuleLoader:
         self._stubs: dict[str, griffe.Module] = {}
         self._compiled: frozenset[str] | None = None
         self._runtime: dict[str, RuntimeBindings | None] = {}
+        self._root = os.fspath(root)
+        self._files: dict[str, Path | None] = {}
+        self._dirs: dict[str, bool] = {}
+        self._relative: dict[str, str] = {}
 
     # ------------------------------------------------ compiled modules and stubs
     @property
@@ -91,22 +96,31 @@ class ModuleLoader:
         return dotted.split(".", 1)[0] in self.packages
 
     def module_file(self, dotted: str) -> Path | None:
-        parts = dotted.split(".")
-        base = self.root.joinpath(*parts)
-        for candidate in (base / "__init__.pyi", base / "__init__.py", base.with_suffix(".pyi"), base.with_suffix(".py")):
-            if candidate.is_file():
-                return candidate
-        return None
+        # Asked for every module a scan visits, and again for every name looked up in it: the
+        # release's files do not change while it is read, so each answer is kept.
+        if dotted not in self._files:
+            base = os.path.join(self._root, *dotted.split("."))
+            candidates = (f"{base}/__init__.pyi", f"{base}/__init__.py", f"{base}.pyi", f"{base}.py")
+            self._files[dotted] = next((Path(c) for c in candidates if os.path.isfile(c)), None)
+        return self._files[dotted]
 
     def is_package_dir(self, dotted: str) -> bool:
         """A namespace package (a directory without __init__.py) still imports."""
-        return self.root.joinpath(*dotted.split(".")).is_dir()
+        found = self._dirs.get(dotted)
+        if found is None:
+            found = self._dirs[dotted] = os.path.isdir(os.path.join(self._root, *dotted.split(".")))
+        return found
 
-    def relative(self, path: Path) -> str:
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
-            return path.as_posix()
+    def relative(self, path: Path | str) -> str:
+        text = os.fspath(path)
+        found = self._relative.get(text)
+        if found is None:
+            try:
+                found = Path(text).relative_to(self.root).as_posix()
+            except ValueError:
+                found = Path(text).as_posix()
+            self._relative[text] = found
+        return found
 
     def load(self, dotted: str) -> griffe.Module | None:
         if dotted in self._modules:

@@ -240,7 +240,9 @@ def test_pages_are_read_from_pips_verbose_listing():
 @pytest.mark.network
 def test_a_real_vllm_release_read_by_ranges_equals_its_full_download(tmp_path, release_cache):
     spec = "vllm==0.11.0"
-    whole = resolve(spec, cache_dir=release_cache, verify_wheels=True)  # cached: a full download
+    # A cache of its own for the full download (kept between runs): in the shared one, another
+    # test may have read this release by ranges first, and a cached release is not fetched again.
+    whole = resolve(spec, cache_dir=release_cache / "whole-downloads", verify_wheels=True)
     whole_marker = json.loads((whole.root / MARKER_NAME).read_text(encoding="utf-8"))
     assert whole_marker.get("fetched_by", "download") == "download"
     ranged_tree = resolve(spec, cache_dir=tmp_path)
