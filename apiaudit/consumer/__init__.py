@@ -226,7 +226,7 @@ def collect(
 
 # How a reading is stored in the consumer cache: its JSON text (without its lines where they are
 # the file's own text: they are rebuilt from its bytes), and whether its lines were left out.
-Stored = tuple[str, bool]
+Stored = tuple[cachefmt.Encoded, bool]
 
 
 @dataclass(frozen=True)
@@ -238,31 +238,31 @@ class _Reading:
     path: Path
     file: ConsumerFile | None
     own_lines: bool  # the reading's lines are the file's own text
-    text: str | None = None  # the stored form's JSON text, once written
+    json: cachefmt.Encoded | None = None  # the stored form, once written (compressed until the cache is written)
 
     @staticmethod
     def of(path: Path, found: ConsumerFile, raw: bytes, *, stored: bool) -> _Reading:
         own_lines = bool(found.lines) and found.lines == tuple(raw.decode("utf-8", errors="replace").splitlines())
         reading = _Reading(path, found, own_lines)
-        return replace(reading, text=reading._json()) if stored else reading
+        return replace(reading, json=reading._encoded()) if stored else reading
 
-    def _json(self) -> str:
+    def _encoded(self) -> cachefmt.Encoded:
         assert self.file is not None
-        return cachefmt.to_json(replace(self.file, lines=()) if self.own_lines else self.file)
+        return cachefmt.Encoded.packed(cachefmt.to_json(replace(self.file, lines=()) if self.own_lines else self.file))
 
     @property
     def stored(self) -> Stored | None:
-        return (self.text, self.own_lines) if self.text is not None else None
+        return (self.json, self.own_lines) if self.json is not None else None
 
     def packed(self) -> _Reading:
         if self.file is None:
             return self
-        return _Reading(self.path, None, self.own_lines, self.text if self.text is not None else self._json())
+        return _Reading(self.path, None, self.own_lines, self.json if self.json is not None else self._encoded())
 
     def unpacked(self, raw: bytes) -> _Reading:
-        if self.file is not None or self.text is None:
+        if self.file is not None or self.json is None:
             return self
-        found = cachefmt.from_json(self.text)
+        found = cachefmt.from_json(self.json.json)
         if not isinstance(found, ConsumerFile):
             raise cachefmt.CacheFormatError("not a consumer file")
         if self.own_lines:
@@ -462,8 +462,8 @@ class _FileCache:
             return
         if stored is not None:
             self._raw.pop(path, None)
-            text, own_lines = stored
-            self.entries[str(path)] = (entry[0], entry[1], variant, cachefmt.Encoded(text), own_lines)
+            encoded, own_lines = stored
+            self.entries[str(path)] = (entry[0], entry[1], variant, encoded, own_lines)
         else:
             lines = self._lines(path)
             own_lines = bool(result.lines) and lines == result.lines

@@ -14,7 +14,7 @@ import ast
 import builtins
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TypeVar, get_args
+from typing import Any, TypeVar, cast, get_args
 from functools import partial
 
 from apiaudit.consumer import guards as g
@@ -115,8 +115,9 @@ class Env:
     def lookup(self, name: str) -> Value | None:
         env: Env | None = self
         while env is not None:
-            if name in env.vars:
-                return env.vars[name]
+            found = env.vars.get(name, _ABSENT)
+            if found is not _ABSENT:
+                return found
             env = env.parent
         return None
 
@@ -787,24 +788,25 @@ class ModuleVisitor:
         stack: list[tuple[ast.AST, bool]] = [(root, False)]
         while stack:
             node, in_chain = stack.pop()
-            if isinstance(node, _LEAVES):
+            kind = type(node)  # parsed nodes are of ast's own classes: one set lookup for the commonest
+            if kind in _LEAF_TYPES:
                 continue
-            if isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
+            if kind in _CHAIN_TYPES:
                 if not in_chain and scope.emit:
-                    self._emit_use(node, scope)
-                children: list[tuple[ast.AST, bool]] = []
+                    self._emit_use(cast(ast.expr, node), scope)
                 if isinstance(node, ast.Call):
                     if scope.emit:
                         self._call_facts(node, scope)
                     self._dict_effects(node, scope)
-                    children.append((node.func, True))
-                    children += [(a.value if isinstance(a, ast.Starred) else a, False) for a in node.args]
-                    children += [(k.value, False) for k in node.keywords]
+                    # Pushed in reverse, so that they are taken in source order: func, args, keywords.
+                    stack.extend([(k.value, False) for k in reversed(node.keywords)])
+                    stack.extend([(a.value if isinstance(a, ast.Starred) else a, False) for a in reversed(node.args)])
+                    stack.append((node.func, True))
                 elif isinstance(node, ast.Attribute):
-                    children.append((node.value, True))
-                else:
-                    children += [(node.value, True), (node.slice, False)]
-                stack.extend(reversed(children))
+                    stack.append((node.value, True))
+                elif isinstance(node, ast.Subscript):
+                    stack.append((node.slice, False))
+                    stack.append((node.value, True))
             elif isinstance(node, ast.Await):
                 stack.append((node.value, in_chain))
             elif isinstance(node, ast.Lambda):
@@ -1585,7 +1587,9 @@ class ModuleVisitor:
 
 
 # ------------------------------------------------------------------ helpers
-_LEAVES = (ast.Name, ast.Constant)
+_LEAF_TYPES = frozenset({ast.Name, ast.Constant})
+_CHAIN_TYPES = frozenset({ast.Call, ast.Attribute, ast.Subscript})  # a chain's steps
+_ABSENT: Any = object()  # not bound in an Env
 _DICT_MUTATIONS = frozenset({"update", "pop", "setdefault", "clear", "popitem"})
 _DICT_READS = frozenset({"get", "items", "keys", "values", "copy", "__contains__", "__getitem__"})
 _FOLDED = (Const, TupleOf, ProviderVersion, ParsedVersion, VersionPart, VersionDerived)  # what a body helper may return
