@@ -160,6 +160,15 @@ class Scope:
             self.type_checking, self.guard, self.caught, self.helper_call, self.caller_live, self.caller_emits,
         )
 
+    def outside_class(self) -> Scope:
+        """The same scope read as if outside any class (what `dataclasses.replace(cls=None)` gives, for less)."""
+        if self.cls is None:
+            return self
+        return Scope(
+            self.env, None, self.function, self.live, self.emit,
+            self.type_checking, self.guard, self.caught, self.helper_call, self.caller_live, self.caller_emits,
+        )
+
 
 class ModuleVisitor:
     def __init__(
@@ -674,6 +683,8 @@ class ModuleVisitor:
             # A module-level function written to be bound onto an object (types.MethodType).
             env.vars[first] = Chain(Root("fself", f"{self.module}.{node.name}"))
             self._self_functions.add(f"{self.module}.{node.name}")
+        if cls is not None and cls.learning and not outer.emit and not _may_teach(node, cls):
+            return  # the learning pass learns only what self.X holds: this body cannot change it
         self._block(node.body, scope)
 
     def _class(self, node: ast.ClassDef, scope: Scope) -> None:
@@ -1396,7 +1407,7 @@ class ModuleVisitor:
         if len(members) != 1:
             return None
         # Read outside the class (an annotation names no `self` attribute); most scopes are already.
-        return _instance_of(self._value(members[0], scope if scope.cls is None else replace(scope, cls=None)))
+        return _instance_of(self._value(members[0], scope.outside_class()))
 
     def _is_self(self, node, scope: Scope) -> bool:
         if not isinstance(node, ast.Name):
@@ -1713,6 +1724,17 @@ def _handler_names(node) -> set[str]:
         return out
     name = _dotted(node)
     return {name.rsplit(".", 1)[-1]} if name else set()
+
+
+def _may_teach(node: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassScope) -> bool:
+    """Whether walking a method (or a function nested in one) in a class's learning pass can change
+    what the pass learns: it stores or deletes an attribute somewhere (`self.X = ...`, `del
+    self.X`, `for self.X in ...`), or a dict `self.X` holds may be changed through a call or an
+    item assignment. Nothing else the learning pass does outlives it: it emits nothing, and a
+    function's own names are its own."""
+    if any(isinstance(value, DictValue) for value in cls.attr_values.values()):
+        return True
+    return any(isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) for n in descendants(node))
 
 
 def _own_members(node: ast.ClassDef) -> set[str]:

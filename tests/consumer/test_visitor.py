@@ -238,6 +238,37 @@ def test_dict_splats_bind_their_known_keys(tmp_path):
     assert all(a.via_splat for s in shapes for a in s.keywords)
 
 
+def test_what_self_attributes_hold_is_learned_from_every_method_that_can_change_it(tmp_path):
+    # The class's learning pass skips methods that cannot change what self.X holds: a dict held
+    # by self.X still changes through a call in a method that stores no attribute, and a store
+    # in any method makes the value conflict.
+    f = versioned_files(tmp_path, a="""
+        from prov import Args, Engine, Other
+        class Job:
+            def __init__(self):
+                self.kw = {"a": 1}
+                self.engine = Engine()
+            def widen(self, extra):
+                self.kw.update(extra)
+            def later(self):
+                self.engine = Other()
+            def run(self):
+                Args(**self.kw)
+                self.engine.step()
+        class Plain:
+            def __init__(self):
+                self.kw = {"a": 1}
+            def other(self):
+                Args(a=2)
+            def run(self):
+                Args(**self.kw)
+    """)["cons/a.py"]
+    shapes = [u.steps[-1].call for u in f.uses if u.steps and u.steps[-1].kind == "call" and u.root.name == "prov.Args"]
+    assert [s.has_starstar for s in shapes] == [True, False, False]  # widened by a call elsewhere; known keys
+    assert [sorted(a.name for a in s.keywords) for s in shapes][2] == ["a"]
+    assert not [u for u in f.uses if u.text == "self.engine.step()"]  # conflicting values: nothing known
+
+
 def test_injection_by_name_through_variables_and_dicts(tmp_path):
     f = versioned_files(tmp_path, a="""
         from prov import LLM
