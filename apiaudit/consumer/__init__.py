@@ -151,15 +151,16 @@ def collect(
                 for path in chunk:
                     send(_read_once(tree, path, text_of(path), options, names, stored=cache is not None))
 
-        readings: dict[Path, _Reading] = {}
+        readings: dict[Path, tuple[ConsumerFile, Stored | None]] = {}
 
         def arrived(piece: _Read) -> None:
             if on_file:
                 on_file("")
-            if piece.reading is not None:
-                reading = readings[piece.path] = piece.reading.unpacked(text_of(piece.path))
-                if on_read is not None and shared.processes > 1 and reading.file is not None:
-                    on_read(reading.file)
+            reading = _unpacked(piece.reading, text_of(piece.path))
+            if reading is not None:
+                readings[piece.path] = reading
+                if on_read is not None and shared.processes > 1:
+                    on_read(reading[0])
 
         # Reading costs about as the calls a file makes.
         shared = plan(order, workers, weight=lambda p: _calls_in(text_of(p)))
@@ -168,10 +169,9 @@ def collect(
             read[piece.path] = piece.bindings
             if cache:
                 cache.put_bindings(piece.path, piece.bindings)
-            if piece.reading is not None:
-                reading = readings.pop(piece.path, None) or piece.reading.unpacked(text_of(piece.path))
-                if reading.file is not None and piece.asked is not None:
-                    first_reading[piece.path] = (reading.file, piece.asked, reading.stored)
+            reading = readings.pop(piece.path, None)
+            if reading is not None and piece.asked is not None:
+                first_reading[piece.path] = (reading[0], piece.asked, reading[1])
             reported.add(piece.path)
         readings.clear()
     # The consumer-wide tables, from every file in order (as the checks see the files).
@@ -202,17 +202,21 @@ def collect(
             unreported[0] -= 1
             on_file("")
 
+    def read_again(path: Path) -> _Reading:
+        raw = text_of(path)
+        return _Reading.of(path, collect_file(tree, path, options, raw=raw), raw, stored=cache is not None)
+
     def reread(take: Iterator[Sequence[Path]], send: Callable[[_Reading], None]) -> None:
         for chunk in take:
             for path in chunk:
-                raw = text_of(path)
-                send(_Reading.of(path, collect_file(tree, path, options, raw=raw), raw, stored=cache is not None))
+                send(read_again(path))
 
     again = plan(to_read, workers, weight=lambda p: _calls_in(text_of(p)))
     for sent in run_split(again, reread, lambda _: reread_tick(), pack=_Reading.packed).pieces:
-        reading = sent.unpacked(text_of(sent.path))
-        assert reading.file is not None  # a reading sent here always holds the file or its stored form
-        results[sent.path], stored[sent.path] = reading.file, reading.stored
+        # A copy's reading that does not decode (never seen: our own copy wrote it) is read here.
+        reading = _unpacked(sent, text_of(sent.path)) or _unpacked(read_again(sent.path), text_of(sent.path))
+        assert reading is not None  # a reading made here holds its file
+        results[sent.path], stored[sent.path] = reading
         reported.add(sent.path)  # its tick was reported as it was read
     out = []
     for path in paths:
@@ -224,8 +228,9 @@ def collect(
     return tuple(out)
 
 
-# How a reading is stored in the consumer cache: its JSON text (without its lines where they are
-# the file's own text: they are rebuilt from its bytes), and whether its lines were left out.
+# How a reading is stored in the consumer cache: its JSON text (compressed until the cache is
+# written), without its lines where they are the file's own text (they are rebuilt from its
+# bytes), and whether they were left out.
 Stored = tuple[cachefmt.Encoded, bool]
 
 
@@ -268,6 +273,19 @@ class _Reading:
         if self.own_lines:
             found = replace(found, lines=tuple(raw.decode("utf-8", errors="replace").splitlines()))
         return replace(self, file=found)
+
+
+def _unpacked(reading: _Reading | None, raw: bytes) -> tuple[ConsumerFile, Stored | None] | None:
+    """A reading's file (decoded from a copy's stored form) and stored form; None for no reading,
+    or (never seen: our own copy wrote it) a stored form that does not decode: the file is then
+    read again."""
+    if reading is None:
+        return None
+    try:
+        found = reading.unpacked(raw)
+    except cachefmt.CacheFormatError:
+        return None
+    return (found.file, found.stored) if found.file is not None else None
 
 
 @dataclass(frozen=True)
