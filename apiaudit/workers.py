@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -148,7 +148,7 @@ def run_split(
     chunks = shared.chunks
     split: Split = Split([[] for _ in chunks])
     if shared.processes <= 1 or len(chunks) <= 1 or threading.active_count() > 1:
-        _work_here(chunks, range(len(chunks)), work, split, report)
+        _work_here(_Here(chunks, split), range(len(chunks)), work, report)
         return split
     queue_read, queue_write = os.pipe()
     copies: list[_Copy] = []
@@ -160,27 +160,19 @@ def run_split(
         queue_write = -1
         for _ in range(shared.processes - 1):
             copies.append(_fork(queue_read, chunks, work, pack, news, copies))
-        done_here: list[int] = []
-        current = [_TAIL]
-
-        def taken() -> Iterator[Sequence[Any]]:
-            while (number := _next_ticket(queue_read)) is not None:
-                current[0] = number
-                yield chunks[number]
-                done_here.append(number)
-            current[0] = _TAIL
+        here = _Here(chunks, split)
 
         def send(piece: Any) -> None:
-            (split.chunks[current[0]] if current[0] != _TAIL else split.tails).append(piece)
+            here.keep(piece)
             report(piece)
             if news is not None:
                 _pass_on(copies, news.tell(piece), None)
             _take_in(copies, report, news, timeout=0)
 
-        work(taken(), send)
+        work(here.take(_tickets(queue_read)), send)
         while any(copy.fd >= 0 for copy in copies):
             _take_in(copies, report, news, timeout=None)
-        completed = set(done_here)
+        completed = set(here.done)
         for copy in copies:
             _, status = os.waitpid(copy.pid, 0)
             copy.running = False
@@ -192,7 +184,7 @@ def run_split(
         # A copy that failed, or whose pieces did not all come back: its chunks are done here.
         missing = [i for i in range(len(chunks)) if i not in completed]
         if missing:
-            _work_here(chunks, missing, work, split, report)
+            _work_here(_Here(chunks, split), missing, work, report)
         return split
     finally:
         os.close(queue_read)
@@ -217,11 +209,11 @@ _BATCH_SECONDS = 0.25
 _TAIL = -1
 
 
-def _next_ticket(fd: int) -> int | None:
-    data = os.read(fd, _TICKET.size)
-    if len(data) != _TICKET.size:
-        return None  # the queue is empty (or, never seen, torn: what is left is done by whoever finds it missing)
-    return _TICKET.unpack(data)[0]
+def _tickets(fd: int) -> Iterator[int]:
+    """The chunk numbers this process takes from the queue, each when it asks for the next."""
+    while len(data := os.read(fd, _TICKET.size)) == _TICKET.size:
+        yield _TICKET.unpack(data)[0]
+    # Empty (or, never seen, torn): a chunk nobody finished is done by the process that finds it missing.
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -281,21 +273,32 @@ def _pass_on(copies: list[_Copy], message: Any, source: _Copy | None) -> None:
         copy.flush_news()
 
 
-def _work_here(chunks, numbers, work: Work, split: Split, report) -> None:
-    current = [_TAIL]
+class _Here:
+    """This process's side of a split: the chunk under way, where its pieces go, what it finished."""
 
-    def taken() -> Iterator[Sequence[Any]]:
+    def __init__(self, chunks: tuple[Sequence[Any], ...], split: Split):
+        self.chunks, self.split = chunks, split
+        self.current = _TAIL
+        self.done: list[int] = []
+
+    def take(self, numbers: Iterable[int]) -> Iterator[Sequence[Any]]:
         for number in numbers:
-            current[0] = number
-            split.chunks[number] = []
-            yield chunks[number]
-        current[0] = _TAIL
+            self.current = number
+            self.split.chunks[number] = []  # a chunk done again starts afresh
+            yield self.chunks[number]
+            self.done.append(number)
+        self.current = _TAIL
 
-    def send(piece) -> None:
-        (split.chunks[current[0]] if current[0] != _TAIL else split.tails).append(piece)
+    def keep(self, piece: Any) -> None:
+        (self.split.chunks[self.current] if self.current != _TAIL else self.split.tails).append(piece)
+
+
+def _work_here(here: _Here, numbers: Iterable[int], work: Work, report: Callable[[Any], None]) -> None:
+    def send(piece: Any) -> None:
+        here.keep(piece)
         report(piece)
 
-    work(taken(), send)
+    work(here.take(numbers), send)
 
 
 def _fork(queue: int, chunks, work: Work, pack, news: News | None, earlier: list[_Copy]) -> _Copy:
@@ -328,7 +331,7 @@ def _fork(queue: int, chunks, work: Work, pack, news: News | None, earlier: list
                 flushed[0] = time.monotonic()
 
             def taken() -> Iterator[Sequence[Any]]:
-                while (number := _next_ticket(queue)) is not None:
+                for number in _tickets(queue):
                     current[0] = number
                     yield chunks[number]
                     batch.append((number, None, True))
