@@ -283,7 +283,13 @@ class Encoded:
 
     @property
     def json(self) -> str:
-        return self.text if isinstance(self.text, str) else zlib.decompress(self.text).decode("utf-8")
+        """The JSON text; CacheFormatError where packed bytes do not unpack."""
+        if isinstance(self.text, str):
+            return self.text
+        try:
+            return zlib.decompress(self.text).decode("utf-8")
+        except (zlib.error, UnicodeDecodeError):
+            raise CacheFormatError("packed JSON text that does not unpack") from None
 
 
 def to_json(value: Any) -> str:

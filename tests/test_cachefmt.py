@@ -183,6 +183,10 @@ def test_json_text_comes_back_as_its_value_and_nothing_else_does():
     for text in ("{", '{"$C": ["os:system", "ls"]}', '{"$x": 1}', "[" * 100_000):
         with pytest.raises(cachefmt.CacheFormatError):
             cachefmt.from_json(text)
+    packed = cachefmt.Encoded.packed(cachefmt.to_json(FILE))
+    assert cachefmt.from_json(packed.json) == FILE
+    with pytest.raises(cachefmt.CacheFormatError):
+        cachefmt.Encoded(packed.text[:-4]).json  # noqa: B018 - the property raises
 
 
 def test_a_streamed_write_is_what_dumps_gives_and_an_unstorable_value_leaves_the_file(tmp_path, monkeypatch):
