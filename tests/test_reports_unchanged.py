@@ -1,0 +1,76 @@
+"""Reports byte for byte as they were before the layout changed (issue 23).
+
+Every format of the report on the fixture consumers and on speculators 0.3.0/0.4.0 x vLLM
+0.16.0/0.20.0 is compared with the text stored under tests/golden/, written by the engine
+before the package was reorganised. A refactor that changes what a user reads fails here.
+`APIAUDIT_WRITE_GOLDEN=1 pytest tests/test_reports_unchanged.py` writes them anew, for a
+change that means to alter reports (say why in its commit).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from apiaudit.audit import scan
+from apiaudit.model import load_model
+from apiaudit.policy.config import Settings
+from apiaudit.report import FORMATS, render
+
+REPO = Path(__file__).resolve().parent.parent
+GOLDEN = Path(__file__).resolve().parent / "golden"
+FIXTURES = REPO / "fixtures"
+PROVIDERS = FIXTURES / "providers"
+CONSUMERS = FIXTURES / "consumers"
+WRITE = os.environ.get("APIAUDIT_WRITE_GOLDEN") == "1"
+
+# name -> (consumer, provider, rules dirs, model directory)
+FIXTURE_SCANS: dict[str, tuple[Path, Path, tuple[Path, ...], Path | None]] = {
+    "driver-engine_v2": (CONSUMERS / "driver" / "driver", PROVIDERS / "engine_v2" / "engine", (FIXTURES / "fixes" / "rules", PROVIDERS), None),
+    "driver-engine_v1": (CONSUMERS / "driver" / "driver", PROVIDERS / "engine_v1" / "engine", (PROVIDERS,), None),
+    "jobs-engine_v2": (CONSUMERS / "jobs", PROVIDERS / "engine_v2" / "engine", (PROVIDERS,), None),
+    "protocol-engine_v2": (CONSUMERS / "protocol", PROVIDERS / "engine_v2" / "engine", (FIXTURES / "fixes" / "rules",), None),
+    "compat-shim_v1": (CONSUMERS / "compat" / "compat", PROVIDERS / "shim_v1" / "shim", (PROVIDERS,), None),
+    "compat-shim_v2": (CONSUMERS / "compat" / "compat", PROVIDERS / "shim_v2" / "shim", (PROVIDERS,), None),
+    "compat-shim_v3": (CONSUMERS / "compat" / "compat", PROVIDERS / "shim_v3" / "shim", (PROVIDERS,), None),
+    "capture-modelhub_v1": (CONSUMERS / "capture", PROVIDERS / "modelhub_v1" / "modelhub", (PROVIDERS,), FIXTURES / "models" / "hub-wrapper"),
+    "capture-modelhub_v2": (CONSUMERS / "capture", PROVIDERS / "modelhub_v2" / "modelhub", (PROVIDERS,), None),
+    "loaders-modelhub_v1": (CONSUMERS / "loaders", PROVIDERS / "modelhub_v1" / "modelhub", (PROVIDERS,), FIXTURES / "models" / "hub-wrapper"),
+    "helpers-shim_v2": (CONSUMERS / "helpers" / "helpers", PROVIDERS / "shim_v2" / "shim", (PROVIDERS,), None),
+    "honest-engine_v2": (CONSUMERS / "honest" / "honest", PROVIDERS / "engine_v2" / "engine", (PROVIDERS,), None),
+    "deprecating-depprov": (CONSUMERS / "deprecating", PROVIDERS / "deprecating" / "depprov", (PROVIDERS,), None),
+}  # fmt: skip
+REAL_SCANS = [(c, p) for c in ("speculators==0.3.0", "speculators==0.4.0") for p in ("vllm==0.16.0", "vllm==0.20.0")]
+
+
+def _compare(name: str, report, cache: Path | None = None) -> None:
+    report = replace(report, duration_s=0.0)  # the one field that differs between two runs
+    for fmt in FORMATS:
+        text = render(report, fmt, width=100, color=False, show_unresolved=True).replace(str(REPO), "<repo>")
+        if cache is not None:
+            text = text.replace(str(cache), "<cache>")
+        golden = GOLDEN / f"{name}.{fmt}"
+        if WRITE:
+            golden.write_text(text)
+            continue
+        assert text == golden.read_text(), f"{name} as {fmt} differs from {golden.name}"
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURE_SCANS))
+def test_fixture_reports_are_unchanged(name: str):
+    consumer, provider, rules, model = FIXTURE_SCANS[name]
+    report = scan(
+        [str(consumer)], str(provider), rules_dirs=list(rules), cache_dir=None, use_index_cache=False,
+        settings=Settings(), model=load_model(model) if model else None,
+    )  # fmt: skip
+    _compare(name, report)
+
+
+@pytest.mark.network
+@pytest.mark.parametrize(("consumer", "provider"), REAL_SCANS)
+def test_real_wheel_reports_are_unchanged(consumer: str, provider: str, release_cache: Path):
+    report = scan([consumer], provider, cache_dir=release_cache, settings=Settings())
+    _compare(f"{consumer}-{provider}".replace("==", "-"), report, release_cache)
