@@ -23,6 +23,6 @@ def _drop_working_directory() -> None:
 
 _drop_working_directory()
 
-from apiaudit.cli import run  # noqa: E402 - only after the working directory is off sys.path
+from apiaudit.cli.main import run  # noqa: E402 - only after the working directory is off sys.path
 
 run()

@@ -13,11 +13,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from apiaudit import scan_cache, sources
+from apiaudit import sources
+from apiaudit.cache import scans
 from apiaudit.errors import InputError
-from apiaudit.findings import ENGINE_RULES, Finding, Report
-from apiaudit.policy import ConsumerFiles, Settings, apply_policy, excluded, load_settings
-from apiaudit.progress import NullProgress, Progress
+from apiaudit.findings import ENGINE_RULES, CodeOrigin, Finding, Report
+from apiaudit.infra.progress import NullProgress, Progress
+from apiaudit.policy import (
+    ConsumerFiles,
+    Settings,
+    apply_policy,
+    excluded,
+    load_settings,
+)
 from apiaudit.recipes.files import rules_digest
 from apiaudit.report.json_format import report_from_dict, report_to_dict
 from apiaudit.sources.base import CodeTree
@@ -74,8 +81,6 @@ def scan(
         # Job scripts call the library the rules name as the provider's consumer (speculators),
         # not the provider itself: without --provider they are checked against that library,
         # exactly as `preflight` checks them, and everything else against the rules' provider.
-        from apiaudit.gate.layers import default_script_provider, is_job_script_spec, merge_reports
-
         scripts = [c for c in consumers if is_job_script_spec(c)]
         if scripts:
             others = [c for c in consumers if c not in scripts]
@@ -140,7 +145,7 @@ def _scan_once(
         _results_key(provider_tree, rules.digest, model, python_version, trees, read, cache_dir) if use_index_cache else None
     )
     if results_key is not None:
-        cached = scan_cache.lookup(cache_dir, results_key, provider_tree)
+        cached = scans.lookup(cache_dir, results_key, provider_tree)
         if cached is not None:
             try:
                 report = report_from_dict(cached)
@@ -157,10 +162,10 @@ def _scan_once(
             results_key = _results_key(provider_tree, rules.digest, model, python_version, trees, read, cache_dir)
     from apiaudit.consumer import collect
     from apiaudit.engine import check_files, consumer_context, prepare, warm_index
+    from apiaudit.infra.workers import worker_count
     from apiaudit.provider.cache import save_index
     from apiaudit.provider.registry import check_architecture
     from apiaudit.recipes.loader import load_remote_code_rules
-    from apiaudit.workers import worker_count
 
     full_book = full_book or _full_rulebook(rules_dirs, provider_tree)
     book = full_book.applicable(provider_tree.version)
@@ -215,7 +220,7 @@ def _scan_once(
         ),
     )
     if results_key is not None:
-        scan_cache.store(cache_dir, results_key, provider_tree, dict(index.loader.touched), report_to_dict(report))
+        scans.store(cache_dir, results_key, provider_tree, dict(index.loader.touched), report_to_dict(report))
     return report, read, rules.known_rules
 
 
@@ -245,32 +250,32 @@ def _consumer_files(
     return labels, chosen, read
 
 
-def _rules(rules_dirs: Sequence[Path], provider_tree: CodeTree, cache_dir: Path | None) -> tuple[scan_cache.RulesSummary, RuleBook | None]:
+def _rules(rules_dirs: Sequence[Path], provider_tree: CodeTree, cache_dir: Path | None) -> tuple[scans.RulesSummary, RuleBook | None]:
     """What the scan must know of the rules up front, and the rule book when it had to be loaded.
 
     With a cache, an unchanged set of rule files (by their bytes) is answered without parsing them."""
     digest = rules_digest(list(map(Path, rules_dirs)))
     names = tuple(dict.fromkeys((provider_tree.name, *provider_tree.packages)))
     if cache_dir is not None:
-        cached = scan_cache.cached_rules(cache_dir, digest, names)
+        cached = scans.cached_rules(cache_dir, digest, names)
         if cached is not None:
             return cached, None
     book = _full_rulebook(rules_dirs, provider_tree)
-    summary = scan_cache.RulesSummary(digest, frozenset(ENGINE_RULES) | frozenset(book.rule_infos()))
+    summary = scans.RulesSummary(digest, frozenset(ENGINE_RULES) | frozenset(book.rule_infos()))
     if cache_dir is not None:
-        scan_cache.store_rules(cache_dir, names, summary)
+        scans.store_rules(cache_dir, names, summary)
     return summary, book
 
 
 def _results_key(provider_tree, rule_files_digest, model, python_version, trees, read, cache_dir: Path) -> str | None:
-    """The whole-scan cache key (`apiaudit.scan_cache`); None when a consumer file cannot be read."""
+    """The whole-scan cache key (`apiaudit.cache.scans`); None when a consumer file cannot be read."""
     consumers = []
     for tree, files in zip(trees, read):
-        digests = scan_cache.file_digests(files.root, files.paths)
+        digests = scans.file_digests(files.root, files.paths)
         if digests is None:
             return None
-        consumers.append(scan_cache.ConsumerInput(tree.name, tree.version, str(files.root.resolve()), files.label, digests))
-    return scan_cache.scan_key(
+        consumers.append(scans.ConsumerInput(tree.name, tree.version, str(files.root.resolve()), files.label, digests))
+    return scans.scan_key(
         provider_tree, rule_files_digest, repr(model), tuple(python_version or sys.version_info[:3]), tuple(consumers), cache_dir
     )
 
@@ -342,3 +347,54 @@ def _full_rulebook(rules_dirs: Sequence[Path], provider_tree) -> RuleBook:
             book = candidate
             break
     return book or load_rulebook(list(map(Path, rules_dirs)), provider_tree.name)
+
+
+# Job scripts and the stack drift apart independently: a scan given both checks each layer
+# against its own provider (the gate plans the same layers).
+
+
+def default_script_provider(rules_dirs: Sequence[Path] = ()) -> str:
+    from apiaudit.recipes.loader import default_target
+
+    target = default_target(list(map(Path, rules_dirs)))
+    if target is not None:
+        return target[1][0]
+    raise InputError("no rules file names the library job scripts call: pass --script-provider")
+
+
+def is_job_script_spec(spec: str) -> bool:
+    """A consumer given as a .py file or a folder of loose scripts (no package of its own)."""
+    from apiaudit.sources.local import looks_like_path, resolve_path
+
+    if not looks_like_path(spec):
+        return False
+    tree = resolve_path(spec)
+    return bool(tree.scripts) and not tree.packages
+
+
+def merge_reports(reports: Sequence[Report], *, duration_s: float | None = None) -> Report:
+    """One report of several scans: every consumer and finding; the first scan's provider.
+
+    Each finding names its own callee and provider location, so nothing is lost; the
+    `layers` extra says which consumers were checked against which provider.
+    """
+    consumers: list[CodeOrigin] = []
+    for report in reports:
+        consumers.extend(c for c in report.consumers if c not in consumers)
+    findings = sorted({f for r in reports for f in r.findings}, key=lambda f: f.sort_key)
+    layers = "; ".join(
+        f"{'+'.join(c.name for c in r.consumers)} -> {r.provider.name_version}" for r in reports
+    )
+    extras = dict(pair for r in reports for pair in r.extras)
+    extras["layers"] = layers
+    return replace(
+        reports[0],
+        consumers=tuple(consumers),
+        findings=tuple(findings),
+        files_scanned=sum(r.files_scanned for r in reports),
+        calls_checked=sum(r.calls_checked for r in reports),
+        duration_s=duration_s if duration_s is not None else sum(r.duration_s for r in reports),
+        extras=tuple(sorted(extras.items())),
+        suppressed=tuple(s for r in reports for s in r.suppressed),
+        notices=tuple(dict.fromkeys(n for r in reports for n in r.notices)),
+    )

@@ -16,23 +16,31 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from apiaudit.checks import BoundCall, CheckContext, HostRules, check_engine_rules, dedupe
+from apiaudit.checks import (
+    BoundCall,
+    CheckContext,
+    HostRules,
+    check_engine_rules,
+    dedupe,
+)
+from apiaudit.checks.chains import evaluate_chain
+from apiaudit.checks.conditions import record_injections
+from apiaudit.checks.deprecations import RULE as DEPRECATED_USE
+from apiaudit.checks.deprecations import Forecaster, find_deprecations
 from apiaudit.checks.recipe_advice import apply_recipes
 from apiaudit.checks.remote_code import remote_code_findings
-from apiaudit.consumer.model import ConsumerFile, ConsumerOptions
-from apiaudit.deprecations import RULE as DEPRECATED_USE
-from apiaudit.deprecations import Forecaster, find_deprecations
+from apiaudit.consumer.records import ConsumerFile, ConsumerOptions
 from apiaudit.findings import Finding
+from apiaudit.infra.workers import plan, run_split
 from apiaudit.model import ModelFacts
 from apiaudit.provider.cache import open_index
 from apiaudit.provider.index import ProviderIndex
-from apiaudit.provider.model import CallInfo
+from apiaudit.provider.records import CallInfo
 from apiaudit.provider.registry import ModelTypes
 from apiaudit.recipes import RuleBook
-from apiaudit.recipes.model import RemoteCodeRule
 from apiaudit.recipes.patterns import findings_of_hits
+from apiaudit.recipes.records import RemoteCodeRule
 from apiaudit.sources.base import CodeTree
-from apiaudit.workers import plan, run_split
 
 
 @dataclass(frozen=True)
@@ -89,7 +97,9 @@ def consumer_context(
     """What checking one consumer's files shares (its classes, injections and bound functions
     across files, the memo of decided guards), for `check_file(..., consumer=)`. `consumer`
     names it in findings; `model` is the model the job loads (None: every registered one)."""
-    return CheckContext(consumer, setup.index, files, setup.hosts, setup.model_types, model)
+    ctx = CheckContext(consumer, setup.index, files, setup.hosts, setup.model_types, model, evaluate_chain=evaluate_chain)
+    record_injections(ctx)
+    return ctx
 
 
 @dataclass(frozen=True)
@@ -178,7 +188,7 @@ def check_files(
     on_file: Callable[[], None] | None = None,
 ) -> list[Finding]:
     """Every per-file rule on every file of one consumer, in file order: `check_file` for each,
-    shared among `workers` processes (`apiaudit.workers`) when there are enough files. What the
+    shared among `workers` processes (`apiaudit.infra.workers`) when there are enough files. What the
     other processes' indexes learned joins this one's (the index cache keeps it)."""
     shared = plan(range(len(files)), workers, weight=lambda i: 1 + len(files[i].imports) + len(files[i].uses))
 

@@ -10,7 +10,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Literal
 
-from apiaudit.facts import Facts, RecipeFacts
+from apiaudit.evidence import Facts, RecipeFacts
 
 SCHEMA_VERSION = "1.3"
 
@@ -132,7 +132,7 @@ class Finding:
     advice: str | None = None
     end_line: int | None = None
     end_column: int | None = None
-    # What the check knew, typed by rule family (apiaudit/facts.py): moved-to modules for
+    # What the check knew, typed by rule family (apiaudit/evidence.py): moved-to modules for
     # import-missing, parameter names for surplus positionals, ... JSON `details` is made from
     # these in report/json_format.py.
     facts: Facts | None = None
@@ -167,6 +167,11 @@ class CodeOrigin:
     def key(self) -> str:
         """What findings name as their `consumer`: the label when there is one, else the name."""
         return self.label or self.name
+
+    @property
+    def name_version(self) -> str:
+        """`name version`, or the name alone when the version is unknown."""
+        return f"{self.name} {self.version}" if self.version else self.name
 
 
 class SuppressedBy(str, enum.Enum):

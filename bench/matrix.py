@@ -33,8 +33,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from apiaudit import sources  # noqa: E402
-from apiaudit.matrix.sweep import run_matrix  # noqa: E402
 from apiaudit.matrix.ranges import parse_provider_range, select_releases  # noqa: E402
+from apiaudit.matrix.sweep import run_matrix  # noqa: E402
 from apiaudit.policy.offline import cached_versions  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))

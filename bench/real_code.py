@@ -98,7 +98,7 @@ def main() -> int:
             for f in report.findings
         ]
     if args.json:
-        from apiaudit.atomic import atomic_write
+        from apiaudit.infra.atomic import atomic_write
 
         atomic_write(args.json, json.dumps(everything, indent=1))
     return 0

@@ -297,7 +297,7 @@ def visitor_seconds(consumer, provider, repeat: int, before: str | None) -> tupl
     import importlib.util
 
     from apiaudit.consumer import module_name
-    from apiaudit.consumer.model import ConsumerOptions
+    from apiaudit.consumer.records import ConsumerOptions
     from apiaudit.consumer.visitor import ModuleVisitor
 
     options = ConsumerOptions(provider_packages=provider.packages, provider_version=provider.version, provider_distribution=provider.name)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from apiaudit.audit import scan
-from apiaudit.facts import RecipeFacts, attribute_of
+from apiaudit.evidence import RecipeFacts, attribute_of
 from apiaudit.findings import Severity
 from apiaudit.model import load_model
 from tests.test_audit_real_wheels import GENERATOR, _call_line

@@ -116,7 +116,7 @@ def test_a_scan_shared_among_processes_finds_what_one_process_finds(released, re
         f"""
         import json, shutil
         from pathlib import Path
-        from apiaudit import workers
+        from apiaudit.infra import workers
         from apiaudit.audit import scan
 
         forks = []

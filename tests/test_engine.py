@@ -13,7 +13,7 @@ from apiaudit import sources
 from apiaudit.audit import rulebook_for, scan
 from apiaudit.consumer import collect
 from apiaudit.engine import check_file, consumer_context, prepare
-from apiaudit.provider.model import SymbolKind
+from apiaudit.provider.records import SymbolKind
 
 PROVIDER = {
     "toyeng/__init__.py": """\

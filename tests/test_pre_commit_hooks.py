@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from apiaudit.cli import cli
+from apiaudit.cli.group import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -102,8 +102,8 @@ def _append(path: str | None, text: str) -> None:
 
 def run(inputs: ActionInputs, env: Mapping[str, str], stdout=None) -> int:
     """The action: exit code as `apiaudit scan` (matrix: as `apiaudit matrix`)."""
-    from apiaudit.atomic import atomic_write
     from apiaudit.findings import parse_fail_on
+    from apiaudit.infra.atomic import atomic_write
     from apiaudit.policy.config import load_settings
     from apiaudit.report import render
 
@@ -115,8 +115,8 @@ def run(inputs: ActionInputs, env: Mapping[str, str], stdout=None) -> int:
     outputs: dict[str, str] = {}
     badge: dict[str, Any] | None = None
     if inputs.is_matrix and inputs.provider:
-        from apiaudit.matrix.sweep import run_matrix
         from apiaudit.matrix.render import render_matrix
+        from apiaudit.matrix.sweep import run_matrix
 
         result = run_matrix(list(settings.consumers), inputs.provider, cache_dir=settings.cache_dir,
                             rules_dirs=list(settings.rules))  # fmt: skip

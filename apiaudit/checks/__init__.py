@@ -10,7 +10,7 @@ from apiaudit.checks.conditions import guard_failures, verdict
 from apiaudit.checks.context import BoundCall, CheckContext, HostRules
 from apiaudit.checks.imports import check_import
 from apiaudit.checks.rpc import check_rpc
-from apiaudit.consumer.model import ConsumerFile, ImportUse, Note, RpcCall, Site, Use
+from apiaudit.consumer.records import ConsumerFile, ImportUse, Note, RpcCall, Site, Use
 from apiaudit.findings import Finding, Severity
 
 Item = TypeVar("Item", ImportUse, Use, RpcCall, Note)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from apiaudit.consumer.model import CallShape
+from apiaudit.consumer.records import CallShape
 from apiaudit.findings import Severity
-from apiaudit.provider.model import Extra, ParamKind, Signature
+from apiaudit.provider.records import Extra, ParamKind, Signature
 
 POSITIONAL_KINDS = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
 

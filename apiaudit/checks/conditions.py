@@ -9,9 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from apiaudit.facts import GuardFacts
-from apiaudit.consumer.model import Condition, ConditionKind, Liveness, Site, Use
-from apiaudit.provider.model import Found, Missing, SymbolKind, UnresolvedBase
+from apiaudit.checks.receivers import (
+    InstanceValue,
+    SymbolValue,
+    describe_classes,
+    model_member,
+)
+from apiaudit.consumer.records import Condition, ConditionKind, Liveness, Site, Use
+from apiaudit.evidence import GuardFacts
+from apiaudit.provider.records import Found, Missing, SymbolKind, UnresolvedBase
 
 
 @dataclass(frozen=True)
@@ -51,10 +57,26 @@ def verdict(ctx, live: Liveness) -> Verdict:
     return Verdict(False, " and ".join(dict.fromkeys(undecided)) if undecided else None, tuple(dict.fromkeys(behind)))
 
 
+def record_injections(ctx) -> None:
+    """Fill `ctx.injected` from the live injections of its files (consumer class -> the
+    provider classes an injection keyword mixes it into); an injected value the engine cannot
+    resolve marks the hosts it may reach."""
+    hosts = ctx.hosts
+    for f in ctx.files:
+        for inj in f.injections:
+            if verdict(ctx, inj.live).dead:
+                continue
+            targets = hosts.injection_hosts.get(inj.keyword, ())
+            if inj.target is None or inj.target not in ctx.classes:
+                # a computed value, or a name of a class outside the consumer's files
+                ctx.unknown_injection = True
+                ctx.unknown_injection_hosts.update(targets)
+                continue
+            ctx.injected.setdefault(inj.target, set()).update(targets)
+
+
 def guard_failures(ctx, file) -> list:
     """`guard-fails` at each job-stopping guard that fails for the model object's classes."""
-    from apiaudit.checks.chains import InstanceValue, describe_classes
-
     found = []
     for stop in file.guard_stops:
         v = verdict(ctx, stop.live)
@@ -84,8 +106,6 @@ def guard_failures(ctx, file) -> list:
 
 
 def _model_union(ctx, target) -> bool:
-    from apiaudit.checks.chains import InstanceValue
-
     value = _target_value(ctx, target)
     return isinstance(value, InstanceValue) and value.registry
 
@@ -116,8 +136,6 @@ def _test(ctx, value, condition: Condition, kinds: frozenset[ConditionKind] | No
 
 def class_passes(ctx, class_path: str, condition: Condition) -> bool | None:
     """Does an instance of one class pass the guard's test (before `expect`)? None when unknown."""
-    from apiaudit.checks.chains import InstanceValue
-
     one = InstanceValue((class_path,), registry=True)
     return _test(ctx, one, condition, _CLASS_TESTS)
 
@@ -132,8 +150,7 @@ def _union(answers: list[bool | None]) -> bool | None:
 
 def _narrows(ctx, value, function_path: str) -> bool | None:
     """A provider TypeIs/TypeGuard function on an instance: protocol membership of each class."""
-    from apiaudit.checks.chains import InstanceValue
-    from apiaudit.provider.model import Membership
+    from apiaudit.provider.records import Membership
 
     if not isinstance(value, InstanceValue):
         return None
@@ -183,17 +200,13 @@ def import_failure(ctx, module: str, name: str | None) -> str | None:
 
 
 def _target_value(ctx, target):
-    from apiaudit.checks.chains import evaluate_chain
-
     if target is None:
         return None
     root, steps = target
-    return evaluate_chain(ctx, Use(root, steps, Site(0, 0), "", ""))
+    return ctx.evaluate_chain(ctx, Use(root, steps, Site(0, 0), "", ""))
 
 
 def _has_attr(ctx, value, name: str) -> bool | None:
-    from apiaudit.checks.chains import InstanceValue, SymbolValue
-
     if isinstance(value, SymbolValue):
         sym = value.symbol
         if sym.kind is SymbolKind.MODULE:
@@ -207,8 +220,6 @@ def _has_attr(ctx, value, name: str) -> bool | None:
         if name in value.own:
             return True
         if value.registry:
-            from apiaudit.checks.chains import model_member
-
             results = [model_member(ctx, c, name) for c in value.classes]
         else:
             results = [ctx.index.class_member(c, name, instance=True) for c in value.classes]
@@ -223,8 +234,6 @@ def _has_attr(ctx, value, name: str) -> bool | None:
 
 
 def _has_param(ctx, value, name: str) -> bool | None:
-    from apiaudit.checks.chains import SymbolValue
-
     if not isinstance(value, SymbolValue) or value.symbol.kind not in (SymbolKind.FUNCTION, SymbolKind.CLASS):
         return None
     info = ctx.call(value.symbol.path, via=value.via)
@@ -237,8 +246,6 @@ def _has_param(ctx, value, name: str) -> bool | None:
 
 
 def _is_instance(ctx, value, class_path: str) -> bool | None:
-    from apiaudit.checks.chains import InstanceValue
-
     if not isinstance(value, InstanceValue):
         return None
     res = ctx.index.resolve(class_path)

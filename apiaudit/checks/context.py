@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Callable, Protocol
 
-from apiaudit.consumer.model import ClassFacts, ConsumerFile, Site
-from apiaudit.facts import Facts, RecipeFacts
+from apiaudit.consumer.records import ClassFacts, ConsumerFile, Site, Use
+from apiaudit.evidence import Facts, RecipeFacts
 from apiaudit.findings import ENGINE_RULES, Finding, Severity
 from apiaudit.provider.index import MroEntry
-from apiaudit.provider.model import CallInfo, ReachedVia, Resolution, Symbol, UnresolvedBase
+from apiaudit.provider.records import (
+    CallInfo,
+    ReachedVia,
+    Resolution,
+    Symbol,
+    UnresolvedBase,
+)
 
 
 class PackageOwner(Protocol):
@@ -76,10 +82,17 @@ def source_text(lines: tuple[str, ...], site: Site) -> str | None:
     return "\n".join(chunk)
 
 
+# (context, use) -> the value the use's chain evaluates to
+ChainEvaluator = Callable[["CheckContext", Use], object]
+
+
 class CheckContext:
     def __init__(self, consumer: str, index: Index, files: tuple[ConsumerFile, ...], hosts: HostRules,
-                 model_types=None, model=None):
+                 model_types=None, model=None, *, evaluate_chain: ChainEvaluator):
         self.consumer = consumer
+        # The chain walk (`checks.chains.evaluate_chain`), handed in so that deciding a guard,
+        # which may evaluate a chain, needs no import of the walk that decides guards.
+        self.evaluate_chain = evaluate_chain
         self.index = index
         # Every call the checks bound, in order, with the item being checked when they did
         # (`apiaudit.engine.check_file` hands them on: explain shows the callee and its change).
@@ -93,24 +106,12 @@ class CheckContext:
         self.hosts = hosts
         self.classes: dict[str, ClassFacts] = {c.dotted: c for f in files for c in f.classes}
         self.condition_memo: dict[tuple, bool | None] = {}
-        # consumer class -> provider classes it is mixed into, via injection keywords
+        # consumer class -> provider classes it is mixed into, via injection keywords (filled by
+        # `checks.conditions.record_injections`, which knows which injections are live)
         self.injected: dict[str, set[str]] = {}
         self.unknown_injection = False
         # provider classes that may receive an injected class the engine cannot resolve
         self.unknown_injection_hosts: set[str] = set()
-        from apiaudit.checks.conditions import verdict
-
-        for f in files:
-            for inj in f.injections:
-                if verdict(self, inj.live).dead:
-                    continue
-                targets = hosts.injection_hosts.get(inj.keyword, ())
-                if inj.target is None or inj.target not in self.classes:
-                    # a computed value, or a name of a class outside the consumer's files
-                    self.unknown_injection = True
-                    self.unknown_injection_hosts.update(targets)
-                    continue
-                self.injected.setdefault(inj.target, set()).update(targets)
         self.bound_functions: dict[str, list] = {}
         for f in files:
             for b in f.method_bindings:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from apiaudit.checks.context import CheckContext
-from apiaudit.consumer.model import ConsumerFile, ImportUse
-from apiaudit.facts import ImportFacts
+from apiaudit.consumer.records import ConsumerFile, ImportUse
+from apiaudit.evidence import ImportFacts
 from apiaudit.findings import Finding, Severity
-from apiaudit.provider.model import Found, Missing
+from apiaudit.provider.records import Found, Missing
 
 
 def check_import(ctx: CheckContext, file: ConsumerFile, imp: ImportUse) -> list[Finding]:

@@ -12,11 +12,11 @@ from typing import Sequence
 
 from apiaudit.consumer import parse_quietly
 from apiaudit.consumer.auto_calls import auto_call_sites as _sites_in
-from apiaudit.consumer.model import AutoCallSite, ConsumerFile, TrustArgument
-from apiaudit.facts import RemoteCodeFacts
+from apiaudit.consumer.records import AutoCallSite, ConsumerFile, TrustArgument
+from apiaudit.evidence import RemoteCodeFacts
 from apiaudit.findings import Finding
 from apiaudit.model import ConfigFile, ModelFacts
-from apiaudit.recipes.model import RemoteCodeRule
+from apiaudit.recipes.records import RemoteCodeRule
 
 
 def auto_call_sites(source: str, path: str, rule: RemoteCodeRule) -> list[AutoCallSite]:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from apiaudit.checks.context import CheckContext
-from apiaudit.consumer.model import ConsumerFile, RpcCall
-from apiaudit.facts import RpcFacts
+from apiaudit.consumer.records import ConsumerFile, RpcCall
+from apiaudit.evidence import RpcFacts
 from apiaudit.findings import Finding, Severity
-from apiaudit.provider.model import Found, Unknown
+from apiaudit.provider.records import Found, Unknown
 
 
 def check_rpc(ctx: CheckContext, file: ConsumerFile, call: RpcCall) -> list[Finding]:

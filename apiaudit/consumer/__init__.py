@@ -4,28 +4,28 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import warnings
 import sys
+import warnings
 from dataclasses import astuple, dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from apiaudit import cachefmt
-from apiaudit.atomic import is_disk_full
-from apiaudit.gcpause import paused_gc
-from apiaudit.consumer import model
-from apiaudit.consumer.model import ConsumerFile, ConsumerOptions, Site
+from apiaudit.cache import codec
+from apiaudit.consumer import records
 from apiaudit.consumer.auto_calls import auto_calls
 from apiaudit.consumer.imports import ConsumerNames, module_imports, names_of
 from apiaudit.consumer.one_pass import RecordingNames, import_order, still_valid
 from apiaudit.consumer.patterns import pattern_hits
 from apiaudit.consumer.positions import to_characters
+from apiaudit.consumer.records import ConsumerFile, ConsumerOptions, Site
 from apiaudit.consumer.visitor import ModuleVisitor
+from apiaudit.infra.atomic import is_disk_full
+from apiaudit.infra.gcpause import paused_gc
+from apiaudit.infra.workers import News, plan, run_split
 from apiaudit.sources.base import CodeTree
 from apiaudit.sources.cache import content_verifier
-from apiaudit.workers import News, plan, run_split
 
-cachefmt.register_module(model)
+codec.register_module(records)
 
 
 def parse_quietly(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
@@ -111,7 +111,7 @@ def collect(
 ) -> tuple[ConsumerFile, ...]:
     """Every file's uses. With `cache_dir`, a file whose bytes (and the tree's re-exports) are
     unchanged is not re-read. `workers`: processes the reading of many files may be shared
-    among (`apiaudit.workers`); the result is the same. `on_read`: called here with each file's
+    among (`apiaudit.infra.workers`); the result is the same. `on_read`: called here with each file's
     first reading as it comes in, when the reading is shared (this process then reads less)."""
     paths = list(files if files is not None else tree.python_files())
     cache = _FileCache(cache_dir, tree, options) if cache_dir is not None else None
@@ -231,7 +231,7 @@ def collect(
 # How a reading is stored in the consumer cache: its JSON text (compressed until the cache is
 # written), without its lines where they are the file's own text (they are rebuilt from its
 # bytes), and whether they were left out.
-Stored = tuple[cachefmt.Encoded, bool]
+Stored = tuple[codec.Encoded, bool]
 
 
 @dataclass(frozen=True)
@@ -243,7 +243,7 @@ class _Reading:
     path: Path
     file: ConsumerFile | None
     own_lines: bool  # the reading's lines are the file's own text
-    json: cachefmt.Encoded | None = None  # the stored form, once written (compressed until the cache is written)
+    json: codec.Encoded | None = None  # the stored form, once written (compressed until the cache is written)
 
     @staticmethod
     def of(path: Path, found: ConsumerFile, raw: bytes, *, stored: bool) -> _Reading:
@@ -251,9 +251,9 @@ class _Reading:
         reading = _Reading(path, found, own_lines)
         return replace(reading, json=reading._encoded()) if stored else reading
 
-    def _encoded(self) -> cachefmt.Encoded:
+    def _encoded(self) -> codec.Encoded:
         assert self.file is not None
-        return cachefmt.Encoded.packed(cachefmt.to_json(replace(self.file, lines=()) if self.own_lines else self.file))
+        return codec.Encoded.packed(codec.to_json(replace(self.file, lines=()) if self.own_lines else self.file))
 
     @property
     def stored(self) -> Stored | None:
@@ -267,9 +267,9 @@ class _Reading:
     def unpacked(self, raw: bytes) -> _Reading:
         if self.file is not None or self.json is None:
             return self
-        found = cachefmt.from_json(self.json.json)
+        found = codec.from_json(self.json.json)
         if not isinstance(found, ConsumerFile):
-            raise cachefmt.CacheFormatError("not a consumer file")
+            raise codec.CacheFormatError("not a consumer file")
         if self.own_lines:
             found = replace(found, lines=tuple(raw.decode("utf-8", errors="replace").splitlines()))
         return replace(self, file=found)
@@ -283,7 +283,7 @@ def _unpacked(reading: _Reading | None, raw: bytes) -> tuple[ConsumerFile, Store
         return None
     try:
         found = reading.unpacked(raw)
-    except cachefmt.CacheFormatError:
+    except codec.CacheFormatError:
         return None
     return (found.file, found.stored) if found.file is not None else None
 
@@ -394,7 +394,7 @@ class _FileCache:
     """Per consumer tree and file sha256: its import bindings, and its uses for one set of re-exports.
 
     Valid for one consumer-stage engine, Python and Griffe version, and one set of options.
-    Stored as data only (`apiaudit.cachefmt`); anything unreadable or tampered is rebuilt.
+    Stored as data only (`apiaudit.cache.codec`); anything unreadable or tampered is rebuilt.
     A result's `lines` (most of its bytes) are not stored when they are the file's own text:
     they are rebuilt from the bytes read to check its sha256.
     """
@@ -404,7 +404,7 @@ class _FileCache:
 
     def __init__(self, cache_dir: Path, tree: CodeTree, options: ConsumerOptions):
         here = Path(__file__).parent
-        digest = hashlib.sha256(f"{self.FORMAT}\0{cachefmt.environment_key()}\0{astuple(options)!r}".encode())
+        digest = hashlib.sha256(f"{self.FORMAT}\0{codec.environment_key()}\0{astuple(options)!r}".encode())
         for source in sorted(here.glob("*.py")):
             digest.update(source.read_bytes())
         self.key = digest.hexdigest()[:16]
@@ -417,14 +417,14 @@ class _FileCache:
         self.entries: dict[str, tuple] = {}
         self.dirty = False
         try:
-            data = cachefmt.read(self.path, self.KIND)
+            data = codec.read(self.path, self.KIND)
             if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):
-                raise cachefmt.CacheFormatError("not a consumer cache entry")
+                raise codec.CacheFormatError("not a consumer cache entry")
             if data.get("key") == self.key:
                 self.entries = {k: v for k, v in data["entries"].items() if _valid_entry(k, v)}
         except FileNotFoundError:
             pass
-        except (OSError, cachefmt.CacheFormatError) as exc:
+        except (OSError, codec.CacheFormatError) as exc:
             print(f"apiaudit: the consumer cache {self.path.name} failed its check ({exc}); rebuilding it", file=sys.stderr)
             self.path.unlink(missing_ok=True)
         self._shas: dict[Path, str] = {}
@@ -496,18 +496,18 @@ class _FileCache:
             return
         try:
             entries: dict[str, Any] = dict(self.entries)
-            unwritten = [key for key, entry in entries.items() if type(entry[3]) is not cachefmt.Encoded]
+            unwritten = [key for key, entry in entries.items() if type(entry[3]) is not codec.Encoded]
             shared = plan(unwritten, workers)
             if shared.processes > 1:
 
                 def encode(take: Iterator[Sequence[str]], send: Callable[[str], None]) -> None:
                     for chunk in take:
                         for key in chunk:
-                            send(cachefmt.to_json(self.entries[key]))
+                            send(codec.to_json(self.entries[key]))
 
                 texts: list[str] = run_split(shared, encode).pieces
-                entries.update((key, cachefmt.Encoded(text)) for key, text in zip(shared.items, texts))
-            cachefmt.write(self.path, self.KIND, {"key": self.key, "entries": entries})
+                entries.update((key, codec.Encoded(text)) for key, text in zip(shared.items, texts))
+            codec.write(self.path, self.KIND, {"key": self.key, "entries": entries})
             # Keep the few most recent variants of this tree (releases audited, engine versions).
             siblings = sorted(self.path.parent.glob(f"{self.prefix}-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
             for stale in siblings[_KEEP_VARIANTS:]:
@@ -515,7 +515,7 @@ class _FileCache:
         except OSError as exc:
             if is_disk_full(exc):
                 print(f"apiaudit: warning: no space left on device writing {self.path}; the consumer cache was not saved", file=sys.stderr)
-        except cachefmt.CacheFormatError:
+        except codec.CacheFormatError:
             pass
 
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Sequence
 
-from apiaudit.astutil import dotted_text
-from apiaudit.consumer.model import AutoCallSite, TrustArgument
 from apiaudit.consumer.positions import char_column
+from apiaudit.consumer.records import AutoCallSite, TrustArgument
+from apiaudit.infra.astutil import dotted_text
 
 if TYPE_CHECKING:
-    from apiaudit.recipes.model import RemoteCodeRule
+    from apiaudit.recipes.records import RemoteCodeRule
 
 
 def auto_calls(tree: ast.Module, lines: tuple[str, ...], path: str, rules: Sequence[RemoteCodeRule]) -> tuple[AutoCallSite, ...]:

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from packaging.version import InvalidVersion, Version
 
-from apiaudit.consumer.model import Condition, ConditionKind, ImportRef, Root, Step
+from apiaudit.consumer.records import Condition, ConditionKind, ImportRef, Root, Step
 from apiaudit.consumer.values import (
     UNBOUND,
     Chain,

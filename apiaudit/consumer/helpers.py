@@ -19,9 +19,9 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from apiaudit.astutil import descendants
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.values import UNBOUND, UNKNOWN, Const, TupleOf, Value, join
+from apiaudit.infra.astutil import descendants
 
 MAX_HELPER_DEPTH = 3  # helpers calling helpers: deeper calls are not folded
 MAX_STATEMENTS = 200  # statements one outermost fold may run, helpers it calls included

@@ -10,9 +10,16 @@ from __future__ import annotations
 
 import ast
 
-from apiaudit.astutil import absolute_import
-from apiaudit.consumer.model import ConsumerOptions, Root
-from apiaudit.consumer.values import Chain, Const, ConsumerRef, DictValue, ProviderVersion, Value
+from apiaudit.consumer.records import ConsumerOptions, Root
+from apiaudit.consumer.values import (
+    Chain,
+    Const,
+    ConsumerRef,
+    DictValue,
+    ProviderVersion,
+    Value,
+)
+from apiaudit.infra.astutil import absolute_import
 
 
 class ConsumerNames:

@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from apiaudit.astutil import absolute_import
 from apiaudit.consumer.imports import ConsumerNames, with_python
 from apiaudit.consumer.values import DictValue, Value
+from apiaudit.infra.astutil import absolute_import
+
 
 class RecordingNames(ConsumerNames):
     """The consumer-wide tables as they grow file by file, answering as the complete ones will

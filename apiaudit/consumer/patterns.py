@@ -13,11 +13,11 @@ import ast
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from apiaudit.astutil import descendants, unparse
-from apiaudit.consumer.model import PatternHit, Site
+from apiaudit.consumer.records import PatternHit, Site
+from apiaudit.infra.astutil import descendants, unparse
 
 if TYPE_CHECKING:
-    from apiaudit.recipes.model import Pattern
+    from apiaudit.recipes.records import Pattern
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 

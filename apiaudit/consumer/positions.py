@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, TypeVar
 
-from apiaudit.consumer.model import Site
+from apiaudit.consumer.records import Site
 
 T = TypeVar("T")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Union
 
-from apiaudit.consumer.model import CaughtImport, ImportRef, Root, Site, Step
+from apiaudit.consumer.records import CaughtImport, ImportRef, Root, Site, Step
 
 
 @dataclass(frozen=True)
@@ -231,9 +231,9 @@ def site_key(site: Site) -> tuple[int, int]:
 def _register_for_caches() -> None:
     import sys
 
-    from apiaudit import cachefmt
+    from apiaudit.cache import codec
 
-    cachefmt.register_module(sys.modules[__name__])
+    codec.register_module(sys.modules[__name__])
 
 
 _register_for_caches()

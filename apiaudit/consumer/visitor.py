@@ -14,14 +14,18 @@ import ast
 import builtins
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar, cast, get_args
 from functools import partial
+from typing import Any, TypeVar, cast, get_args
 
 from apiaudit.consumer import guards as g
 from apiaudit.consumer import helpers as h
-from apiaudit.consumer.imports import ConsumerNames, ImportContext, import_alias_value, module_imports
-from apiaudit.astutil import descendants, dotted_text, unparse
-from apiaudit.consumer.model import (
+from apiaudit.consumer.imports import (
+    ConsumerNames,
+    ImportContext,
+    import_alias_value,
+    module_imports,
+)
+from apiaudit.consumer.records import (
     ALWAYS,
     Arg,
     CallShape,
@@ -31,11 +35,11 @@ from apiaudit.consumer.model import (
     ConditionKind,
     ConsumerFile,
     ConsumerOptions,
+    GuardStop,
     ImportRef,
     ImportUse,
     Injection,
     Liveness,
-    GuardStop,
     MethodBinding,
     Note,
     Root,
@@ -71,6 +75,7 @@ from apiaudit.consumer.values import (
     VersionTextMethod,
     join,
 )
+from apiaudit.infra.astutil import descendants, dotted_text, unparse
 
 __all__ = ["ModuleVisitor", "module_imports", "site_of"]
 

@@ -12,7 +12,15 @@ from apiaudit.fixes.codemods import (
     RewriteImport,
     apply_edits,
 )
-from apiaudit.fixes.journal import ConsumerIdentity, JournalEntry, NotRestored, RevertResult, apply, default_journal_dir, revert
+from apiaudit.fixes.journal import (
+    ConsumerIdentity,
+    JournalEntry,
+    NotRestored,
+    RevertResult,
+    apply,
+    default_journal_dir,
+    revert,
+)
 from apiaudit.fixes.overlay import Overlay, Skipped, write_overlay
 from apiaudit.fixes.plan import (
     FileFix,

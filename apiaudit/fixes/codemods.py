@@ -19,7 +19,13 @@ from dataclasses import dataclass, field
 from typing import Union
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import (
+    CodeRange,
+    MetadataWrapper,
+    ParentNodeProvider,
+    PositionProvider,
+)
+
 
 class EditStatus(str, enum.Enum):
     """What became of one edit."""

@@ -31,9 +31,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, get_args
 
-from apiaudit.atomic import atomic_write
 from apiaudit.errors import InputError
 from apiaudit.fixes.plan import FileFix, FixPlan, sha256_bytes
+from apiaudit.infra.atomic import atomic_write
 from apiaudit.sources.base import CodeTree
 
 MANIFEST = "manifest.json"

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from apiaudit.atomic import atomic_write
 from apiaudit.errors import InputError
 from apiaudit.fixes.plan import FixPlan, sha256_bytes
+from apiaudit.infra.atomic import atomic_write
 
 MARKER = ".apiaudit-overlay.json"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from apiaudit.facts import AttributeFacts, BindingFacts, ImportFacts, PatternFacts
+from apiaudit.evidence import AttributeFacts, BindingFacts, ImportFacts, PatternFacts
 from apiaudit.findings import ENGINE_RULES, Finding, FixKind, Severity
 from apiaudit.fixes.codemods import (
     ALREADY,
@@ -34,7 +34,7 @@ from apiaudit.fixes.codemods import (
 )
 from apiaudit.fixes.scope import scope_candidates
 from apiaudit.recipes.changes import IN_SCOPE_PLACEHOLDER, FixRequest
-from apiaudit.recipes.model import Recipe, RuleBook
+from apiaudit.recipes.records import Recipe, RuleBook
 
 
 @dataclass(frozen=True)

@@ -9,25 +9,17 @@ pass: scripts given as consumers are checked against the installed speculators (
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from apiaudit.audit import default_script_provider, is_job_script_spec, merge_reports
 from apiaudit.errors import InputError
-from apiaudit.findings import CodeOrigin, Finding, Report, Severity, parse_fail_on
+from apiaudit.findings import Finding, Report, Severity, parse_fail_on
 
 # Job scripts are written against the library the rules name as the provider's default
 # consumer (rules/vllm.toml: speculators); `None` here means "ask the rules".
 DEFAULT_SCRIPT_PROVIDER = None
-
-
-def default_script_provider(rules_dirs: Sequence[Path] = ()) -> str:
-    from apiaudit.recipes.loader import default_target
-
-    target = default_target(list(map(Path, rules_dirs)))
-    if target is not None:
-        return target[1][0]
-    raise InputError("no rules file names the library job scripts call: pass --script-provider")
 
 
 @dataclass(frozen=True)
@@ -58,16 +50,6 @@ def parse_severity(value: str | Severity | None) -> Severity | None:
         return parse_fail_on(value)
     except ValueError as exc:
         raise InputError(str(exc)) from None
-
-
-def is_job_script_spec(spec: str) -> bool:
-    """A consumer given as a .py file or a folder of loose scripts (no package of its own)."""
-    from apiaudit.sources.local import looks_like_path, resolve_path
-
-    if not looks_like_path(spec):
-        return False
-    tree = resolve_path(spec)
-    return bool(tree.scripts) and not tree.packages
 
 
 def plan_layers(
@@ -126,34 +108,6 @@ def run_layers(
     return merge_reports(reports, duration_s=time.monotonic() - started)
 
 
-def merge_reports(reports: Sequence[Report], *, duration_s: float | None = None) -> Report:
-    """One report of several scans: every consumer and finding; the first scan's provider.
-
-    Each finding names its own callee and provider location, so nothing is lost; the
-    `layers` extra says which consumers were checked against which provider.
-    """
-    consumers: list[CodeOrigin] = []
-    for report in reports:
-        consumers.extend(c for c in report.consumers if c not in consumers)
-    findings = sorted({f for r in reports for f in r.findings}, key=lambda f: f.sort_key)
-    layers = "; ".join(
-        f"{'+'.join(c.name for c in r.consumers)} -> {_origin_label(r.provider)}" for r in reports
-    )
-    extras = dict(pair for r in reports for pair in r.extras)
-    extras["layers"] = layers
-    return replace(
-        reports[0],
-        consumers=tuple(consumers),
-        findings=tuple(findings),
-        files_scanned=sum(r.files_scanned for r in reports),
-        calls_checked=sum(r.calls_checked for r in reports),
-        duration_s=duration_s if duration_s is not None else sum(r.duration_s for r in reports),
-        extras=tuple(sorted(extras.items())),
-        suppressed=tuple(s for r in reports for s in r.suppressed),
-        notices=tuple(dict.fromkeys(n for r in reports for n in r.notices)),
-    )
-
-
 def write_report(report: Report, path: Path, fmt: str | None = None) -> None:
     """Write the report to `path` in `fmt` (default: from the suffix, JSON otherwise), whole or not at all."""
     from apiaudit.report import format_for_output, render, write_output
@@ -180,16 +134,12 @@ def summary_line(report: Report, fail_on: Severity | None) -> str:
     )
     if report.suppressed:
         counts += f", {len(report.suppressed)} suppressed"
-    consumers = ", ".join(_origin_label(c) for c in report.consumers) or "default consumers"
-    scope = dict(report.extras).get("layers") or f"{consumers} -> {_origin_label(report.provider)}"
+    consumers = ", ".join(c.name_version for c in report.consumers) or "default consumers"
+    scope = dict(report.extras).get("layers") or f"{consumers} -> {report.provider.name_version}"
     return (
         f"preflight {verdict}: {counts}; {report.calls_checked} calls in {report.files_scanned} files "
         f"({scope}) in {report.duration_s:.1f}s"
     )
-
-
-def _origin_label(origin: CodeOrigin) -> str:
-    return f"{origin.name} {origin.version}" if origin.version else origin.name
 
 
 def _s(count: int) -> str:

@@ -6,9 +6,14 @@ releases to find where each finding landed and what changed there.
 
 from __future__ import annotations
 
-from apiaudit.matrix.explain import Change, Explanation, ExplainResult, explain
+from apiaudit.matrix.explain import Change, ExplainResult, Explanation, explain
+from apiaudit.matrix.ranges import (
+    DeclaredRequirement,
+    ProviderRange,
+    as_requirement,
+    declared_requirements,
+)
 from apiaudit.matrix.sweep import MatrixResult, MatrixRow, run_matrix
-from apiaudit.matrix.ranges import DeclaredRequirement, ProviderRange, as_requirement, declared_requirements
 
 __all__ = [
     "Change",

@@ -12,11 +12,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from apiaudit.atomic import DiskFullError, atomic_write
 from apiaudit.errors import InputError
-from apiaudit.matrix.explain import MOVED, RENAMED_ATTRIBUTE, RENAMED_PARAMETER, ExplainResult
+from apiaudit.infra.atomic import DiskFullError, atomic_write
+from apiaudit.matrix.explain import (
+    MOVED,
+    RENAMED_ATTRIBUTE,
+    RENAMED_PARAMETER,
+    ExplainResult,
+)
 from apiaudit.recipes import RuleBook, load_rulebook
-from apiaudit.recipes.changes import Change, MovedSymbol, RenamedAttribute, RenamedParameter
+from apiaudit.recipes.changes import (
+    Change,
+    MovedSymbol,
+    RenamedAttribute,
+    RenamedParameter,
+)
 
 
 @dataclass(frozen=True)

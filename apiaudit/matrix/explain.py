@@ -25,16 +25,16 @@ from apiaudit import sources
 from apiaudit.audit import scan
 from apiaudit.checks.context import CheckContext, Index
 from apiaudit.consumer import collect
-from apiaudit.consumer.model import ConsumerFile, ConsumerOptions
-from apiaudit.errors import InputError
-from apiaudit.facts import AttributeFacts, ImportFacts, attribute_of
-from apiaudit.findings import Finding, Report, Severity
-from apiaudit.matrix.ranges import declared_requirements
+from apiaudit.consumer.records import ConsumerFile, ConsumerOptions
 from apiaudit.engine import FileCheck, ScanSetup, check_file, consumer_context, prepare
+from apiaudit.errors import InputError
+from apiaudit.evidence import AttributeFacts, ImportFacts, attribute_of
+from apiaudit.findings import Finding, Report, Severity
+from apiaudit.infra.progress import NullProgress, Progress
+from apiaudit.matrix.ranges import declared_requirements
 from apiaudit.model import ModelFacts
-from apiaudit.progress import NullProgress, Progress
 from apiaudit.provider.cache import save_index
-from apiaudit.provider.model import CallInfo, Found, ParamKind, Signature
+from apiaudit.provider.records import CallInfo, Found, ParamKind, Signature
 from apiaudit.recipes import RuleBook, load_rulebook
 from apiaudit.recipes.changes import ChangeKind
 from apiaudit.sources.base import CodeTree

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from apiaudit.deprecations import RULE
+from apiaudit.checks.deprecations import RULE
 from apiaudit.findings import Finding
 
 GONE_RULES = ("unexpected-keyword", "import-missing", "attribute-missing")

@@ -15,9 +15,8 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from apiaudit.errors import InputError
+from apiaudit.infra.tomlcompat import tomllib
 from apiaudit.sources.base import CodeTree
-
-from apiaudit.tomlcompat import tomllib
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from apiaudit.facts import attribute_of
+from apiaudit.evidence import attribute_of
 from apiaudit.findings import SCHEMA_VERSION
 from apiaudit.matrix.emit import EmittedRecipe
 from apiaudit.matrix.explain import ExplainResult

@@ -18,10 +18,11 @@ from typing import Literal, Sequence
 
 from apiaudit import sources
 from apiaudit.audit import scan
-from apiaudit.workers import usable_cpus
-from apiaudit.model import ModelFacts
 from apiaudit.errors import InputError
 from apiaudit.findings import CodeOrigin, Report, Severity
+from apiaudit.infra.progress import NullProgress, Progress
+from apiaudit.infra.workers import usable_cpus
+from apiaudit.matrix.fetching import fetch, fetch_in_worker, fetch_pool, scan_pool
 from apiaudit.matrix.ranges import (
     DeclaredRequirement,
     ProviderRange,
@@ -30,8 +31,7 @@ from apiaudit.matrix.ranges import (
     parse_provider_range,
     select_releases,
 )
-from apiaudit.progress import NullProgress, Progress
-from apiaudit.matrix.fetching import fetch, fetch_in_worker, fetch_pool, scan_pool
+from apiaudit.model import ModelFacts
 from apiaudit.sources import cache as release_cache
 from apiaudit.sources.release import validate_once
 from apiaudit.sources.release import verifies_wheels as release_default_verify
@@ -224,7 +224,7 @@ def _scan_one(consumers: list[str], provider_spec: str, cache_dir: str, rules_di
     """One scan, run in a worker process (module-level so it pickles). In a pool of scans, each
     uses its own process only (the pool already shares the CPUs)."""
     if in_pool:
-        from apiaudit.workers import set_jobs
+        from apiaudit.infra.workers import set_jobs
 
         set_jobs(1)
     return scan(consumers, provider_spec, cache_dir=Path(cache_dir), rules_dirs=[Path(d) for d in rules_dirs], model=model)

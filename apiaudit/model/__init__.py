@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apiaudit.model.facts import AutoMapEntry, ConfigFile, ModelFacts, ModelSource
+from apiaudit.model.config import AutoMapEntry, ConfigFile, ModelFacts, ModelSource
 from apiaudit.model.loader import load_model
 
 __all__ = ["AutoMapEntry", "ConfigFile", "ModelFacts", "ModelSource", "load_model"]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal, overload
 
 from apiaudit.errors import InputError
-from apiaudit.model.facts import AutoMapEntry, ConfigFile, ModelFacts, ModelSource
+from apiaudit.model.config import AutoMapEntry, ConfigFile, ModelFacts, ModelSource
 
 
 def load_model(path: str | Path | None = None, architecture: str | None = None, *,

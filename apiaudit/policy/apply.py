@@ -11,8 +11,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from apiaudit.facts import SuppressionFacts
-from apiaudit.findings import BaselineSummary, Finding, Report, Severity, Suppressed, SuppressedBy
+from apiaudit.evidence import SuppressionFacts
+from apiaudit.findings import (
+    BaselineSummary,
+    Finding,
+    Report,
+    Severity,
+    Suppressed,
+    SuppressedBy,
+)
 from apiaudit.policy.config import Settings
 from apiaudit.policy.suppressions import Scope, Suppression, read_suppressions
 

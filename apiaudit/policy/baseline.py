@@ -81,7 +81,7 @@ def baseline_document(findings: Iterable[Finding]) -> dict[str, Any]:
 
 def write_baseline(path: Path, findings: Iterable[Finding]) -> int:
     """Write the baseline file (whole or not at all); the number of findings recorded."""
-    from apiaudit.atomic import atomic_write
+    from apiaudit.infra.atomic import atomic_write
 
     document = baseline_document(findings)
     path = Path(path).expanduser()

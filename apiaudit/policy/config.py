@@ -18,7 +18,6 @@ from typing import Any, Literal, Mapping
 from apiaudit.errors import InputError
 from apiaudit.findings import FAIL_ON_CHOICES
 
-
 PYPROJECT = "pyproject.toml"
 APIAUDIT_TOML = "apiaudit.toml"
 # An explicit config file (or "none" for no file at all), for runs outside the project tree.
@@ -150,7 +149,7 @@ def find_config(start: Path | None = None) -> Path | None:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    from apiaudit.tomlcompat import tomllib
+    from apiaudit.infra.tomlcompat import tomllib
 
     try:
         with open(path, "rb") as handle:

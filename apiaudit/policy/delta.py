@@ -8,7 +8,6 @@ modules must not turn one unchanged finding into one introduced and one fixed).
 from __future__ import annotations
 
 from collections import Counter
-
 from dataclasses import replace
 
 from apiaudit.findings import Delta, Finding, Report

@@ -3,7 +3,7 @@
 A warm scan answers every query from here without visiting a module. The entry is
 valid while each provider file it read still has the same sha256 and the engine that
 wrote it (its code, Python and Griffe versions) is the same; anything else is rebuilt,
-never trusted. Entries are data only (`apiaudit.cachefmt`: JSON of registered frozen
+never trusted. Entries are data only (`apiaudit.cache.codec`: JSON of registered frozen
 values, verified by a content hash), so a planted entry can never run code.
 
 Checking "the same sha256" costs no hashing on the warm path of a release tree: its
@@ -25,9 +25,9 @@ import hashlib
 import sys
 from pathlib import Path
 
-from apiaudit import cachefmt
-from apiaudit.atomic import is_disk_full
-from apiaudit.provider import model
+from apiaudit.cache import codec
+from apiaudit.infra.atomic import is_disk_full
+from apiaudit.provider import records
 from apiaudit.provider.index import LIVE_OBJECT_ANSWERS, ProviderIndex
 from apiaudit.sources.base import CodeTree
 from apiaudit.sources.cache import content_verifier, recorded_digests
@@ -69,14 +69,14 @@ class _LazyMemo(dict):
         self._fill(key)
         return super().get(key, default)
 
-cachefmt.register_module(model)
+codec.register_module(records)
 
 
 def _engine_fingerprint() -> str:
     here = Path(__file__).parent
-    digest = hashlib.sha256(f"{FORMAT}\0{cachefmt.environment_key()}".encode())
+    digest = hashlib.sha256(f"{FORMAT}\0{codec.environment_key()}".encode())
     # The index's own code, and the deprecation forecast, whose answers the memo keeps too.
-    for path in [*sorted(here.rglob("*.py")), here.parent / "deprecations.py"]:
+    for path in [*sorted(here.rglob("*.py")), here.parent / "checks" / "deprecations.py"]:
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -101,14 +101,14 @@ def open_index(tree: CodeTree, cache_dir: Path | None) -> ProviderIndex:
     if cache_dir is None:
         return index
     path = _entry(tree, cache_dir)
-    data = cachefmt.read_or_discard(path, KIND, "provider index cache")
-    if data is cachefmt.MISSING:
+    data = codec.read_or_discard(path, KIND, "provider index cache")
+    if data is codec.MISSING:
         return index
     if isinstance(data, dict) and data.get("engine") != _engine_fingerprint():
         return index  # another engine (or an older entry format) wrote it: rebuilt, nothing to say
     try:
         engine, touched, stats, memo = _unpack(data)
-    except cachefmt.CacheFormatError as exc:
+    except codec.CacheFormatError as exc:
         print(f"apiaudit: the provider index cache {path.name} failed its check ({exc}); rebuilding it", file=sys.stderr)
         path.unlink(missing_ok=True)
         return index
@@ -135,8 +135,8 @@ def _touched_digest(touched: dict[str, str]) -> str:
 def _read_definitions(entry: Path, touched_digest: str) -> object:
     """The definitions map saved beside `entry` for the same engine and files, else None (rebuilt)."""
     try:
-        data = cachefmt.read(_definitions_path(entry), DEFINITIONS_KIND)
-    except (OSError, cachefmt.CacheFormatError):
+        data = codec.read(_definitions_path(entry), DEFINITIONS_KIND)
+    except (OSError, codec.CacheFormatError):
         return None
     if not isinstance(data, dict) or data.get("engine") != _engine_fingerprint() or data.get("touched") != touched_digest:
         return None
@@ -154,7 +154,7 @@ def _still_valid(
         if recorded is not None:
             if recorded.get(rel) != sha:
                 return False  # the release was re-extracted with other content, or the entry is foreign
-            if stats.get(rel) is not None and cachefmt.file_stat(file) == stats[rel]:
+            if stats.get(rel) is not None and codec.file_stat(file) == stats[rel]:
                 continue
         try:
             actual = hashlib.sha256(file.read_bytes()).hexdigest()
@@ -164,7 +164,7 @@ def _still_valid(
             index.loader.verify(rel, actual)  # an edited release file: the entry is removed, one line
         if actual != sha:
             return False
-        if (now := cachefmt.file_stat(file)) is not None:
+        if (now := codec.file_stat(file)) is not None:
             stats[rel] = now  # same content, new stat (a copied cache): hashed once, not on every run
     return True
 
@@ -172,18 +172,18 @@ def _still_valid(
 def _unpack(data: object) -> tuple[str, dict[str, str], dict[str, tuple[int, int]], dict[tuple, object]]:
     """(engine, touched files, their stats, memo) of a decoded entry; CacheFormatError for any other shape."""
     if not isinstance(data, dict) or set(data) != {"engine", "touched", "stats", "memo"}:
-        raise cachefmt.CacheFormatError("not a provider index entry")
+        raise codec.CacheFormatError("not a provider index entry")
     engine, touched, stats, memo = data["engine"], data["touched"], data["stats"], data["memo"]
     if not isinstance(engine, str) or not isinstance(touched, dict) or not isinstance(memo, dict) or not isinstance(stats, dict):
-        raise cachefmt.CacheFormatError("not a provider index entry")
+        raise codec.CacheFormatError("not a provider index entry")
     if not all(isinstance(k, str) and isinstance(v, str) and not k.startswith("/") and ".." not in k.split("/") for k, v in touched.items()):
-        raise cachefmt.CacheFormatError("a malformed file list")
+        raise codec.CacheFormatError("a malformed file list")
     if not all(
         isinstance(k, str) and isinstance(v, tuple) and len(v) == 2 and all(type(x) is int for x in v) for k, v in stats.items()
     ):
-        raise cachefmt.CacheFormatError("a malformed stat list")
+        raise codec.CacheFormatError("a malformed stat list")
     if not all(isinstance(k, tuple) and k and isinstance(k[0], str) for k in memo):
-        raise cachefmt.CacheFormatError("a malformed memo")
+        raise codec.CacheFormatError("a malformed memo")
     return engine, touched, stats, memo
 
 
@@ -194,18 +194,18 @@ def save_index(index: ProviderIndex, tree: CodeTree, cache_dir: Path) -> None:
         # leave no plain answer behind): a warm run never rewrites its entry.
         return
     index.memo.get(DEFINITIONS_KEY)  # a cached map not read this run is carried over to the new entry
-    memo: dict[tuple, cachefmt.Encoded] = {}
+    memo: dict[tuple, codec.Encoded] = {}
     for key, value in dict.items(index.memo):  # never forces the lazy definitions map
         if key[0] in _UNCACHEABLE or key == DEFINITIONS_KEY:
             continue
         try:
-            cachefmt.encode(key)
-            memo[key] = cachefmt.Encoded(cachefmt.to_json(value))  # encoded once, as it is written
-        except cachefmt.CacheFormatError:
+            codec.encode(key)
+            memo[key] = codec.Encoded(codec.to_json(value))  # encoded once, as it is written
+        except codec.CacheFormatError:
             pass  # a value no registered type describes: computed again next time
     touched = dict(index.loader.touched)
     known = getattr(index, "cached_stats", {})
-    stats = {rel: st for rel in touched if (st := known.get(rel) or cachefmt.file_stat(tree.root / rel)) is not None}
+    stats = {rel: st for rel in touched if (st := known.get(rel) or codec.file_stat(tree.root / rel)) is not None}
     data = {"engine": _engine_fingerprint(), "touched": touched, "stats": stats, "memo": memo}
     path = _entry(tree, cache_dir)
     table = dict.get(index.memo, DEFINITIONS_KEY)
@@ -215,16 +215,16 @@ def save_index(index: ProviderIndex, tree: CodeTree, cache_dir: Path) -> None:
         # Written first: an entry never names a definitions file older than itself.
         definitions = {"engine": data["engine"], "touched": _touched_digest(touched), "table": table}
         try:
-            cachefmt.write(_definitions_path(path), DEFINITIONS_KIND, definitions)
-        except (OSError, cachefmt.CacheFormatError):
+            codec.write(_definitions_path(path), DEFINITIONS_KIND, definitions)
+        except (OSError, codec.CacheFormatError):
             pass
     try:
-        cachefmt.write(path, KIND, data)
+        codec.write(path, KIND, data)
     except OSError as exc:
         # A cache we cannot write only costs speed; a full disk is still worth one line.
         if is_disk_full(exc):
             print(f"apiaudit: warning: no space left on device writing {path}; the index cache was not saved", file=sys.stderr)
-    except cachefmt.CacheFormatError:
+    except codec.CacheFormatError:
         pass
 
 
@@ -240,7 +240,7 @@ def _learned(index: ProviderIndex) -> bool:
 
 def _encodable(key: tuple, value: object) -> bool:
     try:
-        cachefmt.encode((key, value))
-    except cachefmt.CacheFormatError:
+        codec.encode((key, value))
+    except codec.CacheFormatError:
         return False
     return True

@@ -7,7 +7,7 @@ decorator call given keyword names as strings: `deprecate_kwargs("old")`), wheth
 always warns with a deprecation category, which parameters it warns about when passed, and
 whether it warns at all (what makes a provider decorator factory a deprecating one). Names are
 resolved through the module's own import bindings; what they resolve to is the forecaster's
-business (`apiaudit.deprecations`).
+business (`apiaudit.checks.deprecations`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from apiaudit.astutil import absolute_import, dotted_text
+from apiaudit.infra.astutil import absolute_import, dotted_text
 
 CATEGORIES = ("DeprecationWarning", "FutureWarning", "PendingDeprecationWarning")
 

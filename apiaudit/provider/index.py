@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, Callable, TypeAlias
 
-from apiaudit.lazyimport import lazy_module
+from apiaudit.infra.lazyimport import lazy_module
 from apiaudit.provider.loader import ModuleLoader
 
 TYPE_CHECKING = False
@@ -19,24 +19,24 @@ if TYPE_CHECKING:
     import griffe
 
     from apiaudit.provider import expressions as ex
+    from apiaudit.provider import extension as _extension
     from apiaudit.provider import shapes
-    from apiaudit.provider import facts as _facts
 else:
     # A warm scan answers from the index cache: Griffe and what is built on it are imported
     # on the first question the cache does not answer.
     griffe = lazy_module("griffe")
     ex = lazy_module("apiaudit.provider.expressions")
     shapes = lazy_module("apiaudit.provider.shapes")
-    _facts = lazy_module("apiaudit.provider.facts")
+    _extension = lazy_module("apiaudit.provider.extension")
 
 
 def facts(obj: Any) -> dict[str, Any]:
-    return _facts.facts(obj)
+    return _extension.facts(obj)
 
 
 def returned_callees(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    return _facts.returned_callees(node)
-from apiaudit.provider.model import (
+    return _extension.returned_callees(node)
+from apiaudit.provider.records import (
     AssignedValue,
     CallInfo,
     Found,
@@ -46,12 +46,12 @@ from apiaudit.provider.model import (
     NarrowKind,
     Param,
     ParamKind,
+    ReachedVia,
     Resolution,
     Signature,
     Symbol,
     SymbolKind,
     Unknown,
-    ReachedVia,
     UnresolvedBase,
     ValueKind,
 )

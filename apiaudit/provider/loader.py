@@ -16,19 +16,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from apiaudit import lazyimport
-from apiaudit.lazyimport import lazy_module
+from apiaudit.infra import lazyimport
+from apiaudit.infra.lazyimport import lazy_module
 from apiaudit.provider import compiled
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import griffe
 
-    from apiaudit.provider import facts as _facts
+    from apiaudit.provider import extension as _extension
 else:
     # Imported on the first module visited: a warm scan answered from the cache visits none.
     griffe = lazy_module("griffe")
-    _facts = lazy_module("apiaudit.provider.facts")
+    _extension = lazy_module("apiaudit.provider.extension")
 
 # Griffe warns about things it cannot follow in third-party code; that is our job to report.
 logging.getLogger("griffe").setLevel(logging.ERROR)
@@ -137,7 +137,7 @@ class ModuleLoader:
             parent_name, _, name = dotted.rpartition(".")
             if self._extensions is None:
                 lazyimport.load_all()  # Griffe and the index's helpers, once, before any Griffe object exists
-                self._extensions = griffe.Extensions(_facts.FactsExtension())
+                self._extensions = griffe.Extensions(_extension.FactsExtension())
             try:
                 module = griffe.visit(
                     name, path, code, extensions=self._extensions, parent=self._stub(parent_name) if parent_name else None
@@ -213,7 +213,7 @@ def declare_overload_only(obj: griffe.Module | griffe.Class) -> None:
         )
         func.labels |= {label for label in first.labels if label in ("staticmethod", "classmethod", "property")}
         func.overloads = list(overloads)
-        func.extra[_facts.KEY] = {"overloads_only": True}
+        func.extra[_extension.KEY] = {"overloads_only": True}
         obj.set_member(name, func)
     for member in list(obj.members.values()):
         if not member.is_alias and isinstance(member, griffe.Class):
@@ -234,7 +234,7 @@ def runtime_bindings(path: Path) -> RuntimeBindings:
     except (SyntaxError, ValueError, RecursionError, OSError):
         return RuntimeBindings(frozenset(), True)
     names: set[str] = set()
-    opaque = _facts.dynamic_namespace(tree) is not None
+    opaque = _extension.dynamic_namespace(tree) is not None
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:

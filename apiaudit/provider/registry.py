@@ -22,12 +22,18 @@ from typing import TYPE_CHECKING
 from packaging.version import InvalidVersion, Version
 
 from apiaudit.errors import InputError
-from apiaudit.provider.model import AssignedValue, Found, Symbol, SymbolKind, ValueKind
+from apiaudit.provider.records import (
+    AssignedValue,
+    Found,
+    Symbol,
+    SymbolKind,
+    ValueKind,
+)
 
 if TYPE_CHECKING:
     from apiaudit.model import ModelFacts
     from apiaudit.provider.index import ProviderIndex
-    from apiaudit.recipes.model import FactoryRule, RegistryRule, RuleBook
+    from apiaudit.recipes.records import FactoryRule, RegistryRule, RuleBook
 
 
 @dataclass(frozen=True)
@@ -498,9 +504,9 @@ def _register_for_caches() -> None:
     # Registry answers are memoised in the provider index cache.
     import sys
 
-    from apiaudit import cachefmt
+    from apiaudit.cache import codec
 
-    cachefmt.register_module(sys.modules[__name__])
+    codec.register_module(sys.modules[__name__])
 
 
 _register_for_caches()

@@ -13,15 +13,23 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from apiaudit.recipes.files import bundled_rules_dir
     from apiaudit.recipes.loader import load_rule_file, load_rulebook
-    from apiaudit.recipes.model import CHANGE_KINDS, PATTERN_KINDS, InjectionRule, Pattern, Recipe, RpcRule, RuleBook
     from apiaudit.recipes.patterns import match_patterns
+    from apiaudit.recipes.records import (
+        CHANGE_KINDS,
+        PATTERN_KINDS,
+        InjectionRule,
+        Pattern,
+        Recipe,
+        RpcRule,
+        RuleBook,
+    )
 
 _HOMES = {
     "bundled_rules_dir": "files",
     "load_rule_file": "loader",
     "load_rulebook": "loader",
     "match_patterns": "patterns",
-    **dict.fromkeys(("CHANGE_KINDS", "PATTERN_KINDS", "InjectionRule", "Pattern", "Recipe", "RpcRule", "RuleBook"), "model"),
+    **dict.fromkeys(("CHANGE_KINDS", "PATTERN_KINDS", "InjectionRule", "Pattern", "Recipe", "RpcRule", "RuleBook"), "records"),
 }
 
 

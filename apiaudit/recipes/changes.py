@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Union
 
-from apiaudit.facts import AttributeFacts, RecipeFacts
+from apiaudit.evidence import AttributeFacts, RecipeFacts
 from apiaudit.findings import Finding, FixKind
 
 # `{in_scope:NAME}` inside an added parameter's value: "the value for NAME found in the call's

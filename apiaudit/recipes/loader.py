@@ -17,9 +17,15 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from apiaudit.errors import InputError
 from apiaudit.findings import ENGINE_RULES, Severity
-from apiaudit.recipes.files import display_path, existing_rule_files, rule_directories, rule_files
+from apiaudit.infra.tomlcompat import tomllib
 from apiaudit.recipes.changes import CHANGE_CLASSES, ChangeKind
-from apiaudit.recipes.model import (
+from apiaudit.recipes.files import (
+    display_path,
+    existing_rule_files,
+    rule_directories,
+    rule_files,
+)
+from apiaudit.recipes.records import (
     CHANGE_KINDS,
     IN_SCOPE_PLACEHOLDER,
     PATTERN_KINDS,
@@ -35,8 +41,6 @@ from apiaudit.recipes.model import (
     RuleBook,
     SlotRule,
 )
-
-from apiaudit.tomlcompat import tomllib
 
 _ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")

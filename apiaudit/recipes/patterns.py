@@ -11,12 +11,12 @@ from collections.abc import Iterable, Sequence
 
 from apiaudit.checks.context import source_text
 from apiaudit.consumer import parse_quietly
-from apiaudit.consumer.model import PatternHit
 from apiaudit.consumer.patterns import pattern_hits
 from apiaudit.consumer.positions import to_characters
-from apiaudit.facts import PatternFacts, RecipeFacts
+from apiaudit.consumer.records import PatternHit
+from apiaudit.evidence import PatternFacts, RecipeFacts
 from apiaudit.findings import Finding
-from apiaudit.recipes.model import Pattern
+from apiaudit.recipes.records import Pattern
 
 
 def findings_of_hits(

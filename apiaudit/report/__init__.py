@@ -77,7 +77,7 @@ def write_output(text: str, output: Path | None, fmt: str, *, quiet: bool = Fals
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    from apiaudit.atomic import atomic_write
+    from apiaudit.infra.atomic import atomic_write
 
     path = Path(output).expanduser()
     if path.is_dir():

@@ -52,7 +52,9 @@ def tool_version() -> str:
             return version
     except ImportError:  # pragma: no cover - we are inside apiaudit
         pass
-    from importlib import metadata  # only where apiaudit has no __version__ (never in practice)
+    from importlib import (
+        metadata,  # only where apiaudit has no __version__ (never in practice)
+    )
 
     try:
         return metadata.version(TOOL_NAME)

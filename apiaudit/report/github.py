@@ -7,7 +7,12 @@ LF are percent-encoded; in properties `:` and `,` are too, since they delimit.
 from __future__ import annotations
 
 from apiaudit.findings import Finding, Report, Severity
-from apiaudit.report.base import RenderOptions, policy_lines, suppressed_phrase, visible_findings
+from apiaudit.report.base import (
+    RenderOptions,
+    policy_lines,
+    suppressed_phrase,
+    visible_findings,
+)
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from apiaudit.errors import InputError
-from apiaudit.facts import (
+from apiaudit.evidence import (
     AttributeFacts,
     BindingFacts,
     DeprecationFacts,
@@ -36,7 +36,13 @@ from apiaudit.findings import (
     Suppressed,
     SuppressedBy,
 )
-from apiaudit.report.base import TOOL_NAME, RenderOptions, severity_counts, sorted_findings, tool_version
+from apiaudit.report.base import (
+    TOOL_NAME,
+    RenderOptions,
+    severity_counts,
+    sorted_findings,
+    tool_version,
+)
 
 
 def _origin_to_dict(origin: CodeOrigin) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from apiaudit.findings import Finding, Report, Severity
-from apiaudit.report.base import RenderOptions, TOOL_NAME, headline, visible_findings
+from apiaudit.report.base import TOOL_NAME, RenderOptions, headline, visible_findings
 
 
 def _case(suite: ET.Element, f: Finding) -> None:

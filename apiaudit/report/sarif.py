@@ -13,8 +13,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from apiaudit.findings import ENGINE_RULES, Finding, Report, Severity, Suppressed, SuppressedBy
-from apiaudit.report.json_format import finding_details
+from apiaudit.findings import (
+    ENGINE_RULES,
+    Finding,
+    Report,
+    Severity,
+    Suppressed,
+    SuppressedBy,
+)
 from apiaudit.report.base import (
     INFORMATION_URI,
     TOOL_NAME,
@@ -22,6 +28,7 @@ from apiaudit.report.base import (
     tool_version,
     visible_findings,
 )
+from apiaudit.report.json_format import finding_details
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from apiaudit.errors import InputError
-
-from apiaudit.tomlcompat import tomllib
+from apiaudit.infra.tomlcompat import tomllib
 
 STAGES = ("prepare", "extract", "vocab", "train")
 BACKENDS = ("hf", "vllm")

@@ -105,7 +105,9 @@ def _open_backend(ctx: StageContext):
 
 
 def _vllm_backend(config: RunConfig):
-    from speculators.data_generation.vllm_hidden_states_generator import VllmHiddenStatesGenerator
+    from speculators.data_generation.vllm_hidden_states_generator import (
+        VllmHiddenStatesGenerator,
+    )
 
     generator = VllmHiddenStatesGenerator(
         model_path=str(config.model.path),

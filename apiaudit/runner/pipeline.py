@@ -16,7 +16,13 @@ from apiaudit.errors import InputError
 from apiaudit.findings import Report
 from apiaudit.runner import manifest as manifests
 from apiaudit.runner.config import STAGES, RunConfig
-from apiaudit.runner.context import LOG_NAME, StageContext, StageResult, stage_dir, stage_logging
+from apiaudit.runner.context import (
+    LOG_NAME,
+    StageContext,
+    StageResult,
+    stage_dir,
+    stage_logging,
+)
 from apiaudit.runner.imports import speculators_package_dir
 from apiaudit.runner.progress import QuietReporter, RunReporter
 

@@ -48,7 +48,10 @@ def run_prepare(ctx: StageContext) -> StageResult:
     from transformers import AutoTokenizer
 
     allow_data_generation_without_vllm()
-    from speculators.data_generation.preprocessing import build_eagle3_dataset, load_raw_dataset
+    from speculators.data_generation.preprocessing import (
+        build_eagle3_dataset,
+        load_raw_dataset,
+    )
 
     config = ctx.config
     datasets.disable_progress_bars()

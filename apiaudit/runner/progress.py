@@ -53,7 +53,13 @@ class ConsoleReporter:
         self._last_line = time.monotonic()
         if self.interactive:
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
 
             self._progress = Progress(
                 TextColumn("{task.description}"),

@@ -16,10 +16,15 @@ import tempfile
 from pathlib import Path
 from typing import Literal
 
-from apiaudit.atomic import atomic_write
 from apiaudit.errors import InputError
+from apiaudit.infra.atomic import atomic_write
 from apiaudit.runner.config import RunConfig, world_size_of
-from apiaudit.runner.context import StageContext, StageFailed, StageResult, resolve_device
+from apiaudit.runner.context import (
+    StageContext,
+    StageFailed,
+    StageResult,
+    resolve_device,
+)
 from apiaudit.runner.extract import SAMPLES_DIR
 from apiaudit.runner.vocab import D2T_FILE, T2D_FILE
 
@@ -159,7 +164,6 @@ def carried_import_path(folder: Path, parent_path: list[str], cwd: Path) -> list
     then this process's own sys.path entries, less anything relative or in the working directory.
     """
     import apiaudit
-
     from apiaudit.runner.imports import speculators_package_dir
 
     imports = folder / IMPORTS_DIR

@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from apiaudit.runner.train import STEP_MARK
+# A line the worker prints after each optimizer step; the train stage counts them for progress.
+STEP_MARK = "apiaudit-step "
 
 
 CPU_ATTENTION = "apiaudit_dense_block_mask_attention"
@@ -119,7 +120,9 @@ def split_samples(params: dict[str, Any]) -> tuple[list[str], list[str]]:
 def count_steps(params: dict[str, Any]) -> int:
     """Optimizer steps the run will take (packed batches per epoch x epochs), for the progress bar."""
     from speculators.train.data import Eagle3SampleFileDataset
-    from speculators.train.distributed_batch_sampler import MultipackDistributedBatchSamplerV2
+    from speculators.train.distributed_batch_sampler import (
+        MultipackDistributedBatchSamplerV2,
+    )
 
     train_files, _ = split_samples(params)
     dataset = Eagle3SampleFileDataset(max_len=params["total_seq_len"], file_list=train_files)
@@ -160,7 +163,9 @@ def train_draft(params: dict[str, Any], on_step: Callable[[dict], None] | None =
     import numpy as np
     import torch
     from speculators.train.data import Eagle3SampleFileDataset, create_collate_fn
-    from speculators.train.distributed_batch_sampler import MultipackDistributedBatchSamplerV2
+    from speculators.train.distributed_batch_sampler import (
+        MultipackDistributedBatchSamplerV2,
+    )
     from speculators.train.noise_transforms import AddUniformNoise
     from speculators.train.trainer import Trainer, TrainerConfig
     from speculators.train.utils import maybe_destroy_distributed
@@ -248,7 +253,10 @@ def distributed_trainer():
     from speculators.model import SpeculatorModel
     from speculators.train.trainer import Trainer
     from speculators.train.utils import apply_fully_sharded
-    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
+    from torch.distributed.checkpoint.state_dict import (
+        StateDictOptions,
+        set_model_state_dict,
+    )
 
     class DistributedTrainer(Trainer):
         def setup_model(self):

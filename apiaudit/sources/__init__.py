@@ -12,7 +12,11 @@ from apiaudit.errors import InputError
 from apiaudit.sources.base import CodeTree, Reporter, SourceWarning
 from apiaudit.sources.cache import default_cache_dir
 from apiaudit.sources.local import looks_like_path, resolve_path
-from apiaudit.sources.release import check_distribution_name, fetch_release, parse_release_spec
+from apiaudit.sources.release import (
+    check_distribution_name,
+    fetch_release,
+    parse_release_spec,
+)
 from apiaudit.sources.release import release_versions as _release_versions
 
 __all__ = ["CodeTree", "Reporter", "SourceWarning", "default_cache_dir", "release_versions", "resolve"]
@@ -45,7 +49,9 @@ def resolve(
     if any(op in spec for op in ("<", ">", "!=", "~=", "=", "@", "[", " ")):
         raise InputError(f"cannot audit {spec!r}: give a path, NAME==VERSION, or an installed distribution NAME")
     check_distribution_name(spec)
-    from apiaudit.sources.installed import resolve_installed  # importlib.metadata: only for an installed NAME
+    from apiaudit.sources.installed import (
+        resolve_installed,  # importlib.metadata: only for an installed NAME
+    )
 
     return resolve_installed(spec)
 

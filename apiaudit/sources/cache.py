@@ -30,9 +30,9 @@ from typing import Callable, Literal
 FetchMethod = Literal["ranges", "download"]
 
 
-from apiaudit.atomic import atomic_write
 from apiaudit.errors import CacheError
-from apiaudit.filewalk import files_under
+from apiaudit.infra.atomic import atomic_write
+from apiaudit.infra.filewalk import files_under
 from apiaudit.sources.filestore import prune, store_dir
 
 
@@ -111,7 +111,7 @@ class Marker:
 
 def _listing(directory: Path) -> list[tuple[str, int]]:
     """(relative posix path, size) of every file of an entry except its marker, sorted by path:
-    the check every scan that reads a release makes of it (`apiaudit.filewalk`)."""
+    the check every scan that reads a release makes of it (`apiaudit.infra.filewalk`)."""
     return sorted((rel, entry.stat().st_size) for rel, entry in files_under(str(directory)) if rel != MARKER_NAME)
 
 

@@ -24,12 +24,18 @@ from typing import TYPE_CHECKING, Callable
 
 from packaging.version import InvalidVersion, Version
 
-from apiaudit.atomic import DiskFullError, atomic_write, disk_full_or, is_disk_full, write_new
 from apiaudit.errors import InputError
+from apiaudit.infra.atomic import (
+    DiskFullError,
+    atomic_write,
+    disk_full_or,
+    is_disk_full,
+    write_new,
+)
 from apiaudit.sources import cache
+from apiaudit.sources.base import CodeTree, Reporter, report_step, report_warning
 from apiaudit.sources.cache import canonicalize_name
 from apiaudit.sources.filestore import FileStore, store_dir
-from apiaudit.sources.base import CodeTree, Reporter, report_step, report_warning
 
 # The range reader (http.client, ssl), pip (subprocess) and the wheel reader (zipfile, csv, base64)
 # are imported by the first fetch, not by every scan: a cached release needs none of them.
@@ -358,7 +364,12 @@ def _newest(versions: list[str]) -> str | None:
 
 def _version_skipped(output: str, name: str, version: str) -> bool:
     """Whether pip saw files of NAME==VERSION but skipped them all (sdist only, or other platforms)."""
-    from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+    from packaging.utils import (
+        InvalidSdistFilename,
+        InvalidWheelFilename,
+        parse_sdist_filename,
+        parse_wheel_filename,
+    )
 
     wanted_name, wanted_version = canonicalize_name(name), Version(version)
     for url in re.findall(r"Skipping link: .*?: (\S+)", output):

@@ -11,7 +11,6 @@ import ast
 import re
 from pathlib import Path
 
-
 _NAME = re.compile(r"[-_.]+")
 
 
@@ -60,7 +59,7 @@ def _metadata_version(path: Path) -> str | None:
 
 
 def _from_pyproject(root: Path, packages: tuple[str, ...]) -> str | None:
-    from apiaudit.tomlcompat import tomllib
+    from apiaudit.infra.tomlcompat import tomllib
 
     wanted = {_normal(p) for p in packages}
     for base in (root, root.parent):

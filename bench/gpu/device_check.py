@@ -39,10 +39,9 @@ def cmd_stack(args) -> dict:
     started = time.monotonic()
     import torch
     import vllm
-    from vllm import LLM, SamplingParams
-
-    from tiny_llama import build_model_dir
     from gpu_pipeline import FIXTURE
+    from tiny_llama import build_model_dir
+    from vllm import LLM, SamplingParams
 
     imported_s = time.monotonic() - started
     model = build_model_dir(args.work / "tiny", FIXTURE, hidden_size=256, num_layers=4, num_heads=4,
@@ -144,9 +143,9 @@ def cmd_compare(args) -> dict:
 
 def cmd_load(args) -> dict:
     import torch
+    from gpu_pipeline import padded_inputs
 
     from apiaudit.runner.draft import load_draft
-    from gpu_pipeline import padded_inputs
 
     run = args.work / args.name
     checkpoint = json.loads((run / "train" / "manifest.json").read_text())["counts"]["checkpoint"]

@@ -14,8 +14,8 @@ import pytest
 
 from apiaudit.action.run import ActionInputs, badge_for_matrix, main
 from apiaudit.findings import CodeOrigin
-from apiaudit.matrix.sweep import MatrixResult, MatrixRow
 from apiaudit.matrix.ranges import parse_provider_range
+from apiaudit.matrix.sweep import MatrixResult, MatrixRow
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,8 +7,8 @@ import inspect
 import pytest
 
 from apiaudit.checks.binding import bind, bind_any
-from apiaudit.consumer.model import Arg, CallShape, Site
-from apiaudit.provider.model import Extra, Param, ParamKind, Signature
+from apiaudit.consumer.records import Arg, CallShape, Site
+from apiaudit.provider.records import Extra, Param, ParamKind, Signature
 
 P = ParamKind
 

@@ -6,9 +6,17 @@ from pathlib import Path
 
 import pytest
 
+from apiaudit.checks.chains import evaluate_chain
 from apiaudit.checks.conditions import decide, import_fails, verdict
 from apiaudit.checks.context import CheckContext, HostRules
-from apiaudit.consumer.model import Condition, ConditionKind, ImportRef, Liveness, Root, Step
+from apiaudit.consumer.records import (
+    Condition,
+    ConditionKind,
+    ImportRef,
+    Liveness,
+    Root,
+    Step,
+)
 from apiaudit.provider.index import ProviderIndex
 
 PROVIDERS = Path(__file__).resolve().parents[2] / "fixtures" / "providers"
@@ -16,7 +24,7 @@ PROVIDERS = Path(__file__).resolve().parents[2] / "fixtures" / "providers"
 
 def ctx_for(version: str) -> CheckContext:
     index = ProviderIndex(PROVIDERS / f"shim_{version}", ("shim",))
-    return CheckContext("c", index, (), HostRules())
+    return CheckContext("c", index, (), HostRules(), evaluate_chain=evaluate_chain)
 
 
 @pytest.mark.parametrize(

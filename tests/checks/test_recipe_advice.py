@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from apiaudit.audit import scan
-from apiaudit.facts import PatternFacts
+from apiaudit.evidence import PatternFacts
 from apiaudit.policy.config import Settings
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

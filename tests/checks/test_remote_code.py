@@ -7,8 +7,13 @@ from pathlib import Path
 import pytest
 
 from apiaudit.audit import scan
+from apiaudit.checks.remote_code import (
+    AutoCallSite,
+    TrustArgument,
+    auto_call_sites,
+    check_call,
+)
 from apiaudit.errors import InputError
-from apiaudit.checks.remote_code import AutoCallSite, TrustArgument, auto_call_sites, check_call
 from apiaudit.model import load_model
 from apiaudit.recipes.loader import load_remote_code_rules
 

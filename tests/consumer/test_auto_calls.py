@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from apiaudit.consumer import collect_file
-from apiaudit.consumer.model import ConsumerOptions, TrustArgument
+from apiaudit.consumer.records import ConsumerOptions, TrustArgument
 from apiaudit.recipes.loader import load_remote_code_rules
 from apiaudit.sources.base import CodeTree
 

@@ -7,7 +7,7 @@ import pickle
 import textwrap
 
 from apiaudit.consumer import collect
-from apiaudit.consumer.model import ConsumerOptions
+from apiaudit.consumer.records import ConsumerOptions
 from apiaudit.sources import resolve
 
 
@@ -75,7 +75,6 @@ def test_a_tampered_entry_is_rebuilt_never_trusted(tmp_path, capsys):
 
 
 from apiaudit.consumer import _canonical  # noqa: E402
-
 
 
 def test_sets_are_canonical_whatever_their_iteration_order():

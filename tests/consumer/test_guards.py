@@ -3,7 +3,7 @@
 import ast
 
 from apiaudit.consumer import guards as g
-from apiaudit.consumer.model import Condition, ConditionKind
+from apiaudit.consumer.records import Condition, ConditionKind
 from apiaudit.consumer.values import Const, ParsedVersion, ProviderVersion, VersionPart
 
 FOLDER = g.Folder("0.10.0", (3, 11, 0))

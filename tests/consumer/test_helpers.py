@@ -16,7 +16,7 @@ import pytest
 
 from apiaudit.consumer import collect
 from apiaudit.consumer import helpers as h
-from apiaudit.consumer.model import ConsumerOptions
+from apiaudit.consumer.records import ConsumerOptions
 from apiaudit.consumer.values import UNBOUND, UNKNOWN, Const, ProviderVersion
 from apiaudit.sources.local import resolve_path
 from tests.consumer.test_visitor import files_of

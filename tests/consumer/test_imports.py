@@ -3,7 +3,7 @@
 import ast
 
 from apiaudit.consumer.imports import ImportContext, module_imports
-from apiaudit.consumer.model import ConsumerOptions, Root
+from apiaudit.consumer.records import ConsumerOptions, Root
 from apiaudit.consumer.values import Chain, Const, ConsumerRef, ProviderVersion
 
 

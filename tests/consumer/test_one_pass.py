@@ -8,8 +8,8 @@ from pathlib import Path
 import apiaudit.consumer as consumer_stage
 from apiaudit.consumer import collect
 from apiaudit.consumer.imports import ConsumerNames
-from apiaudit.consumer.model import ConsumerOptions
 from apiaudit.consumer.one_pass import RecordingNames, import_order, still_valid
+from apiaudit.consumer.records import ConsumerOptions
 from apiaudit.consumer.values import Const
 from apiaudit.sources.base import CodeTree
 

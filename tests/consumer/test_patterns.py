@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from apiaudit.consumer import collect_file
-from apiaudit.consumer.model import ConsumerOptions, Site
+from apiaudit.consumer.records import ConsumerOptions, Site
 from apiaudit.findings import Severity
 from apiaudit.recipes import Pattern
 from apiaudit.sources.base import CodeTree

@@ -1,7 +1,16 @@
 """Values and their join: what a name holds after two branches meet."""
 
-from apiaudit.consumer.model import ImportRef, Root, Step
-from apiaudit.consumer.values import UNBOUND, UNKNOWN, Chain, Const, DictValue, ImportChoice, OneOf, join
+from apiaudit.consumer.records import ImportRef, Root, Step
+from apiaudit.consumer.values import (
+    UNBOUND,
+    UNKNOWN,
+    Chain,
+    Const,
+    DictValue,
+    ImportChoice,
+    OneOf,
+    join,
+)
 
 
 def test_the_same_value_is_kept_and_different_constants_are_unknown():

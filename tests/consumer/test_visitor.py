@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from apiaudit.consumer import collect
-from apiaudit.consumer.model import ConsumerOptions
+from apiaudit.consumer.records import ConsumerOptions
 from apiaudit.sources.local import resolve_path
 
 OPTIONS = ConsumerOptions(

@@ -69,7 +69,7 @@ def invoke(*args: Any) -> tuple[int, str, str]:
     """Run the real CLI in-process: (exit code, stdout, stderr)."""
     from click.testing import CliRunner
 
-    from apiaudit.cli import cli
+    from apiaudit.cli.group import cli
 
     result = CliRunner().invoke(cli, [str(a) for a in args])
     return result.exit_code, result.stdout, result.stderr

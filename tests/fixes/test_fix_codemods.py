@@ -9,11 +9,16 @@ from pathlib import Path
 import pytest
 from fix_helpers import EXPECTED, FIXTURES, locate, make_finding
 
-from apiaudit.facts import BindingFacts, ImportFacts, PatternFacts, RecipeFacts
+from apiaudit.evidence import BindingFacts, ImportFacts, PatternFacts, RecipeFacts
 from apiaudit.findings import Finding, Severity
 from apiaudit.fixes import plan_fixes
 from apiaudit.recipes import Recipe
-from apiaudit.recipes.changes import AddedParameter, MovedSymbol, RenamedAttribute, RenamedParameter
+from apiaudit.recipes.changes import (
+    AddedParameter,
+    MovedSymbol,
+    RenamedAttribute,
+    RenamedParameter,
+)
 
 BUILD = "provider.api.build"
 MAKE = "provider.api.make"

@@ -12,11 +12,19 @@ import pytest
 
 from apiaudit.findings import Severity
 from apiaudit.fixes import plan_fixes
-from apiaudit.fixes.codemods import ALREADY, APPLIED, CONFLICT, DropSubscript, FileIndex, InsertCallAfter, apply_edits
+from apiaudit.fixes.codemods import (
+    ALREADY,
+    APPLIED,
+    CONFLICT,
+    DropSubscript,
+    FileIndex,
+    InsertCallAfter,
+    apply_edits,
+)
 from apiaudit.recipes import Recipe, match_patterns
 from apiaudit.recipes.changes import DropSubscript as DropSubscriptChange
 from apiaudit.recipes.changes import InsertCallAfter as InsertCallAfterChange
-from apiaudit.recipes.model import Pattern
+from apiaudit.recipes.records import Pattern
 
 RECIPES = (
     Recipe(id="step-then-finish", symbol="provider.Engine.step", versions=">=2", rationale="split in 2.0",

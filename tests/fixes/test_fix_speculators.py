@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from apiaudit.facts import AttributeFacts, RecipeFacts
+from apiaudit.evidence import AttributeFacts, RecipeFacts
 from apiaudit.findings import Finding, Severity
 from apiaudit.fixes import plan_fixes, unified_diff, write_overlay
 from apiaudit.recipes import load_rulebook, match_patterns

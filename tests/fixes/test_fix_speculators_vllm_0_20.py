@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from apiaudit.audit import scan
-from apiaudit.cli import cli
+from apiaudit.cli.group import cli
 from apiaudit.fixes import plan_fixes, write_overlay
 from apiaudit.recipes import load_rulebook
 

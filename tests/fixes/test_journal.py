@@ -11,7 +11,16 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from fix_helpers import JOB_SOURCE, engine_findings, error_lines, invoke, locate, make_package, make_provider, snapshot
+from fix_helpers import (
+    JOB_SOURCE,
+    engine_findings,
+    error_lines,
+    invoke,
+    locate,
+    make_package,
+    make_provider,
+    snapshot,
+)
 
 from apiaudit.errors import InputError
 from apiaudit.findings import Finding

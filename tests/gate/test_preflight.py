@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from apiaudit.cli.preflight import preflight_command
 from apiaudit.errors import InputError
 from apiaudit.findings import Severity
 from apiaudit.gate import PreflightFailed, preflight
-from apiaudit.gate.command import preflight_command
 from apiaudit.gate.layers import plan_layers
 
 JOBS = Path(__file__).resolve().parents[2] / "fixtures" / "runner" / "jobs"
@@ -160,7 +160,14 @@ def test_both_layers_drift_in_one_pass(release_cache):
 
 
 def test_the_one_line_summary_counts_suppressed_findings():
-    from apiaudit.findings import CodeOrigin, Finding, Report, Severity, Suppressed, SuppressedBy
+    from apiaudit.findings import (
+        CodeOrigin,
+        Finding,
+        Report,
+        Severity,
+        Suppressed,
+        SuppressedBy,
+    )
     from apiaudit.gate.layers import summary_line
 
     origin = CodeOrigin("jobs", None, "/srv/jobs", "path")

@@ -7,8 +7,8 @@ import textwrap
 from pathlib import Path
 
 from apiaudit.matrix.forecast import forecast
-from apiaudit.matrix.sweep import run_matrix
 from apiaudit.matrix.render import render_matrix
+from apiaudit.matrix.sweep import run_matrix
 from apiaudit.sources import cache
 
 NAME = "deptoy"

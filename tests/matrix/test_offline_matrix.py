@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 
+import matrix_toy as toy
 from click.testing import CliRunner
 
-from apiaudit.cli import cli
-
-import matrix_toy as toy
+from apiaudit.cli.group import cli
 
 
 def test_offline_matrix_uses_the_cached_releases(tmp_path, monkeypatch):

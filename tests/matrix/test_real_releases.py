@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from packaging.version import Version
 
-from apiaudit.cli import cli
+from apiaudit.cli.group import cli
 from apiaudit.matrix.explain import explain
 from apiaudit.matrix.sweep import run_matrix
 from apiaudit.sources import release_versions

@@ -18,12 +18,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "sources"))
 
-from apiaudit.matrix.sweep import run_matrix  # noqa: E402
-from apiaudit.progress import NullProgress  # noqa: E402
-from apiaudit.sources import release  # noqa: E402
-from apiaudit.sources.cache import MARKER_NAME  # noqa: E402
 from index_server import IndexServer, start  # noqa: E402
 from wheel_helpers import build_wheel, record_hash  # noqa: E402
+
+from apiaudit.infra.progress import NullProgress  # noqa: E402
+from apiaudit.matrix.sweep import run_matrix  # noqa: E402
+from apiaudit.sources import release  # noqa: E402
+from apiaudit.sources.cache import MARKER_NAME  # noqa: E402
 
 VERSIONS = ["1.0", "2.0", "3.0"]
 

@@ -5,16 +5,20 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import matrix_toy as toy
 import pytest
 
 from apiaudit.errors import InputError
-from apiaudit.facts import attribute_of
+from apiaudit.evidence import attribute_of
 from apiaudit.matrix.emit import write_rules
-from apiaudit.matrix.explain import ADDED_PARAMETER, RENAMED_ATTRIBUTE, RENAMED_PARAMETER, explain
+from apiaudit.matrix.explain import (
+    ADDED_PARAMETER,
+    RENAMED_ATTRIBUTE,
+    RENAMED_PARAMETER,
+    explain,
+)
 from apiaudit.matrix.sweep import run_matrix
 from apiaudit.recipes import load_rulebook
-
-import matrix_toy as toy
 
 
 @pytest.fixture()

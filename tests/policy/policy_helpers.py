@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from apiaudit.cli import cli
+from apiaudit.cli.group import cli
 
 
 def write_config(root: Path, body: str, name: str = "pyproject.toml") -> Path:

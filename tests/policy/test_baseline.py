@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import textwrap
 
+from policy_helpers import run, validate_report, write_config
+
 from apiaudit.findings import Finding, Severity
 from apiaudit.policy.baseline import BaselineKey, baseline_document, normalize_source
-
-from policy_helpers import run, validate_report, write_config
 
 SCAN = ("scan", "--consumer", "jobs", "--provider", "prov/tinyprov")
 

@@ -8,11 +8,10 @@ import re
 from pathlib import Path
 
 import pytest
+from policy_helpers import run, validate_report, write_config
 
 from apiaudit.errors import InputError
 from apiaudit.policy.config import KEYS, find_config, load_settings
-
-from policy_helpers import run, validate_report, write_config
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 

@@ -10,13 +10,12 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from policy_helpers import validate_report
 
 from apiaudit.audit import scan
-from apiaudit.cli import cli
+from apiaudit.cli.group import cli
 from apiaudit.findings import Severity
 from apiaudit.policy.config import Settings
-
-from policy_helpers import validate_report
 
 pytestmark = pytest.mark.network
 

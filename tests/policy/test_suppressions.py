@@ -6,11 +6,10 @@ import json
 import textwrap
 
 import pytest
+from policy_helpers import run, validate_report
 
 from apiaudit.errors import InputError
 from apiaudit.policy.suppressions import Scope, parse_file
-
-from policy_helpers import run, validate_report
 
 SCAN = ("scan", "--consumer", "jobs", "--provider", "prov/tinyprov")
 

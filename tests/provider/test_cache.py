@@ -12,8 +12,8 @@ from pathlib import Path
 import griffe
 import pytest
 
-from apiaudit import cachefmt
 from apiaudit.audit import scan
+from apiaudit.cache import codec
 from apiaudit.provider import cache as index_cache
 
 
@@ -37,7 +37,7 @@ def _rules(report):
 
 
 def _forget_results(cache):
-    """Drop the whole-scan results (apiaudit/scan_cache.py), so the next scan opens the index."""
+    """Drop the whole-scan results (apiaudit/cache/scans.py), so the next scan opens the index."""
     shutil.rmtree(cache / "results", ignore_errors=True)
 
 
@@ -101,7 +101,7 @@ def test_a_planted_pickle_never_runs_and_the_entry_is_rebuilt(pair, tmp_path, ca
     assert not marker.exists(), "a cache entry ran code"
     assert warm.findings == cold.findings
     assert "rebuilding" in capsys.readouterr().err
-    assert cachefmt.read(entry, index_cache.KIND)["engine"] == index_cache._engine_fingerprint()
+    assert codec.read(entry, index_cache.KIND)["engine"] == index_cache._engine_fingerprint()
 
 
 def _rewrite_payload(entry, edit):
@@ -139,7 +139,7 @@ def test_a_forged_type_name_selects_nothing_and_runs_nothing(pair, capsys, forge
     prov, cons, cache = pair
     cold = scan([str(cons)], str(prov), cache_dir=cache)
     entry = next((cache / "index").glob("*.json"))
-    name = b"apiaudit.provider.model:Param"
+    name = b"apiaudit.provider.records:Param"
     _rewrite_payload(entry, lambda payload: payload.replace(name, forged.encode(), 1))
     _forget_results(cache)
     capsys.readouterr()
@@ -150,7 +150,7 @@ def test_a_forged_type_name_selects_nothing_and_runs_nothing(pair, capsys, forge
 def test_the_cache_key_includes_python_and_griffe_versions(pair, monkeypatch):
     prov, cons, cache = pair
     scan([str(cons)], str(prov), cache_dir=cache)
-    monkeypatch.setattr(cachefmt, "environment_key", lambda: "cpython-9.9.9/griffe-0.0")
+    monkeypatch.setattr(codec, "environment_key", lambda: "cpython-9.9.9/griffe-0.0")
     visits = []
     real_visit = griffe.visit
     monkeypatch.setattr(griffe, "visit", lambda *a, **k: visits.append(a[0]) or real_visit(*a, **k))
@@ -200,8 +200,8 @@ def test_a_warm_run_rewrites_no_entry_and_reads_the_definitions_map_only_when_as
     entries = sorted((cache / "index").glob("*.json"))
     before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in entries}
     kinds = []
-    real_read = cachefmt.read
-    monkeypatch.setattr(cachefmt, "read", lambda path, kind: kinds.append(kind) or real_read(path, kind))
+    real_read = codec.read
+    monkeypatch.setattr(codec, "read", lambda path, kind: kinds.append(kind) or real_read(path, kind))
     warm = scan([str(cons)], str(prov), cache_dir=cache)
     assert warm.findings == cold.findings
     assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted((cache / "index").glob("*.json"))} == before

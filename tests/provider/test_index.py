@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from apiaudit.provider.index import ProviderIndex
-from apiaudit.provider.model import AssignedValue, Membership, NarrowKind, ValueKind
+from apiaudit.provider.records import AssignedValue, Membership, NarrowKind, ValueKind
 
 REPO = Path(__file__).resolve().parents[2]
 PROVIDERS = REPO / "fixtures" / "providers"

@@ -15,8 +15,8 @@ from apiaudit.errors import InputError
 from apiaudit.model import ModelFacts, load_model
 from apiaudit.provider.index import ProviderIndex
 from apiaudit.provider.registry import (
-    CandidateSource,
     Candidates,
+    CandidateSource,
     ModelTypes,
     RegistryEntry,
     check_architecture,
@@ -25,7 +25,7 @@ from apiaudit.provider.registry import (
     read_registry,
 )
 from apiaudit.recipes import load_rulebook
-from apiaudit.recipes.model import RegistryRule
+from apiaudit.recipes.records import RegistryRule
 
 REPO = Path(__file__).resolve().parents[2]
 PROVIDERS = REPO / "fixtures" / "providers"
@@ -185,7 +185,7 @@ def test_vllm_014_does_not_know_kimi_k25_and_says_where_it_starts(released, rele
 
 def _eagle3_bases(types: ModelTypes):
     """(class, base model or None) for every registered class that implements SupportsEagle3 by its MRO."""
-    from apiaudit.provider.model import Membership
+    from apiaudit.provider.records import Membership
 
     protocol = V + "interfaces.SupportsEagle3"
     out = []
@@ -199,7 +199,7 @@ def _eagle3_bases(types: ModelTypes):
 @pytest.mark.network
 def test_vllm_016_no_eagle3_base_model_has_get_input_embeddings(vllm016):
     """The truth in fixtures/models/README.md: 44 classes by MRO, 23 with a provider base model."""
-    from apiaudit.provider.model import Membership
+    from apiaudit.provider.records import Membership
 
     rows = _eagle3_bases(vllm016)
     bases = [b for _, b in rows if b]
@@ -212,7 +212,7 @@ def test_vllm_016_no_eagle3_base_model_has_get_input_embeddings(vllm016):
 
 @pytest.mark.network
 def test_vllm_011_no_eagle3_base_model_has_embed_input_ids(released):
-    from apiaudit.provider.model import Membership
+    from apiaudit.provider.records import Membership
 
     tree = released("vllm==0.11.0")
     types = ModelTypes(ProviderIndex(tree.root, tree.packages), load_rulebook([], "vllm"))
@@ -227,7 +227,7 @@ def test_vllm_011_no_eagle3_base_model_has_embed_input_ids(released):
     ("0.14.1", False, None), ("0.15.0", True, False), ("0.16.0", True, False), ("0.17.1", True, False), ("0.18.0", True, True),
 ])  # fmt: skip
 def test_kimi_k25_registered_from_015_and_eagle3_from_018(released, version, registered, eagle3):
-    from apiaudit.provider.model import Membership
+    from apiaudit.provider.records import Membership
 
     tree = released(f"vllm=={version}")
     types = ModelTypes(ProviderIndex(tree.root, tree.packages), load_rulebook([], "vllm"))

@@ -9,8 +9,13 @@ import pytest
 
 from apiaudit.errors import InputError
 from apiaudit.findings import ENGINE_RULES, Severity
+from apiaudit.recipes import (
+    CHANGE_KINDS,
+    bundled_rules_dir,
+    load_rule_file,
+    load_rulebook,
+)
 from apiaudit.recipes.changes import AddedParameter
-from apiaudit.recipes import CHANGE_KINDS, bundled_rules_dir, load_rule_file, load_rulebook
 
 REPO = Path(__file__).resolve().parents[2]
 

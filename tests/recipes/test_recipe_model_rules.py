@@ -10,7 +10,7 @@ from apiaudit.errors import InputError
 from apiaudit.findings import Severity
 from apiaudit.recipes import load_rule_file, load_rulebook
 from apiaudit.recipes.loader import load_remote_code_rules
-from apiaudit.recipes.model import FactoryRule, RegistryRule, SlotRule
+from apiaudit.recipes.records import FactoryRule, RegistryRule, SlotRule
 
 REPO = Path(__file__).resolve().parents[2]
 

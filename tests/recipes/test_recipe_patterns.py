@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from apiaudit.facts import PatternFacts, RecipeFacts
+from apiaudit.evidence import PatternFacts, RecipeFacts
 from apiaudit.findings import Severity
 from apiaudit.recipes import Pattern, load_rulebook, match_patterns
 

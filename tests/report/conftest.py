@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 import pytest
 
-from apiaudit.facts import BindingFacts, ImportFacts, RecipeFacts
+from apiaudit.evidence import BindingFacts, ImportFacts, RecipeFacts
 from apiaudit.findings import CodeOrigin, Finding, Report, Severity
 
 CONSUMER = CodeOrigin(name="speculators", version="0.3.0", root="/srv/audit/speculators-0.3.0", kind="release")

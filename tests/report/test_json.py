@@ -9,12 +9,16 @@ import pytest
 
 from apiaudit.audit import scan
 from apiaudit.errors import InputError
-from apiaudit.facts import BindingFacts, Facts, ImportFacts, RecipeFacts
+from apiaudit.evidence import BindingFacts, Facts, ImportFacts, RecipeFacts
 from apiaudit.findings import SCHEMA_VERSION, Finding, Report, Severity
 from apiaudit.model import load_model
 from apiaudit.policy.config import Settings
 from apiaudit.report import render, report_from_dict, report_to_dict
-from apiaudit.report.json_format import _facts_details, facts_from_details, finding_details
+from apiaudit.report.json_format import (
+    _facts_details,
+    facts_from_details,
+    finding_details,
+)
 
 TOP_LEVEL_KEYS = ["schema_version", "tool", "consumer", "consumers", "provider", "rules_version", "summary", "extras", "findings",
                   "suppressed", "baseline", "delta", "notices"]

@@ -66,12 +66,12 @@ def main() -> int:
     args = parser.parse_args()
 
     import torch
+    from tiny_llama import build_model_dir
 
     from apiaudit.runner import load_config
     from apiaudit.runner.draft import load_draft
     from apiaudit.runner.pipeline import run_pipeline
     from apiaudit.runner.progress import ConsoleReporter
-    from tiny_llama import build_model_dir
 
     work = args.workdir
     work.mkdir(parents=True, exist_ok=True)

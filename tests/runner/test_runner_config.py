@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from apiaudit.cli.run import run_command
 from apiaudit.errors import InputError
-from apiaudit.runner.command import run_command
 from apiaudit.runner.config import default_aux_layers, load_config
 
 CONVERSATIONS = Path(__file__).resolve().parents[2] / "fixtures" / "runner" / "conversations.jsonl"

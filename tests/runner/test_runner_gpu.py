@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 from runner_helpers import write_config
 
-from apiaudit.runner.command import run_command
+from apiaudit.cli.run import run_command
 
 pytestmark = [pytest.mark.runner, pytest.mark.gpu]
 

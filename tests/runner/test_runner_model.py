@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 from click.testing import CliRunner
 from runner_helpers import write_config
 
-from apiaudit.runner.command import run_command
+from apiaudit.cli.run import run_command
 from apiaudit.runner.config import STAGES
 
 

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from runner_helpers import CONVERSATIONS, JOBS, write_config
 
-from apiaudit.runner.command import run_command
+from apiaudit.cli.run import run_command
 from apiaudit.runner.config import STAGES
 
 pytestmark = pytest.mark.runner
@@ -173,7 +173,7 @@ def test_overlay_runs_against_the_patched_copy(tiny_model, tmp_path):
     shutil.copytree(installed, tmp_path / "patched" / "speculators", ignore=shutil.ignore_patterns("__pycache__"))
     config = write_config(tmp_path / "b", tiny_model)
     # A fresh process: this one has imported the installed speculators already.
-    command = [sys.executable, "-c", "from apiaudit.runner.command import run_command; run_command()",
+    command = [sys.executable, "-c", "from apiaudit.cli.run import run_command; run_command()",
                str(config), "--overlay", str(tmp_path / "patched"), "--stage", "prepare"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -14,7 +14,7 @@ import pytest
 
 from apiaudit.audit import scan
 from apiaudit.consumer import collect
-from apiaudit.consumer.model import ConsumerOptions
+from apiaudit.consumer.records import ConsumerOptions
 from apiaudit.errors import CacheError
 from apiaudit.sources import cache as release_cache
 from apiaudit.sources import resolve

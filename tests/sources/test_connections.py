@@ -14,10 +14,10 @@ import time
 import zipfile
 
 import pytest
-
-from apiaudit.sources import connections, ranged
 from index_server import IndexServer, start
 from wheel_helpers import build_wheel
+
+from apiaudit.sources import connections, ranged
 
 # Kept members between large members not kept: a range read takes several requests.
 _NOISE = random.Random(5)

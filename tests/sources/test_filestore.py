@@ -16,11 +16,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from wheel_helpers import build_wheel, record_hash
 
 from apiaudit.errors import InputError
 from apiaudit.sources import filestore, resolve
 from apiaudit.sources.cache import MARKER_NAME, remove_entry
-from wheel_helpers import build_wheel, record_hash
 
 _TEXT = random.Random(3)
 # The same in both releases; ~100 KB that does not deflate away, placed before 2 MiB of a

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from apiaudit.sources import release_versions, resolve
 from apiaudit.sources import release as release_module
+from apiaudit.sources import release_versions, resolve
 
 HOSTILE = "open({marker!r}, 'a').write({name!r} + '\\n')\n"
 

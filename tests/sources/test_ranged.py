@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from wheel_helpers import build_wheel, record_hash
 
 from apiaudit.errors import InputError
 from apiaudit.sources import ranged, resolve
 from apiaudit.sources import release as release_module
 from apiaudit.sources.cache import MARKER_NAME
-from wheel_helpers import build_wheel, record_hash
 
 # A large member apiaudit does not keep: a range read fetches at most the part of it that lies
 # in the wheel's last MiB (read first, with the central directory).
@@ -97,7 +97,7 @@ def test_set_verify_wheels_downloads_whole_wheels(tmp_path, serve, monkeypatch):
 
 
 def test_the_verify_wheels_option_reaches_the_fetch(tmp_path, serve, monkeypatch):
-    from apiaudit.cli import cli
+    from apiaudit.cli.group import cli
 
     serve([toy_wheel(tmp_path / "wheels")])
     monkeypatch.setattr(release_module, "_VERIFY_WHEELS", False)
@@ -111,7 +111,7 @@ def test_the_verify_wheels_option_reaches_the_fetch(tmp_path, serve, monkeypatch
 
 @pytest.mark.parametrize("command", ["scan", "matrix", "fix", "preflight", "explain"])
 def test_every_command_that_fetches_releases_takes_verify_wheels(command):
-    from apiaudit.cli import cli
+    from apiaudit.cli.group import cli
 
     result = CliRunner().invoke(cli, [command, "--help"])
     assert "--verify-wheels" in result.output

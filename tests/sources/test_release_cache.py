@@ -11,12 +11,12 @@ import os
 
 import pytest
 from packaging.version import Version
+from wheel_helpers import build_wheel
 
 from apiaudit.errors import InputError
 from apiaudit.sources import SourceWarning, release_versions, resolve
 from apiaudit.sources import release as release_module
 from apiaudit.sources.cache import MARKER_NAME
-from wheel_helpers import build_wheel
 
 SMALL_RELEASE = "speculators==0.3.0"
 

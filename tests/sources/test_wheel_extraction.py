@@ -10,12 +10,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from wheel_helpers import build_wheel, record_hash
 
 from apiaudit.errors import InputError
 from apiaudit.sources import release as release_module
-from apiaudit.sources import resolve
 from apiaudit.sources.release import DEFAULT_LIMITS, WheelLimits
-from wheel_helpers import build_wheel, record_hash
 
 REPO = Path(__file__).resolve().parents[2]
 

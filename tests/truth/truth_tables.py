@@ -9,11 +9,12 @@ EVIDENCE.md); nothing here may be tuned to what the engine reports.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+
+import tomllib
 
 from apiaudit.findings import Finding, Severity
 

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from apiaudit.provider.shapes import msgspec_struct, namedtuple, pydantic_dataclass, pydantic_model, stdlib_dataclass, transform
+from apiaudit.provider.shapes import (
+    msgspec_struct,
+    namedtuple,
+    pydantic_dataclass,
+    pydantic_model,
+    stdlib_dataclass,
+    transform,
+)
 from apiaudit.provider.shapes.base import ClassContext, DataShape, synthesize
 
 PLUGINS = (stdlib_dataclass, pydantic_dataclass, transform, pydantic_model, msgspec_struct, namedtuple)

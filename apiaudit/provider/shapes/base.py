@@ -13,8 +13,8 @@ from typing import Any, Callable, Protocol
 import griffe
 
 from apiaudit.provider import expressions as ex
-from apiaudit.provider.facts import facts
-from apiaudit.provider.model import Extra, Param, ParamKind, Signature
+from apiaudit.provider.extension import facts
+from apiaudit.provider.records import Extra, Param, ParamKind, Signature
 
 KNOWN_FIELD_SPECIFIERS = frozenset(
     {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import griffe
 
 from apiaudit.provider import expressions as ex
-from apiaudit.provider.model import Extra
+from apiaudit.provider.records import Extra
 from apiaudit.provider.shapes.base import ClassContext, DataShape
 
 NAMES = ("pydantic.BaseModel", "pydantic.main.BaseModel")

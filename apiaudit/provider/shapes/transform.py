@@ -10,9 +10,14 @@ from __future__ import annotations
 import griffe
 
 from apiaudit.provider import expressions as ex
-from apiaudit.provider.facts import facts
-from apiaudit.provider.model import Extra
-from apiaudit.provider.shapes.base import KNOWN_FIELD_SPECIFIERS, ClassContext, DataShape, decorator_paths
+from apiaudit.provider.extension import facts
+from apiaudit.provider.records import Extra
+from apiaudit.provider.shapes.base import (
+    KNOWN_FIELD_SPECIFIERS,
+    ClassContext,
+    DataShape,
+    decorator_paths,
+)
 
 NAMES = ("typing.dataclass_transform", "typing_extensions.dataclass_transform")
 

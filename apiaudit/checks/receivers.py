@@ -1,0 +1,72 @@
+"""What a chain's receiver can be, as the checks track it: a provider object itself, an instance
+of one of several provider classes, or `self` of a function bound to an unknown object; and
+which members a model class has. Read by the chain walk and by the guard decisions alike."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from apiaudit.provider.records import Found, Missing, ReachedVia, Symbol, Unknown
+
+
+@dataclass(frozen=True)
+class SymbolValue:
+    """A provider object itself; `via` says how it was reached (for method binding)."""
+
+    symbol: Symbol
+    via: ReachedVia = "module"
+    owner: str | None = None  # the class it was looked up on (for attribute types)
+
+
+@dataclass(frozen=True)
+class UnknownBinding:
+    """`self` of a function bound with types.MethodType to an object whose type cannot be known."""
+
+    function: str  # the consumer function's dotted path
+
+
+@dataclass(frozen=True)
+class InstanceValue:
+    classes: tuple[str, ...]  # an instance of one of these provider classes
+    own: frozenset[str] = frozenset()  # consumer-side members (a subclass or mixin)
+    is_super: bool = False
+    # A model object: one of `classes`, by the provider's registry (--model's class, or every
+    # registered class without it). Members are checked on each class.
+    registry: bool = False
+    # class -> the architectures that lead to it (for findings that name them)
+    origins: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # candidates whose class the index cannot read (external or unresolved): neither pass nor fail
+    unjudged: tuple[str, ...] = ()
+
+    def architectures(self, classes) -> tuple[str, ...]:
+        found = dict(self.origins)
+        return tuple(dict.fromkeys(a for c in classes for a in found.get(c, ())))
+
+    def only(self, classes) -> "InstanceValue":
+        keep = tuple(c for c in self.classes if c in classes)
+        return replace(self, classes=keep, origins=tuple((c, a) for c, a in self.origins if c in keep))
+
+
+def describe_classes(ctx, value: InstanceValue, classes=None, limit: int = 6) -> str:
+    """`'A'`, or `3 classes (A, B, C)`, short names."""
+    classes = tuple(value.classes if classes is None else classes)
+    short = [c.rsplit(".", 1)[-1] for c in classes]
+    # module.Class where two candidates share a class name (vLLM's several LlamaModels)
+    shown = [".".join(c.rsplit(".", 2)[-2:]) if short.count(n) > 1 else n for c, n in zip(classes, short)]
+    if len(shown) == 1:
+        return f"'{shown[0]}'"
+    head = ", ".join(shown[:limit]) + (f", … {len(shown) - limit} more" if len(shown) > limit else "")
+    return f"{len(shown)} classes ({head})"
+
+
+def model_member(ctx, class_path: str, name: str):
+    """`class_member`, where an external base (torch's `nn.Module`) is taken to add no provider
+    names: a model class's attributes are what provider code defines or assigns."""
+    res = ctx.index.class_member(class_path, name, instance=True)
+    if isinstance(res, Unknown):
+        from apiaudit.provider.records import Membership
+
+        if ctx.index.provider_defines(class_path, name) is Membership.NO:
+            owner = ctx.index.resolve(class_path)
+            return Missing(f"{class_path}.{name}", owner.symbol if isinstance(owner, Found) else None)
+    return res

@@ -1,0 +1,69 @@
+"""The command line: a thin, lazy layer over the stages.
+
+`apiaudit` imports only click at start (`apiaudit.cli.group`); each command's module is
+imported when that command runs. A bare `apiaudit --version` imports not even click: `main`
+answers it first, with the text click's version option prints. Each command is a module of
+this package, named as the command (`apiaudit.cli.commands` lists them).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from apiaudit import __version__
+from apiaudit.cli.commands import AUDIT_COMMANDS
+
+# (young, middle, old) generation thresholds for an audit; Python's defaults are (700, 10, 10).
+_GC_THRESHOLDS = (100_000, 50, 100)
+
+
+def main() -> None:
+    if sys.argv[1:] == ["--version"]:
+        # What `click.version_option` prints, without importing click (it costs more than Python's own start).
+        sys.stdout.write(f"apiaudit, version {__version__}\n")
+        return
+    import gc
+
+    from apiaudit.cli.group import cli
+    from apiaudit.cli.options import install_signal_handlers
+
+    # An audit is one short-lived process building large acyclic structures (ast trees, cache
+    # values): at the default thresholds the collector's passes over them cost more than the
+    # cycles they free (a third of a cold 1,000-file scan). `run` (training) and library callers
+    # keep Python's settings.
+    if _command() in AUDIT_COMMANDS:
+        gc.set_threshold(*_GC_THRESHOLDS)
+    install_signal_handlers()
+    cli(prog_name="apiaudit")
+
+
+def _command() -> str | None:
+    """The command the command line names (its first word that is not an option)."""
+    return next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
+
+
+def run() -> None:
+    """The `apiaudit` command (its console script and `python -m apiaudit`): `main`, and after an
+    audit, leave at once. Everything is written and flushed by then; what is left is freeing
+    the index and consumer values one by one, which costs a large scan about half a second."""
+    try:
+        main()
+        code: object = 0
+    except SystemExit as exc:
+        code = exc.code
+    if _command() not in AUDIT_COMMANDS:
+        raise SystemExit(code)
+    if code is not None and not isinstance(code, int):
+        print(code, file=sys.stderr)  # what SystemExit("message") prints
+        code = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        code = code or 1  # the output could not be written (a closed pipe): not a success
+    os._exit(code or 0)
+
+
+if __name__ == "__main__":
+    run()

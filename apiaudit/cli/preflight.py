@@ -1,0 +1,80 @@
+"""`apiaudit preflight`: the gate as the first line of a shell job script.
+
+Quiet when clean (one line: counts and time taken), the blocking findings otherwise.
+Exit codes as `scan`: 0 clean, 1 blocking findings, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from apiaudit.cli.options import (
+    EXIT_FINDINGS,
+    audit_options,
+    fail_on_option,
+    guarded,
+    jobs_option,
+    output_option,
+    project_settings,
+)
+from apiaudit.gate import PreflightFailed, preflight
+from apiaudit.gate.layers import (
+    DEFAULT_SCRIPT_PROVIDER,
+    format_finding,
+    parse_severity,
+    summary_line,
+)
+
+
+@click.command(
+    "preflight",
+    help=(
+        "Audit before a run: one line when clean, the blocking findings and exit 1 otherwise. "
+        "Put `apiaudit preflight ... || exit 1` at the top of a job script. Job scripts given with "
+        "--consumer are checked against the installed speculators and the installed stack as `scan` "
+        "checks it, in one pass."
+    ),
+)
+@audit_options
+@jobs_option
+@click.option("--script-provider", metavar="X", default=DEFAULT_SCRIPT_PROVIDER,
+              help="What job scripts are checked against when --provider is not given "
+                   "(default: the library the rules name, speculators for vLLM).")
+@click.option("--stack-provider", metavar="X", default=None,
+              help="What the rest of the stack is checked against when --provider is not given "
+                   "(default: scan's default provider, the installed vLLM).")
+@fail_on_option
+@output_option("the full report, pass or fail,", aliases=("--report",))
+@click.option("--no-progress", is_flag=True, help="Draw no progress bars (notices stay one line each on stderr).")
+@guarded
+def preflight_command(consumers, provider, rules_dirs, cache_dir, model, script_provider, stack_provider, fail_on, output,
+                      no_progress) -> None:
+    from apiaudit.infra.progress import for_terminal
+
+    fail_on = project_settings(fail_on=fail_on).fail_on  # the config's fail-on unless given here
+    progress = for_terminal(False if no_progress else None)
+    try:
+        report = preflight(
+            list(consumers) or None,
+            provider,
+            fail_on=fail_on,
+            cache_dir=cache_dir,
+            rules_dirs=tuple(rules_dirs),
+            report_path=output,
+            script_provider=script_provider,
+            stack_provider=stack_provider,
+            progress=progress,
+            model=model,
+        )
+    except PreflightFailed as failed:
+        progress.close()
+        for finding in failed.blocking:
+            click.echo(format_finding(finding))
+            if finding.advice:
+                click.echo(f"    fix: {finding.advice}")
+        click.echo(summary_line(failed.report, failed.fail_on))
+        sys.exit(EXIT_FINDINGS)
+    progress.close()
+    click.echo(summary_line(report, parse_severity(fail_on)))

@@ -1,0 +1,99 @@
+"""`apiaudit scan`: the audit, rendered. Exit 0 clean, 1 findings at or above --fail-on, 2 bad input, 3 a bug."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from apiaudit.cli.options import (
+    audit_options,
+    fail_on_option,
+    guard_options,
+    guarded,
+    jobs_option,
+    output_option,
+    policy_options,
+    project_settings,
+)
+from apiaudit.errors import InputError
+from apiaudit.report import FORMATS
+
+SCAN_FORMATS = FORMATS
+
+
+@click.command("scan")
+@audit_options
+@jobs_option
+@guard_options
+@click.option("--format", "fmt", type=click.Choice(SCAN_FORMATS), help="Output format (default: from -o's suffix; else table on a terminal, json otherwise).")
+@output_option()
+@fail_on_option
+@click.option("--against", metavar="NAME==VERSION", help="The provider release in use today: report only what moving to --provider "
+              "introduces (and what it fixes). Exit 1 only for introduced findings at or above --fail-on.")  # fmt: skip
+@policy_options
+@click.option("--show-unresolved", is_flag=True, help="List cannot-judge findings too (always counted).")
+@click.option("--no-progress", is_flag=True, help="Draw no progress bars (notices stay one line each on stderr).")
+@click.option("--no-index-cache", is_flag=True, help="Rebuild the provider index instead of reading the cache.")
+@click.option("--explain", is_flag=True, help="Date each finding to the release that introduced it (same as `apiaudit explain`).")
+@click.option("--since", metavar="VERSION", help="With --explain: a release without the findings to bisect from.")
+@guarded
+def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_version, python_version, strict, fmt, output, fail_on, against, baseline, write_baseline,
+                 show_suppressed, offline, show_unresolved, no_progress, no_index_cache, explain, since):
+    """Report every mismatch between the consumer(s) and the provider. Exit 0 clean, 1 findings, 2 bad input."""
+    from apiaudit.report import format_for_output
+
+    settings = project_settings(
+        consumers=consumers, provider=provider, rules=rules_dirs, cache_dir=cache_dir, fail_on=fail_on,
+        baseline=baseline, offline=offline,
+    )  # fmt: skip
+    fail_on = settings.fail_on
+    chosen = format_for_output(fmt, output, interactive=sys.stdout.isatty())
+    if explain:
+        from apiaudit.cli.matrix import explain_command
+
+        if chosen not in ("table", "json"):
+            raise InputError(f"--explain writes a table or JSON, not {chosen}")
+        if against or write_baseline:
+            raise InputError("--explain does not combine with --against or --write-baseline")
+        return click.get_current_context().invoke(
+            explain_command, consumers=consumers, provider=provider, rules_dirs=rules_dirs, cache_dir=cache_dir,
+            model=model, since=since, fmt=chosen, output=output, emit_rules=None, errors_only=False, include_prereleases=False,
+            no_progress=no_progress, fail_on=fail_on,
+        )  # fmt: skip
+    if write_baseline and against:
+        raise InputError("--write-baseline records one scan; it does not combine with --against")
+    from apiaudit.audit import scan
+    from apiaudit.findings import parse_fail_on
+    from apiaudit.infra.progress import for_terminal
+    from apiaudit.report import render, write_output
+
+    progress = for_terminal(False if no_progress else None)
+    try:
+        report = scan(
+            list(consumers) or None,
+            provider,
+            cache_dir=cache_dir,
+            rules_dirs=list(rules_dirs),
+            progress=progress,
+            use_index_cache=not no_index_cache,
+            settings=settings,
+            use_baseline=not write_baseline,
+            against=against,
+            model=model,
+            provider_version=provider_version,
+            python_version=python_version,
+        )
+    finally:
+        progress.close()
+    if write_baseline:
+        from apiaudit.policy.baseline import write_baseline as write
+
+        count = write(write_baseline, report.findings)
+        click.echo(f"apiaudit: wrote {count} finding{'s' if count != 1 else ''} to baseline {write_baseline}", err=True)
+        sys.exit(0)
+    to_terminal = output is None and sys.stdout.isatty()
+    text = render(report, chosen, show_unresolved=show_unresolved, color=to_terminal and chosen == "table",
+                  show_suppressed=show_suppressed)  # fmt: skip
+    write_output(text, output, chosen)
+    sys.exit(report.exit_code(parse_fail_on(fail_on), strict=strict))

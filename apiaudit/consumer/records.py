@@ -1,0 +1,312 @@
+"""What the consumer stage extracts from source: uses of the provider, not yet judged.
+
+A `Use` is a chain of steps from a root (a provider name as imported, or `self` in a
+class that may be mixed into provider classes) through attribute loads, calls and
+subscripts. The checks stage walks chains against the provider index; this stage never
+looks at the provider.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from apiaudit.recipes.records import Pattern, RemoteCodeRule
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    line: int
+    column: int
+    end_line: int | None = None
+    end_column: int | None = None
+
+
+ArgKind = Literal["positional", "keyword", "star", "starstar"]
+
+
+@dataclass(frozen=True, slots=True)
+class Arg:
+    kind: ArgKind
+    name: str | None
+    site: Site
+    via_splat: bool = False  # a key a `**dict` splat is known to hold (not written at the call)
+
+
+@dataclass(frozen=True, slots=True)
+class CallShape:
+    args: tuple[Arg, ...]
+
+    @property
+    def positional(self) -> int:
+        return sum(1 for a in self.args if a.kind == "positional")
+
+    @property
+    def keywords(self) -> tuple[Arg, ...]:
+        return tuple(a for a in self.args if a.kind == "keyword")
+
+    @property
+    def has_star(self) -> bool:
+        return any(a.kind == "star" for a in self.args)
+
+    @property
+    def has_starstar(self) -> bool:
+        return any(a.kind == "starstar" for a in self.args)
+
+    def keyword_names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.keywords if a.name)
+
+
+# "dynamic": getattr with a computed name.
+StepKind = Literal["attr", "call", "instance", "subscript", "dynamic", "narrow"]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    kind: StepKind
+    name: str | None = None  # attribute name
+    call: CallShape | None = None
+    check: bool = True  # False: replayed from an earlier assignment, already judged there
+    receiver: str | None = None  # source text of the receiver, for call steps on attributes
+    # kind "narrow": the value passed this guard (hasattr, isinstance, a TypeIs function) with
+    # `guard.expect`; the checks keep only the candidate classes that pass it.
+    guard: "Condition | None" = None
+
+
+# "symbol": a provider dotted path; "self": a consumer class; "super"; "fself": a function bound as method.
+RootKind = Literal["symbol", "self", "super", "fself"]
+
+
+@dataclass(frozen=True, slots=True)
+class Root:
+    kind: RootKind
+    name: str  # dotted path: provider symbol, consumer class, or consumer function
+
+
+# The import exception an enclosing `try` catches: a missing name raises ImportError, which
+# `except ModuleNotFoundError` does not catch.
+CaughtImport = Literal["ImportError", "ModuleNotFoundError"]
+
+
+class ConditionKind(str, enum.Enum):
+    """A guard only the provider index can decide (the consumer stage never looks at it)."""
+
+    HAS_ATTR = "has-attr"  # `hasattr(target, name)`, `getattr(target, name, default)` is not None, ...
+    HAS_PARAM = "has-param"  # `name in inspect.signature(target).parameters`
+    IS_INSTANCE = "is-instance"  # `isinstance(target, name)`: name is a provider class path
+    IMPORT_FAILS = "import-fails"  # one of `imports` fails with an exception `caught` catches
+    NARROWS = "narrows"  # `name(target)`: name is a provider TypeIs/TypeGuard function
+
+
+@dataclass(frozen=True, slots=True)
+class ImportRef:
+    module: str
+    name: str | None  # None: `import module`
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """What must hold for a line to run: the test evaluates to `expect` on the audited release."""
+
+    kind: ConditionKind
+    expect: bool
+    text: str  # the guard's source, for findings that stay conditional
+    target: tuple[Root, tuple[Step, ...]] | None = None
+    name: str | None = None
+    imports: tuple[ImportRef, ...] = ()
+    caught: CaughtImport = "ImportError"
+    # A narrowing guard whose failing side raises/returns: the lines after it run only for the
+    # classes that pass; when none passes the job stops there (`guard-fails`), and what follows
+    # is still checked, "behind the guard".
+    stops: bool = False
+    line: int = 0  # the guard's line, for findings behind it
+
+
+@dataclass(frozen=True, slots=True)
+class GuardStop:
+    """`if not guard(x): raise ...`: the job stops here unless `condition` holds."""
+
+    condition: Condition
+    site: Site
+    function: str
+    live: "Liveness"
+
+
+@dataclass(frozen=True, slots=True)
+class Liveness:
+    """Whether a line runs: always, under guards the index decides, or under guards nobody can decide."""
+
+    conditions: tuple[Condition, ...] = ()
+    undecided: tuple[str, ...] = ()  # source text of guards the engine cannot evaluate
+
+    @property
+    def conditional(self) -> bool:
+        return bool(self.undecided)
+
+    @property
+    def guard(self) -> str | None:
+        return " and ".join(self.undecided) if self.undecided else None
+
+    def under(self, condition: Condition | None = None, undecided: str | None = None) -> "Liveness":
+        conditions = self.conditions + ((condition,) if condition is not None and condition not in self.conditions else ())
+        texts = self.undecided + ((undecided,) if undecided and undecided not in self.undecided else ())
+        return Liveness(conditions, texts)
+
+
+ALWAYS = Liveness()
+
+
+@dataclass(frozen=True, slots=True)
+class Use:
+    root: Root
+    steps: tuple[Step, ...]
+    site: Site
+    function: str  # qualified name of the enclosing function, "<module>" at top level
+    text: str  # the expression's source, shortened
+    live: Liveness = ALWAYS
+    # The root was bound by an import that may fail while its handler left the name unbound/None.
+    failed_import: ImportRef | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportUse:
+    module: str
+    name: str | None
+    site: Site
+    guarded: str | None = None  # why a failure would not break the run: "try/except ImportError", "TYPE_CHECKING"
+    live: Liveness = ALWAYS
+    # The exception the enclosing `try` catches: a missing name raises ImportError, which
+    # `except ModuleNotFoundError` does not catch.
+    caught: CaughtImport | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClassFacts:
+    dotted: str
+    provider_bases: tuple[str, ...]  # dotted provider paths as imported
+    consumer_bases: tuple[str, ...]
+    own_members: frozenset[str]
+    site: Site
+
+
+@dataclass(frozen=True, slots=True)
+class Injection:
+    keyword: str
+    target: str | None  # dotted consumer class named by a string literal; None when not a literal
+    site: Site
+    live: Liveness = ALWAYS
+
+
+@dataclass(frozen=True, slots=True)
+class RpcCall:
+    method: str
+    name: str | None  # None when the RPC name is not a string literal
+    site: Site
+    function: str
+    live: Liveness = ALWAYS
+
+
+@dataclass(frozen=True, slots=True)
+class MethodBinding:
+    """`types.MethodType(func, obj)`: consumer function `func` runs with `obj` as self."""
+
+    function: str
+    target: tuple[Root, tuple[Step, ...]] | None  # the chain of obj, when the visitor can tell
+    site: Site
+    own: tuple[str, ...] = ()  # attributes the consumer set on obj itself (not provider members)
+
+
+NoteKind = Literal["version-compared-as-string"]
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """Something the consumer stage saw that is worth a finding without asking the provider."""
+
+    kind: NoteKind
+    site: Site
+    text: str  # the expression's source
+    detail: str  # what Python makes of it on the audited release
+    live: Liveness = ALWAYS
+
+
+@dataclass(frozen=True, slots=True)
+class PatternHit:
+    """Where a text [[pattern]] rule fires (`ConsumerOptions.patterns`), found while the file was
+    parsed, with what its fix needs."""
+
+    pattern: str  # the pattern's id
+    site: Site  # the whole call
+    bound: str | None = None  # result-subscripted through a name: the name the result is bound to
+
+
+class TrustArgument(str, enum.Enum):
+    """What an Auto class's load call passes for the trust keyword."""
+
+    TRUE = "true"
+    FALSE = "false"
+    ABSENT = "absent"
+    UNKNOWN = "unknown"  # a non-literal value, or a **splat that may carry it
+
+
+@dataclass(frozen=True, slots=True)
+class AutoCallSite:
+    """``Auto.method(model, ...)`` in a consumer file (`ConsumerOptions.remote_code`).
+    `model_literal` is the model argument when it is a string literal (a hub id or path), None
+    when it is computed (a variable). Columns are characters."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int | None
+    end_column: int | None
+    auto_class: str
+    trust: TrustArgument
+    model_literal: str | None
+    has_model_argument: bool
+    source: str | None = None
+    rule: str = ""  # the id of the [[remote_code]] rule that found it
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerFile:
+    path: str  # relative to the consumer root, posix
+    module: str
+    uses: tuple[Use, ...] = ()
+    imports: tuple[ImportUse, ...] = ()
+    classes: tuple[ClassFacts, ...] = ()
+    injections: tuple[Injection, ...] = ()
+    rpc_calls: tuple[RpcCall, ...] = ()
+    method_bindings: tuple[MethodBinding, ...] = ()
+    guard_stops: tuple[GuardStop, ...] = ()
+    notes: tuple[Note, ...] = ()
+    pattern_hits: tuple[PatternHit, ...] = ()
+    auto_calls: tuple[AutoCallSite, ...] = ()
+    lines: tuple[str, ...] = ()
+    error: str | None = None  # a parse error: nothing else was extracted
+    error_site: Site | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerOptions:
+    """Facts the visitor needs from outside: which names are the provider's, and rule-data hooks."""
+
+    provider_packages: tuple[str, ...]
+    # consumer names that are provider objects re-exported: ("driver.compat.Params", "engine.params.Params")
+    reexports: tuple[tuple[str, str], ...] = ()
+    rpc_methods: tuple[tuple[str, int | None, str | None], ...] = ()  # (method, name_arg, name_keyword)
+    injection_keywords: tuple[str, ...] = ()
+    # The audited release, so version guards fold as they would run there (None: undecided).
+    provider_version: str | None = None
+    provider_distribution: str | None = None
+    # The Python the audited code is assumed to run on (`sys.version_info` guards).
+    python_version: tuple[int, int, int] = (3, 12, 0)
+    # Values other consumer modules export (module constants, guard helpers): dotted -> value.
+    shared_values: tuple[tuple[str, object], ...] = ()
+    # Rule data matched on the parsed file, so no later stage parses it again: the text
+    # [[pattern]]s in force, and the [[remote_code]] rules (given with --model).
+    patterns: tuple[Pattern, ...] = ()
+    remote_code: tuple[RemoteCodeRule, ...] = ()

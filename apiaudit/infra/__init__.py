@@ -1,0 +1,1 @@
+"""Small infrastructure the stages share: files written whole, workers, lazy imports, progress."""

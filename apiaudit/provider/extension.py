@@ -1,0 +1,451 @@
+"""A Griffe extension recording the facts signature binding needs and Griffe does not keep.
+
+- per class: the names annotated in the class body, in order (dataclass-like fields), and
+  every `self.NAME` assigned in any method (Griffe only records those in `__init__`);
+- per function: the names and `extra=` literals its body uses (a dataclass_transform
+  decorator's runtime behaviour: pydantic or not, extras forbidden or not);
+- per module: a lazy `__getattr__` and the string map it serves (`{"Name": ".mod:Name"}`);
+- per function and class, what its own source says about its deprecation (`deprecation_marks`:
+  read here, from the tree Griffe parsed, so no provider file is parsed twice);
+- per class, for light inference of what an attribute holds: each `self.NAME = callee(...)`
+  (callee as source text, with the keyword arguments that are lists of string literals) and
+  each `self.NAME: T` annotation in any method, gathered in the same walk as the names.
+  (A helper's `return callee(...)` is read from its source only when a query needs it:
+  `returned_callees`.)
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import deque
+from typing import Any, TypeAlias, TypeGuard
+
+import griffe
+
+from apiaudit.infra.astutil import descendants, dotted_text
+from apiaudit.provider import deprecation_marks
+
+KEY = "apiaudit"
+
+
+def facts(obj: Any) -> dict:
+    return obj.extra.get(KEY, {}) if hasattr(obj, "extra") else {}
+
+
+_Agent: TypeAlias = "griffe.Visitor | griffe.Inspector | None"
+
+
+class FactsExtension(griffe.Extension):
+    def __init__(self) -> None:
+        super().__init__()
+        # The module being visited (Griffe visits one at a time, the module before its members):
+        # its name, its import bindings and whether its text names a deprecation category.
+        self._module: tuple[str, dict[str, str], bool] = ("", {}, True)
+
+    def _record_marks(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, obj: griffe.Object) -> None:
+        module, imports, may_warn = self._module
+        if node.decorator_list or may_warn:
+            marks = deprecation_marks.marks_of(node, imports, module, may_warn)
+            if marks:
+                obj.extra.setdefault(KEY, {})["deprecation"] = marks
+
+    # Griffe's hooks are called with the agent too; static analysis only ever sees a Visitor.
+    def on_class_instance(self, *, node: ast.AST | griffe.ObjectNode, cls: griffe.Class, agent: _Agent = None, **kwargs: Any) -> None:
+        if not isinstance(node, ast.ClassDef):
+            return
+        self._record_marks(node, cls)
+        body_fields: list[str] = []
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                body_fields.append(stmt.target.id)
+        assigned: set[str] = set()
+        dynamic = False
+        assigned_calls: dict[str, list] = {}
+        self_annotations: dict[str, str] = {}
+        source = getattr(agent, "code", None)
+        expressions = source is None or "setattr" in source or "__dict__" in source
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.args.args:
+                me = stmt.args.args[0].arg
+                names, dyn = _self_assignments(stmt, me, assigned_calls, self_annotations, expressions)
+                assigned |= names
+                dynamic = dynamic or dyn
+        slots: set[str] = set()
+        for stmt in node.body:
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in stmt.targets):
+                if isinstance(stmt.value, (ast.Tuple, ast.List, ast.Set)):
+                    slots |= {e.value for e in stmt.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+        cls.extra.setdefault(KEY, {}).update({
+            "body_fields": body_fields,
+            "self_assigned": sorted(assigned | slots),
+            "dynamic_attrs": dynamic,
+            "assigned_calls": assigned_calls,
+            "self_annotations": self_annotations,
+        })
+
+    def on_function_instance(self, *, node: ast.AST | griffe.ObjectNode, func: griffe.Function, agent: _Agent = None, **kwargs: Any) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            _record_forwarding(node, func)
+            self._record_marks(node, func)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and only_raises_not_implemented(node):
+            func.extra.setdefault(KEY, {})["not_implemented"] = True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.decorator_list:
+            return
+        names: set[str] = set()
+        extra_literals: set[str] = set()
+        for sub in descendants(node):
+            if isinstance(sub, ast.Name):
+                names.add(sub.id)
+            elif isinstance(sub, ast.keyword) and sub.arg == "extra":
+                if isinstance(sub.value, ast.Constant) and isinstance(sub.value.value, str):
+                    extra_literals.add(sub.value.value)
+        func.extra.setdefault(KEY, {}).update({"body_names": sorted(names), "extra_literals": sorted(extra_literals)})
+
+    def on_module_instance(self, *, node: ast.AST | griffe.ObjectNode, mod: griffe.Module, agent: _Agent = None, **kwargs: Any) -> None:
+        if not isinstance(node, ast.Module):
+            return
+        self._module = (
+            mod.path,
+            deprecation_marks.module_imports(node, mod.path, mod.is_init_module),
+            deprecation_marks.may_warn(getattr(agent, "code", None)),
+        )
+        typing_only = _typing_only_names(node.body)
+        if typing_only:
+            mod.extra.setdefault(KEY, {})["typing_only"] = sorted(typing_only)
+        at_import = list(import_time_nodes(node))  # read once for both questions
+        dynamic = dynamic_namespace(node, at_import)
+        if dynamic:
+            mod.extra.setdefault(KEY, {})["dynamic_namespace"] = dynamic
+        if installs_modules(node, at_import):
+            mod.extra.setdefault(KEY, {})["installs_modules"] = True
+        getattr_defs = [n for n in _top_level(node.body) if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"]
+        if not getattr_defs:
+            return
+        used = {n.id for g in getattr_defs for n in ast.walk(g) if isinstance(n, ast.Name)}
+        lazy: dict[str, str] = {}
+        for stmt in _top_level(node.body):
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Dict):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                if not any(isinstance(t, ast.Name) and t.id in used for t in targets):
+                    continue
+                for k, v in zip(stmt.value.keys, stmt.value.values):
+                    if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                        if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                            lazy[k.value] = v.value
+        closed = all(_only_serves_map(g) for g in getattr_defs)
+        mod.extra.setdefault(KEY, {}).update({"has_getattr": True, "lazy_map": lazy, "lazy_map_closed": closed})
+
+
+def import_time_nodes(module: ast.Module):
+    """Every node that runs when the module is imported: module-level statements (inside
+    if/for/try/with too) and the bodies of module-level functions called at module level.
+    Code in other functions and methods runs only if called, so it binds nothing for sure."""
+    functions = {
+        stmt.name: stmt for stmt in module.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    called: set[str] = set()
+    stack: list[ast.AST] = [s for s in module.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions and node.func.id not in called:
+            called.add(node.func.id)
+            stack.extend(functions[node.func.id].body)
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.append(child)
+
+
+def dynamic_namespace(module: ast.Module, at_import: list[ast.AST] | None = None) -> str | None:
+    """How the module binds names no static reader sees, if it does: the first such statement.
+
+    `globals()[k] = v`, `globals().update(...)`, `vars()[k] = v`, `setattr(sys.modules[...], ...)`
+    and `sys.modules[k] = v` shims, also through a name (`g = globals(); g[k] = v`), wherever
+    they run at import time (see import_time_nodes).
+    """
+    found = import_time_nodes(module) if at_import is None else at_import
+    nodes = sorted(found, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+    namespaces = _namespace_aliases(nodes)
+
+    def is_namespace(node: ast.AST) -> bool:
+        return _is_namespace_call(node) or (isinstance(node, ast.Name) and node.id in namespaces)
+
+    for sub in nodes:
+        targets: list[ast.AST] = []
+        if isinstance(sub, ast.Assign):
+            targets = list(sub.targets)
+        elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
+            targets = [sub.target]
+        for target in targets:
+            if isinstance(target, ast.Subscript) and (is_namespace(target.value) or _is_sys_modules(target.value)):
+                return f"line {sub.lineno}: {ast.unparse(target)} = ..."
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
+            if sub.func.attr in ("update", "setdefault", "__setitem__") and (
+                is_namespace(sub.func.value) or _is_sys_modules(sub.func.value)
+            ):
+                return f"line {sub.lineno}: {ast.unparse(sub.func)}(...)"
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr" and sub.args:
+            first = sub.args[0]
+            if (isinstance(first, ast.Subscript) and _is_sys_modules(first.value)) or (
+                isinstance(first, ast.Name) and first.id in namespaces
+            ):
+                return f"line {sub.lineno}: setattr({ast.unparse(first)}, ...)"
+    return None
+
+
+def _namespace_aliases(nodes) -> set[str]:
+    """Names bound to the module namespace: `g = globals()`, `m = sys.modules[__name__]`."""
+    aliases: set[str] = set()
+    for sub in nodes:
+        if isinstance(sub, ast.Assign) and (
+            _is_namespace_call(sub.value) or (isinstance(sub.value, ast.Subscript) and _is_sys_modules(sub.value.value))
+        ):
+            aliases |= {t.id for t in sub.targets if isinstance(t, ast.Name)}
+    return aliases
+
+
+def installs_modules(module: ast.Module, at_import: list[ast.AST] | None = None) -> bool:
+    """`sys.modules[...] = ...` at import time: the module may create importable submodules."""
+    return any(
+        isinstance(sub, ast.Assign) and any(isinstance(t, ast.Subscript) and _is_sys_modules(t.value) for t in sub.targets)
+        for sub in (import_time_nodes(module) if at_import is None else at_import)
+    )
+
+
+def _is_namespace_call(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("globals", "vars", "locals") and (
+        node.func.id != "vars" or not node.args
+    ) and node.func.id != "locals"
+
+
+def _is_sys_modules(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "modules" and isinstance(node.value, ast.Name) and node.value.id == "sys"
+
+
+def only_raises_not_implemented(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A placeholder: the body (after a docstring) is a single `raise NotImplementedError...`."""
+    body = list(func.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+
+
+def _top_level(body: list[ast.stmt]):
+    """Module statements, looking inside if/else and try blocks (TYPE_CHECKING splits)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, ast.If):
+            yield from _top_level(stmt.body)
+            yield from _top_level(stmt.orelse)
+        elif isinstance(stmt, ast.Try):
+            yield from _top_level(stmt.body)
+            for h in stmt.handlers:
+                yield from _top_level(h.body)
+            yield from _top_level(stmt.orelse)
+
+
+def _self_assignments(func: ast.AST, me: str, calls: dict[str, list] | None = None,
+                      annotations: dict[str, str] | None = None, expressions: bool = True) -> tuple[set[str], bool]:
+    """Names assigned on `me` (and whether attributes are computed); fills `calls`/`annotations`
+    with what each single-target ``me.NAME = callee(...)`` / ``me.NAME: T`` assigns.
+
+    Statements are visited in `ast.walk`'s order (which assignment comes first decides an
+    annotation). `expressions`: also look inside expressions for `setattr(me, ...)` and
+    `me.__dict__` (False where the module's text names neither)."""
+    names: set[str] = set()
+    dynamic = False
+    for sub in _statements_breadth_first(func):
+        targets: list[ast.AST] = []
+        if isinstance(sub, ast.Assign):
+            targets = list(sub.targets)
+            if calls is not None and len(targets) == 1 and _is_self_attribute(targets[0], me):
+                _record_value(calls, targets[0].attr, sub.value)
+        elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
+            targets = [sub.target]
+            if isinstance(sub, ast.AnnAssign) and calls is not None and _is_self_attribute(sub.target, me):
+                if annotations is not None:
+                    annotations.setdefault(sub.target.attr, ast.unparse(sub.annotation))
+                if sub.value is not None:
+                    _record_value(calls, sub.target.attr, sub.value)
+        elif isinstance(sub, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+            targets = [sub.target] if isinstance(sub, (ast.For, ast.AsyncFor)) else [i.optional_vars for i in sub.items if i.optional_vars]
+        for t in targets:
+            for leaf in _flatten(t):
+                if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id == me:
+                    names.add(leaf.attr)
+    if expressions:
+        # (A walrus binds only plain names: no `me.NAME` is ever assigned inside an expression.)
+        for sub in descendants(func):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr":
+                if sub.args and isinstance(sub.args[0], ast.Name) and sub.args[0].id == me:
+                    if len(sub.args) > 1 and isinstance(sub.args[1], ast.Constant) and isinstance(sub.args[1].value, str):
+                        names.add(sub.args[1].value)
+                    else:
+                        dynamic = True
+            elif isinstance(sub, ast.Attribute) and sub.attr == "__dict__" and isinstance(sub.value, ast.Name) and sub.value.id == me:
+                dynamic = True
+    return names, dynamic
+
+
+_STATEMENT_LISTS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
+def _statements_breadth_first(node: ast.AST):
+    """The statements under `node` (and the except/case clauses holding some) in `ast.walk`'s
+    order: expressions hold no statements, so leaving them out keeps the others' order."""
+    queue = deque([node])
+    while queue:
+        current = queue.popleft()
+        yield current
+        for name in current._fields:
+            if name in _STATEMENT_LISTS:
+                value = getattr(current, name, None)
+                if type(value) is list:
+                    queue.extend(value)
+
+
+def _string_lists(call: ast.Call) -> list:
+    """[[keyword, [str, ...]], ...] for keywords whose value is a list/tuple of string literals."""
+    out = []
+    for kw in call.keywords:
+        if kw.arg and isinstance(kw.value, (ast.List, ast.Tuple)):
+            items = kw.value.elts
+            strings = [e.value for e in items if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if len(strings) == len(items):
+                out.append([kw.arg, strings])
+    return out
+
+
+def _is_self_attribute(node: ast.AST, me: str) -> TypeGuard[ast.Attribute]:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == me
+
+
+def _record_value(calls: dict[str, list], name: str, value: ast.AST) -> None:
+    callee = dotted_text(value.func) if isinstance(value, ast.Call) else None
+    # Anything but a call of a plain or dotted name (a parameter, an expression) is recorded
+    # as "" so the attribute's value is not inferred from its other assignments alone.
+    calls.setdefault(name, []).append([callee, _string_lists(value)] if callee and isinstance(value, ast.Call) else ["", []])
+
+
+def returned_callees(func: ast.AST) -> list[str]:
+    """Callees of `return callee(...)` in a function (not its nested ones); "" for any other value."""
+    out: list[str] = []
+    stack = list(ast.iter_child_nodes(func))
+    while stack:
+        sub = stack.pop()
+        if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(sub))
+        if isinstance(sub, ast.Return) and sub.value is not None:
+            callee = dotted_text(sub.value.func) if isinstance(sub.value, ast.Call) else None
+            out.append(callee or "")
+    return out
+
+
+def _flatten(target: ast.AST):
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for e in target.elts:
+            yield from _flatten(e)
+    elif isinstance(target, ast.Starred):
+        yield from _flatten(target.value)
+    else:
+        yield target
+
+
+def _is_type_checking(test: ast.AST) -> bool:
+    if isinstance(test, ast.Name):
+        return test.id == "TYPE_CHECKING"
+    return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+
+
+def _bound_names(stmts) -> set[str]:
+    names: set[str] = set()
+    for stmt in stmts:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in stmt.names if a.name != "*"}
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+        elif isinstance(stmt, ast.Assign):
+            names |= {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Name):
+            names.add(stmt.target.id)
+        elif isinstance(stmt, ast.If):
+            if _is_type_checking(stmt.test):
+                names |= _bound_names(stmt.orelse)
+            else:
+                names |= _bound_names(stmt.body) | _bound_names(stmt.orelse)
+        elif isinstance(stmt, ast.Try):
+            names |= _bound_names(stmt.body) | _bound_names(stmt.orelse) | _bound_names(stmt.finalbody)
+            for h in stmt.handlers:
+                names |= _bound_names(h.body)
+    return names
+
+
+def _typing_only_names(body) -> set[str]:
+    """Names a module binds only under `if TYPE_CHECKING:` (absent when the module runs)."""
+    typing_names: set[str] = set()
+    for stmt in body:
+        if isinstance(stmt, ast.If) and _is_type_checking(stmt.test):
+            typing_names |= _bound_names(stmt.body)
+    return typing_names - _bound_names(body)
+
+
+def _only_serves_map(func: ast.FunctionDef) -> bool:
+    """A module __getattr__ that serves its map and otherwise raises AttributeError."""
+    last = func.body[-1] if func.body else None
+    if _raises_attribute_error(last):
+        return True
+    if isinstance(last, ast.If) and last.orelse and _raises_attribute_error(last.orelse[-1]):
+        return True
+    return False
+
+
+def _raises_attribute_error(stmt) -> bool:
+    if not isinstance(stmt, ast.Raise) or stmt.exc is None:
+        return False
+    exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+    return isinstance(exc, ast.Name) and exc.id == "AttributeError"
+
+
+# ------------------------------------------------------------- **kwargs forwarding
+def _record_forwarding(node: ast.FunctionDef | ast.AsyncFunctionDef, func: griffe.Function) -> None:
+    """A function taking `**kwargs` that passes them on: `Other(**kwargs)`, `super().__init__(**kwargs)`,
+    `self.x = Other(*args, **kwargs)`. Records each callee as written ("Other", "mod.Other",
+    "super().__init__") with the keywords passed beside the splat (the target gets those too)."""
+    if node.args.kwarg is None:
+        return
+    name = node.args.kwarg.arg
+    forwards: list[tuple[str, tuple[str, ...]]] = []
+    for sub in ast.walk(node):
+        if not isinstance(sub, ast.Call):
+            continue
+        splats = [k for k in sub.keywords if k.arg is None]
+        if not any(isinstance(k.value, ast.Name) and k.value.id == name for k in splats):
+            continue
+        callee = _callee_text(sub.func)
+        if callee is None:
+            continue
+        explicit = tuple(sorted(k.arg for k in sub.keywords if k.arg is not None))
+        forwards.append((callee, explicit))
+    if forwards:
+        func.extra.setdefault(KEY, {})["forwards"] = forwards
+
+
+def _callee_text(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Call):
+        inner = node.value
+        if isinstance(inner.func, ast.Name) and inner.func.id == "super" and not inner.args:
+            return f"super().{node.attr}"
+        return None
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        if node.id in ("self", "cls"):
+            return None  # a method of the same object: not followed
+        return ".".join(reversed(parts))
+    return None

@@ -1,0 +1,267 @@
+"""Declarative provider knowledge loaded from rules/*.toml: frozen values, no behaviour beyond filtering.
+
+A `RuleBook` holds everything apiaudit knows about one provider that its signatures
+cannot tell: how to fix a mismatch (`Recipe`), drift that only shows in call
+patterns (`Pattern`), which calls are string RPCs (`RpcRule`), which keywords
+inject consumer classes into provider classes (`InjectionRule`), and which objects are
+the model the job loads (`RegistryRule`, `SlotRule`, `FactoryRule`). `RemoteCodeRule`s
+are model-facing: they apply whichever provider is audited.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal, get_args
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from apiaudit.evidence import ImportFacts
+from apiaudit.findings import Finding, RuleInfo, Severity
+from apiaudit.recipes.changes import (  # noqa: F401 - CHANGE_KINDS and IN_SCOPE_PLACEHOLDER re-exported
+    CHANGE_KINDS,
+    IN_SCOPE_PLACEHOLDER,
+    AddedParameter,
+    Change,
+    ChangeKind,
+    MovedSymbol,
+)
+
+PatternKind = Literal["call-not-followed-by", "result-subscripted", "method-called", "call-without-keyword"]
+# Kinds matched on calls of a provider symbol resolved through imports (the checks stage), not on source text.
+SYMBOL_PATTERN_KINDS: tuple[PatternKind, ...] = ("call-without-keyword",)
+SubscriptKind = Literal["any", "int-literal"]
+PATTERN_KINDS: tuple[PatternKind, ...] = get_args(PatternKind)
+SUBSCRIPT_KINDS: tuple[SubscriptKind, ...] = get_args(SubscriptKind)
+
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How one provider change is fixed at a call site.
+
+    `symbol` is the dotted path where the callee is defined (for a moved symbol: the OLD
+    import path); `change` is one of the classes in `apiaudit.recipes.changes`, which owns
+    what the change means (which finding it explains, its advice, its edit, its TOML form).
+    """
+
+    id: str
+    symbol: str
+    versions: str
+    change: Change
+    rationale: str
+    source: str = ""  # "file.toml" it came from, for messages
+
+    @property
+    def kind(self) -> ChangeKind:
+        return self.change.kind
+
+    @property
+    def scope_names(self) -> tuple[str, ...]:
+        """Names whose value must be found in the call's scope ({in_scope:NAME})."""
+        value = self.change.value if isinstance(self.change, AddedParameter) else ""
+        return tuple(IN_SCOPE_PLACEHOLDER.findall(value))
+
+    def matches_symbol(self, callee: str | None) -> bool:
+        """True when `callee` (as a Finding reports it) is this recipe's symbol.
+
+        A class and its constructor are the same callee: ``pkg.Cls`` matches ``pkg.Cls.__init__``.
+        """
+        if not callee:
+            return False
+        strip = lambda s: s[: -len(".__init__")] if s.endswith(".__init__") else s  # noqa: E731
+        return strip(callee) == strip(self.symbol)
+
+    def explains(self, finding: Finding) -> bool:
+        """Does this recipe explain (and fix) `finding`?"""
+        if isinstance(self.change, MovedSymbol):
+            return self.change.explains(finding, self.symbol in imported_paths(finding))
+        return self.change.explains(finding, self.matches_symbol(finding.callee))
+
+
+def imported_paths(finding: Finding) -> set[str]:
+    """Dotted paths a missing import could stand for: module.name, or the callee as reported."""
+    paths = set()
+    facts = finding.facts if isinstance(finding.facts, ImportFacts) else None
+    name = (facts.name if facts else None) or finding.param or (finding.callee.rsplit(".", 1)[-1] if finding.callee else None)
+    module = facts.module if facts else None
+    if name and module:
+        paths.add(f"{module}.{name}")
+    if finding.callee:
+        paths.add(finding.callee)
+    return paths
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """Drift that signatures cannot show, found by matching calls in the consumer.
+
+    kinds (all matched inside one function body, receivers compared as source text):
+      call-not-followed-by: ``R.method(...)`` with no later ``R.then(...)`` (same receiver
+        unless `same_receiver` is false);
+      result-subscripted: the result of ``R.method(...)`` is subscripted, directly or
+        through the name it was assigned to (`subscript` = "int-literal" counts only ``[0]``-style);
+      method-called: any ``R.method(...)``;
+      call-without-keyword: a call of the provider `symbol` (resolved through the consumer's
+        imports, as the binding checks resolve callees) that does not pass `keyword`; a call
+        that unpacks ``**kwargs`` is not matched (it may pass it).
+    `when_keyword` restricts the call to those passing that keyword; `min_args` to those
+    with at least that many positional arguments. `recipe` names a recipe that fixes it.
+    """
+
+    id: str
+    severity: Severity
+    versions: str
+    kind: PatternKind
+    method: str | None
+    message: str
+    advice: str | None = None
+    then: str | None = None
+    same_receiver: bool = True
+    when_keyword: str | None = None
+    subscript: SubscriptKind = "any"
+    min_args: int | None = None
+    recipe: str | None = None
+    symbol: str | None = None  # call-without-keyword: the provider callable's dotted path
+    keyword: str | None = None  # call-without-keyword: the keyword the call must pass
+    source: str = ""
+
+    @property
+    def on_symbol(self) -> bool:
+        """Matched by the checks stage on resolved callees, not by `match_patterns` on text."""
+        return self.kind in SYMBOL_PATTERN_KINDS
+
+    def rule_info(self) -> RuleInfo:
+        return RuleInfo(self.id, self.severity, self.message)
+
+
+@dataclass(frozen=True)
+class RpcRule:
+    """Calls of `method` name, as a string, a method that runs on each of `hosts`."""
+
+    method: str
+    hosts: tuple[str, ...]
+    name_arg: int | None = None
+    name_keyword: str | None = None
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class InjectionRule:
+    """A consumer class named (as a dotted string) by `keyword` is mixed into each of `hosts`."""
+
+    keyword: str
+    hosts: tuple[str, ...]
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class RegistryRule:
+    """The provider's architecture -> class map: dict literals in `module` named `maps`.
+
+    Each entry is ``"Arch": ("module", "Class")`` with the module relative to `package`;
+    ``**other`` splats of other dict literals in the same module are followed.
+    """
+
+    name: str
+    module: str
+    maps: tuple[str, ...]
+    package: str
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class SlotRule:
+    """`owner.attribute` (on instances of `owner` or its subclasses) holds an instance of the
+    class `registry` maps the model's architecture to."""
+
+    owner: str
+    attribute: str
+    registry: str
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class FactoryRule:
+    """Calls of `function` return an instance of the registry class for their
+    `architectures_keyword=[...]` literal, else for the model config's nested
+    `nested_config` architectures (``text_config.architectures``), else the model's own."""
+
+    function: str
+    registry: str
+    architectures_keyword: str = "architectures"
+    nested_config: str | None = "text_config"
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class RemoteCodeRule:
+    """``Auto.method(path)`` without ``keyword=True`` fails when the model's config files map
+    that Auto class to custom code (`auto_map_keys`: Auto class -> its auto_map key;
+    `files`: which model files' auto_map count)."""
+
+    id: str
+    severity: Severity
+    module: str  # the library the Auto classes are imported from
+    method: str
+    keyword: str
+    auto_map_keys: tuple[tuple[str, str], ...]
+    files: tuple[str, ...]
+    message: str
+    advice: str | None = None
+    source: str = ""
+
+    def auto_map_key(self, auto_class: str) -> str | None:
+        return next((key for name, key in self.auto_map_keys if name == auto_class), None)
+
+    def rule_info(self) -> RuleInfo:
+        return RuleInfo(self.id, self.severity, self.message)
+
+
+def _version_matches(versions: str, provider_version: str | None) -> bool:
+    if provider_version is None:
+        return True
+    try:
+        version = Version(provider_version)
+    except InvalidVersion:
+        return True  # a local path or an odd version string: we cannot tell, so every rule applies
+    return SpecifierSet(versions).contains(version, prereleases=True)
+
+
+@dataclass(frozen=True)
+class RuleBook:
+    provider: str
+    default_consumers: tuple[str, ...] = ()
+    recipes: tuple[Recipe, ...] = ()
+    patterns: tuple[Pattern, ...] = ()
+    rpcs: tuple[RpcRule, ...] = ()
+    injections: tuple[InjectionRule, ...] = ()
+    registries: tuple[RegistryRule, ...] = ()
+    slots: tuple[SlotRule, ...] = ()
+    factories: tuple[FactoryRule, ...] = ()
+    files: tuple[Path, ...] = ()
+    fingerprint: str = ""  # sha256 prefix over the rule files' bytes (Report.rules_version)
+
+    def applicable(self, provider_version: str | None) -> RuleBook:
+        """The recipes and patterns whose version range contains `provider_version`.
+
+        None or an unparsable version (a provider read from a local path) keeps all of them.
+        RPC, injection, registry, slot and factory rules are not versioned and are always kept.
+        """
+        return replace(
+            self,
+            recipes=tuple(r for r in self.recipes if _version_matches(r.versions, provider_version)),
+            patterns=tuple(p for p in self.patterns if _version_matches(p.versions, provider_version)),
+        )
+
+    def registry(self, name: str | None = None) -> RegistryRule | None:
+        """The registry rule called `name` (None: the first)."""
+        return next((r for r in self.registries if name is None or r.name == name), None)
+
+    def recipe(self, recipe_id: str) -> Recipe | None:
+        return next((r for r in self.recipes if r.id == recipe_id), None)
+
+    def rule_infos(self) -> dict[str, RuleInfo]:
+        """Rule ids this book adds to the engine's (one per pattern)."""
+        return {p.id: p.rule_info() for p in self.patterns}

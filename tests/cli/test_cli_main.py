@@ -1,0 +1,202 @@
+"""The command line as a user meets it: exit codes, one-line errors, formats, `python -m apiaudit`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from apiaudit.cli.group import cli
+
+
+@pytest.fixture
+def project(tmp_path):
+    prov = tmp_path / "prov" / "tinyprov"
+    prov.mkdir(parents=True)
+    (prov / "__init__.py").write_text("def make(a, *, b):\n    return a\n")
+    cons = tmp_path / "jobs"
+    cons.mkdir()
+    (cons / "good.py").write_text("from tinyprov import make\nmake(1, b=2)\n")
+    (cons / "bad.py").write_text(textwrap.dedent("""\
+        from tinyprov import make, gone
+        make(1, c=2)
+    """))
+    (cons / "broken.py").write_text("def oops(:\n")
+    return prov, cons, tmp_path / "cache"
+
+
+def run(*args):
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.output
+
+
+def test_json_report_exit_1_and_the_scan_goes_on_past_a_broken_file(project):
+    prov, cons, cache = project
+    code, out = run("scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--format", "json")
+    assert code == 1
+    doc = json.loads(out)
+    got = sorted((f["rule"], f["path"], f["line"], f["param"]) for f in doc["findings"])
+    assert got == [
+        ("import-missing", "bad.py", 1, None),
+        ("missing-required", "bad.py", 2, "b"),
+        ("parse-error", "broken.py", 1, None),
+        ("unexpected-keyword", "bad.py", 2, "c"),
+    ]
+    assert doc["schema_version"] and doc["provider"]["name"] == "tinyprov"
+
+
+def test_fail_on_and_clean_exit(project, tmp_path):
+    prov, cons, cache = project
+    good = tmp_path / "only-good.py"
+    good.write_text((cons / "good.py").read_text())
+    code, _ = run("scan", "--consumer", str(good), "--provider", str(prov), "--cache-dir", str(cache), "--format", "json")
+    assert code == 0
+
+
+def test_output_file_and_sarif(project, tmp_path):
+    prov, cons, cache = project
+    out = tmp_path / "report.sarif"
+    code, _ = run("scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--format", "sarif", "-o", str(out))
+    assert code == 1
+    assert json.loads(out.read_text())["version"] == "2.1.0"
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--consumer", "/no/such/dir", "--provider", "PROV"], "no such file or directory"),
+        (["--consumer", "CONS", "--provider", "surely-not-installed-dist-xyz"], "not installed"),
+        (["--consumer", "CONS", "--provider", "PROV", "--rules", "/no/such/rules"], "rules directory does not exist"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(project, args, needle):
+    prov, cons, cache = project
+    args = [a.replace("PROV", str(prov)).replace("CONS", str(cons)) for a in args]
+    code, out = run("scan", *args, "--cache-dir", str(cache))
+    assert code == 2
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in out
+
+
+def test_bad_rule_file_names_file_and_entry(project, tmp_path):
+    prov, cons, cache = project
+    rules = tmp_path / "myrules"
+    rules.mkdir()
+    (rules / "tinyprov.toml").write_text('[provider]\nname = "tinyprov"\n[[recipe]]\nid = "x"\nchange = "teleported"\n')
+    code, out = run("scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--rules", str(rules))
+    assert code == 2 and "tinyprov.toml" in out and "'x'" in out
+
+
+def test_python_dash_m_works_the_same(project):
+    prov, cons, cache = project
+    proc = subprocess.run(
+        [sys.executable, "-m", "apiaudit", "scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--format", "github"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 1
+    assert "::error file=bad.py,line=2" in proc.stdout
+    assert proc.stderr.strip() == ""
+
+
+def test_scan_writes_nothing_but_its_cache_and_output(project):
+    prov, cons, cache = project
+    before = {p: p.read_bytes() for p in list(cons.rglob("*")) + list(prov.rglob("*")) if p.is_file()}
+    run("scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--format", "json")
+    after = {p: p.read_bytes() for p in list(cons.rglob("*")) + list(prov.rglob("*")) if p.is_file()}
+    assert before == after
+
+
+def test_every_command_loads_on_demand():
+    from apiaudit.cli.commands import COMMANDS
+    from apiaudit.cli.group import LazyGroup
+
+    assert isinstance(cli, LazyGroup)
+    assert set(COMMANDS) == {"scan", "fix", "preflight", "run", "matrix", "explain", "config", "rule"}
+    ctx = cli.make_context("apiaudit", [], resilient_parsing=True)
+    for name in COMMANDS:
+        assert cli.get_command(ctx, name).name == name
+
+
+def test_starting_the_cli_imports_no_engine():
+    # `apiaudit --version` and the group itself pay for click only; a command imports its stage.
+    code = "import sys, apiaudit.cli.main; heavy = {'griffe', 'libcst', 'rich', 'apiaudit.audit'} & set(sys.modules); print(sorted(heavy))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
+
+
+def test_output_suffix_picks_the_format_and_fail_on_never(project, tmp_path):
+    prov, cons, cache = project
+    sarif = tmp_path / "out" / "r.sarif"
+    code, _ = run("scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "-o", str(sarif))
+    assert code == 1
+    assert json.loads(sarif.read_text())["version"] == "2.1.0"
+    code, _ = run("scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--format", "json", "--fail-on", "never")
+    assert code == 0
+    code, out = run("scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--explain", "-o", str(sarif))
+    assert code == 2 and "--explain writes a table or JSON" in out
+
+
+def test_conditional_errors_fail_only_with_strict_and_a_stated_version_decides(tmp_path):
+    prov = tmp_path / "prov" / "tinyprov"
+    prov.mkdir(parents=True)
+    (prov / "__init__.py").write_text("def make(a):\n    return a\n")
+    cons = tmp_path / "jobs"
+    cons.mkdir()
+    (cons / "job.py").write_text(textwrap.dedent("""\
+        import tinyprov
+        from packaging.version import Version
+        if Version(tinyprov.__version__) >= Version("2.0"):
+            tinyprov.make(1, fast=True)
+    """))
+    cache = str(tmp_path / "cache")
+    base = ("scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", cache, "--format", "json")
+    code, out = run(*base)  # no version beside the provider: the guard is undecided
+    found = json.loads(out)["findings"]
+    assert code == 0 and [(f["rule"], f["conditional"]) for f in found] == [("unexpected-keyword", True)]
+    assert found[0]["guard"] == "Version(tinyprov.__version__) >= Version('2.0')"
+    assert run(*base, "--strict")[0] == 1
+    assert run(*base, "--provider-version", "1.0")[0] == 0 and json.loads(run(*base, "--provider-version", "1.0")[1])["findings"] == []
+    code, out = run(*base, "--provider-version", "2.1")
+    assert code == 1 and json.loads(out)["provider"]["version"] == "2.1"
+    code, out = run(*base, "--provider-version", "not-a-version")
+    assert code == 2 and "not a version" in out
+
+
+def test_bare_version_prints_what_click_prints_without_importing_click():
+    from click.testing import CliRunner
+
+    clicks = CliRunner().invoke(cli, ["--version"]).output
+    code = "import sys; sys.argv = ['apiaudit', '--version']; import apiaudit.cli.main as c; c.main(); print('click' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out == clicks + "False\n"
+    assert subprocess.run([sys.executable, "-m", "apiaudit", "--version"], capture_output=True, text=True, check=True).stdout == clicks
+
+
+def test_a_warm_scan_imports_neither_griffe_nor_libcst_nor_the_engine(project, tmp_path):
+    prov, cons, cache = project
+    args = ["scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--format", "json"]
+    run(*args)  # cold: fills the index and consumer caches
+    # A lazily registered module that never ran imported none of its submodules.
+    code = textwrap.dedent("""\
+        import sys
+        from apiaudit.cli.main import main
+        sys.argv[0] = "apiaudit"
+        try:
+            main()
+        except SystemExit:
+            pass
+        ran = sorted({m.split(".")[0] for m in sys.modules if m.startswith(("griffe.", "_griffe", "libcst"))})
+        # Answered from the whole-scan results: not even the engine (consumer stage, checks) loads,
+        # nor the rules loader (the rule files are known by their bytes).
+        ran += sorted(m for m in ("apiaudit.engine", "apiaudit.consumer.visitor", "apiaudit.checks", "apiaudit.recipes.loader") if m in sys.modules)
+        print(ran, file=sys.stderr)
+    """)
+    here = tmp_path / "elsewhere"
+    here.mkdir()
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=here)
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr

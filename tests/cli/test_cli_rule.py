@@ -1,0 +1,36 @@
+"""`apiaudit rule ID`: every engine rule's section of docs/rules.md, recipe rules from their file."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from apiaudit.cli.group import cli
+from apiaudit.findings import ENGINE_RULES
+
+
+def _run(*args):
+    result = CliRunner().invoke(cli, ["rule", *args])
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize("rule_id", sorted(ENGINE_RULES))
+def test_every_engine_rule_prints_what_an_example_and_the_fix(rule_id):
+    code, out = _run(rule_id)
+    assert code == 0 and out.startswith(f"{rule_id}\n")
+    assert "**Means:**" in out
+    assert "```" in out  # an example
+    assert "**Fix:**" in out or "**What to do:**" in out
+
+
+def test_a_recipe_rule_and_an_unknown_id(tmp_path):
+    (tmp_path / "r.toml").write_text(
+        '[provider]\nname = "tinyprov"\n[[pattern]]\nid = "tiny-old-call"\nseverity = "warning"\nversions = ">=1"\n'
+        'kind = "method-called"\nmethod = "old"\nmessage = "old() is slow since 1.0"\nadvice = "call new()"\n'
+    )
+    code, out = _run("tiny-old-call", "--rules", str(tmp_path))
+    assert code == 0 and "old() is slow since 1.0" in out and "**Fix:** call new()" in out
+    code, out = _run("no-such-rule")
+    assert code == 2 and out.count("\n") == 1 and "unknown rule id 'no-such-rule'" in out
+    code, out = _run()
+    assert code == 0 and "unexpected-keyword" in out.split()

@@ -1,0 +1,41 @@
+"""Small ast readings (apiaudit/infra/astutil.py): `unparse` writes exactly what `ast.unparse` does."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+import pytest
+
+import apiaudit
+from apiaudit.infra.astutil import _plain_text, unparse
+
+_FORMS = [
+    "a", "a.b.c", "f()", "a.b(c, d.e)", "f(*args, **kwargs)", "f(x, key=y, **{'k': 1})", "f(1, True, None, x=-1)",
+    "f(1.5)", "f('s')", "f(\"it's\")", "f('a\\\\b')", "f('\\n')", "f(\"\")", "f('é')", "f('\\x00')", "f(...)",
+    "(1).real", "a[0].b(c)", "f(x for x in y)", "f(g(h(i)), j=k(l))", "f(*g(), **h())", "f(a)(b)", "(a + b).c",
+    "f(lambda: 0)", "obj.method(0x10, -0)", "f(*a.b)", "f(b'x')", "f(u'x')", "f(f'{x}')", "a[0]", "a['k'].b[c](d)[e.f]",
+    "a[1:2]", "a[b, c]", "a[()]", "a[-1]", "a[...]", "a[*b]",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", _FORMS)
+def test_each_form_as_ast_unparse_writes_it(text):
+    node = ast.parse(text, mode="eval").body
+    assert unparse(node) == ast.unparse(node)
+
+
+def test_every_call_site_of_real_code_reads_the_same():
+    """apiaudit's own source and a few standard library modules: every name, attribute and call."""
+    files = sorted(Path(apiaudit.__file__).parent.rglob("*.py")) + [Path(inspect.getfile(m)) for m in (ast, inspect, pytest)]
+    written = plain = 0
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_bytes())):
+            if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
+                text = _plain_text(node)
+                if text is not None:
+                    plain += 1
+                    assert text == ast.unparse(node), (path, node.lineno)
+                written += 1
+    assert plain > written // 2  # the direct path is the one taken most

@@ -1,0 +1,100 @@
+"""The Griffe extension's facts: light inference (self.NAME = callee(...), self.NAME: T, a helper's
+returns), run-time namespaces and placeholder bodies."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from apiaudit.provider.extension import (
+    dynamic_namespace,
+    facts,
+    only_raises_not_implemented,
+    returned_callees,
+)
+from apiaudit.provider.loader import ModuleLoader
+
+
+def _module(tmp_path, source: str):
+    pkg = tmp_path / "prov"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(textwrap.dedent(source))
+    return ModuleLoader(tmp_path, ("prov",)).load("prov")
+
+
+def test_assignments_annotations_and_returns(tmp_path):
+    module = _module(tmp_path, """
+        class Host:
+            def __init__(self, config):
+                self.model = self._build(config)
+                self.inner = make(config, architectures=["A", "B"], prefix="p", other=[1])
+                self.copy = config
+                def nested():
+                    self.hidden = Hidden()
+            def later(self):
+                self.runner: "Runner" = RunnerV1()
+            def _build(self, config):
+                if config:
+                    return Model(config)
+                return Model(None)
+    """)
+    host = module.members["Host"]
+    assert facts(host)["assigned_calls"] == {
+        "model": [["self._build", []]],
+        "inner": [["make", [["architectures", ["A", "B"]]]]],
+        "copy": [["", []]],
+        "hidden": [["Hidden", []]],  # a closure assigning self counts too
+        "runner": [["RunnerV1", []]],
+    }
+    assert facts(host)["self_annotations"] == {"runner": "'Runner'"}
+    assert "hidden" in facts(host)["self_assigned"]
+
+
+def test_returned_callees_skip_nested_functions():
+    node = ast.parse("def f(x):\n    def g():\n        return Other()\n    if x:\n        return Model(x)\n    return x\n").body[0]
+    assert sorted(returned_callees(node)) == ["", "Model"]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "for n in names:\n    globals()[n] = f(n)",
+        "globals().update(table)",
+        "vars()['x'] = 1",
+        "import sys\nsetattr(sys.modules[__name__], 'x', 1)",
+        "import sys\nsys.modules['pkg.old'] = sys.modules[__name__]",
+        "def _init():\n    globals()['late'] = 1\n\n_init()",
+        "def _make():\n    g = globals()\n    for n in names:\n        g[n] = f(n)\n\n_make()",
+        "import sys\nm = sys.modules[__name__]\nsetattr(m, 'cuda', object())",
+    ],
+)
+def test_dynamic_namespaces(code):
+    assert dynamic_namespace(ast.parse(code)) is not None
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # a helper that runs only when someone calls it binds nothing at import time
+        "import sys\ndef import_from_path(name, mod):\n    sys.modules[name] = mod",
+        "class Lazy:\n    def _load(self):\n        globals()['x'] = 1",
+        "x = globals()['y']",
+        "import sys\nmod = sys.modules[__name__]",
+        "d = {}\nd['k'] = 1",
+    ],
+)
+def test_static_namespaces(code):
+    assert dynamic_namespace(ast.parse(code)) is None
+
+
+def _func(code: str) -> ast.FunctionDef:
+    return ast.parse(code).body[0]
+
+
+def test_placeholder_bodies():
+    assert only_raises_not_implemented(_func("def f(self):\n    '''doc'''\n    raise NotImplementedError('x')"))
+    assert only_raises_not_implemented(_func("def f(self):\n    raise NotImplementedError"))
+    assert not only_raises_not_implemented(_func("def f(self):\n    x = 1\n    raise NotImplementedError"))
+    assert not only_raises_not_implemented(_func("def f(self):\n    raise ValueError"))
