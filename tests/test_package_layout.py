@@ -114,3 +114,31 @@ def test_one_meaning_per_module_name():
     # "model" is the ML model a job loads (apiaudit/model/); each stage's values are records.py
     assert not any(p.name == "model.py" for p in PACKAGE.rglob("*.py"))
     assert {p.parent.name for p in PACKAGE.rglob("records.py")} == {"consumer", "provider", "recipes"}
+
+
+# The flow, earliest first: a module may import its own stage and earlier ones only.
+# (The cache's data format serves every stage; whole scans are cached from their sources.)
+FLOW = (
+    "errors", "infra", "cache.codec", "evidence", "findings", "sources", "cache.scans", "recipes", "model",
+    "provider", "consumer", "checks", "engine", "policy", "report", "audit", "fixes", "gate", "matrix",
+    "runner", "action", "cli", "__main__",
+)  # fmt: skip
+
+
+def _stage(module: str) -> int | None:
+    rest = module.split(".", 1)[1] if "." in module else ""
+    for i, stage in reversed(list(enumerate(FLOW))):
+        if rest == stage or rest.startswith(stage + "."):
+            return i
+    return None
+
+
+def test_imports_flow_from_earlier_stages_only():
+    backwards = [
+        f"{module} -> {target}"
+        for module, targets in _graph().items()
+        for target in targets
+        if None not in (_stage(module), _stage(target)) and _stage(target) > _stage(module)  # type: ignore[operator]
+    ]
+    assert sorted(backwards) == []
+    assert {module.split(".")[1] for module in _modules() if module.count(".") == 1} - {f.split(".")[0] for f in FLOW} == set()
