@@ -27,6 +27,7 @@ from apiaudit.checks.chains import evaluate_chain
 from apiaudit.checks.conditions import record_injections
 from apiaudit.checks.deprecations import RULE as DEPRECATED_USE
 from apiaudit.checks.deprecations import Forecaster, find_deprecations
+from apiaudit.checks.pattern_findings import findings_of_hits
 from apiaudit.checks.recipe_advice import apply_recipes
 from apiaudit.checks.remote_code import remote_code_findings
 from apiaudit.consumer.records import ConsumerFile, ConsumerOptions
@@ -38,7 +39,6 @@ from apiaudit.provider.index import ProviderIndex
 from apiaudit.provider.records import CallInfo
 from apiaudit.provider.registry import ModelTypes
 from apiaudit.recipes import RuleBook
-from apiaudit.recipes.patterns import findings_of_hits
 from apiaudit.recipes.records import RemoteCodeRule
 from apiaudit.sources.base import CodeTree
 

@@ -1,7 +1,7 @@
 """Rule data meets findings: recipes explain and make fixable what the engine found.
 
 (Text [[pattern]]s are matched where the consumer stage parses each file,
-`apiaudit.consumer.patterns`; their findings are made in `apiaudit.recipes.patterns`.)
+`apiaudit.consumer.patterns`; their findings are made in `apiaudit.checks.pattern_findings`.)
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Receivers are compared as source text (``self.executor``) within one function bo
 nothing is imported and no types are inferred, so a pattern only runs on files that
 import the provider to keep false positives down. This runs where the consumer stage
 parses the file (`collect_file`), so no later stage parses it again; the findings are
-made from the hits by `apiaudit.recipes.patterns`.
+made from the hits by `apiaudit.checks.pattern_findings`.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, TypeAlias
 
 from apiaudit.infra.lazyimport import lazy_module
+from apiaudit.provider import names
 from apiaudit.provider.loader import ModuleLoader
 
 TYPE_CHECKING = False
@@ -117,6 +118,7 @@ class ProviderIndex:
         self.call_results: Callable[[AssignedValue], Symbol | None] | None = None
         self.call_results_key = ""
         self._definitions: dict[str, tuple[str, ...]] | None = None
+        self._runtime: dict[str, names.RuntimeBindings | None] = {}
 
     # ----------------------------------------------------------------- memo
     def _cached(self, key: tuple, compute):
@@ -297,13 +299,20 @@ class ProviderIndex:
             return Found(Symbol(dotted, SymbolKind.MODULE))
         return None  # its stub, read as the module's interface
 
+    def _runtime_bindings(self, dotted: str) -> names.RuntimeBindings | None:
+        """Names the `.py` behind `dotted`'s stub binds (None when there is no such `.py`)."""
+        if dotted not in self._runtime:
+            runtime = self.loader.runtime_file(dotted)
+            self._runtime[dotted] = None if runtime is None else names.runtime_bindings(self.loader.read_text(runtime))
+        return self._runtime[dotted]
+
     def _undeclared_module_member(self, module: griffe.Module, name: str) -> Unknown | None:
         """A name the module may bind where a static reader cannot see it: Unknown, not Missing."""
         path = f"{module.path}.{name}"
         dynamic = facts(module).get("dynamic_namespace")
         if dynamic:
             return Unknown(path, f"{module.path} binds names at run time ({dynamic})")
-        runtime = self.loader.runtime_bindings(module.path)
+        runtime = self._runtime_bindings(module.path)
         if runtime is not None:
             if name in runtime.names:
                 return Unknown(path, f"{module.path}'s stub does not declare {name}, but its .py binds it")
@@ -894,7 +903,7 @@ class ProviderIndex:
         if self._definitions is None:
             table = self.memo.get(("definitions",))
             if table is None:
-                table = self.loader.definitions_table()
+                table = names.definitions_table(self.loader.source_files())
                 self.memo[("definitions",)] = table
             self._definitions = dict(table)
         return self._definitions

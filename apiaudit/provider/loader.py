@@ -7,14 +7,11 @@ and never imports anything.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import logging
 import os
-import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from apiaudit.infra import lazyimport
 from apiaudit.infra.lazyimport import lazy_module
@@ -49,7 +46,6 @@ class ModuleLoader:
         self.parse_failures: dict[str, str] = {}
         self._stubs: dict[str, griffe.Module] = {}
         self._compiled: frozenset[str] | None = None
-        self._runtime: dict[str, RuntimeBindings | None] = {}
         self._root = os.fspath(root)
         self._files: dict[str, Path | None] = {}
         self._dirs: dict[str, bool] = {}
@@ -83,14 +79,13 @@ class ModuleLoader:
         runtime = path.with_suffix(".py")
         return runtime if runtime.is_file() else None
 
-    def runtime_bindings(self, dotted: str) -> RuntimeBindings | None:
-        """Names the `.py` behind `dotted`'s stub binds (None when there is no such `.py`)."""
-        if dotted not in self._runtime:
-            runtime = self.runtime_file(dotted)
-            if runtime is not None:
-                self._touch(runtime)
-            self._runtime[dotted] = runtime_bindings(runtime) if runtime is not None else None
-        return self._runtime[dotted]
+    def read_text(self, path: Path) -> str | None:
+        """A provider file's text, recorded as read (None when it cannot be read)."""
+        self._touch(path)
+        try:
+            return path.read_text("utf-8", errors="replace")
+        except OSError:
+            return None
 
     def owns(self, dotted: str) -> bool:
         return dotted.split(".", 1)[0] in self.packages
@@ -160,14 +155,9 @@ class ModuleLoader:
             self._stubs[dotted] = griffe.Module(name, filepath=base / "__init__.py", parent=parent)
         return self._stubs[dotted]
 
-    def definitions_table(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        """Every top-level name of the provider's modules -> the dotted names defining it, in one
-        pass (and `<module>LEAF` -> the modules whose last part is LEAF).
-
-        A line scan (column 0: `class X`, `def X`, `X =`, `X: T`), so it costs a read per file,
-        not a parse; every file read is recorded for cache validation.
-        """
-        table: dict[str, list[str]] = {}
+    def source_files(self) -> Iterator[tuple[str, str]]:
+        """(dotted module, text) of every `.py` of the provider's packages, in path order; each
+        file read is verified and recorded for cache validation (the names index reads them)."""
         for pkg in sorted(self.packages):
             base = self.root / pkg
             files = sorted(base.rglob("*.py")) if base.is_dir() else []
@@ -180,16 +170,10 @@ class ModuleLoader:
                 if self.verify is not None:
                     self.verify(self.relative(path), digest)
                 self.touched.setdefault(self.relative(path), digest)
-                rel = path.relative_to(self.root).with_suffix("")
-                parts = list(rel.parts)
+                parts = list(path.relative_to(self.root).with_suffix("").parts)
                 if parts[-1] == "__init__":
                     parts.pop()
-                module = ".".join(parts)
-                table.setdefault(f"<module>{parts[-1]}", []).append(module)
-                found = (next(g for g in m.groups() if g) for m in _TOP_LEVEL.finditer(data.decode("utf-8", errors="replace")))
-                for name in dict.fromkeys(found):
-                    table.setdefault(name, []).append(module + "." + name)
-        return tuple(sorted((k, tuple(v)) for k, v in table.items()))
+                yield ".".join(parts), data.decode("utf-8", errors="replace")
 
 
 
@@ -218,35 +202,3 @@ def declare_overload_only(obj: griffe.Module | griffe.Class) -> None:
     for member in list(obj.members.values()):
         if not member.is_alias and isinstance(member, griffe.Class):
             declare_overload_only(member)
-
-
-@dataclass(frozen=True)
-class RuntimeBindings:
-    """What a `.py` beside its `.pyi` binds, read once: names, and whether it hides any."""
-
-    names: frozenset[str]
-    opaque: bool  # a star import, an unreadable file, or a run-time namespace
-
-
-def runtime_bindings(path: Path) -> RuntimeBindings:
-    try:
-        tree = ast.parse(path.read_text("utf-8", errors="replace"))
-    except (SyntaxError, ValueError, RecursionError, OSError):
-        return RuntimeBindings(frozenset(), True)
-    names: set[str] = set()
-    opaque = _extension.dynamic_namespace(tree) is not None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                if alias.name == "*":
-                    opaque = True
-                else:
-                    names.add((alias.asname or alias.name).split(".")[0])
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-    return RuntimeBindings(frozenset(names), opaque)
-
-
-_TOP_LEVEL = re.compile(r"^(?:class\s+(\w+)|(?:async\s+)?def\s+(\w+)|(\w+)\s*(?::[^=\n]+)?=(?!=))", re.M)

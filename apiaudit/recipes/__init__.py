@@ -1,8 +1,7 @@
 """Declarative provider knowledge: rules/*.toml loaded, validated and filtered by provider version.
 
 Every name is imported on first use: a warm scan asks only `apiaudit.recipes.files` (the rule
-files' bytes), and must not pay for the TOML parser and the rule classes, or for the consumer
-stage that `match_patterns` reads source with.
+files' bytes), and must not pay for the TOML parser and the rule classes.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from apiaudit.recipes.files import bundled_rules_dir
     from apiaudit.recipes.loader import load_rule_file, load_rulebook
-    from apiaudit.recipes.patterns import match_patterns
     from apiaudit.recipes.records import (
         CHANGE_KINDS,
         PATTERN_KINDS,
@@ -28,7 +26,6 @@ _HOMES = {
     "bundled_rules_dir": "files",
     "load_rule_file": "loader",
     "load_rulebook": "loader",
-    "match_patterns": "patterns",
     **dict.fromkeys(("CHANGE_KINDS", "PATTERN_KINDS", "InjectionRule", "Pattern", "Recipe", "RpcRule", "RuleBook"), "records"),
 }
 

@@ -64,5 +64,5 @@ def test_warm_scan_reports_forwarded_keywords_and_moves_without_reading_the_prov
         raise AssertionError("a warm scan must not read the provider")
 
     monkeypatch.setattr(griffe, "visit", nothing)
-    monkeypatch.setattr(ModuleLoader, "definitions_table", nothing)
+    monkeypatch.setattr(ModuleLoader, "source_files", nothing)
     assert scan([str(cons)], str(prov), cache_dir=cache).findings == cold.findings

@@ -6,9 +6,10 @@ import textwrap
 
 import pytest
 
+from apiaudit.checks.pattern_findings import match_patterns
 from apiaudit.evidence import PatternFacts, RecipeFacts
 from apiaudit.findings import Severity
-from apiaudit.recipes import Pattern, load_rulebook, match_patterns
+from apiaudit.recipes import Pattern, load_rulebook
 
 FOLLOW = Pattern(id="demo-needs-finish", severity=Severity.WARNING, versions="", kind="call-not-followed-by",
                  method="start", then="finish", message="start() must be followed by finish()", advice="call finish()")
