@@ -1,0 +1,44 @@
+"""The precision corpus (bench/precision_corpus.toml) and its adjudication stay consistent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from apiaudit.infra.tomlcompat import tomllib
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+ISSUE_CAUSES = {str(n) for n in range(1, 11)}
+
+
+def load(name: str) -> dict:
+    return tomllib.loads((BENCH / name).read_text(encoding="utf-8"))
+
+
+def test_every_consumer_names_a_release_pair_and_why() -> None:
+    entries = load("precision_corpus.toml")["consumer"]
+    names = [e["consumer"].partition("==")[0] for e in entries]
+    assert len(names) == len(set(names)), "one row per consumer"
+    assert len(entries) >= 25 and sum(not e.get("truth") for e in entries) >= 16
+    for e in entries:
+        assert "==" in e["consumer"] and "==" in e["provider"], e
+        assert e["reason"].strip(), e
+
+
+def test_every_verdict_is_real_with_evidence_or_false_with_a_known_cause() -> None:
+    data = load("precision_adjudication.toml")
+    corpus = {e["consumer"].partition("==")[0] for e in load("precision_corpus.toml")["consumer"]}
+    causes = [c["id"] for c in data["cause"]]
+    assert len(causes) == len(set(causes))
+    seen: set[tuple[str, str, int, str]] = set()
+    for entry in data["error"]:
+        assert entry["consumer"] in corpus, entry
+        assert entry["verdict"] in ("real", "false"), entry
+        assert entry["evidence"].strip() and entry["why"].strip(), entry
+        if entry["verdict"] == "false":
+            assert entry["cause"] in ISSUE_CAUSES | set(causes), entry
+        for line in entry["lines"]:
+            key = (entry["consumer"], entry["path"], line, entry["rule"])
+            assert key not in seen, f"judged twice: {key}"
+            seen.add(key)
+    for cause in data["cause"]:
+        assert cause["title"].strip() and cause["consumer"].strip() and cause["reported"].strip(), cause
