@@ -86,6 +86,7 @@ def prepare(
         rpc_hosts={r.method: r.hosts for r in rulebook.rpcs},
         injection_hosts={i.keyword: i.hosts for i in rulebook.injections},
         symbol_patterns=tuple(p for p in rulebook.patterns if p.on_symbol),
+        plugins=rulebook.plugins,
     )
     deprecations = Forecaster(index, provider_tree.packages)
     return ScanSetup(provider_tree, rulebook, index, model_types, options, hosts, deprecations, remote_code)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Callable, Protocol
 
 from apiaudit.consumer.records import ClassFacts, ConsumerFile, Site, Use
@@ -14,6 +15,7 @@ from apiaudit.provider.records import (
     ReachedVia,
     Resolution,
     Symbol,
+    ProviderCall,
     UnresolvedBase,
 )
 
@@ -41,6 +43,9 @@ class Index(Protocol):
     def find_modules(self, leaf: str) -> tuple[str, ...]: ...
     def forwards(self, path: str) -> tuple[tuple[str, tuple[str, ...]], ...]: ...
     def members(self, owner: str) -> tuple[Symbol, ...]: ...
+    def calls_of(self, methods: Iterable[str]) -> dict[str, tuple[ProviderCall, ...]]: ...
+    def construction_calls(self, factory: str, class_variable: str) -> tuple[ProviderCall, ...]: ...
+    def abstract_members(self, class_path: str) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,8 @@ class HostRules:
     injection_hosts: dict = field(default_factory=dict)  # keyword -> tuple of provider class paths
     # [[pattern]]s matched on resolved callees (Pattern.on_symbol): call-without-keyword
     symbol_patterns: tuple = ()
+    # [[plugin]]s: provider bases whose consumer subclasses the provider's own factory builds
+    plugins: tuple = ()
 
 
 SOURCE_MAX_LINES = 8

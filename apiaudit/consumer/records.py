@@ -192,6 +192,32 @@ class ClassFacts:
     site: Site
 
 
+DefKind = Literal["function", "method", "staticmethod", "classmethod", "property"]
+DefParamKind = Literal["positional-only", "positional-or-keyword", "var-positional", "keyword-only", "var-keyword"]
+
+
+@dataclass(frozen=True, slots=True)
+class DefParam:
+    name: str
+    kind: DefParamKind
+    has_default: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DefinedFunction:
+    """A consumer function or method as a caller would bind to it: the contract the provider
+    calls when it calls an override, a plugin's constructor or a function put over its own."""
+
+    dotted: str  # module.Class.method, module.function
+    owner: str | None  # the class it is defined in (dotted), None for a plain function
+    params: tuple[DefParam, ...]  # as written, self/cls included
+    kind: DefKind
+    site: Site
+    # the arity of each `return` that returns a value: n for a tuple display, None otherwise
+    returns: tuple[int | None, ...] = ()
+    abstract: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class Injection:
     keyword: str
@@ -285,6 +311,7 @@ class ConsumerFile:
     notes: tuple[Note, ...] = ()
     pattern_hits: tuple[PatternHit, ...] = ()
     auto_calls: tuple[AutoCallSite, ...] = ()
+    functions: tuple[DefinedFunction, ...] = ()
     lines: tuple[str, ...] = ()
     error: str | None = None  # a parse error: nothing else was extracted
     error_site: Site | None = None
