@@ -25,6 +25,7 @@ from apiaudit.checks import (
 )
 from apiaudit.checks.chains import evaluate_chain
 from apiaudit.checks.conditions import record_injections
+from apiaudit.checks.contracts import prefetch_provider_calls
 from apiaudit.checks.deprecations import RULE as DEPRECATED_USE
 from apiaudit.checks.deprecations import Forecaster, find_deprecations
 from apiaudit.checks.pattern_findings import findings_of_hits
@@ -100,6 +101,7 @@ def consumer_context(
     names it in findings; `model` is the model the job loads (None: every registered one)."""
     ctx = CheckContext(consumer, setup.index, files, setup.hosts, setup.model_types, model, evaluate_chain=evaluate_chain)
     record_injections(ctx)
+    prefetch_provider_calls(ctx)
     return ctx
 
 

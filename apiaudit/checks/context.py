@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from collections.abc import Iterable
 from typing import Callable, Protocol
 
-from apiaudit.consumer.records import ClassFacts, ConsumerFile, Site, Use
+from apiaudit.consumer.records import ClassFacts, ConsumerFile, DefinedFunction, Site, Use
 from apiaudit.evidence import Facts, RecipeFacts
 from apiaudit.findings import ENGINE_RULES, Finding, Severity
 from apiaudit.provider.index import MroEntry
@@ -124,12 +124,32 @@ class CheckContext:
             for b in f.method_bindings:
                 self.bound_functions.setdefault(b.function, []).append(b)
         self.calls_checked = 0
+        self._methods_by_class: dict[str, dict[str, DefinedFunction]] | None = None
+        self._functions: dict[str, DefinedFunction] | None = None
 
     def call(self, path: str, *, via: ReachedVia) -> CallInfo:
         """The index's answer for calling `path`, recorded in `bound`."""
         info = self.index.call(path, via=via)
         self.bound.append(BoundCall(self.site, info))
         return info
+
+    @property
+    def methods_by_class(self) -> dict[str, dict[str, DefinedFunction]]:
+        """consumer class -> its methods by name (built once, on first use)."""
+        if self._methods_by_class is None:
+            self._methods_by_class = {}
+            for f in self.files:
+                for function in f.functions:
+                    if function.owner is not None:
+                        self._methods_by_class.setdefault(function.owner, {})[function.dotted.rpartition(".")[2]] = function
+        return self._methods_by_class
+
+    @property
+    def functions(self) -> dict[str, DefinedFunction]:
+        """every consumer function and method by its dotted path (built once, on first use)."""
+        if self._functions is None:
+            self._functions = {function.dotted: function for f in self.files for function in f.functions}
+        return self._functions
 
     def own_members(self, dotted: str, seen: frozenset[str] = frozenset()) -> frozenset[str]:
         facts = self.classes.get(dotted)

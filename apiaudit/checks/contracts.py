@@ -14,15 +14,22 @@ signature is the consumer's (`consumer/definitions.py`), the call is the provide
   class and none of its construction calls binds to the class's `__init__`.
 - `abstract-unimplemented`: a concrete consumer class (it declares no abstract method and no
   consumer class derives from it) leaves an abstract member of its provider bases undefined.
+- `replacement-incompatible`: a consumer function put where a provider method was (`Cls.m = f`,
+  `obj.m = types.MethodType(f, obj)`, `setattr`, `mock.patch.object`) cannot take what a
+  provider call of that method passes (an error when the object's class is known, a warning
+  when it is one of several).
+- `patch-target-missing`: the attribute replaced does not exist on the release: the patch
+  installs a name nothing calls (a warning).
 """
 
 from __future__ import annotations
 
 from apiaudit.checks.binding import bind
 from apiaudit.checks.context import CheckContext
-from apiaudit.consumer.records import Arg, CallShape, ClassFacts, ConsumerFile, DefinedFunction, Site
+from apiaudit.checks.receivers import InstanceValue
+from apiaudit.consumer.records import Arg, CallShape, ClassFacts, ConsumerFile, DefinedFunction, Site, Use
 from apiaudit.findings import Finding, Severity
-from apiaudit.provider.records import Found, Param, ParamKind, ProviderCall, Signature, SymbolKind
+from apiaudit.provider.records import Found, Missing, Param, ParamKind, ProviderCall, Signature, SymbolKind
 
 _NOWHERE = Site(0, 0)
 
@@ -30,7 +37,7 @@ _NOWHERE = Site(0, 0)
 def contract_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
     """Every consumer class of `file` that derives from or is injected into provider classes,
     judged against the calls the provider makes of it on this release."""
-    functions = _functions_by_class(ctx)
+    functions = ctx.methods_by_class
     findings: list[Finding] = []
     overrides: list[tuple[ClassFacts, DefinedFunction, frozenset[str]]] = []
     for facts in file.classes:
@@ -38,13 +45,11 @@ def contract_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
         if not heads:
             continue
         methods = _consumer_methods(ctx, facts, functions)
-        for name, function in methods.items():
-            if name.startswith("__") or function.kind == "property":
-                continue  # __init__ is the constructor's contract; other dunders Python calls
-            if _declared_by_provider(ctx, heads, name):
-                overrides.append((facts, function, frozenset(provider_mro)))
+        overrides.extend((facts, f, frozenset(provider_mro)) for f in _overriding(ctx, heads, methods))
         findings.extend(_constructor(ctx, file, facts, provider_mro, methods.get("__init__")))
         findings.extend(_abstract(ctx, file, facts, heads, provider_mro, methods, functions))
+    if file.replacements:
+        findings.extend(_replacements(ctx, file))
     if overrides:
         calls = ctx.index.calls_of(f.dotted.rpartition(".")[2] for _, f, _ in overrides)
         for facts, function, mro in overrides:
@@ -54,13 +59,31 @@ def contract_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
     return findings
 
 
-def _functions_by_class(ctx: CheckContext) -> dict[str, dict[str, DefinedFunction]]:
-    by_class: dict[str, dict[str, DefinedFunction]] = {}
-    for f in ctx.files:
-        for function in f.functions:
-            if function.owner is not None:
-                by_class.setdefault(function.owner, {})[function.dotted.rpartition(".")[2]] = function
-    return by_class
+def prefetch_provider_calls(ctx: CheckContext) -> None:
+    """Look up, in one pass over the release, the provider's calls of every method the
+    consumer's classes override and every attribute its functions replace (each file's check
+    then reads them from the index's memo)."""
+    functions = ctx.methods_by_class
+    names: set[str] = set()
+    for file in ctx.files:
+        for facts in file.classes:
+            heads, _ = _provider_mro(ctx, facts)
+            if heads:
+                methods = _consumer_methods(ctx, facts, functions)
+                names.update(f.dotted.rpartition(".")[2] for f in _overriding(ctx, heads, methods))
+        names.update(r.attribute for r in file.replacements if r.function is not None)
+    if names:
+        ctx.index.calls_of(names)
+
+
+def _overriding(ctx: CheckContext, heads: list[str], methods: dict[str, DefinedFunction]) -> list[DefinedFunction]:
+    """The consumer methods that override a method provider code defines."""
+    return [
+        function
+        for name, function in methods.items()
+        # __init__ is the constructor's contract; other dunders are Python's to call
+        if not name.startswith("__") and function.kind != "property" and _declared_by_provider(ctx, heads, name)
+    ]
 
 
 def _provider_mro(ctx: CheckContext, facts: ClassFacts) -> tuple[list[str], list[str]]:
@@ -259,3 +282,80 @@ def _abstract(
             severity=Severity.ERROR if built else Severity.WARNING,
         )  # fmt: skip
     ]
+
+
+def _replacements(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
+    functions = ctx.functions
+    findings: list[Finding] = []
+    for replacement in file.replacements:
+        function = functions.get(replacement.function or "")
+        if function is None:
+            continue
+        classes, bound = _replaced_classes(ctx, file, replacement)
+        if not classes:
+            continue
+        missing = [c for c in classes if isinstance(ctx.index.class_member(c, replacement.attribute, instance=True), Missing)]
+        if missing and len(missing) == len(classes):
+            findings.append(
+                ctx.finding(
+                    file, replacement.site, "patch-target-missing",
+                    f"{_short(classes)} has no attribute '{replacement.attribute}' on this release: "
+                    f"{function.dotted.rpartition('.')[2]} is installed where nothing calls it",
+                    callee=f"{classes[0]}.{replacement.attribute}", param=replacement.attribute,
+                )  # fmt: skip
+            )
+            continue
+        mros = {c: set(p for p in ctx.index.mro_paths(c) if isinstance(p, str)) for c in classes}
+        calls = ctx.index.calls_of([replacement.attribute])[replacement.attribute]
+        signature = _as_called(function, bound)
+        certain = len(classes) == 1
+        for call in calls:
+            if not any(call.receiver in mro for mro in mros.values()):
+                continue
+            binding = bind(signature, _shape(call), function.dotted)
+            if binding.uncertain:
+                continue
+            problem = next((p for p in binding.problems if p.severity is Severity.ERROR), None)
+            if problem is None:
+                continue
+            findings.append(
+                ctx.finding(
+                    file, replacement.site, "replacement-incompatible",
+                    f"{call.location} calls {call.receiver.rpartition('.')[2]}.{replacement.attribute}({_passes(call)}), "
+                    f"now {function.dotted.rpartition('.')[2]}{signature.render()}: {problem.message}"
+                    + ("" if certain else f" (if the object is a {call.receiver.rpartition('.')[2]}: it is one of {len(classes)} classes)"),
+                    callee=f"{call.receiver}.{replacement.attribute}", param=problem.param,
+                    provider_location=call.location, signature=signature.render(function.dotted.rpartition(".")[2]),
+                    severity=Severity.ERROR if certain else Severity.WARNING,
+                )  # fmt: skip
+            )
+            break  # the first provider call that cannot bind says enough
+    return findings
+
+
+def _replaced_classes(ctx: CheckContext, file: ConsumerFile, replacement) -> tuple[list[str], bool]:
+    """(the provider classes whose attribute is replaced, whether the provider's callers' arguments
+    start at the function's second parameter)."""
+    if replacement.target is not None:
+        found = ctx.index.class_named(replacement.target)
+        # a function set on a class is bound when called on an instance; MethodType binds it too
+        return ([found.path], True) if found is not None else ([], False)
+    for binding in file.method_bindings:
+        if binding.function == replacement.function and binding.site.line == replacement.site.line and binding.target:
+            root, steps = binding.target
+            value = ctx.evaluate_chain(ctx, Use(root, steps, _NOWHERE, "", ""))
+            if isinstance(value, InstanceValue) and not value.unjudged:
+                return list(value.classes), True
+    return [], False
+
+
+def _as_called(function: DefinedFunction, bound: bool) -> Signature:
+    """The parameters the provider's callers fill: after the first when the function is bound
+    (set on a class, or through MethodType); all of them when it is stored on an instance."""
+    params = function.params[1:] if bound and function.params else function.params
+    return Signature(tuple(Param(p.name, ParamKind(p.kind), p.has_default) for p in params), origin="def")
+
+
+def _short(classes: list[str]) -> str:
+    return classes[0].rpartition(".")[2] if len(classes) == 1 else f"none of {len(classes)} classes"
+

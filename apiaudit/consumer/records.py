@@ -218,6 +218,26 @@ class DefinedFunction:
     abstract: bool = False
 
 
+ReplacementVia = Literal["assign", "setattr", "patch", "method-type"]
+
+
+@dataclass(frozen=True, slots=True)
+class Replacement:
+    """A consumer function put where a provider object's attribute was: `Cls.m = f`,
+    `obj.m = types.MethodType(f, obj)`, `setattr(obj, "m", f)`, `mock.patch.object(Cls, "m", f)`.
+
+    `target` is the dotted name the object is reached by when it is a module-level name (an
+    import or a consumer class), else None (the visitor's `MethodBinding` on the same line says
+    what the object is)."""
+
+    attribute: str
+    function: str | None  # the consumer function's dotted path; None when not one of the file's functions
+    target: str | None
+    via: ReplacementVia
+    bound: bool  # the provider's callers' arguments start at the function's second parameter
+    site: Site
+
+
 @dataclass(frozen=True, slots=True)
 class Injection:
     keyword: str
@@ -312,6 +332,7 @@ class ConsumerFile:
     pattern_hits: tuple[PatternHit, ...] = ()
     auto_calls: tuple[AutoCallSite, ...] = ()
     functions: tuple[DefinedFunction, ...] = ()
+    replacements: tuple[Replacement, ...] = ()
     lines: tuple[str, ...] = ()
     error: str | None = None  # a parse error: nothing else was extracted
     error_site: Site | None = None

@@ -40,7 +40,7 @@ def find_calls(index: ProviderIndex, methods: Iterable[str]) -> dict[str, tuple[
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError):
             continue
-        reader = _ModuleCalls(index, module, frozenset(present), _import_map(tree, module))
+        reader = _ModuleCalls(index, module, frozenset(present), _import_map(tree, module), text)
         reader.read(tree)
         for call in reader.calls:
             found[call[0]].append(call[1])
@@ -48,10 +48,16 @@ def find_calls(index: ProviderIndex, methods: Iterable[str]) -> dict[str, tuple[
 
 
 def _import_map(tree: ast.Module, module: str) -> dict[str, str]:
-    """Module-level names -> the dotted paths they stand for (imports, and the module's own classes/functions)."""
+    """Module-level names -> the dotted paths they stand for (imports at module level, also
+    under `if`/`try`, and the module's own classes and functions)."""
     names: dict[str, str] = {}
     package = module.rpartition(".")[0]
-    for node in ast.walk(tree):
+    statements: list[ast.stmt] = list(tree.body)
+    for node in statements:
+        if isinstance(node, ast.If):
+            statements.extend(node.body + node.orelse)
+        elif isinstance(node, ast.Try):
+            statements.extend(node.body + [s for h in node.handlers for s in h.body] + node.orelse)
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -74,36 +80,55 @@ def _import_map(tree: ast.Module, module: str) -> dict[str, str]:
 
 
 class _ModuleCalls:
-    def __init__(self, index: ProviderIndex, module: str, methods: frozenset[str], names: dict[str, str]):
+    def __init__(self, index: ProviderIndex, module: str, methods: frozenset[str], names: dict[str, str], text: str):
+        self.lines = text.splitlines()
+        self.needles = tuple(f".{m}(" for m in methods)
         self.index = index
         self.module = module
         self.methods = methods
         self.names = names
         self.file = index.loader.relative(index.loader.module_file(module) or module.replace(".", "/") + ".py")
         self.calls: list[tuple[str, ProviderCall]] = []
-        # class -> attribute -> the class every `self.attr = ...` of its methods assigns
-        self._attributes: dict[str, dict[str, str]] = {}
+        self._class_nodes: dict[str, ast.ClassDef] = {}
+        # (class, attribute) -> the class every `self.attr = ...` of its methods assigns, asked on demand
+        self._attributes: dict[tuple[str, str], str | None] = {}
+        self._stores: dict[str, dict[str, list[tuple[str, ast.expr]]]] = {}
 
-    def _assigned_attributes(self, node: ast.ClassDef, dotted: str) -> dict[str, str]:
-        """`self.attr = expr` (or `self.attr: T = ...`) in the class's methods: the class each
-        attribute holds when every assignment that is not `None` agrees (else nothing)."""
-        seen: dict[str, set[str | None]] = {}
-        for method in node.body:
-            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            args = [*method.args.posonlyargs, *method.args.args]
-            first = args[0].arg if args else None
-            for inner in ast.walk(method):
-                if isinstance(inner, ast.AnnAssign) and _is_self_attribute(inner.target, first):
-                    assert isinstance(inner.target, ast.Attribute)
-                    seen.setdefault(inner.target.attr, set()).add(self._annotation(inner.annotation))
-                elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 and _is_self_attribute(inner.targets[0], first):
-                    target = inner.targets[0]
-                    assert isinstance(target, ast.Attribute)
-                    if isinstance(inner.value, ast.Constant) and inner.value.value is None:
-                        continue
-                    seen.setdefault(target.attr, set()).add(self._receiver(inner.value, None, None, {}))
-        return {name: next(iter(types)) for name, types in seen.items() if len(types) == 1 and None not in types}  # type: ignore[misc]
+    def _attribute_class(self, owner: str, name: str) -> str | None:
+        """`self.name = expr` (or `self.name: T = ...`) in the class's methods: the class it holds
+        when every assignment that is not `None` agrees (else None)."""
+        key = (owner, name)
+        if key not in self._attributes:
+            self._attributes[key] = None
+            seen: set[str | None] = set()
+            for kind, expr in self._assignments(owner).get(name, ()):
+                seen.add(self._annotation(expr) if kind == "annotation" else self._receiver(expr, None, None, _NO_TYPES))
+                if len(seen) > 1 or None in seen:
+                    return None
+            self._attributes[key] = next(iter(seen)) if seen else None
+        return self._attributes[key]
+
+    def _assignments(self, owner: str) -> dict[str, list[tuple[str, ast.expr]]]:
+        """attribute -> what its methods store in `self.attribute` (None stores left out), one walk a class."""
+        found = self._stores.get(owner)
+        if found is None:
+            found = self._stores[owner] = {}
+            node = self._class_nodes.get(owner)
+            for method in node.body if node is not None else ():
+                if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                args = [*method.args.posonlyargs, *method.args.args]
+                first = args[0].arg if args else None
+                for inner in ast.walk(method):
+                    if isinstance(inner, ast.AnnAssign) and _is_self(inner.target, first):
+                        assert isinstance(inner.target, ast.Attribute)
+                        found.setdefault(inner.target.attr, []).append(("annotation", inner.annotation))
+                    elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 and _is_self(inner.targets[0], first):
+                        if not (isinstance(inner.value, ast.Constant) and inner.value.value is None):
+                            target = inner.targets[0]
+                            assert isinstance(target, ast.Attribute)
+                            found.setdefault(target.attr, []).append(("value", inner.value))
+        return found
 
     def read(self, tree: ast.Module) -> None:
         for node in tree.body:
@@ -113,7 +138,7 @@ class _ModuleCalls:
                 self._function(node, None)
 
     def _class(self, node: ast.ClassDef, dotted: str) -> None:
-        self._attributes[dotted] = self._assigned_attributes(node, dotted)
+        self._class_nodes[dotted] = node
         for child in node.body:
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._function(child, dotted)
@@ -121,31 +146,34 @@ class _ModuleCalls:
                 self._class(child, f"{dotted}.{child.name}")
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, owner: str | None) -> None:
-        args = [*node.args.posonlyargs, *node.args.args]
-        first = args[0].arg if args and owner is not None else None
-        typed: dict[str, str] = {}  # local name -> annotation/receiver text's class path
-        for arg in (*args, *node.args.kwonlyargs):
-            if arg.annotation is not None:
-                path = self._annotation(arg.annotation)
-                if path:
-                    typed[arg.arg] = path
+        segment = "\n".join(self.lines[node.lineno - 1 : node.end_lineno])
+        if not any(needle in segment for needle in self.needles):
+            return  # (a call split across lines as `obj.name\n(` is not seen: rare in practice)
         unpacked: dict[int, int] = {}  # id(call node) -> targets it is unpacked into
         calls: list[ast.Call] = []
+        # local name -> what types it (an annotation or an assigned expression), read only
+        # when a call of a wanted method has that name as its receiver
+        sources: dict[str, tuple[str, ast.expr]] = {}
+        args = [*node.args.posonlyargs, *node.args.args]
+        first = args[0].arg if args and owner is not None else None
+        for arg in (*args, *node.args.kwonlyargs):
+            if arg.annotation is not None:
+                sources[arg.arg] = ("annotation", arg.annotation)
         for inner in ast.walk(node):
-            if isinstance(inner, ast.Assign) and isinstance(inner.value, ast.Call):
+            if isinstance(inner, ast.Call):
+                if isinstance(inner.func, ast.Attribute) and inner.func.attr in self.methods:
+                    calls.append(inner)
+            elif isinstance(inner, ast.Assign) and isinstance(inner.value, ast.Call):
                 target = inner.targets[0]
                 if isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in target.elts):
                     unpacked[id(inner.value)] = len(target.elts)
                 elif isinstance(target, ast.Name):
-                    receiver = self._receiver(inner.value, owner, first, typed)
-                    if receiver:
-                        typed.setdefault(target.id, receiver)
+                    sources.setdefault(target.id, ("value", inner.value))
             elif isinstance(inner, ast.AnnAssign) and isinstance(inner.target, ast.Name):
-                path = self._annotation(inner.annotation)
-                if path:
-                    typed[inner.target.id] = path
-            elif isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr in self.methods:
-                calls.append(inner)
+                sources[inner.target.id] = ("annotation", inner.annotation)
+        if not calls:
+            return
+        typed = _LocalTypes(self, sources, owner, first)
         for call in calls:
             assert isinstance(call.func, ast.Attribute)
             receiver = self._receiver(call.func.value, owner, first, typed)
@@ -167,7 +195,7 @@ class _ModuleCalls:
                 )
             )
 
-    def _receiver(self, node: ast.expr, owner: str | None, first: str | None, typed: dict[str, str]) -> str | None:
+    def _receiver(self, node: ast.expr, owner: str | None, first: str | None, typed: _Types) -> str | None:
         """The class the receiver expression is known to be an instance of (or, for self, to derive from)."""
         if isinstance(node, ast.Name):
             if owner is not None and node.id == first:
@@ -177,15 +205,21 @@ class _ModuleCalls:
             base = self._receiver(node.value, owner, first, typed)
             if base is None:
                 return None
-            if node.value.id == first and node.attr in self._attributes.get(base, {}):
-                return self._attributes[base][node.attr]
+            if node.value.id == first and base == owner:
+                assigned = self._attribute_class(base, node.attr)
+                if assigned is not None:
+                    return assigned
             found = self.index.attribute_type(base, node.attr)
             return found.path if found is not None else None
         if isinstance(node, ast.Call):
             path = self._dotted(node.func)
             if path is None:
                 return None
+            if self.index.defines_class(path):
+                return path  # `Cls(...)`: an instance of it
             res = self.index.resolve(path)
+            if isinstance(res, Found) and res.symbol.kind is SymbolKind.CLASS:
+                return res.symbol.path
             if isinstance(res, Found) and res.symbol.kind is SymbolKind.FUNCTION:
                 returned = self.index.return_class(res.symbol.path)
                 return returned.path if returned is not None else None
@@ -199,6 +233,14 @@ class _ModuleCalls:
             return f"{base}.{node.attr}" if base else None
         return None
 
+    def _class_path(self, path: str) -> str | None:
+        """The class `path` names: itself when the release's text defines it there (no module
+        visited), else through the index (aliases, re-exports)."""
+        if self.index.defines_class(path):
+            return path
+        found = self.index.class_named(path)
+        return found.path if found is not None else None
+
     def _annotation(self, node: ast.expr) -> str | None:
         """The one class an annotation names (`Cls`, `mod.Cls`, `"Cls"`, `Cls | None`, `Optional[Cls]`)."""
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -210,11 +252,39 @@ class _ModuleCalls:
         if len(members) != 1:
             return None
         path = self._dotted(members[0])
-        found = self.index.class_named(path) if path else None
-        return found.path if found is not None else None
+        return self._class_path(path) if path else None
 
 
-def _is_self_attribute(node: ast.expr, first: str | None) -> bool:
+class _Types:
+    def get(self, name: str) -> str | None:
+        return None
+
+
+_NO_TYPES = _Types()
+
+
+class _LocalTypes(_Types):
+    """A function's local names typed on demand: a parameter's or local's annotation, or the
+    receiver class of the call first assigned to it."""
+
+    def __init__(self, reader: _ModuleCalls, sources: dict[str, tuple[str, ast.expr]], owner: str | None, first: str | None):
+        self.reader, self.sources, self.owner, self.first = reader, sources, owner, first
+        self.known: dict[str, str | None] = {}
+
+    def get(self, name: str) -> str | None:
+        if name not in self.known:
+            self.known[name] = None  # a name typed through itself stays unknown
+            source = self.sources.get(name)
+            if source is not None:
+                kind, expr = source
+                self.known[name] = (
+                    self.reader._annotation(expr) if kind == "annotation" else self.reader._receiver(expr, self.owner, self.first, self)
+                )
+        return self.known[name]
+
+
+def _is_self(node: ast.expr, first: str | None) -> bool:
+    """`self.<attribute>` as a store target (`first` is the method's first parameter)."""
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == first
 
 

@@ -713,6 +713,11 @@ class ProviderIndex:
             return annotated or AssignedValue(ValueKind.CALL_RESULT, res.symbol, list_keywords)
         return None
 
+    def defines_class(self, path: str) -> bool:
+        """Whether `path` is a `class` statement at the top level of its module, read from the
+        release's text (no module visited): such a path names that class and nothing else."""
+        return path in self.definitions().get(f"<class>{path.rpartition('.')[2]}", ())
+
     def class_named(self, path: str) -> Symbol | None:
         """The provider class `path` names: a class, or a module-level alias of one
         (`KVConnectorBase = KVConnectorBase_V1`), followed a few hops."""

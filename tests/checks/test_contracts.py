@@ -17,7 +17,9 @@ from apiaudit.policy.config import Settings
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PROVIDERS = FIXTURES / "providers"
 CONSUMER = FIXTURES / "consumers" / "plugin" / "plugin"
-CONTRACT_RULES = {"override-incompatible", "constructor-incompatible", "abstract-unimplemented"}
+CONTRACT_RULES = {
+    "override-incompatible", "constructor-incompatible", "abstract-unimplemented", "replacement-incompatible", "patch-target-missing",
+}  # fmt: skip
 
 
 def _findings(version: str):
@@ -43,6 +45,9 @@ def test_each_break_on_the_next_release_names_the_provider_call_site():
         ("plugin/connector.py", 16, "override-incompatible", "error", None, "hostlib/scheduler.py:12"),
         ("plugin/connector.py", 19, "override-incompatible", "warning", None, "hostlib/scheduler.py:11"),
         ("plugin/executor.py", 7, "override-incompatible", "error", "non_block", "hostlib/executor.py:6"),
+        ("plugin/patches.py", 20, "replacement-incompatible", "error", "metadata", "hostlib/model.py:16"),
+        ("plugin/patches.py", 21, "patch-target-missing", "warning", "old_hook", None),
+        ("plugin/patches.py", 25, "replacement-incompatible", "error", "positions", "hostlib/model.py:19"),
     ]
 
 
