@@ -53,6 +53,7 @@ def scan(
     model: ModelFacts | None = None,
     provider_version: str | None = None,
     python_version: tuple[int, ...] | None = None,
+    with_deps: bool | None = None,
 ) -> Report:
     """Audit each consumer against the provider. Raises InputError for bad input.
 
@@ -67,7 +68,9 @@ def scan(
     model-facing rules (``remote-code-required``) run only with it. `provider_version` states
     the provider's version when its source cannot tell (a bare checkout); `python_version` is
     the Python the audited code is assumed to run on (`sys.version_info` guards), by default the
-    running interpreter's.
+    running interpreter's. `with_deps`: also audit the consumer's declared dependencies that
+    import the provider (`apiaudit.sources.dependencies`); by default (None) only for a released
+    or installed consumer that imports nothing of the provider itself.
     """
     settings = settings if settings is not None else load_settings()
     if baseline is not None:
@@ -90,6 +93,7 @@ def scan(
                     layer_consumers, layer_provider, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress,
                     use_index_cache=use_index_cache, settings=settings, use_baseline=use_baseline, against=against,
                     offline=offline, model=model, provider_version=provider_version, python_version=python_version,
+                    with_deps=with_deps,
                 )  # fmt: skip
                 for layer_consumers, layer_provider in layers
             ]
@@ -101,14 +105,14 @@ def scan(
             scan(
                 consumers, spec, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress,
                 use_index_cache=use_index_cache, settings=settings, use_baseline=use_baseline, offline=offline,
-                model=model, provider_version=provider_version, python_version=python_version,
+                model=model, provider_version=provider_version, python_version=python_version, with_deps=with_deps,
             )  # fmt: skip
             for spec in (provider, against)
         )
         return upgrade_delta(new, current)
     report, files, known_rules = _scan_once(
         consumers, provider, cache_dir, rules_dirs, progress, use_index_cache, settings, offline, model,
-        provider_version, python_version,
+        provider_version, python_version, with_deps,
     )
     return apply_policy(report, settings, files, use_baseline=use_baseline, known_rules=known_rules)
 
@@ -116,6 +120,7 @@ def scan(
 def _scan_once(
     consumers, provider, cache_dir, rules_dirs, progress, use_index_cache, settings: Settings, offline: bool,
     model: ModelFacts | None, provider_version: str | None, python_version: tuple[int, ...] | None,
+    with_deps: bool | None = None,
 ):
     started = time.perf_counter()
     progress = progress or NullProgress()
@@ -140,6 +145,11 @@ def _scan_once(
     rules, full_book = _rules(rules_dirs, provider_tree, cache_dir if use_index_cache else None)
     settings.check_rule_ids(set(rules.known_rules))
     trees = [sources.resolve(spec, cache_dir=cache_dir, progress=progress, check_entry=False) for spec in consumers]
+    dependencies, notices = _dependencies(trees, provider_tree, with_deps, cache_dir, progress)
+    if dependencies:
+        consumers = [*consumers, *(d.spec for d in dependencies)]
+        trees += [sources.resolve(d.spec, cache_dir=cache_dir, progress=progress, check_entry=False) for d in dependencies]
+    coupled = {d.consumer for d in dependencies}  # consumers audited through their dependencies
     labels, chosen, read = _consumer_files(trees, settings)
     results_key = (
         _results_key(provider_tree, rules.digest, model, python_version, trees, read, cache_dir) if use_index_cache else None
@@ -196,11 +206,11 @@ def _scan_once(
         files_scanned += len(files)
         uses = sum(len(f.imports) + len(f.uses) + len(f.rpc_calls) for f in files)
         # With --model, model-facing rules check the consumer whatever the provider is.
-        if not uses and not any(f.error for f in files) and not remote_code_rules:
+        if not uses and not any(f.error for f in files) and not remote_code_rules and _label(tree) not in coupled:
             # Green on nothing checked would be a lie: a typo'd --provider, or the wrong consumer.
             raise InputError(
-                f"{tree.name} never uses {provider_tree.name} (packages {', '.join(provider_tree.packages)}): "
-                "nothing to check; is --provider right?"
+                f"{tree.name} never uses {provider_tree.name} (packages {', '.join(provider_tree.packages)}), "
+                "nor does any dependency it declares: nothing to check; is --provider right?"
             )
         calls_checked += uses
     if use_index_cache:
@@ -213,6 +223,7 @@ def _scan_once(
         calls_checked=calls_checked,
         duration_s=round(time.perf_counter() - started, 3),
         rules_version=book.fingerprint or None,
+        notices=tuple(notices),
         extras=_model_extras(model) + (
             # What guards were judged against: say it, since both change which lines run.
             ("provider_version", provider_tree.version or "unknown (version guards undecided)"),
@@ -222,6 +233,42 @@ def _scan_once(
     if results_key is not None:
         scans.store(cache_dir, results_key, provider_tree, dict(index.loader.touched), report_to_dict(report))
     return report, read, rules.known_rules
+
+
+def _label(tree: CodeTree) -> str:
+    return f"{tree.name} {tree.version}" if tree.version else tree.name
+
+
+def _dependencies(trees: list[CodeTree], provider_tree: CodeTree, with_deps: bool | None, cache_dir: Path, progress: Progress):
+    """The declared dependencies that import the provider, of each released or installed consumer
+    that imports none of it itself (or of every one, `with_deps=True`), and what to say about them."""
+    from apiaudit.sources.dependencies import provider_dependencies, uses_provider
+
+    found: list = []
+    notices: list[str] = []
+    if with_deps is False:
+        return found, notices
+    for tree in trees:
+        if tree.kind == "path" and not with_deps:
+            continue  # a checkout's dependencies are the environment's: audit them by name
+        if not with_deps and uses_provider(tree, provider_tree.packages):
+            continue
+        progress.start(f"checking {tree.name}'s dependencies for {provider_tree.name} imports", 0)
+        deps, more = provider_dependencies(
+            tree, provider_tree, cache_dir=cache_dir,
+            resolve=lambda spec: sources.resolve(spec, cache_dir=cache_dir, progress=progress),
+            versions=lambda name: sources.release_versions(name, cache_dir=cache_dir),
+        )  # fmt: skip
+        notices += more
+        for dep in deps:
+            if all(d.spec != dep.spec for d in found):
+                found.append(dep)
+            itself = f"imports nothing from {provider_tree.name} itself; it " if not with_deps else ""
+            notices.append(
+                f"{' '.join(filter(None, (dep.name, dep.version)))} audited too: {dep.consumer} {itself}"
+                f"requires {dep.requirement}, which imports {provider_tree.name}"
+            )
+    return found, notices
 
 
 def _provider_tree(

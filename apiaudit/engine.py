@@ -25,6 +25,7 @@ from apiaudit.checks import (
 )
 from apiaudit.checks.chains import evaluate_chain
 from apiaudit.checks.conditions import record_injections
+from apiaudit.checks.contracts import prefetch_provider_calls
 from apiaudit.checks.deprecations import RULE as DEPRECATED_USE
 from apiaudit.checks.deprecations import Forecaster, find_deprecations
 from apiaudit.checks.pattern_findings import findings_of_hits
@@ -86,6 +87,7 @@ def prepare(
         rpc_hosts={r.method: r.hosts for r in rulebook.rpcs},
         injection_hosts={i.keyword: i.hosts for i in rulebook.injections},
         symbol_patterns=tuple(p for p in rulebook.patterns if p.on_symbol),
+        plugins=rulebook.plugins,
     )
     deprecations = Forecaster(index, provider_tree.packages)
     return ScanSetup(provider_tree, rulebook, index, model_types, options, hosts, deprecations, remote_code)
@@ -99,6 +101,7 @@ def consumer_context(
     names it in findings; `model` is the model the job loads (None: every registered one)."""
     ctx = CheckContext(consumer, setup.index, files, setup.hosts, setup.model_types, model, evaluate_chain=evaluate_chain)
     record_injections(ctx)
+    prefetch_provider_calls(ctx)
     return ctx
 
 

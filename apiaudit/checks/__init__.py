@@ -7,6 +7,7 @@ from typing import Callable, TypeVar
 
 from apiaudit.checks.chains import check_use
 from apiaudit.checks.conditions import guard_failures, verdict
+from apiaudit.checks.contracts import contract_findings
 from apiaudit.checks.context import BoundCall, CheckContext, HostRules
 from apiaudit.checks.imports import check_import
 from apiaudit.checks.rpc import check_rpc
@@ -29,6 +30,8 @@ def check_engine_rules(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
     findings.extend(_judged(ctx, file, file.notes, check_note))
     ctx.site = None
     findings.extend(guard_failures(ctx, file))
+    if file.classes or file.replacements:
+        findings.extend(contract_findings(ctx, file))
     return findings
 
 

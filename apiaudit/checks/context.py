@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Callable, Protocol
 
-from apiaudit.consumer.records import ClassFacts, ConsumerFile, Site, Use
+from apiaudit.consumer.records import ClassFacts, ConsumerFile, DefinedFunction, Site, Use
 from apiaudit.evidence import Facts, RecipeFacts
 from apiaudit.findings import ENGINE_RULES, Finding, Severity
 from apiaudit.provider.index import MroEntry
@@ -14,6 +15,7 @@ from apiaudit.provider.records import (
     ReachedVia,
     Resolution,
     Symbol,
+    ProviderCall,
     UnresolvedBase,
 )
 
@@ -41,6 +43,9 @@ class Index(Protocol):
     def find_modules(self, leaf: str) -> tuple[str, ...]: ...
     def forwards(self, path: str) -> tuple[tuple[str, tuple[str, ...]], ...]: ...
     def members(self, owner: str) -> tuple[Symbol, ...]: ...
+    def calls_of(self, methods: Iterable[str]) -> dict[str, tuple[ProviderCall, ...]]: ...
+    def construction_calls(self, factory: str, class_variable: str) -> tuple[ProviderCall, ...]: ...
+    def abstract_members(self, class_path: str) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,8 @@ class HostRules:
     injection_hosts: dict = field(default_factory=dict)  # keyword -> tuple of provider class paths
     # [[pattern]]s matched on resolved callees (Pattern.on_symbol): call-without-keyword
     symbol_patterns: tuple = ()
+    # [[plugin]]s: provider bases whose consumer subclasses the provider's own factory builds
+    plugins: tuple = ()
 
 
 SOURCE_MAX_LINES = 8
@@ -117,12 +124,32 @@ class CheckContext:
             for b in f.method_bindings:
                 self.bound_functions.setdefault(b.function, []).append(b)
         self.calls_checked = 0
+        self._methods_by_class: dict[str, dict[str, DefinedFunction]] | None = None
+        self._functions: dict[str, DefinedFunction] | None = None
 
     def call(self, path: str, *, via: ReachedVia) -> CallInfo:
         """The index's answer for calling `path`, recorded in `bound`."""
         info = self.index.call(path, via=via)
         self.bound.append(BoundCall(self.site, info))
         return info
+
+    @property
+    def methods_by_class(self) -> dict[str, dict[str, DefinedFunction]]:
+        """consumer class -> its methods by name (built once, on first use)."""
+        if self._methods_by_class is None:
+            self._methods_by_class = {}
+            for f in self.files:
+                for function in f.functions:
+                    if function.owner is not None:
+                        self._methods_by_class.setdefault(function.owner, {})[function.dotted.rpartition(".")[2]] = function
+        return self._methods_by_class
+
+    @property
+    def functions(self) -> dict[str, DefinedFunction]:
+        """every consumer function and method by its dotted path (built once, on first use)."""
+        if self._functions is None:
+            self._functions = {function.dotted: function for f in self.files for function in f.functions}
+        return self._functions
 
     def own_members(self, dotted: str, seen: frozenset[str] = frozenset()) -> frozenset[str]:
         facts = self.classes.get(dotted)

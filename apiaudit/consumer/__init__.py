@@ -18,6 +18,7 @@ from apiaudit.consumer.one_pass import RecordingNames, import_order, still_valid
 from apiaudit.consumer.patterns import pattern_hits
 from apiaudit.consumer.positions import to_characters
 from apiaudit.consumer.records import ConsumerFile, ConsumerOptions, Site
+from apiaudit.consumer.definitions import defined_functions, replacements
 from apiaudit.consumer.visitor import ModuleVisitor
 from apiaudit.infra.atomic import is_disk_full
 from apiaudit.infra.gcpause import paused_gc
@@ -72,7 +73,11 @@ def collect_file(
     except (OSError, ValueError, RecursionError) as exc:
         return ConsumerFile(path=rel, module=module, error=str(exc), error_site=Site(1, 0))
     found = ModuleVisitor(source, rel, module, is_package, options, names).run(syntax)
-    found = _rule_matches(found, syntax, options, source)
+    found = replace(
+        _rule_matches(found, syntax, options, source),
+        functions=defined_functions(syntax, module),
+        replacements=replacements(syntax, module, source),
+    )
     return to_characters(found, found.lines)
 
 

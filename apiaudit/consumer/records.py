@@ -192,6 +192,52 @@ class ClassFacts:
     site: Site
 
 
+DefKind = Literal["function", "method", "staticmethod", "classmethod", "property"]
+DefParamKind = Literal["positional-only", "positional-or-keyword", "var-positional", "keyword-only", "var-keyword"]
+
+
+@dataclass(frozen=True, slots=True)
+class DefParam:
+    name: str
+    kind: DefParamKind
+    has_default: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DefinedFunction:
+    """A consumer function or method as a caller would bind to it: the contract the provider
+    calls when it calls an override, a plugin's constructor or a function put over its own."""
+
+    dotted: str  # module.Class.method, module.function
+    owner: str | None  # the class it is defined in (dotted), None for a plain function
+    params: tuple[DefParam, ...]  # as written, self/cls included
+    kind: DefKind
+    site: Site
+    # the arity of each `return` that returns a value: n for a tuple display, None otherwise
+    returns: tuple[int | None, ...] = ()
+    abstract: bool = False
+
+
+ReplacementVia = Literal["assign", "setattr", "patch", "method-type"]
+
+
+@dataclass(frozen=True, slots=True)
+class Replacement:
+    """A consumer function put where a provider object's attribute was: `Cls.m = f`,
+    `obj.m = types.MethodType(f, obj)`, `setattr(obj, "m", f)`, `mock.patch.object(Cls, "m", f)`.
+
+    `target` is the dotted name the object is reached by when it is a module-level name (an
+    import or a consumer class), else None (the visitor's `MethodBinding` on the same line says
+    what the object is)."""
+
+    attribute: str
+    function: str | None  # the consumer function's dotted path; None when not one of the file's functions
+    target: str | None
+    via: ReplacementVia
+    bound: bool  # the provider's callers' arguments start at the function's second parameter
+    site: Site
+
+
 @dataclass(frozen=True, slots=True)
 class Injection:
     keyword: str
@@ -285,6 +331,8 @@ class ConsumerFile:
     notes: tuple[Note, ...] = ()
     pattern_hits: tuple[PatternHit, ...] = ()
     auto_calls: tuple[AutoCallSite, ...] = ()
+    functions: tuple[DefinedFunction, ...] = ()
+    replacements: tuple[Replacement, ...] = ()
     lines: tuple[str, ...] = ()
     error: str | None = None  # a parse error: nothing else was extracted
     error_site: Site | None = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import textwrap
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any, Callable, TypeAlias
 
 from apiaudit.infra.lazyimport import lazy_module
@@ -47,6 +48,7 @@ from apiaudit.provider.records import (
     NarrowKind,
     Param,
     ParamKind,
+    ProviderCall,
     ReachedVia,
     Resolution,
     Signature,
@@ -710,6 +712,82 @@ class ProviderIndex:
             annotated = self._returns_value(func) if isinstance(func, griffe.Function) else None
             return annotated or AssignedValue(ValueKind.CALL_RESULT, res.symbol, list_keywords)
         return None
+
+    def defines_class(self, path: str) -> bool:
+        """Whether `path` is a `class` statement at the top level of its module, read from the
+        release's text (no module visited): such a path names that class and nothing else."""
+        return path in self.definitions().get(f"<class>{path.rpartition('.')[2]}", ())
+
+    def class_named(self, path: str) -> Symbol | None:
+        """The provider class `path` names: a class, or a module-level alias of one
+        (`KVConnectorBase = KVConnectorBase_V1`), followed a few hops."""
+        return self._cached(("class-named", path), lambda: self._class_named_path(path, 3))
+
+    def _class_named_path(self, path: str, hops: int) -> Symbol | None:
+        res = self.resolve(path)
+        if not isinstance(res, Found):
+            return None
+        if res.symbol.kind is SymbolKind.CLASS:
+            return res.symbol
+        obj = self.object_at(res.symbol.path)
+        if hops and isinstance(obj, griffe.Attribute) and obj.value is not None:
+            text = str(obj.value)
+            if all(part.isidentifier() for part in text.split(".")):
+                target = self._name_path(obj.parent, text)
+                return self._class_named_path(target, hops - 1) if target else None
+        return None
+
+    def return_class(self, path: str) -> Symbol | None:
+        """The class a provider function's return annotation names, if exactly one."""
+        return self._cached(("return-class", path), lambda: self._return_class(path))
+
+    def _return_class(self, path: str) -> Symbol | None:
+        func = self.object_at(path)
+        if not isinstance(func, griffe.Function) or func.returns is None:
+            return None
+        found = self.annotation_class(func.returns, func)
+        if found is None:
+            members = [m for m in ex.union_members(func.returns) if m is not None]
+            path = ex.canonical(members[0]) if len(members) == 1 else None
+            found = self.class_named(path) if path else None
+        return found
+
+    def calls_of(self, methods: Iterable[str]) -> dict[str, tuple[ProviderCall, ...]]:
+        """method name -> the provider's own calls of it on receivers of known classes
+        (`provider/callsites.py`), looked up for the names not answered yet in one pass."""
+        wanted = sorted(set(methods))
+        missing = [m for m in wanted if ("provider-calls", m) not in self.memo]
+        if missing:
+            from apiaudit.provider.callsites import find_calls
+
+            for name, calls in find_calls(self, missing).items():
+                self.memo[("provider-calls", name)] = calls
+        return {m: self.memo[("provider-calls", m)] for m in wanted}
+
+    def construction_calls(self, factory: str, class_variable: str) -> tuple[ProviderCall, ...]:
+        """How the provider function `factory` calls the class held in its local `class_variable`."""
+        from apiaudit.provider.callsites import construction_calls
+
+        return self._cached(("constructs", factory, class_variable), lambda: construction_calls(self, factory, class_variable))
+
+    def abstract_members(self, class_path: str) -> tuple[str, ...]:
+        """Names along the MRO whose first definition is abstract (`@abstractmethod`): what a
+        concrete subclass must define."""
+        return self._cached(("abstract", class_path), lambda: self._abstract_members(class_path))
+
+    def _abstract_members(self, class_path: str) -> tuple[str, ...]:
+        seen: set[str] = set()
+        abstract: list[str] = []
+        for klass in self.mro(class_path):
+            if not isinstance(klass, griffe.Class):
+                continue
+            for name, member in klass.members.items():
+                if name in seen or member.is_alias:
+                    continue
+                seen.add(name)
+                if isinstance(member, griffe.Function) and "abstractmethod" in member.labels:
+                    abstract.append(name)
+        return tuple(abstract)
 
     def _returns_value(self, func: griffe.Function) -> AssignedValue | None:
         found = self.annotation_class(func.returns, func)

@@ -16,7 +16,8 @@ _TOP_LEVEL = re.compile(r"^(?:class\s+(\w+)|(?:async\s+)?def\s+(\w+)|(\w+)\s*(?:
 
 def definitions_table(sources: Iterable[tuple[str, str]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Every top-level name of the given (dotted module, text) -> the dotted names defining it
-    (and `<module>LEAF` -> the modules whose last part is LEAF).
+    (and `<module>LEAF` -> the modules whose last part is LEAF, `<class>NAME` -> the `class NAME`
+    statements among them).
 
     A line scan (column 0: `class X`, `def X`, `X =`, `X: T`), so it costs a read per file,
     not a parse.
@@ -24,9 +25,11 @@ def definitions_table(sources: Iterable[tuple[str, str]]) -> tuple[tuple[str, tu
     table: dict[str, list[str]] = {}
     for module, text in sources:
         table.setdefault(f"<module>{module.rpartition('.')[2]}", []).append(module)
-        found = (next(g for g in m.groups() if g) for m in _TOP_LEVEL.finditer(text))
-        for name in dict.fromkeys(found):
+        found = [(m.group(1), next(g for g in m.groups() if g)) for m in _TOP_LEVEL.finditer(text)]
+        for name in dict.fromkeys(name for _, name in found):
             table.setdefault(name, []).append(module + "." + name)
+        for name in dict.fromkeys(cls for cls, _ in found if cls):
+            table.setdefault(f"<class>{name}", []).append(module + "." + name)
     return tuple(sorted((k, tuple(v)) for k, v in table.items()))
 
 

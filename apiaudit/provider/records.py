@@ -193,3 +193,17 @@ class Narrowing:
     parameter: str | None
     instance_target: Symbol | None = None
     class_target: Symbol | None = None
+
+
+@dataclass(frozen=True)
+class ProviderCall:
+    """One call the provider's own code makes of a method, on a receiver of a known class."""
+
+    location: str  # "pkg/mod.py:12" in the release
+    receiver: str  # the class the receiver is typed as (an override on a subclass receives it)
+    positional: int
+    keywords: tuple[str, ...]
+    star: bool = False
+    starstar: bool = False
+    unpacks: int | None = None  # `a, b = recv.m(...)`: the result is unpacked into this many names
+

@@ -32,6 +32,7 @@ from apiaudit.recipes.records import (
     SUBSCRIPT_KINDS,
     SYMBOL_PATTERN_KINDS,
     FactoryRule,
+    PluginRule,
     InjectionRule,
     Pattern,
     Recipe,
@@ -46,7 +47,7 @@ _ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
-_TOP_KEYS = {"provider", "recipe", "pattern", "rpc", "injection", "registry", "slot", "factory", "remote_code"}
+_TOP_KEYS = {"provider", "recipe", "pattern", "rpc", "injection", "registry", "slot", "factory", "remote_code", "plugin"}
 _PROVIDER_KEYS = {"name", "default_consumers"}
 _RECIPE_COMMON = {"id", "symbol", "versions", "change", "rationale"}
 _PATTERN_REQUIRED = {"id", "versions", "kind", "message"}
@@ -60,6 +61,7 @@ _INJECTION_KEYS: tuple[set[str], set[str]] = ({"keyword", "hosts"}, set())
 _REGISTRY_KEYS: tuple[set[str], set[str]] = ({"name", "module", "maps", "package"}, set())
 _SLOT_KEYS: tuple[set[str], set[str]] = ({"class", "attribute"}, {"registry"})
 _FACTORY_KEYS: tuple[set[str], set[str]] = ({"function"}, {"registry", "architectures_keyword", "nested_config"})
+_PLUGIN_KEYS: tuple[set[str], set[str]] = ({"base", "factory", "class_variable"}, set())
 _REMOTE_CODE_KEYS: tuple[set[str], set[str]] = (
     {"id", "module", "method", "keyword", "auto_map_keys", "files", "message"}, {"severity", "advice"}
 )
@@ -343,6 +345,15 @@ def _factory(entry: _Entry, raw: dict, source: str) -> FactoryRule:
     )  # fmt: skip
 
 
+def _plugin(entry: _Entry, raw: dict, source: str) -> PluginRule:
+    _check_keys(entry, raw, *_PLUGIN_KEYS)
+    return PluginRule(
+        base=_required_string(entry, raw, "base", _DOTTED, "a dotted class path"),
+        factory=_required_string(entry, raw, "factory", _DOTTED, "a dotted function path"),
+        class_variable=_required_string(entry, raw, "class_variable", _IDENT, "a local variable name"), source=source,
+    )  # fmt: skip
+
+
 def _remote_code(entry: _Entry, raw: dict, source: str) -> RemoteCodeRule:
     _check_keys(entry, raw, *_REMOTE_CODE_KEYS)
     rule_id = _required_string(entry, raw, "id", _ID, "a kebab-case id")
@@ -403,6 +414,7 @@ class RuleFile:
     slots: tuple[SlotRule, ...] = ()
     factories: tuple[FactoryRule, ...] = ()
     remote_code: tuple[RemoteCodeRule, ...] = ()
+    plugins: tuple[PluginRule, ...] = ()
 
 
 def load_rule_file(path: Path) -> RuleFile:
@@ -447,6 +459,7 @@ def load_rule_file(path: Path) -> RuleFile:
         rpcs=entries("rpc", _rpc), injections=entries("injection", _injection),
         digest=hashlib.sha256(data_bytes).hexdigest(),
         registries=registries, slots=slots, factories=factories, remote_code=entries("remote_code", _remote_code),
+        plugins=entries("plugin", _plugin),
     )  # fmt: skip
 
 
@@ -503,6 +516,7 @@ def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = Tr
         registries=tuple(r for f in mine for r in f.registries),
         slots=tuple(s for f in mine for s in f.slots),
         factories=tuple(x for f in mine for x in f.factories),
+        plugins=tuple(x for f in mine for x in f.plugins),
         files=tuple(f.path for f in mine),
         fingerprint=fingerprint,
     )

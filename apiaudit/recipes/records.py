@@ -230,6 +230,19 @@ def _version_matches(versions: str, provider_version: str | None) -> bool:
 
 
 @dataclass(frozen=True)
+class PluginRule:
+    """The provider builds instances of consumer subclasses of `base` itself, in `factory`:
+    each call there of the local name `class_variable` (the class it looked up by a registered
+    name, a dotted path in a config value or an entry point) is what their `__init__` receives.
+    Several such calls are alternatives the factory chooses between; one must bind."""
+
+    base: str
+    factory: str
+    class_variable: str
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class RuleBook:
     provider: str
     default_consumers: tuple[str, ...] = ()
@@ -240,6 +253,7 @@ class RuleBook:
     registries: tuple[RegistryRule, ...] = ()
     slots: tuple[SlotRule, ...] = ()
     factories: tuple[FactoryRule, ...] = ()
+    plugins: tuple[PluginRule, ...] = ()
     files: tuple[Path, ...] = ()
     fingerprint: str = ""  # sha256 prefix over the rule files' bytes (Report.rules_version)
 
@@ -247,7 +261,7 @@ class RuleBook:
         """The recipes and patterns whose version range contains `provider_version`.
 
         None or an unparsable version (a provider read from a local path) keeps all of them.
-        RPC, injection, registry, slot and factory rules are not versioned and are always kept.
+        RPC, injection, registry, slot, factory and plugin rules are not versioned and are always kept.
         """
         return replace(
             self,

@@ -1,0 +1,361 @@
+"""The contract the provider calls: consumer code that the provider itself calls must accept
+what the provider passes on the audited release.
+
+The same binding check as a consumer's call into the provider, with the roles swapped: the
+signature is the consumer's (`consumer/definitions.py`), the call is the provider's own
+(`provider/callsites.py`). Rules:
+
+- `override-incompatible`: a consumer class derived from (or injected into) a provider class
+  overrides a method the provider calls; a provider call on a receiver of a class in the
+  consumer class's MRO cannot bind to the override. A provider call that unpacks the result
+  into n names, where every `return` of the override returns a tuple of another length, is a
+  warning.
+- `constructor-incompatible`: the provider's factory (a `[[plugin]]` rule) builds the consumer
+  class and none of its construction calls binds to the class's `__init__`.
+- `abstract-unimplemented`: a concrete consumer class (it declares no abstract method and no
+  consumer class derives from it) leaves an abstract member of its provider bases undefined.
+- `replacement-incompatible`: a consumer function put where a provider method was (`Cls.m = f`,
+  `obj.m = types.MethodType(f, obj)`, `setattr`, `mock.patch.object`) cannot take what a
+  provider call of that method passes (an error when the object's class is known, a warning
+  when it is one of several).
+- `patch-target-missing`: the attribute replaced does not exist on the release: the patch
+  installs a name nothing calls (a warning).
+"""
+
+from __future__ import annotations
+
+from apiaudit.checks.binding import bind
+from apiaudit.checks.context import CheckContext
+from apiaudit.checks.receivers import InstanceValue
+from apiaudit.consumer.records import Arg, CallShape, ClassFacts, ConsumerFile, DefinedFunction, Site, Use
+from apiaudit.findings import Finding, Severity
+from apiaudit.provider.records import Found, Missing, Param, ParamKind, ProviderCall, Signature, SymbolKind
+
+_NOWHERE = Site(0, 0)
+
+
+def contract_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
+    """Every consumer class of `file` that derives from or is injected into provider classes,
+    judged against the calls the provider makes of it on this release."""
+    functions = ctx.methods_by_class
+    findings: list[Finding] = []
+    overrides: list[tuple[ClassFacts, DefinedFunction, frozenset[str]]] = []
+    for facts in file.classes:
+        heads, provider_mro = _provider_mro(ctx, facts)
+        if not heads:
+            continue
+        methods = _consumer_methods(ctx, facts, functions)
+        overrides.extend((facts, f, frozenset(provider_mro)) for f in _overriding(ctx, heads, methods))
+        findings.extend(_constructor(ctx, file, facts, provider_mro, methods.get("__init__")))
+        findings.extend(_abstract(ctx, file, facts, heads, provider_mro, methods, functions))
+    if file.replacements:
+        findings.extend(_replacements(ctx, file))
+    if overrides:
+        calls = ctx.index.calls_of(f.dotted.rpartition(".")[2] for _, f, _ in overrides)
+        for facts, function, mro in overrides:
+            name = function.dotted.rpartition(".")[2]
+            reaching = [c for c in calls.get(name, ()) if c.receiver in mro]
+            findings.extend(_override(ctx, file, facts, function, reaching))
+    return findings
+
+
+def prefetch_provider_calls(ctx: CheckContext) -> None:
+    """Look up, in one pass over the release, the provider's calls of every method the
+    consumer's classes override and every attribute its functions replace (each file's check
+    then reads them from the index's memo)."""
+    functions = ctx.methods_by_class
+    names: set[str] = set()
+    for file in ctx.files:
+        for facts in file.classes:
+            heads, _ = _provider_mro(ctx, facts)
+            if heads:
+                methods = _consumer_methods(ctx, facts, functions)
+                names.update(f.dotted.rpartition(".")[2] for f in _overriding(ctx, heads, methods))
+        names.update(r.attribute for r in file.replacements if r.function is not None)
+    if names:
+        ctx.index.calls_of(names)
+
+
+def _overriding(ctx: CheckContext, heads: list[str], methods: dict[str, DefinedFunction]) -> list[DefinedFunction]:
+    """The consumer methods that override a method provider code defines."""
+    return [
+        function
+        for name, function in methods.items()
+        # __init__ is the constructor's contract; other dunders are Python's to call
+        if not name.startswith("__") and function.kind != "property" and _declared_by_provider(ctx, heads, name)
+    ]
+
+
+def _provider_mro(ctx: CheckContext, facts: ClassFacts) -> tuple[list[str], list[str]]:
+    """(the provider classes the consumer class derives from directly or through its consumer
+    bases, or is injected into; every provider class an instance of it is, in MRO order)."""
+    bases: list[str] = []
+    seen: set[str] = set()
+    stack = [facts.dotted]
+    while stack:
+        dotted = stack.pop(0)
+        if dotted in seen:
+            continue
+        seen.add(dotted)
+        own = ctx.classes.get(dotted)
+        if own is None:
+            continue
+        bases.extend(own.provider_bases)
+        bases.extend(sorted(ctx.injected.get(dotted, ())))
+        stack.extend(own.consumer_bases)
+    heads: list[str] = []
+    mro: list[str] = []
+    for base in bases:
+        res = ctx.index.resolve(base)
+        if not (isinstance(res, Found) and res.symbol.kind is SymbolKind.CLASS):
+            continue
+        heads.append(res.symbol.path)
+        for entry in ctx.index.mro_paths(res.symbol.path):
+            if isinstance(entry, str) and entry not in mro:
+                mro.append(entry)
+    return heads, mro
+
+
+def _consumer_methods(
+    ctx: CheckContext, facts: ClassFacts, functions: dict[str, dict[str, DefinedFunction]]
+) -> dict[str, DefinedFunction]:
+    """name -> the consumer definition an instance of the class finds first (its own, then its
+    consumer bases', depth first as written)."""
+    found: dict[str, DefinedFunction] = {}
+    seen: set[str] = set()
+
+    def walk(dotted: str) -> None:
+        if dotted in seen:
+            return
+        seen.add(dotted)
+        for name, function in functions.get(dotted, {}).items():
+            found.setdefault(name, function)
+        own = ctx.classes.get(dotted)
+        for base in own.consumer_bases if own else ():
+            walk(base)
+
+    walk(facts.dotted)
+    return found
+
+
+def _declared_by_provider(ctx: CheckContext, heads: list[str], name: str) -> bool:
+    """A method one of the provider bases defines in provider code (not one only an external
+    base such as `torch.nn.Module` has: the provider's calls of those are not read)."""
+    for head in heads:
+        found = ctx.index.class_member(head, name, instance=False)
+        if isinstance(found, Found) and found.symbol.kind is SymbolKind.FUNCTION:
+            return True
+    return False
+
+
+def signature_of(function: DefinedFunction) -> Signature:
+    """The parameters a caller of `function` binds to: `self`/`cls` dropped for a method."""
+    params = function.params[1:] if function.kind in ("method", "classmethod") and function.params else function.params
+    return Signature(
+        tuple(Param(p.name, ParamKind(p.kind), p.has_default) for p in params),
+        origin=f"def {function.dotted.rpartition('.')[2]}",
+    )
+
+
+def _shape(call: ProviderCall) -> CallShape:
+    args = [Arg("positional", None, _NOWHERE) for _ in range(call.positional)]
+    args += [Arg("keyword", name, _NOWHERE) for name in call.keywords]
+    if call.star:
+        args.append(Arg("star", None, _NOWHERE))
+    if call.starstar:
+        args.append(Arg("starstar", None, _NOWHERE))
+    return CallShape(tuple(args))
+
+
+def _passes(call: ProviderCall) -> str:
+    parts = [f"{call.positional} positional"] if call.positional else []
+    parts += [f"{k}=" for k in call.keywords]
+    parts += ["*args"] if call.star else []
+    parts += ["**kwargs"] if call.starstar else []
+    return ", ".join(parts) or "no arguments"
+
+
+def _override(
+    ctx: CheckContext, file: ConsumerFile, facts: ClassFacts, function: DefinedFunction, calls: list[ProviderCall]
+) -> list[Finding]:
+    name = function.dotted.rpartition(".")[2]
+    signature = signature_of(function)
+    findings: list[Finding] = []
+    reported: set[tuple[str, str | None]] = set()
+    for call in calls:
+        binding = bind(signature, _shape(call), function.dotted)
+        if binding.uncertain:
+            continue
+        for problem in binding.problems:
+            if problem.severity is not Severity.ERROR or (problem.rule, problem.param) in reported:
+                continue
+            reported.add((problem.rule, problem.param))
+            findings.append(
+                ctx.finding(
+                    file, function.site, "override-incompatible",
+                    f"{call.location} calls {call.receiver.rpartition('.')[2]}.{name}({_passes(call)}), which "
+                    f"{facts.dotted.rpartition('.')[2]}.{name} overrides: {problem.message}",
+                    callee=f"{call.receiver}.{name}", param=problem.param, provider_location=call.location,
+                    signature=signature.render(name),
+                )  # fmt: skip
+            )
+        if call.unpacks is not None and function.returns and None not in function.returns and call.unpacks not in function.returns:
+            if ("unpack", None) in reported:
+                continue
+            reported.add(("unpack", None))
+            shown = " or ".join(str(n) for n in sorted(set(function.returns)))
+            findings.append(
+                ctx.finding(
+                    file, function.site, "override-incompatible",
+                    f"{call.location} unpacks {name}(...) into {call.unpacks} names; "
+                    f"{facts.dotted.rpartition('.')[2]}.{name} returns {shown} values",
+                    callee=f"{call.receiver}.{name}", severity=Severity.WARNING, provider_location=call.location,
+                )  # fmt: skip
+            )
+    return findings
+
+
+def _constructor(
+    ctx: CheckContext, file: ConsumerFile, facts: ClassFacts, provider_mro: list[str], init: DefinedFunction | None
+) -> list[Finding]:
+    if init is None:
+        return []  # the provider's own __init__ receives what its factory passes
+    for plugin in ctx.hosts.plugins:
+        if plugin.base not in provider_mro:
+            continue
+        calls = ctx.index.construction_calls(plugin.factory, plugin.class_variable)
+        if not calls:
+            continue
+        signature = signature_of(init)
+        bindings = [bind(signature, _shape(call), facts.dotted) for call in calls]
+        if any(b.uncertain or not any(p.severity is Severity.ERROR for p in b.problems) for b in bindings):
+            continue
+        first = next(p for p in bindings[0].problems if p.severity is Severity.ERROR)
+        where = ", ".join(f"{c.location} ({_passes(c)})" for c in calls)
+        return [
+            ctx.finding(
+                file, init.site, "constructor-incompatible",
+                f"{plugin.factory} builds {facts.dotted.rpartition('.')[2]} as {where}; none binds to "
+                f"{signature.render('__init__')}: {first.message}",
+                callee=plugin.factory, param=first.param, provider_location=calls[0].location,
+                signature=signature.render("__init__"),
+            )  # fmt: skip
+        ]
+    return []
+
+
+def _abstract(
+    ctx: CheckContext,
+    file: ConsumerFile,
+    facts: ClassFacts,
+    heads: list[str],
+    provider_mro: list[str],
+    methods: dict[str, DefinedFunction],
+    functions: dict[str, dict[str, DefinedFunction]],
+) -> list[Finding]:
+    if any(f.abstract for f in functions.get(facts.dotted, {}).values()):
+        return []  # an abstract class of the consumer's own
+    if any(facts.dotted in other.consumer_bases for other in ctx.classes.values()):
+        return []  # a base of the consumer's own classes: those are the concrete ones
+    if any(ctx.index.mro_unknowns(head) for head in heads):
+        return []  # a base outside the provider may define what is missing
+    defined = set(methods) | ctx.own_members(facts.dotted)
+    abstract: dict[str, str] = {}  # name -> the provider class whose definition of it is abstract
+    for name in dict.fromkeys(n for head in heads for n in ctx.index.abstract_members(head)):
+        if name in defined:
+            continue
+        # the definition an instance finds first, along the heads in order
+        first = next((h for h in heads if isinstance(ctx.index.class_member(h, name, instance=False), Found)), None)
+        if first is not None and name in ctx.index.abstract_members(first):
+            abstract[name] = first
+    if not abstract:
+        return []
+    built = any(plugin.base in provider_mro for plugin in ctx.hosts.plugins)
+    names = ", ".join(abstract)
+    return [
+        ctx.finding(
+            file, facts.site, "abstract-unimplemented",
+            f"{facts.dotted.rpartition('.')[2]} does not define {names}, abstract in "
+            f"{', '.join(dict.fromkeys(abstract.values()))} on this release: instantiating it raises TypeError"
+            + ("" if built else " (if it is instantiated: no provider factory is known to build it)"),
+            callee=next(iter(abstract.values())), param=next(iter(abstract)),
+            severity=Severity.ERROR if built else Severity.WARNING,
+        )  # fmt: skip
+    ]
+
+
+def _replacements(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
+    functions = ctx.functions
+    findings: list[Finding] = []
+    for replacement in file.replacements:
+        function = functions.get(replacement.function or "")
+        if function is None:
+            continue
+        classes, bound = _replaced_classes(ctx, file, replacement)
+        if not classes:
+            continue
+        missing = [c for c in classes if isinstance(ctx.index.class_member(c, replacement.attribute, instance=True), Missing)]
+        if missing and len(missing) == len(classes):
+            findings.append(
+                ctx.finding(
+                    file, replacement.site, "patch-target-missing",
+                    f"{_short(classes)} has no attribute '{replacement.attribute}' on this release: "
+                    f"{function.dotted.rpartition('.')[2]} is installed where nothing calls it",
+                    callee=f"{classes[0]}.{replacement.attribute}", param=replacement.attribute,
+                )  # fmt: skip
+            )
+            continue
+        mros = {c: set(p for p in ctx.index.mro_paths(c) if isinstance(p, str)) for c in classes}
+        calls = ctx.index.calls_of([replacement.attribute])[replacement.attribute]
+        signature = _as_called(function, bound)
+        certain = len(classes) == 1
+        for call in calls:
+            if not any(call.receiver in mro for mro in mros.values()):
+                continue
+            binding = bind(signature, _shape(call), function.dotted)
+            if binding.uncertain:
+                continue
+            problem = next((p for p in binding.problems if p.severity is Severity.ERROR), None)
+            if problem is None:
+                continue
+            findings.append(
+                ctx.finding(
+                    file, replacement.site, "replacement-incompatible",
+                    f"{call.location} calls {call.receiver.rpartition('.')[2]}.{replacement.attribute}({_passes(call)}), "
+                    f"now {function.dotted.rpartition('.')[2]}{signature.render()}: {problem.message}"
+                    + ("" if certain else f" (if the object is a {call.receiver.rpartition('.')[2]}: it is one of {len(classes)} classes)"),
+                    callee=f"{call.receiver}.{replacement.attribute}", param=problem.param,
+                    provider_location=call.location, signature=signature.render(function.dotted.rpartition(".")[2]),
+                    severity=Severity.ERROR if certain else Severity.WARNING,
+                )  # fmt: skip
+            )
+            break  # the first provider call that cannot bind says enough
+    return findings
+
+
+def _replaced_classes(ctx: CheckContext, file: ConsumerFile, replacement) -> tuple[list[str], bool]:
+    """(the provider classes whose attribute is replaced, whether the provider's callers' arguments
+    start at the function's second parameter)."""
+    if replacement.target is not None:
+        found = ctx.index.class_named(replacement.target)
+        # a function set on a class is bound when called on an instance; MethodType binds it too
+        return ([found.path], True) if found is not None else ([], False)
+    for binding in file.method_bindings:
+        if binding.function == replacement.function and binding.site.line == replacement.site.line and binding.target:
+            root, steps = binding.target
+            value = ctx.evaluate_chain(ctx, Use(root, steps, _NOWHERE, "", ""))
+            if isinstance(value, InstanceValue) and not value.unjudged:
+                return list(value.classes), True
+    return [], False
+
+
+def _as_called(function: DefinedFunction, bound: bool) -> Signature:
+    """The parameters the provider's callers fill: after the first when the function is bound
+    (set on a class, or through MethodType); all of them when it is stored on an instance."""
+    params = function.params[1:] if bound and function.params else function.params
+    return Signature(tuple(Param(p.name, ParamKind(p.kind), p.has_default) for p in params), origin="def")
+
+
+def _short(classes: list[str]) -> str:
+    return classes[0].rpartition(".")[2] if len(classes) == 1 else f"none of {len(classes)} classes"
+

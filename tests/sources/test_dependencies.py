@@ -1,0 +1,68 @@
+"""Where the coupling went (issue 25): a consumer's declared dependencies that import the provider."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from apiaudit.sources.base import CodeTree
+from apiaudit.sources.dependencies import declared, provider_dependencies, uses_provider
+
+COUPLED = Path(__file__).resolve().parents[2] / "fixtures" / "consumers" / "coupled"
+PROVIDER = CodeTree("hostlib", "2.0.0", Path(__file__).resolve().parents[2] / "fixtures" / "providers" / "hostlib_v2", ("hostlib",), kind="path")
+LEAN = CodeTree("lean", "1.0", COUPLED / "release", ("lean",), kind="release")
+BRIDGE = CodeTree("bridge", "2.0", COUPLED / "plugin_dep", ("bridge",), kind="release")
+HELPER = CodeTree("helperlib", "1.3", COUPLED / "plain_dep", ("helperlib",), kind="release")
+
+
+def test_an_import_of_the_provider_is_found_by_its_text_and_a_string_naming_it_is_not():
+    assert uses_provider(BRIDGE, ("hostlib",))
+    assert not uses_provider(HELPER, ("hostlib",))
+    assert not uses_provider(LEAN, ("hostlib",))
+
+
+def test_the_declared_requirements_come_from_the_dist_info():
+    assert declared(LEAN) == ["bridge==2.0", "helperlib>=1.0", 'hostlib-extra>=1; extra == "dev"', "toolkit"]
+
+
+def test_a_pinned_dependency_that_imports_the_provider_is_audited_and_the_rest_said(tmp_path):
+    fetched: list[str] = []
+
+    def resolve(spec: str) -> CodeTree:
+        fetched.append(spec)
+        return {"bridge==2.0": BRIDGE, "helperlib==1.3": HELPER}[spec]
+
+    versions = {"helperlib": ["0.9", "1.2", "1.3", "2.0rc1"]}
+    deps, notices = provider_dependencies(LEAN, PROVIDER, resolve=resolve, versions=versions.__getitem__, cache_dir=tmp_path)
+    assert [(d.spec, d.requirement, d.consumer) for d in deps] == [("bridge==2.0", "bridge==2.0", "lean 1.0")]
+    assert fetched == ["bridge==2.0", "helperlib==1.3"]  # the extra's requirement is not followed
+    assert notices == ["lean 1.0 requires toolkit: no release of it could be chosen to check for hostlib imports"]
+
+    def never(spec: str) -> CodeTree:
+        raise AssertionError("the answer for a release is cached")
+
+    again, _ = provider_dependencies(LEAN, PROVIDER, resolve=never, versions=versions.__getitem__, cache_dir=tmp_path)
+    assert again == deps
+
+
+def test_a_dependency_that_cannot_be_read_is_a_notice_not_a_failure(tmp_path):
+    def broken(spec: str) -> CodeTree:
+        raise OSError("no route to the index")
+
+    deps, notices = provider_dependencies(LEAN, PROVIDER, resolve=broken, versions=lambda name: ["1.0"], cache_dir=tmp_path)
+    assert deps == []
+    assert notices[0] == "lean 1.0 requires bridge==2.0: bridge==2.0 could not be read (no route to the index)"
+
+
+@pytest.mark.network
+def test_speculators_0_9_names_and_audits_its_hs_connectors(release_cache):
+    from apiaudit.audit import scan
+    from apiaudit.policy.config import Settings
+
+    report = scan(["speculators==0.9.0"], "vllm==0.33.0", cache_dir=release_cache, settings=Settings())
+    assert [(c.name, c.version) for c in report.consumers] == [("speculators", "0.9.0"), ("hs-connectors", "0.9.0")]
+    assert report.notices == (
+        "hs-connectors 0.9.0 audited too: speculators 0.9.0 imports nothing from vllm itself; it requires "
+        "hs-connectors==0.9.0, which imports vllm",
+    )
