@@ -2,7 +2,7 @@
 what the provider passes on the audited release.
 
 The same binding check as a consumer's call into the provider, with the roles swapped: the
-signature is the consumer's (`consumer/definitions.py`), the call is the provider's own
+signature is the consumer's (`consumer/contracts.py`), the call is the provider's own
 (`provider/callsites.py`). Rules:
 
 - `override-incompatible`: a consumer class derived from (or injected into) a provider class

@@ -18,7 +18,7 @@ from apiaudit.consumer.one_pass import RecordingNames, import_order, still_valid
 from apiaudit.consumer.patterns import pattern_hits
 from apiaudit.consumer.positions import to_characters
 from apiaudit.consumer.records import ConsumerFile, ConsumerOptions, Site
-from apiaudit.consumer.definitions import defined_functions, replacements
+from apiaudit.consumer.contracts import defined_functions, replacements
 from apiaudit.consumer.visitor import ModuleVisitor
 from apiaudit.infra.atomic import is_disk_full
 from apiaudit.infra.gcpause import paused_gc

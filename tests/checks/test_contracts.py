@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from apiaudit.audit import scan
-from apiaudit.consumer.definitions import defined_functions
+from apiaudit.consumer.contracts import defined_functions
 from apiaudit.policy.config import Settings
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

@@ -1,5 +1,6 @@
-"""What a consumer file defines that the provider may call: its functions and methods, with the
-parameters a caller binds to and the arity of what they return.
+"""The consumer side of the contract the provider calls: what a file defines that the provider
+may call (its functions and methods, with the parameters a caller binds to and the arity of what
+they return), and where it puts its functions over provider methods.
 
 The provider calls an override, a plugin's `__init__` or a function put over one of its
 methods with the arguments *its* call sites pass; the checks bind those calls to these
