@@ -42,6 +42,7 @@ class FixKind(str, enum.Enum):
     REWRITE_IMPORT = "rewrite-import"
     INSERT_CALL_AFTER = "insert-call-after"  # pattern recipes: R.then(ARGS) after the statement holding R.method(...)
     DROP_SUBSCRIPT = "drop-subscript"  # pattern recipes: a result that is one value now, not a list of them
+    ADD_PARAMETER = "add-parameter"  # a consumer def the provider calls: accept what it now passes (`name=None`)
     NONE = "none"
 
 
@@ -90,9 +91,9 @@ ENGINE_RULES: dict[str, RuleInfo] = {
         RuleInfo("rpc-missing", Severity.ERROR, "a string RPC names a worker method that exists nowhere it could run",
                  "Define the method on the worker extension class, or call one the provider's worker has."),
         RuleInfo("override-incompatible", Severity.ERROR, "the provider calls a method the consumer overrides with arguments the override cannot take",
-                 "Accept what the provider passes there (add `{param}`, or `*args, **kwargs`), or pin the provider."),
+                 "Accept what the provider passes there (add `{param}`, or `*args, **kwargs`), or pin the provider.", FixKind.ADD_PARAMETER),
         RuleInfo("constructor-incompatible", Severity.ERROR, "the provider's factory builds a consumer class with arguments its __init__ cannot take",
-                 "Accept what the factory passes (`{param}`), or pin the provider."),
+                 "Accept what the factory passes (`{param}`), or pin the provider.", FixKind.ADD_PARAMETER),
         RuleInfo("abstract-unimplemented", Severity.ERROR, "a consumer class leaves undefined a member its provider base declares abstract",
                  "Define `{param}` on the class (the provider now requires it)."),
         RuleInfo("replacement-incompatible", Severity.ERROR, "a consumer function put over a provider method cannot take what the provider's calls of it pass",

@@ -29,7 +29,7 @@ from apiaudit.checks.context import CheckContext
 from apiaudit.checks.receivers import InstanceValue
 from apiaudit.consumer.records import Arg, CallShape, ClassFacts, ConsumerFile, DefinedFunction, Site, Use
 from apiaudit.findings import Finding, Severity
-from apiaudit.provider.records import Found, Missing, Param, ParamKind, ProviderCall, Signature, SymbolKind
+from apiaudit.provider.records import Found, Missing, Param, ParamKind, ProviderCall, ReachedVia, Signature, SymbolKind
 
 _NOWHERE = Site(0, 0)
 
@@ -167,6 +167,19 @@ def _shape(call: ProviderCall) -> CallShape:
     return CallShape(tuple(args))
 
 
+def _surplus_parameter(ctx: CheckContext, provider_callable: str, via: ReachedVia, signature: Signature) -> str | None:
+    """For a call passing more positionals than the consumer's def takes: the name the provider's
+    own definition gives the first one the def lacks (what a fix adds), if the provider says."""
+    info = ctx.index.call(provider_callable, via=via)
+    if not info.signatures:
+        return None
+    kinds = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+    theirs = [p.name for p in info.signatures[0].params if p.kind in kinds]
+    mine = [p.name for p in signature.params if p.kind in kinds]
+    surplus = [name for name in theirs[len(mine):] if name not in mine]
+    return surplus[0] if surplus else None
+
+
 def _passes(call: ProviderCall) -> str:
     parts = [f"{call.positional} positional"] if call.positional else []
     parts += [f"{k}=" for k in call.keywords]
@@ -190,12 +203,13 @@ def _override(
             if problem.severity is not Severity.ERROR or (problem.rule, problem.param) in reported:
                 continue
             reported.add((problem.rule, problem.param))
+            param = problem.param or _surplus_parameter(ctx, f"{call.receiver}.{name}", "instance", signature)
             findings.append(
                 ctx.finding(
                     file, function.site, "override-incompatible",
                     f"{call.location} calls {call.receiver.rpartition('.')[2]}.{name}({_passes(call)}), which "
                     f"{facts.dotted.rpartition('.')[2]}.{name} overrides: {problem.message}",
-                    callee=f"{call.receiver}.{name}", param=problem.param, provider_location=call.location,
+                    callee=f"{call.receiver}.{name}", param=param, provider_location=call.location,
                     signature=signature.render(name),
                 )  # fmt: skip
             )
@@ -231,13 +245,14 @@ def _constructor(
         if any(b.uncertain or not any(p.severity is Severity.ERROR for p in b.problems) for b in bindings):
             continue
         first = next(p for p in bindings[0].problems if p.severity is Severity.ERROR)
+        param = first.param or _surplus_parameter(ctx, plugin.base, "module", signature)
         where = ", ".join(f"{c.location} ({_passes(c)})" for c in calls)
         return [
             ctx.finding(
                 file, init.site, "constructor-incompatible",
                 f"{plugin.factory} builds {facts.dotted.rpartition('.')[2]} as {where}; none binds to "
                 f"{signature.render('__init__')}: {first.message}",
-                callee=plugin.factory, param=first.param, provider_location=calls[0].location,
+                callee=plugin.factory, param=param, provider_location=calls[0].location,
                 signature=signature.render("__init__"),
             )  # fmt: skip
         ]

@@ -119,7 +119,20 @@ class DropSubscript:
     callee_name: str | None = None
 
 
-Edit = Union[RemoveKeyword, RenameKeyword, AddKeyword, PositionalToKeyword, RenameAttribute, RewriteImport, InsertCallAfter, DropSubscript]
+@dataclass(frozen=True)
+class AddParameter:
+    """`def f(self, a, b)` -> `def f(self, a, b, name=None)`: a function the provider calls accepts
+    what it now passes. `line` is the `def` line (as `ast` reports it)."""
+
+    line: int
+    column: int
+    name: str
+
+
+Edit = Union[
+    RemoveKeyword, RenameKeyword, AddKeyword, PositionalToKeyword, RenameAttribute, RewriteImport, InsertCallAfter, DropSubscript,
+    AddParameter,
+]
 CALL_EDITS = (RemoveKeyword, RenameKeyword, AddKeyword, PositionalToKeyword)
 
 
@@ -180,6 +193,7 @@ class FileIndex:
         self.attributes: dict[tuple[int, int], list[cst.Attribute]] = defaultdict(list)
         self.import_froms: list[tuple[cst.ImportFrom, CodeRange]] = []
         self.enclosing: dict[int, tuple[cst.FunctionDef, ...]] = {}
+        self.defs: dict[int, list[cst.FunctionDef]] = defaultdict(list)  # by the line of the name after `def`
         self._collect()
 
     def _key(self, node: cst.CSTNode) -> tuple[int, int]:
@@ -196,6 +210,7 @@ class FileIndex:
 
             def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
                 self.functions.append(node)
+                index.defs[index._positions[node.name].start.line].append(node)
 
             def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
                 self.functions.pop()
@@ -417,6 +432,7 @@ class _Plan:
     import_edits: dict[int, list[RewriteImport]] = field(default_factory=lambda: defaultdict(list))
     insert_after: dict[int, list[tuple[InsertCallAfter, str]]] = field(default_factory=lambda: defaultdict(list))  # id(statement)
     subscript_drops: dict[int, list[DropSubscript]] = field(default_factory=lambda: defaultdict(list))  # id(subscript)
+    def_edits: dict[int, list[AddParameter]] = field(default_factory=lambda: defaultdict(list))  # id(FunctionDef)
     outcomes: dict[int, Outcome] = field(default_factory=dict)  # by id(edit) -> final outcome
 
 
@@ -488,6 +504,19 @@ class _Transformer(cst.CSTTransformer):
         for edit in self.plan.call_edits.get(id(original_node), []):
             updated_node, status, note = _apply_call_edit(updated_node, edit)
             self._record(edit, status, note)
+        return updated_node
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        for edit in self.plan.def_edits.get(id(original_node), []):
+            no_space = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+            added = cst.Param(name=cst.Name(edit.name), default=cst.Name("None"), equal=no_space)
+            params = updated_node.params
+            if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.kwonly_params:
+                params = params.with_changes(kwonly_params=[*params.kwonly_params, added])  # after *args or `*`
+            else:
+                params = params.with_changes(params=[*params.params, added])
+            updated_node = updated_node.with_changes(params=params)
+            self._record(edit, APPLIED)
         return updated_node
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
@@ -602,6 +631,14 @@ def apply_edits(index: FileIndex, edits: Sequence[Edit], add_imports: Sequence[s
             _plan_insert_after(index, plan, edit)
         elif isinstance(edit, DropSubscript):
             _plan_drop_subscript(index, plan, edit)
+        elif isinstance(edit, AddParameter):
+            defs = index.defs.get(edit.line, [])
+            if not defs:
+                plan.outcomes[id(edit)] = Outcome(edit, NOT_FOUND, f"no def at line {edit.line}")
+            elif any(p.name.value == edit.name for p in _all_params(defs[0].params)):
+                plan.outcomes[id(edit)] = Outcome(edit, ALREADY)
+            else:
+                plan.def_edits[id(defs[0])].append(edit)
         else:
             raise TypeError(f"unknown edit {edit!r}")
 
@@ -610,6 +647,12 @@ def apply_edits(index: FileIndex, edits: Sequence[Edit], add_imports: Sequence[s
         module = _add_imports(module, add_imports)
     outcomes = tuple(plan.outcomes.get(id(e), Outcome(e, NOT_FOUND, "target not reached")) for e in edits)
     return EditResult(code=module.bytes, outcomes=outcomes)
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    star = [params.star_arg] if isinstance(params.star_arg, cst.Param) else []
+    kwargs = [params.star_kwarg] if params.star_kwarg is not None else []
+    return [*params.posonly_params, *params.params, *star, *params.kwonly_params, *kwargs]
 
 
 def _add_imports(module: cst.Module, statements: Sequence[str]) -> cst.Module:

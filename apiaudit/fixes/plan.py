@@ -20,6 +20,7 @@ from apiaudit.fixes.codemods import (
     ALREADY,
     APPLIED,
     AddKeyword,
+    AddParameter,
     DropSubscript,
     Edit,
     FileIndex,
@@ -116,6 +117,8 @@ def _request(finding: Finding, recipe: Recipe | None) -> FixRequest | None:
         return FixRequest(FixKind.REWRITE_IMPORT, module=(told.moved_to if told else None) or moved_to)
     if kind is FixKind.POSITIONAL_TO_KEYWORD:
         return FixRequest(FixKind.POSITIONAL_TO_KEYWORD)
+    if kind is FixKind.ADD_PARAMETER and finding.severity is Severity.ERROR:
+        return FixRequest(FixKind.ADD_PARAMETER, keyword=finding.param)
     return None
 
 
@@ -224,6 +227,11 @@ def _intent(finding: Finding, recipe: Recipe | None, index: FileIndex) -> _Inten
         method = _pattern(finding).method  # a pattern finding names the called method, not a callee
         edit = InsertCallAfter(*at, method=request.method, args=request.args or "", callee_name=method or callee_name)
         return _Intent(finding, edit, f"called .{request.method}({request.args or ''}) after .{method}(...){because}", rid)
+    if kind is FixKind.ADD_PARAMETER:
+        if not request.keyword:
+            return Unfixable(finding, "the provider's parameter to accept is not known (see the finding's message)")
+        edit = AddParameter(*at, name=request.keyword)
+        return _Intent(finding, edit, f"accepted {request.keyword}=None (the provider passes it){because}", rid)
     if kind is FixKind.DROP_SUBSCRIPT:
         method, bound = _pattern(finding).method, _pattern(finding).bound
         edit = DropSubscript(*at, bound=bound, callee_name=method or callee_name)

@@ -41,8 +41,8 @@ def test_nothing_breaks_on_the_release_the_plugin_was_written_for():
 def test_each_break_on_the_next_release_names_the_provider_call_site():
     assert _findings("2") == [
         ("plugin/connector.py", 6, "abstract-unimplemented", "error", "finish", None),
-        ("plugin/connector.py", 7, "constructor-incompatible", "error", None, "hostlib/factory.py:14"),
-        ("plugin/connector.py", 16, "override-incompatible", "error", None, "hostlib/scheduler.py:12"),
+        ("plugin/connector.py", 7, "constructor-incompatible", "error", "cache_config", "hostlib/factory.py:14"),
+        ("plugin/connector.py", 16, "override-incompatible", "error", "external_tokens", "hostlib/scheduler.py:12"),
         ("plugin/connector.py", 19, "override-incompatible", "warning", None, "hostlib/scheduler.py:11"),
         ("plugin/executor.py", 7, "override-incompatible", "error", "non_block", "hostlib/executor.py:6"),
         ("plugin/patches.py", 20, "replacement-incompatible", "error", "metadata", "hostlib/model.py:16"),

@@ -19,9 +19,9 @@ PROVIDER = FIXTURES / "providers" / "engine_v2" / "engine"
 RULES = FIXTURES / "fixes" / "rules"
 
 
-def _plan(consumer: Path, tmp_path: Path):
-    report = scan([str(consumer)], str(PROVIDER), rules_dirs=[RULES], cache_dir=tmp_path / "cache", use_index_cache=False)
-    book = rulebook_for([RULES], resolve(str(PROVIDER)))
+def _plan(consumer: Path, tmp_path: Path, provider: Path = PROVIDER, rules: Path = RULES):
+    report = scan([str(consumer)], str(provider), rules_dirs=[rules], cache_dir=tmp_path / "cache", use_index_cache=False)
+    book = rulebook_for([rules], resolve(str(provider)))
     return plan_fixes(report.findings, Path(report.consumers[0].root), book)
 
 
@@ -36,7 +36,10 @@ def test_every_fix_kind_runs_from_a_real_scan(tmp_path):
     driver = _plan(FIXTURES / "consumers" / "driver" / "driver", tmp_path)
     jobs = _plan(FIXTURES / "consumers" / "jobs", tmp_path)
     protocol = _plan(FIXTURES / "consumers" / "protocol", tmp_path)
-    plans = (driver, jobs, protocol)
+    plugin = _plan(
+        FIXTURES / "consumers" / "plugin" / "plugin", tmp_path, FIXTURES / "providers" / "hostlib_v2" / "hostlib", FIXTURES / "providers"
+    )
+    plans = (driver, jobs, protocol, plugin)
     described = [f.description for plan in plans for f in plan.fixed]
     wanted = {
         FixKind.REMOVE_KEYWORD: "removed keyword",
@@ -47,6 +50,7 @@ def test_every_fix_kind_runs_from_a_real_scan(tmp_path):
         FixKind.REWRITE_IMPORT: "import get_ip from engine.net",
         FixKind.INSERT_CALL_AFTER: "called .finish(None) after .step(...)",
         FixKind.DROP_SUBSCRIPT: "used the single result: replies[0] -> replies",
+        FixKind.ADD_PARAMETER: "accepted external_tokens=None (the provider passes it)",
     }
     assert set(wanted) == set(FixKind) - {FixKind.NONE}, "a fix kind docs/fix.md lists has no contract case"
     missing = {kind.value: text for kind, text in wanted.items() if not any(d.startswith(text) for d in described)}
@@ -60,3 +64,10 @@ def test_every_fix_kind_runs_from_a_real_scan(tmp_path):
     text = job.patched.decode()
     assert "    llm.step(batch)  # pattern step-needs-finish: llm.finish(None) is inserted after it\n    llm.finish(None)\n" in text
     assert "first = replies  #" in text and 'llm.generate(["hi"], progress=False)' in text
+    # The provider's calls into the plugin: each def accepts what the provider now passes.
+    connector = next(f for f in plugin.changed_files if f.path == "plugin/connector.py").patched.decode()
+    assert "def __init__(self, config, role, cache_config=None):" in connector
+    assert "def update_after_alloc(self, request, blocks, external_tokens=None):" in connector
+    executor = next(f for f in plugin.changed_files if f.path == "plugin/executor.py").patched.decode()
+    assert "def collective_rpc(self, method, timeout=None, args=(), non_block=None):" in executor
+
