@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from apiaudit.cli.streams import end_on_broken_pipe, is_broken_pipe
 from apiaudit.errors import InputError
 from apiaudit.infra.atomic import is_disk_full
 
@@ -226,7 +227,8 @@ def _with_model(func, model_path, architecture):
 
 
 def guarded(func):
-    """Bad input or a full disk -> one line and exit 2; a bug -> one line and exit 3 (APIAUDIT_DEBUG=1 for the traceback)."""
+    """Bad input or a full disk -> one line and exit 2; a bug -> one line and exit 3 (APIAUDIT_DEBUG=1 for the
+    traceback); a closed reader (`| head`) -> nothing, exit 141."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -241,6 +243,8 @@ def guarded(func):
             click.echo("apiaudit: interrupted", err=True)
             sys.exit(130)
         except OSError as exc:
+            if is_broken_pipe(exc):
+                end_on_broken_pipe()  # the reader went away (`| head`): not a bug, exit 141
             if is_disk_full(exc):
                 where = exc.filename or "a file"
                 click.echo(f"apiaudit: error: no space left on device writing {where}", err=True)

@@ -16,6 +16,7 @@ from apiaudit.cli.options import (
     policy_options,
     project_settings,
 )
+from apiaudit.cli.streams import use_color
 from apiaudit.errors import InputError
 from apiaudit.report import FORMATS
 
@@ -92,8 +93,8 @@ def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_ver
         count = write(write_baseline, report.findings)
         click.echo(f"apiaudit: wrote {count} finding{'s' if count != 1 else ''} to baseline {write_baseline}", err=True)
         sys.exit(0)
-    to_terminal = output is None and sys.stdout.isatty()
-    text = render(report, chosen, show_unresolved=show_unresolved, color=to_terminal and chosen == "table",
-                  show_suppressed=show_suppressed)  # fmt: skip
+    # Colour on a terminal unless NO_COLOR, in a pipe with FORCE_COLOR; never in a file.
+    color = output is None and chosen == "table" and use_color(sys.stdout)
+    text = render(report, chosen, show_unresolved=show_unresolved, color=color, show_suppressed=show_suppressed)
     write_output(text, output, chosen)
     sys.exit(report.exit_code(parse_fail_on(fail_on), strict=strict))
