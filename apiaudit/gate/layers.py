@@ -126,7 +126,13 @@ def format_finding(finding: Finding) -> str:
 def summary_line(report: Report, fail_on: Severity | None) -> str:
     """The one line preflight prints when clean (and after the findings when not)."""
     blocking = len(report.blocking(fail_on))
-    verdict = "ok" if blocking == 0 else f"FAILED ({blocking} blocking)"
+    if blocking:
+        verdict = f"FAILED ({blocking} blocking)"
+    elif fail_on is None and report.at_or_above(Severity.INFO):
+        # Not "ok": there are findings, and they passed only because nothing may block.
+        verdict = "not blocking (fail-on never)"
+    else:
+        verdict = "ok"
     counts = (
         f"{report.count(Severity.ERROR)} error{_s(report.count(Severity.ERROR))}, "
         f"{report.count(Severity.WARNING)} warning{_s(report.count(Severity.WARNING))}, "

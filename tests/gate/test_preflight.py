@@ -174,3 +174,43 @@ def test_the_one_line_summary_counts_suppressed_findings():
     f = Finding("unexpected-keyword", Severity.ERROR, "jobs", "a.py", 1, 0, "p.f", "x", "m")
     report = Report(consumers=(origin,), provider=origin, findings=(), suppressed=(Suppressed(f, SuppressedBy.INLINE, "r", "a.py:1"),))
     assert "0 errors, 0 warnings, 0 cannot-judge, 1 suppressed;" in summary_line(report, Severity.ERROR)
+
+
+# --- the command line's options, on a tiny provider (no network, nothing installed) ----------
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    provider = tmp_path / "prov" / "tinyprov"
+    provider.mkdir(parents=True)
+    (provider / "__init__.py").write_text("def make(a, *, b):\n    return a\n")
+    job = tmp_path / "job.py"
+    job.write_text("from tinyprov import make\nmake(1, c=2)\n")
+    return ["--consumer", str(job), "--provider", str(provider), "--cache-dir", str(tmp_path / "cache"), "--no-progress"]
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "json", "markdown", "junit"])
+def test_format_names_the_report_files_format_whatever_its_suffix(tiny, tmp_path, fmt):
+    out = tmp_path / "report.out"
+    result = CliRunner().invoke(preflight_command, [*tiny, "--format", fmt, "-o", str(out)])
+    assert result.exit_code == 1, result.output
+    text = out.read_text()
+    first = {"sarif": '"$schema"', "json": '"schema_version"', "markdown": "#", "junit": "<?xml"}[fmt]
+    assert first in text.split("\n", 3)[0] + text.split("\n", 3)[1]
+    assert result.output.strip().splitlines()[-1].startswith("preflight FAILED")
+
+
+def test_format_without_output_prints_the_report_on_stdout_and_the_gate_on_stderr(tiny):
+    result = CliRunner().invoke(preflight_command, [*tiny, "--format", "json"])
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert sorted(f["rule"] for f in doc["findings"]) == ["missing-required", "unexpected-keyword"]
+    assert result.stderr.strip().splitlines()[-1].startswith("preflight FAILED")
+
+
+def test_fail_on_never_says_it_did_not_block_and_why(tiny):
+    result = CliRunner().invoke(preflight_command, [*tiny, "--fail-on", "never"])
+    assert result.exit_code == 0, result.output
+    line = result.output.strip()
+    assert line.startswith("preflight not blocking (fail-on never): 2 errors"), line
+    assert "ok" not in line.split(":")[0]
