@@ -35,7 +35,7 @@ def _format(fmt: str | None, output: Path | None) -> str:
 @click.command("matrix")
 @audit_options
 @click.option("--format", "fmt", type=click.Choice(MATRIX_FORMATS), help="Output format (default: table on a terminal, else json).")
-@output_option("the matrix")
+@output_option("the matrix", suffixes=".json, .txt")
 @click.option("--pre", "include_prereleases", is_flag=True, help="Include pre-releases in the range.")
 @click.option("--jobs", "fetch_jobs", type=click.IntRange(1, 32), default=4, show_default=True, help="Releases fetched at once.")
 @click.option("--scan-jobs", type=click.IntRange(1, 32), help="Scans run at once (default: the CPU cores, at most 4).")
@@ -60,6 +60,7 @@ def matrix_command(consumers, provider, rules_dirs, cache_dir, model, fmt, outpu
     consumers, rules_dirs, cache_dir = settings.consumers, settings.rules, settings.cache_dir
     if not provider:
         raise InputError("give the provider range, e.g. --provider 'vllm>=0.11,<=0.17'")
+    fmt = _format(fmt, output)  # before the sweep: a name the matrix cannot write is refused at once
     available = None
     if settings.offline:
         from apiaudit import sources
@@ -81,7 +82,6 @@ def matrix_command(consumers, provider, rules_dirs, cache_dir, model, fmt, outpu
         )  # fmt: skip
     finally:
         progress.close()
-    fmt = _format(fmt, output)
     _emit(render_matrix(result, fmt), output, fmt)
     sys.exit(result.exit_code())
 
@@ -91,7 +91,7 @@ def matrix_command(consumers, provider, rules_dirs, cache_dir, model, fmt, outpu
 @click.option("--since", metavar="VERSION", help="A provider release where the consumer worked: the bisection starts there "
               "(default: the oldest release the consumer's own requirement allows).")  # fmt: skip
 @click.option("--format", "fmt", type=click.Choice(MATRIX_FORMATS), help="Output format (default: table on a terminal, else json).")
-@output_option("the explanation")
+@output_option("the explanation", suffixes=".json, .txt")
 @click.option("--emit-rules", type=click.Path(path_type=Path, file_okay=False), metavar="DIR",
               help="Write unambiguous renames and moves as a rules file in DIR, for `apiaudit fix --rules DIR`.")  # fmt: skip
 @click.option("--errors-only", is_flag=True, help="Explain error findings only (default: errors and warnings).")
@@ -119,6 +119,7 @@ def explain_command(consumers, provider, rules_dirs, cache_dir, model, since, fm
         raise InputError("explain takes exactly one --consumer")
     if not provider:
         raise InputError("give the provider release to explain against, e.g. --provider vllm==0.16.0")
+    fmt = _format(fmt, output)
     progress = for_terminal(False if no_progress else None)
     try:
         result = explain(
@@ -136,6 +137,5 @@ def explain_command(consumers, provider, rules_dirs, cache_dir, model, since, fm
             click.echo("apiaudit: no unambiguous rename or move found; no rules file written", err=True)
     else:
         emitted, rules_file = fix_candidates(result, load_rulebook(list(rules_dirs), result.provider)), None
-    fmt = _format(fmt, output)
     _emit(render_explain(result, fmt, emitted, rules_file), output, fmt)
     sys.exit(result.report.exit_code(parse_fail_on(fail_on)))

@@ -196,7 +196,7 @@ def fail_on_option(func):
     )(func)
 
 
-def output_option(what: str = "the report", *, aliases: tuple[str, ...] = ()):
+def output_option(what: str = "the report", *, aliases: tuple[str, ...] = (), suffixes: str = ".json, .sarif, .md, .xml, .txt"):
     """-o/--output FILE; the format follows the file's suffix unless --format says otherwise."""
 
     def decorate(func):
@@ -206,7 +206,7 @@ def output_option(what: str = "the report", *, aliases: tuple[str, ...] = ()):
             "output",
             type=OutputFile(),
             metavar="FILE",
-            help=f"Write {what} to FILE instead of stdout (.json, .sarif, .md, .xml, .txt: the format follows the suffix "
+            help=f"Write {what} to FILE instead of stdout ({suffixes}: the format follows the suffix "
             "unless --format is given).",
         )(func)
 
