@@ -214,3 +214,42 @@ def test_fail_on_never_says_it_did_not_block_and_why(tiny):
     line = result.output.strip()
     assert line.startswith("preflight not blocking (fail-on never): 2 errors"), line
     assert "ok" not in line.split(":")[0]
+
+
+def test_not_installed_names_every_option_that_makes_it_run(tmp_path):
+    """What the one line says to pass, passed (a path in place of each NAME==VERSION), runs."""
+    import re
+
+    lib = tmp_path / "libs" / "tinylib"
+    stack = tmp_path / "libs" / "tinystack"
+    cons = tmp_path / "libs" / "tinycons"
+    for package, body in ((lib, "def go(a):\n    return a\n"), (stack, "def run(a):\n    return a\n"),
+                          (cons, "from tinystack import run\nrun(1)\n")):  # fmt: skip
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text(body)
+    job = tmp_path / "job.py"
+    job.write_text("from tinylib import go\ngo(1)\n")
+    paths = {"apiaudit-nosuch-lib": lib, "apiaudit-nosuch-stack": stack, "apiaudit-nosuch-cons": cons}
+    common = ["--consumer", str(job), "--cache-dir", str(tmp_path / "cache"), "--no-progress"]
+    given = ["--script-provider", "apiaudit-nosuch-lib", "--stack-provider", "apiaudit-nosuch-stack", "--consumer", "apiaudit-nosuch-cons"]
+    result = CliRunner().invoke(preflight_command, [*common, *given])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "not installed in this Python" in lines[0], lines
+    suggested = re.findall(r"(--[a-z-]+) ([\w-]+)==VERSION", lines[0])
+    assert sorted(suggested) == sorted(
+        [("--script-provider", "apiaudit-nosuch-lib"), ("--stack-provider", "apiaudit-nosuch-stack"), ("--consumer", "apiaudit-nosuch-cons")]
+    )
+    retry = [part for option, name in suggested for part in (option, str(paths[name]))]
+    result = CliRunner().invoke(preflight_command, [*common, *retry])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("preflight ok:")
+
+
+def test_not_installed_without_a_job_script_names_provider_and_consumer(tmp_path):
+    result = CliRunner().invoke(
+        preflight_command, ["--consumer", "apiaudit-nosuch-cons", "--provider", "apiaudit-nosuch-prov", "--no-progress",
+                            "--cache-dir", str(tmp_path)],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "pass --provider apiaudit-nosuch-prov==VERSION --consumer apiaudit-nosuch-cons==VERSION" in result.output
