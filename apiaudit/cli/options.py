@@ -52,7 +52,27 @@ class OutputFile(click.ParamType):
             raise OneLineUsageError(f"{flag} {path}: {existing} is a file, not a folder")
         if not os.access(existing, os.W_OK | os.X_OK):
             raise OneLineUsageError(f"{flag} {path}: cannot write into {existing}")
+        if path.exists() and not path.is_file():
+            return path  # a device or a pipe (/dev/stdout, >(...)): written into, never replaced
+        if existing == folder:
+            why = _cannot_create_in(folder)
+            if why is not None:
+                # /proc/version exists, but a report is a new file renamed over its target.
+                raise OneLineUsageError(f"{flag} {path}: {why}; a report is written as a new file beside it, then renamed over it")
         return path
+
+
+def _cannot_create_in(folder: Path) -> str | None:
+    """Why no new file can be created in `folder` (a kernel file system, a read-only mount); None when one can."""
+    import tempfile
+
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".apiaudit-probe-", dir=folder)
+    except OSError as exc:
+        return f"cannot create a file in {folder} ({exc.strerror or exc})"
+    os.close(fd)
+    os.unlink(probe)
+    return None
 
 
 def prepare_output(path: Path) -> None:

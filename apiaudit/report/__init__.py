@@ -99,8 +99,14 @@ def write_output(text: str, output: Path | None, fmt: str, *, quiet: bool = Fals
     if path.is_dir():
         raise InputError(f"cannot write {fmt} output to {output}: it is a directory")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, text)
+        if path.exists() and not path.is_file():
+            # A device or a pipe (/dev/stdout, /dev/null, `>(...)`): written into; renaming a
+            # file over it would replace the device itself.
+            with open(path, "w", encoding="utf-8") as stream:
+                stream.write(text)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, text)
     except OSError as exc:
         if exc.errno == errno.ENOSPC:
             raise InputError(f"no space left on device writing {output}") from None

@@ -86,6 +86,42 @@ def test_matrix_and_explain_output_is_checked_before_any_release_is_listed(proje
     assert "is a folder" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.skipif(not Path("/proc/version").is_file(), reason="no /proc here")
+def test_an_existing_file_in_a_folder_that_takes_no_new_file_says_why_before_the_scan(project, monkeypatch):
+    monkeypatch.setattr(audit_module, "scan", no_scan)
+    code, err, _ = invoke(*scan_args(project), "-o", "/proc/version")
+    assert code == 2, err
+    assert err.strip().splitlines() == [
+        "apiaudit: error: --output /proc/version: cannot create a file in /proc (No such file or directory); "
+        "a report is written as a new file beside it, then renamed over it"
+    ]
+
+
+@pytest.mark.skipif(not Path("/dev/stdout").exists(), reason="no /dev/stdout here")
+def test_a_device_or_pipe_as_output_is_written_into_never_replaced(project, tmp_path):
+    command = [sys.executable, "-m", "apiaudit", *map(str, scan_args(project))]
+    done = subprocess.run([*command, "-o", "/dev/stdout"], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert '"unexpected-keyword"' in done.stdout
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    done = subprocess.run([*command, "-o", str(fifo)], capture_output=True, text=True, cwd=tmp_path)
+    reader.join(60)
+    assert done.returncode == 1, done.stderr
+    assert '"unexpected-keyword"' in got[0] and fifo.is_fifo()
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o027, 0o077])
+def test_a_report_follows_the_umask_like_any_tool(project, tmp_path, mask):
+    command = [sys.executable, "-m", "apiaudit", *map(str, scan_args(project)), "-o", str(tmp_path / "r.json")]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, preexec_fn=lambda: os.umask(mask))
+    assert done.returncode == 1, done.stderr
+    assert (tmp_path / "r.json").stat().st_mode & 0o777 == 0o666 & ~mask
+
+
 def test_an_output_in_a_missing_folder_is_written_there(project, tmp_path):
     target = tmp_path / "reports" / "nightly" / "r.json"
     code, err, _ = invoke(*scan_args(project), "-o", target)
