@@ -122,6 +122,18 @@ FAIL_ON_HELP = ("Lowest severity that makes the exit code 1: error, warning, inf
                 "fail-on, else error). cannot-judge never fails.")
 
 
+def quiet_option(func):
+    """--quiet/-q: no progress, no notes ("wrote ..."); what the command reports is still printed."""
+    return click.option(
+        "--quiet", "-q", is_flag=True,
+        help="Print no progress and no notes such as 'wrote ...' (warnings and errors still print; so do the findings "
+        "and the report).",
+    )(func)
+
+
+NO_PROGRESS_HELP = "Draw no progress bars (notices stay one line each on stderr)."
+
+
 def jobs_option(func):
     """--jobs N: how many processes a large consumer's cold scan is shared among (`apiaudit.infra.workers`)."""
 

@@ -16,8 +16,10 @@ from apiaudit.cli.options import (
     fail_on_option,
     guarded,
     jobs_option,
+    NO_PROGRESS_HELP,
     output_option,
     project_settings,
+    quiet_option,
 )
 from apiaudit.gate import PreflightFailed, preflight
 from apiaudit.gate.layers import (
@@ -51,16 +53,17 @@ from apiaudit.report import FORMATS
               help="Format of the full report: of -o's file (default: from its suffix), or, without -o, printed on "
                    "stdout as scan prints it, the gate's lines then going to stderr.")
 @output_option("the full report, pass or fail,", aliases=("--report",))
-@click.option("--no-progress", is_flag=True, help="Draw no progress bars (notices stay one line each on stderr).")
+@click.option("--no-progress", is_flag=True, help=NO_PROGRESS_HELP)
+@quiet_option
 @guarded
 def preflight_command(consumers, provider, rules_dirs, cache_dir, model, script_provider, stack_provider, fail_on, fmt,
-                      output, no_progress) -> None:
+                      output, no_progress, quiet) -> None:
     from apiaudit.infra.progress import for_terminal
 
     fail_on = project_settings(fail_on=fail_on).fail_on  # the config's fail-on unless given here
     # --format without -o: the report is stdout's one document, and the gate speaks on stderr.
     report_on_stdout = fmt is not None and output is None
-    progress = for_terminal(False if no_progress else None)
+    progress = for_terminal(False if no_progress else None, quiet=quiet)
     try:
         report = preflight(
             list(consumers) or None,
