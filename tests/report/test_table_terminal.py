@@ -19,26 +19,28 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (.ci/run installs it)")
 
 
-def _scan_in_terminal(width: int, tmp_path: Path, *, env: str = "", escapes: bool = False) -> list[str]:
+DRIVER_ENGINE = (
+    "--consumer", str(FIXTURES / "consumers" / "driver" / "driver"),
+    "--provider", str(FIXTURES / "providers" / "engine_v2" / "engine"), "--rules", str(FIXTURES / "providers"),
+)  # fmt: skip
+
+
+def _scan_in_terminal(width: int, tmp_path: Path, *, env: str = "", escapes: bool = False, pair: tuple[str, ...] = DRIVER_ENGINE,
+                      height: int = 50) -> list[str]:  # fmt: skip
     """Run `apiaudit scan` in a detached tmux window `width` columns wide; return the screen's lines.
 
     `env`: shell assignments put before the command (`NO_COLOR=1`); `escapes`: keep the colour
-    sequences of the screen (tmux's `capture-pane -e`)."""
+    sequences of the screen (tmux's `capture-pane -e`); `pair`: the consumer and provider options."""
     session = f"apiaudit-{uuid.uuid4().hex[:8]}"
     done = tmp_path / "done"
     command = " ".join(
         shlex.quote(part)
-        for part in (
-            sys.executable, "-m", "apiaudit", "scan",
-            "--consumer", str(FIXTURES / "consumers" / "driver" / "driver"),
-            "--provider", str(FIXTURES / "providers" / "engine_v2" / "engine"),
-            "--rules", str(FIXTURES / "providers"), "--cache-dir", str(tmp_path / "cache"), "--no-progress",
-        )
-    )  # fmt: skip
+        for part in (sys.executable, "-m", "apiaudit", "scan", *pair, "--cache-dir", str(tmp_path / "cache"), "--no-progress")
+    )
     script = tmp_path / "run.sh"
     # stdout is the pane itself: the table must find the terminal's width on its own.
     script.write_text(f"cd {shlex.quote(str(tmp_path))}\nunset COLUMNS LINES NO_COLOR FORCE_COLOR\n{env} {command}; touch {done}\nsleep 60\n")
-    subprocess.run(["tmux", "-f", "/dev/null", "new-session", "-d", "-s", session, "-x", str(width), "-y", "50", f"bash {script}"], check=True)
+    subprocess.run(["tmux", "-f", "/dev/null", "new-session", "-d", "-s", session, "-x", str(width), "-y", str(height), f"bash {script}"], check=True)
     try:
         deadline = time.monotonic() + 60
         while not done.exists() and time.monotonic() < deadline:
@@ -98,3 +100,29 @@ def test_force_color_colours_the_table_in_a_pipe(tmp_path):
     assert not _COLOUR.search(both.stdout)  # NO_COLOR wins
     # The same text, less the colour (the last line holds the time taken).
     assert [line.rstrip() for line in _COLOUR.sub("", forced.stdout).splitlines()[:-1]] == plain.stdout.splitlines()[:-1]
+
+
+def test_long_dotted_names_break_after_a_dot_at_80_columns(tmp_path):
+    """A provider line longer than its cell breaks after a dot, never mid-identifier (`start_laye` / `r`)."""
+    module = "deep_provider_package.sub_module_with_a_long_name.another_nested_module"
+    folder = tmp_path / "prov" / Path(*module.split(".")[:-1])
+    folder.mkdir(parents=True)
+    for level in range(len(module.split(".")) - 1):
+        (tmp_path / "prov" / Path(*module.split(".")[: level + 1]) / "__init__.py").write_text("")
+    (folder / "another_nested_module.py").write_text("class AVeryLongClassNameForTheTest:\n    present = 1\n")
+    job = tmp_path / "job.py"
+    job.write_text(f"from {module} import AVeryLongClassNameForTheTest, a_missing_function_name\n"
+                   "AVeryLongClassNameForTheTest.a_missing_attribute_name\n")  # fmt: skip
+    pair = ("--consumer", str(job), "--provider", str(tmp_path / "prov" / "deep_provider_package"))
+    lines = [line.strip() for line in _scan_in_terminal(80, tmp_path, pair=pair)]
+    text = "\n".join(lines)
+    wanted = [f"{module}.a_missing_function_name", f"{module}.AVeryLongClassNameForTheTest.a_missing_attribute_name"]
+    found = 0
+    for name in wanted:
+        for first, second in zip(lines, lines[1:]):
+            head = first.rsplit(" ", 1)[-1]
+            if len(head) > 1 and name.startswith(head) and head != name and second.startswith(name[len(head):]):
+                found += 1
+                assert head.endswith("."), (first, second)  # broken after a dot, the identifier whole
+    assert found, text  # the names were long enough to break
+    assert not [line for line in lines if len(line) > 80]
