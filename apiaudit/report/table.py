@@ -13,7 +13,7 @@ from rich.containers import Lines
 from rich.table import Table
 from rich.text import Text
 
-from apiaudit.findings import Finding, Report
+from apiaudit.findings import MISSING_CALLEE_RULES, Finding, Report
 from apiaudit.report.base import (
     MIN_WIDTH,
     RenderOptions,
@@ -115,7 +115,9 @@ def _detail_cell(f: Finding) -> RenderableType:
     elif f.signature or f.provider_location:
         rows.append(("provider", f.signature or f.provider_location or "", ""))
     elif f.callee:
-        rows.append(("provider", f"{f.callee} (not found)", ""))
+        # "not found" only where the rule says the provider lacks it; an absent location alone
+        # (a callee the index could not read) proves nothing.
+        rows.append(("provider", f"{f.callee} (not found)" if f.rule in MISSING_CALLEE_RULES else f.callee, ""))
     if f.conditional:
         rows.append(("only if", f"{f.guard or 'an undecided guard'} (conditional: not counted by --fail-on without --strict)", "yellow"))
     if f.advice:

@@ -119,3 +119,18 @@ def test_a_word_longer_than_the_line_breaks_after_a_dot_or_slash():
     # A part with no dot longer than the line is still folded, never lost.
     assert "".join(lines("a.abcdefghijklmnopqrstuvwxyz", 10)) == "a.abcdefghijklmnopqrstuvwxyz"
     assert all(len(line) <= 10 for line in lines("a.abcdefghijklmnopqrstuvwxyz", 10))
+
+
+def test_not_found_is_said_only_of_what_the_rule_says_is_missing(report):
+    """A callee with no location is not proof that it is missing: only the rules of a missing
+    module, name, attribute or worker method say "(not found)"."""
+    from apiaudit.findings import MISSING_CALLEE_RULES
+
+    base = replace(report.findings[0], callee="prov.mod.Thing", provider_location=None, signature=None, source=None)
+    for rule, missing in (("attribute-missing", True), ("import-missing", True), ("deprecated-use", False),
+                          ("cannot-judge", False), ("vllm-cache-config-prefix-caching-default", False)):  # fmt: skip
+        assert (rule in MISSING_CALLEE_RULES) is missing
+        one = replace(report, findings=(replace(base, rule=rule),))
+        table = render(one, "table", width=WIDE, show_unresolved=True)
+        assert ("prov.mod.Thing (not found)" in table) is missing, (rule, table)
+        assert "prov.mod.Thing" in table
