@@ -267,9 +267,7 @@ def _attribute_classes(ctx, owner: str, name: str):
     if types is not None:
         found = types.attribute_classes(owner, name, ctx.model)
         if found is not None and found.classes:
-            registry = types.registry()
-            archs = {c: (registry.architectures_of(c) if registry else ()) for c in found.classes}
-            return found.classes, archs
+            return found.classes, dict(types.origins(found))
     typ = ctx.index.attribute_type(owner, name)
     return ((typ.path,), {}) if typ else None
 
@@ -360,9 +358,7 @@ def _member_value(ctx, symbol: Symbol, via: ReachedVia, owner: str | None):
         from apiaudit.provider.registry import CandidateSource
 
         if found is not None and found.classes and found.source is not CandidateSource.INFERRED:
-            registry = ctx.model_types.registry()
-            origins = tuple((c, registry.architectures_of(c) if registry else ()) for c in found.classes)
-            return InstanceValue(found.classes, registry=True, origins=origins)
+            return InstanceValue(found.classes, registry=True, origins=ctx.model_types.origins(found))
     if symbol.kind is SymbolKind.ATTRIBUTE and owner is not None:
         typ = ctx.index.attribute_type(owner, symbol.name)
         return InstanceValue((typ.path,)) if typ else SymbolValue(symbol, via, owner)
