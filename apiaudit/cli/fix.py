@@ -94,7 +94,9 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, int
             tree = trees.get(origin.key) or sources.resolve(_spec(origin), cache_dir=cache)
             if not tree.packages:
                 raise InputError(f"{origin.name}: --into copies packages; {origin.root} holds loose scripts (use --apply on a copy)")
-            overlay = write_overlay(plan, root, tree.packages, Path(into))
+            # A release or an installed distribution says its version for certain: the overlay keeps it.
+            release = (origin.name, origin.version) if origin.kind in ("release", "installed") and origin.version else None
+            overlay = write_overlay(plan, root, tree.packages, Path(into), release=release)
             click.echo(diff, nl=False)
             for skipped in overlay.skipped:
                 click.echo(f"apiaudit: {skipped.describe()}", err=True)
