@@ -745,7 +745,7 @@ def _fetch_by_ranges(
     except ranged.RangesUnavailable as why:
         announce.later(f"reading {name}=={version} by byte ranges is not possible ({why}); downloading the whole wheel")
         return None
-    versions = {v for files in listings for v in ranged.release_versions(files, name)}
+    versions = {v for listed in listings for v in ranged.release_versions(listed, name)}
     wanted = _safe_version(version)
     if versions and wanted not in versions:
         raise InputError(f"{name} has no release {version}; newest is {_newest([str(v) for v in versions])}")
@@ -753,9 +753,9 @@ def _fetch_by_ranges(
         announce()
     try:
         link = None
-        for files in listings:
+        for listed in listings:
             link = ranged.choose_wheel(
-                files, name, version, fallback_python=LINUX_FALLBACK_PYTHON, fallback_platforms=LINUX_FALLBACK_PLATFORMS,
+                listed, name, version, fallback_python=LINUX_FALLBACK_PYTHON, fallback_platforms=LINUX_FALLBACK_PLATFORMS,
             )  # fmt: skip
             if link is not None:
                 break
