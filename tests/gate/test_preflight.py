@@ -181,12 +181,15 @@ def test_the_one_line_summary_counts_suppressed_findings():
 
 @pytest.fixture
 def tiny(tmp_path):
-    provider = tmp_path / "prov" / "tinyprov"
-    provider.mkdir(parents=True)
-    (provider / "__init__.py").write_text("def make(a, *, b):\n    return a\n")
+    """fix_helpers' tiny provider, and a job with its two errors (`c=` unknown, `b` missing)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixes"))
+    from fix_helpers import make_provider
+
     job = tmp_path / "job.py"
     job.write_text("from tinyprov import make\nmake(1, c=2)\n")
-    return ["--consumer", str(job), "--provider", str(provider), "--cache-dir", str(tmp_path / "cache"), "--no-progress"]
+    return ["--consumer", str(job), "--provider", str(make_provider(tmp_path)), "--cache-dir", str(tmp_path / "cache"), "--no-progress"]
 
 
 @pytest.mark.parametrize("fmt", ["sarif", "json", "markdown", "junit"])
