@@ -7,3 +7,11 @@ class InputError(Exception):
 
 class CacheError(InputError):
     """The cache could not be read or written (a corrupt entry is rebuilt, not raised)."""
+
+
+class NotInstalledError(InputError):
+    """A distribution named bare (to be read from this Python) is not installed here."""
+
+    def __init__(self, message: str, name: str) -> None:
+        super().__init__(message)
+        self.name = name

@@ -117,6 +117,13 @@ ENGINE_RULES: dict[str, RuleInfo] = {
 }
 
 
+# The rules whose finding's `callee` names what the provider does not have (a module, a name,
+# an attribute, a worker method): a report may say "not found" of the callee for these only.
+MISSING_CALLEE_RULES = frozenset(
+    {"import-missing", "import-failed-use", "attribute-missing", "model-attribute-missing", "rpc-missing"}
+)
+
+
 @dataclass(frozen=True)
 class Finding:
     """One mismatch at one place in the consumer.

@@ -242,6 +242,19 @@ def test_prefix_cache_default_v2_gives_exactly_the_expected_finding() -> None:
     assert {tuple(entry[k] for k in KEYS) for entry in expected["reported_by_scan_today"]} == want
 
 
+def test_a_pattern_finding_shows_the_callee_that_exists_not_a_not_found_line() -> None:
+    """The callee of a call-without-keyword finding exists (its changed default is the point): the
+    finding names its signature and file:line, and the table never says "(not found)" of it."""
+    from apiaudit.report import render
+
+    report = _scan_prefix_cache("v2")
+    [finding] = [f for f in report.findings if f.rule == "relies-on-changed-default"]
+    assert finding.provider_location == "kvcache/config.py:4"  # where its decorator starts, as for every class
+    assert finding.signature is not None and finding.signature.startswith("CacheConfig(") and "enable_prefix_caching" in finding.signature
+    table = render(report, "table", width=200)
+    assert "(not found)" not in table and "(kvcache/config.py:4)" in table
+
+
 def test_prefix_cache_default_fix_passes_the_keyword_once() -> None:
     from apiaudit.fixes.plan import plan_fixes
     from apiaudit.recipes.loader import load_rulebook

@@ -47,7 +47,22 @@ def test_030_on_016_without_model_get_input_embeddings_is_missing_on_every_eagle
     assert not [f for f in report.findings if f.rule == "vllm-get-input-embeddings-renamed"]
     # 11 multimodal SupportsEagle3 classes have no `model`: one warning naming them
     (warning,) = [f for f in report.findings if f.rule == "model-attribute-missing" and attribute_of(f.facts) == "model"]
-    assert warning.line == 107 and "11 of 46 classes" in warning.message
+    assert warning.line == 107 and "11 of 43 classes" in warning.message
+
+
+def test_without_model_draft_models_are_not_candidates_for_the_target_model(release_cache):
+    """The registry's speculative-decoding models (rules: a `target = false` registry) are never
+    the model a job extracts hidden states from: no warning names an EAGLE draft or an MTP head."""
+    for consumer in ("speculators==0.3.0", "speculators==0.4.0"):
+        report = _scan(consumer, "vllm==0.16.0", release_cache)
+        named = [f for f in report.findings if f.rule in ("model-attribute-missing", "attribute-missing")
+                 and any(word in f.message for word in ("Eagle", "_eagle", "MTP", "MultiTokenPredictor", "Medusa"))]  # fmt: skip
+        assert not named, [(f.line, f.message[:120]) for f in named]
+    report = _scan("speculators==0.3.0", "vllm==0.16.0", release_cache)
+    assert [f.line for f in report.findings if f.rule == "model-attribute-missing"] == [107]
+    # A draft model named with --architecture is still the model in force.
+    eagle = scan(["speculators==0.3.0"], "vllm==0.16.0", cache_dir=release_cache, model=load_model(None, "Eagle3LlamaForCausalLM"))
+    assert "vllm.model_executor.models.llama_eagle3" in " ".join(f.callee or "" for f in eagle.findings)
 
 
 def test_040_on_011_without_model_embed_input_ids_is_missing_on_every_base_model(release_cache):

@@ -143,3 +143,17 @@ def test_a_scan_shared_among_processes_finds_what_one_process_finds(released, re
     )
     assert got["findings"] > 0 and got["same"] == [True, True, True]
     assert got["forks"] >= 4  # reading and checks were shared in both shared runs
+
+
+def test_the_cache_config_pattern_names_the_class_where_it_is(release_cache):
+    """speculators 0.3.0 x vLLM 0.16.0: CacheConfig exists (vllm/config/cache.py:38-39); the pattern
+    finding about its enable_prefix_caching default says so, never "(not found)"."""
+    from apiaudit.report import render
+
+    report = scan(["speculators==0.3.0"], "vllm==0.16.0", cache_dir=release_cache)
+    [finding] = [f for f in report.findings if f.rule == "vllm-cache-config-prefix-caching-default"]
+    assert finding.provider_location == "vllm/config/cache.py:38"  # its @config line, as every class is located
+    assert finding.signature and "enable_prefix_caching: bool = True" in finding.signature
+    table = render(report, "table", width=120)
+    assert "vllm.config.cache.CacheConfig (not found)" not in table
+    assert "(vllm/config/cache.py:38)" in table

@@ -267,9 +267,7 @@ def _attribute_classes(ctx, owner: str, name: str):
     if types is not None:
         found = types.attribute_classes(owner, name, ctx.model)
         if found is not None and found.classes:
-            registry = types.registry()
-            archs = {c: (registry.architectures_of(c) if registry else ()) for c in found.classes}
-            return found.classes, archs
+            return found.classes, dict(types.origins(found))
     typ = ctx.index.attribute_type(owner, name)
     return ((typ.path,), {}) if typ else None
 
@@ -360,9 +358,7 @@ def _member_value(ctx, symbol: Symbol, via: ReachedVia, owner: str | None):
         from apiaudit.provider.registry import CandidateSource
 
         if found is not None and found.classes and found.source is not CandidateSource.INFERRED:
-            registry = ctx.model_types.registry()
-            origins = tuple((c, registry.architectures_of(c) if registry else ()) for c in found.classes)
-            return InstanceValue(found.classes, registry=True, origins=origins)
+            return InstanceValue(found.classes, registry=True, origins=ctx.model_types.origins(found))
     if symbol.kind is SymbolKind.ATTRIBUTE and owner is not None:
         typ = ctx.index.attribute_type(owner, symbol.name)
         return InstanceValue((typ.path,)) if typ else SymbolValue(symbol, via, owner)
@@ -389,14 +385,14 @@ def _call(ctx, file, use, value, step, findings, report):
     if step.call is None or not report:
         return _returned(ctx, info)
     ctx.calls_checked += 1
-    findings.extend(_symbol_patterns(ctx, file, use, step.call, (sym.path, info.callee.path)))
+    findings.extend(_symbol_patterns(ctx, file, use, step.call, (sym.path, info.callee.path), info))
     if info.unknown:
         findings.append(_cannot_judge(ctx, file, use, info.callee.path, info.unknown))
         return _returned(ctx, info)
     callee_name = info.callee.name
     binding = bind_any(info.signatures, info.fallback, step.call, callee_name)
     shown = info.fallback or info.signatures[0]
-    signature = shown.render(callee_name) + (f"  [{shown.origin}]" if not shown.origin.startswith("def ") else "")
+    signature = _shown_signature(info)
     splatted = {a.name for a in step.call.keywords if a.via_splat}
     for problem in binding.problems:
         facts = BindingFacts(
@@ -447,11 +443,21 @@ def _without_init(path: str) -> str:
     return path[: -len(".__init__")] if path.endswith(".__init__") else path
 
 
-def _symbol_patterns(ctx, file, use, call, paths: tuple[str, ...]) -> list[Finding]:
+def _shown_signature(info) -> str:
+    """The callee's signature as a finding shows it, with where it comes from unless a plain `def`."""
+    shown = info.fallback or info.signatures[0]
+    return shown.render(info.callee.name) + (f"  [{shown.origin}]" if not shown.origin.startswith("def ") else "")
+
+
+def _symbol_patterns(ctx, file, use, call, paths: tuple[str, ...], info) -> list[Finding]:
     """call-without-keyword patterns: a call of the pattern's symbol (a class and its
-    constructor alike) that does not pass its keyword; a ``**splat`` may pass it, so it is not matched."""
+    constructor alike) that does not pass its keyword; a ``**splat`` may pass it, so it is not matched.
+
+    The callee exists (its keyword's default is what the pattern warns of): the finding carries its
+    signature and location, as a binding finding does, when the index knows them."""
     called = {_without_init(p) for p in paths}
     findings = []
+    shown = None if info.unknown else (info.fallback or next(iter(info.signatures), None))
     for pattern in ctx.hosts.symbol_patterns:
         if pattern.kind != "call-without-keyword" or _without_init(pattern.symbol) not in called:
             continue
@@ -462,6 +468,8 @@ def _symbol_patterns(ctx, file, use, call, paths: tuple[str, ...]) -> list[Findi
                 file, use.site, pattern.id, pattern.message, callee=_without_init(paths[0]), param=pattern.keyword,
                 severity=pattern.severity, advice=pattern.advice, facts=PatternFacts(pattern.id, keyword=pattern.keyword),
                 recipe=RecipeFacts(pattern.recipe) if pattern.recipe else None,
+                signature=_shown_signature(info) if shown is not None else None,
+                provider_location=(shown.location if shown is not None else None) or info.callee.location,
             )
         )  # fmt: skip
     return findings

@@ -28,7 +28,7 @@ def _shown(value) -> str:
 
 
 def effective_rows(settings) -> list[tuple[str, str, str]]:
-    """(key, value, origin) for every config key."""
+    """(key, value, origin) for every config key: the value in force, a default's included."""
     from apiaudit.policy.config import KEYS
 
     rows = []
@@ -37,8 +37,32 @@ def effective_rows(settings) -> list[tuple[str, str, str]]:
         value = getattr(settings, attribute)
         if key == "ignores":
             value = [f"{i.rule} ({i.reason}{', until ' + str(i.until) if i.until else ''})" for i in value]
-        rows.append((key, _shown(value), settings.origin(key)))
+        shown = _shown(value)
+        if shown == "-":
+            shown = _default_in_force(key, settings)
+        rows.append((key, shown, settings.origin(key)))
     return rows
+
+
+def _default_in_force(key: str, settings) -> str:
+    """What a command uses when neither the config nor the command line sets `key`."""
+    if key == "cache-dir":
+        from apiaudit.sources.cache import default_cache_dir
+
+        return str(default_cache_dir())
+    if key in ("consumers", "provider"):
+        from apiaudit.recipes.loader import default_target
+
+        target = default_target(list(settings.rules))
+        if target is None:
+            return "none (no rules file names a default)"
+        provider, consumers = target
+        return provider if key == "provider" else ", ".join(consumers)
+    return {
+        "rules": "the bundled rules only",
+        "select": "every rule",
+        "baseline": "none",
+    }.get(key, "none")
 
 
 @click.command("config")
@@ -66,5 +90,6 @@ def config_command(consumers, provider, rules_dirs, cache_dir, model, fail_on, b
         return
     click.echo(f"config file: {settings.file or '(none found; defaults apply)'}")
     width = max(len(k) for k, _, _ in rows)
+    value_width = max(len(v) for _, v, _ in rows)
     for key, value, origin in rows:
-        click.echo(f"  {key.ljust(width)}  {value}    [{origin}]")
+        click.echo(f"  {key.ljust(width)}  {value.ljust(value_width)}  [{origin}]")

@@ -12,9 +12,11 @@ from apiaudit.audit import consumer_labels, rulebook_for, scan
 from apiaudit.cli.options import (
     EXIT_CLEAN,
     EXIT_FINDINGS,
+    NO_PROGRESS_HELP,
     audit_options,
     guarded,
     jobs_option,
+    quiet_option,
 )
 from apiaudit.errors import InputError
 from apiaudit.fixes import (
@@ -39,9 +41,10 @@ from apiaudit.sources import CodeTree
 @click.option("--into", "into", type=click.Path(path_type=Path), metavar="DIR", help="Write a patched copy of the consumer package(s) into DIR instead.")
 @click.option("--revert", "do_revert", is_flag=True, help="Undo the newest --apply to the consumer not yet undone, byte for byte.")
 @click.option("--force", is_flag=True, help="With --revert: also restore files edited since the apply (their edits are lost).")
-@click.option("--no-progress", is_flag=True)
+@click.option("--no-progress", is_flag=True, help=NO_PROGRESS_HELP)
+@quiet_option
 @guarded
-def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, into, do_revert, force, no_progress):
+def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, into, do_revert, force, no_progress, quiet):
     """Show the fixes as a unified diff (changes nothing), or apply them, or write them into an overlay.
 
     \b
@@ -58,7 +61,7 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, int
         raise InputError("--force goes with --revert")
     cache = Path(cache_dir) if cache_dir else sources.default_cache_dir()
     if do_revert:
-        return _revert(consumers, cache, force=force)
+        return _revert(consumers, cache, force=force, quiet=quiet)
 
     # What the scan reads, hashed first: a file edited after this point is refused, not patched.
     trees: dict[str, CodeTree] = {}
@@ -69,7 +72,8 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, int
             _refuse_release(tree.kind, tree.name, tree.version)
         trees[label] = tree
         scanned[label] = {p.relative_to(tree.root).as_posix(): sha256_bytes(p.read_bytes()) for p in tree.python_files()}
-    progress = for_terminal(False if no_progress else None)
+    progress = for_terminal(False if no_progress else None, quiet=quiet)
+    note = _notes(quiet)
     try:
         report = scan(list(consumers) or None, provider, cache_dir=cache, rules_dirs=list(rules_dirs), progress=progress,
                       model=model)
@@ -90,24 +94,26 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, int
             tree = trees.get(origin.key) or sources.resolve(_spec(origin), cache_dir=cache)
             if not tree.packages:
                 raise InputError(f"{origin.name}: --into copies packages; {origin.root} holds loose scripts (use --apply on a copy)")
-            overlay = write_overlay(plan, root, tree.packages, Path(into))
+            # A release or an installed distribution says its version for certain: the overlay keeps it.
+            release = (origin.name, origin.version) if origin.kind in ("release", "installed") and origin.version else None
+            overlay = write_overlay(plan, root, tree.packages, Path(into), release=release)
             click.echo(diff, nl=False)
             for skipped in overlay.skipped:
                 click.echo(f"apiaudit: {skipped.describe()}", err=True)
-            click.echo(f"apiaudit: wrote a patched copy of {', '.join(tree.packages)} to {overlay.directory} "
-                       f"({len(plan.fixed)} fixes in {len(plan.changed_files)} files); put it first on the path:", err=True)
-            click.echo(f"  {overlay.pythonpath_line}", err=True)
+            note(f"apiaudit: wrote a patched copy of {', '.join(tree.packages)} to {overlay.directory} "
+                 f"({len(plan.fixed)} fixes in {len(plan.changed_files)} files); put it first on the path:")
+            note(f"  {overlay.pythonpath_line}")
         elif do_apply:
             consumer = ConsumerIdentity.of(trees.get(origin.name) or sources.resolve(_spec(origin), cache_dir=cache))
             entry = apply(plan, consumer, default_journal_dir(consumer, cache))
             changed = len(entry.files) if entry else 0
             click.echo(diff, nl=False)
-            click.echo(f"apiaudit: applied {len(plan.fixed)} fixes to {changed} files under {root}"
-                       + ("; undo with `apiaudit fix --revert`" if changed else " (nothing to change)"), err=True)
+            note(f"apiaudit: applied {len(plan.fixed)} fixes to {changed} files under {root}"
+                 + ("; undo with `apiaudit fix --revert`" if changed else " (nothing to change)"))
         else:
             click.echo(diff, nl=False)
-            click.echo(f"apiaudit: {len(plan.fixed)} fixes in {len(plan.changed_files)} files (nothing changed; "
-                       "--apply to edit in place, --into DIR for a patched copy)", err=True)
+            note(f"apiaudit: {len(plan.fixed)} fixes in {len(plan.changed_files)} files (nothing changed; "
+                 "--apply to edit in place, --into DIR for a patched copy)")
         for line in describe_unfixable(plan):
             click.echo(line, err=True)
         if plan.unfixable:
@@ -132,14 +138,24 @@ def _refuse_release(kind: str, name: str, version: str | None) -> None:
         )
 
 
-def _revert(consumers, cache: Path, *, force: bool) -> None:
+def _notes(quiet: bool):
+    """How a note (what was done, not what is wrong) is said on stderr: not at all with --quiet."""
+
+    def note(line: str) -> None:
+        if not quiet:
+            click.echo(line, err=True)
+
+    return note
+
+
+def _revert(consumers, cache: Path, *, force: bool, quiet: bool) -> None:
     if not consumers:
         raise InputError("--revert needs the --consumer whose last apply to undo")
     exit_code = EXIT_CLEAN
     for spec in consumers:
         consumer = ConsumerIdentity.of(sources.resolve(spec, cache_dir=cache))
         result = revert(consumer, default_journal_dir(consumer, cache), force=force)
-        click.echo(f"apiaudit: restored {len(result.restored)} files of {consumer.describe()}", err=True)
+        _notes(quiet)(f"apiaudit: restored {len(result.restored)} files of {consumer.describe()}")
         for left in result.not_restored:
             click.echo(f"apiaudit: {left.describe()}", err=True)
         if result.not_restored:

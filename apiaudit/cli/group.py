@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import warnings
+from typing import NoReturn
 
 import click
 
@@ -29,10 +30,31 @@ class LazyGroup(click.Group):
         command = getattr(importlib.import_module(module), attribute)
         return command if isinstance(command, click.Command) else None
 
+    # click answers a closed pipe with exit 1; apiaudit ends as `cat` does (apiaudit.cli.streams).
+    def make_context(self, *args, **kwargs) -> click.Context:
+        try:
+            return super().make_context(*args, **kwargs)  # `apiaudit --help | head -1`
+        except OSError as exc:
+            _reader_gone(exc)
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)  # every command, its --help included
+        except OSError as exc:
+            _reader_gone(exc)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, short) for name, (_, _, short) in COMMANDS.items()]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _reader_gone(exc: OSError) -> NoReturn:
+    from apiaudit.cli.streams import end_on_broken_pipe, is_broken_pipe
+
+    if is_broken_pipe(exc):
+        end_on_broken_pipe()
+    raise exc
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

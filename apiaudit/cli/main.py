@@ -47,21 +47,29 @@ def run() -> None:
     """The `apiaudit` command (its console script and `python -m apiaudit`): `main`, and after an
     audit, leave at once. Everything is written and flushed by then; what is left is freeing
     the index and consumer values one by one, which costs a large scan about half a second."""
+    from apiaudit.cli.streams import end_on_broken_pipe, flush_standard_streams, is_broken_pipe
+
     try:
-        main()
-        code: object = 0
-    except SystemExit as exc:
-        code = exc.code
+        try:
+            main()
+            code: object = 0
+        except SystemExit as exc:
+            code = exc.code
+        # A reader that went away (`| head -1`) ends the command quietly, exit 141, as `cat` does.
+        flush_standard_streams()
+    except OSError as exc:
+        if not is_broken_pipe(exc):
+            raise
+        end_on_broken_pipe()
     if _command() not in AUDIT_COMMANDS:
         raise SystemExit(code)
     if code is not None and not isinstance(code, int):
         print(code, file=sys.stderr)  # what SystemExit("message") prints
         code = 1
     try:
-        sys.stdout.flush()
         sys.stderr.flush()
     except (OSError, ValueError):
-        code = code or 1  # the output could not be written (a closed pipe): not a success
+        pass
     os._exit(code or 0)
 
 

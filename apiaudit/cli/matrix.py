@@ -11,8 +11,10 @@ from apiaudit.cli.options import (
     audit_options,
     fail_on_option,
     guarded,
+    NO_PROGRESS_HELP,
     output_option,
     project_settings,
+    quiet_option,
 )
 from apiaudit.errors import InputError
 from apiaudit.findings import Severity
@@ -20,10 +22,10 @@ from apiaudit.infra.progress import for_terminal
 from apiaudit.matrix.render import MATRIX_FORMATS, render_explain, render_matrix
 
 
-def _emit(text: str, output: Path | None, fmt: str) -> None:
+def _emit(text: str, output: Path | None, fmt: str, quiet: bool) -> None:
     from apiaudit.report import write_output
 
-    write_output(text, output, fmt)
+    write_output(text, output, fmt, quiet=quiet)
 
 
 def _format(fmt: str | None, output: Path | None) -> str:
@@ -35,17 +37,18 @@ def _format(fmt: str | None, output: Path | None) -> str:
 @click.command("matrix")
 @audit_options
 @click.option("--format", "fmt", type=click.Choice(MATRIX_FORMATS), help="Output format (default: table on a terminal, else json).")
-@output_option("the matrix")
+@output_option("the matrix", suffixes=".json, .txt")
 @click.option("--pre", "include_prereleases", is_flag=True, help="Include pre-releases in the range.")
 @click.option("--jobs", "fetch_jobs", type=click.IntRange(1, 32), default=4, show_default=True, help="Releases fetched at once.")
 @click.option("--scan-jobs", type=click.IntRange(1, 32), help="Scans run at once (default: the CPU cores, at most 4).")
-@click.option("--no-progress", is_flag=True, help="Draw no progress bars (notices stay one line each on stderr).")
+@click.option("--no-progress", is_flag=True, help=NO_PROGRESS_HELP)
+@quiet_option
 @click.option("--offline", is_flag=True, default=None,
               help="Fetch nothing: the releases in the range that are in the cache (config: offline).")
 @click.option("--refresh", is_flag=True, help="List the package index's releases afresh (default: reuse a listing up to 10 minutes old).")
 @guarded
 def matrix_command(consumers, provider, rules_dirs, cache_dir, model, fmt, output, include_prereleases, fetch_jobs, scan_jobs, no_progress,
-                   offline, refresh):
+                   quiet, offline, refresh):
     """Scan the consumer against every provider release in a range.
 
     --provider takes a range here, e.g. 'vllm>=0.11,<=0.17' (a bare name: every release).
@@ -60,6 +63,7 @@ def matrix_command(consumers, provider, rules_dirs, cache_dir, model, fmt, outpu
     consumers, rules_dirs, cache_dir = settings.consumers, settings.rules, settings.cache_dir
     if not provider:
         raise InputError("give the provider range, e.g. --provider 'vllm>=0.11,<=0.17'")
+    fmt = _format(fmt, output)  # before the sweep: a name the matrix cannot write is refused at once
     available = None
     if settings.offline:
         from apiaudit import sources
@@ -70,7 +74,7 @@ def matrix_command(consumers, provider, rules_dirs, cache_dir, model, fmt, outpu
         available = cached_versions(Path(cache_dir) if cache_dir else sources.default_cache_dir(), name)
         if not available:
             raise InputError(f"no release of {name} is in the cache and --offline fetches nothing")
-    progress = for_terminal(False if no_progress else None)
+    progress = for_terminal(False if no_progress else None, quiet=quiet)
     try:
         result = run_matrix(
             list(consumers), provider, cache_dir=cache_dir, rules_dirs=list(rules_dirs),
@@ -81,8 +85,7 @@ def matrix_command(consumers, provider, rules_dirs, cache_dir, model, fmt, outpu
         )  # fmt: skip
     finally:
         progress.close()
-    fmt = _format(fmt, output)
-    _emit(render_matrix(result, fmt), output, fmt)
+    _emit(render_matrix(result, fmt), output, fmt, quiet)
     sys.exit(result.exit_code())
 
 
@@ -91,15 +94,17 @@ def matrix_command(consumers, provider, rules_dirs, cache_dir, model, fmt, outpu
 @click.option("--since", metavar="VERSION", help="A provider release where the consumer worked: the bisection starts there "
               "(default: the oldest release the consumer's own requirement allows).")  # fmt: skip
 @click.option("--format", "fmt", type=click.Choice(MATRIX_FORMATS), help="Output format (default: table on a terminal, else json).")
-@output_option("the explanation")
+@output_option("the explanation", suffixes=".json, .txt")
 @click.option("--emit-rules", type=click.Path(path_type=Path, file_okay=False), metavar="DIR",
               help="Write unambiguous renames and moves as a rules file in DIR, for `apiaudit fix --rules DIR`.")  # fmt: skip
 @click.option("--errors-only", is_flag=True, help="Explain error findings only (default: errors and warnings).")
 @click.option("--pre", "include_prereleases", is_flag=True, help="Bisect over pre-releases too.")
 @fail_on_option
-@click.option("--no-progress", is_flag=True, help="Draw no progress bars (notices stay one line each on stderr).")
+@click.option("--no-progress", is_flag=True, help=NO_PROGRESS_HELP)
+@quiet_option
 @guarded
-def explain_command(consumers, provider, rules_dirs, cache_dir, model, since, fmt, output, emit_rules, errors_only, include_prereleases, fail_on, no_progress):
+def explain_command(consumers, provider, rules_dirs, cache_dir, model, since, fmt, output, emit_rules, errors_only, include_prereleases, fail_on, no_progress,
+                    quiet):
     """Date each finding: the first provider release with it, and what changed there.
 
     --provider is the release the consumer is scanned against (NAME==VERSION). Each
@@ -119,7 +124,8 @@ def explain_command(consumers, provider, rules_dirs, cache_dir, model, since, fm
         raise InputError("explain takes exactly one --consumer")
     if not provider:
         raise InputError("give the provider release to explain against, e.g. --provider vllm==0.16.0")
-    progress = for_terminal(False if no_progress else None)
+    fmt = _format(fmt, output)
+    progress = for_terminal(False if no_progress else None, quiet=quiet)
     try:
         result = explain(
             consumers[0], provider, since=since, cache_dir=cache_dir, rules_dirs=list(rules_dirs),
@@ -132,10 +138,9 @@ def explain_command(consumers, provider, rules_dirs, cache_dir, model, since, fm
     if emit_rules is not None:
         path, emitted = write_rules(result, emit_rules, rules_dirs=list(rules_dirs))
         rules_file = str(path) if path else None
-        if path is None:
+        if path is None and not quiet:
             click.echo("apiaudit: no unambiguous rename or move found; no rules file written", err=True)
     else:
         emitted, rules_file = fix_candidates(result, load_rulebook(list(rules_dirs), result.provider)), None
-    fmt = _format(fmt, output)
-    _emit(render_explain(result, fmt, emitted, rules_file), output, fmt)
+    _emit(render_explain(result, fmt, emitted, rules_file), output, fmt, quiet)
     sys.exit(result.report.exit_code(parse_fail_on(fail_on)))

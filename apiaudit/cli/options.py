@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from apiaudit.cli.streams import end_on_broken_pipe, is_broken_pipe
 from apiaudit.errors import InputError
 from apiaudit.infra.atomic import is_disk_full
 
@@ -51,7 +52,27 @@ class OutputFile(click.ParamType):
             raise OneLineUsageError(f"{flag} {path}: {existing} is a file, not a folder")
         if not os.access(existing, os.W_OK | os.X_OK):
             raise OneLineUsageError(f"{flag} {path}: cannot write into {existing}")
+        if path.exists() and not path.is_file():
+            return path  # a device or a pipe (/dev/stdout, >(...)): written into, never replaced
+        if existing == folder:
+            why = _cannot_create_in(folder)
+            if why is not None:
+                # /proc/version exists, but a report is a new file renamed over its target.
+                raise OneLineUsageError(f"{flag} {path}: {why}; a report is written as a new file beside it, then renamed over it")
         return path
+
+
+def _cannot_create_in(folder: Path) -> str | None:
+    """Why no new file can be created in `folder` (a kernel file system, a read-only mount); None when one can."""
+    import tempfile
+
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".apiaudit-probe-", dir=folder)
+    except OSError as exc:
+        return f"cannot create a file in {folder} ({exc.strerror or exc})"
+    os.close(fd)
+    os.unlink(probe)
+    return None
 
 
 def prepare_output(path: Path) -> None:
@@ -99,6 +120,18 @@ def install_signal_handlers() -> None:
 # Spelled once for every command that has them (scan, fix, preflight, matrix, explain).
 FAIL_ON_HELP = ("Lowest severity that makes the exit code 1: error, warning, info, or never (default: the config's "
                 "fail-on, else error). cannot-judge never fails.")
+
+
+def quiet_option(func):
+    """--quiet/-q: no progress, no notes ("wrote ..."); what the command reports is still printed."""
+    return click.option(
+        "--quiet", "-q", is_flag=True,
+        help="Print no progress and no notes such as 'wrote ...' (warnings and errors still print; so do the findings "
+        "and the report).",
+    )(func)
+
+
+NO_PROGRESS_HELP = "Draw no progress bars (notices stay one line each on stderr)."
 
 
 def jobs_option(func):
@@ -195,7 +228,7 @@ def fail_on_option(func):
     )(func)
 
 
-def output_option(what: str = "the report", *, aliases: tuple[str, ...] = ()):
+def output_option(what: str = "the report", *, aliases: tuple[str, ...] = (), suffixes: str = ".json, .sarif, .md, .xml, .txt"):
     """-o/--output FILE; the format follows the file's suffix unless --format says otherwise."""
 
     def decorate(func):
@@ -205,7 +238,7 @@ def output_option(what: str = "the report", *, aliases: tuple[str, ...] = ()):
             "output",
             type=OutputFile(),
             metavar="FILE",
-            help=f"Write {what} to FILE instead of stdout (.json, .sarif, .md, .xml, .txt: the format follows the suffix "
+            help=f"Write {what} to FILE instead of stdout ({suffixes}: the format follows the suffix "
             "unless --format is given).",
         )(func)
 
@@ -226,7 +259,8 @@ def _with_model(func, model_path, architecture):
 
 
 def guarded(func):
-    """Bad input or a full disk -> one line and exit 2; a bug -> one line and exit 3 (APIAUDIT_DEBUG=1 for the traceback)."""
+    """Bad input or a full disk -> one line and exit 2; a bug -> one line and exit 3 (APIAUDIT_DEBUG=1 for the
+    traceback); a closed reader (`| head`) -> nothing, exit 141."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -241,6 +275,8 @@ def guarded(func):
             click.echo("apiaudit: interrupted", err=True)
             sys.exit(130)
         except OSError as exc:
+            if is_broken_pipe(exc):
+                end_on_broken_pipe()  # the reader went away (`| head`): not a bug, exit 141
             if is_disk_full(exc):
                 where = exc.filename or "a file"
                 click.echo(f"apiaudit: error: no space left on device writing {where}", err=True)

@@ -16,8 +16,10 @@ from apiaudit.cli.options import (
     fail_on_option,
     guarded,
     jobs_option,
+    NO_PROGRESS_HELP,
     output_option,
     project_settings,
+    quiet_option,
 )
 from apiaudit.gate import PreflightFailed, preflight
 from apiaudit.gate.layers import (
@@ -26,6 +28,7 @@ from apiaudit.gate.layers import (
     parse_severity,
     summary_line,
 )
+from apiaudit.report import FORMATS
 
 
 @click.command(
@@ -46,15 +49,21 @@ from apiaudit.gate.layers import (
               help="What the rest of the stack is checked against when --provider is not given "
                    "(default: scan's default provider, the installed vLLM).")
 @fail_on_option
+@click.option("--format", "fmt", type=click.Choice(FORMATS),
+              help="Format of the full report: of -o's file (default: from its suffix), or, without -o, printed on "
+                   "stdout as scan prints it, the gate's lines then going to stderr.")
 @output_option("the full report, pass or fail,", aliases=("--report",))
-@click.option("--no-progress", is_flag=True, help="Draw no progress bars (notices stay one line each on stderr).")
+@click.option("--no-progress", is_flag=True, help=NO_PROGRESS_HELP)
+@quiet_option
 @guarded
-def preflight_command(consumers, provider, rules_dirs, cache_dir, model, script_provider, stack_provider, fail_on, output,
-                      no_progress) -> None:
+def preflight_command(consumers, provider, rules_dirs, cache_dir, model, script_provider, stack_provider, fail_on, fmt,
+                      output, no_progress, quiet) -> None:
     from apiaudit.infra.progress import for_terminal
 
     fail_on = project_settings(fail_on=fail_on).fail_on  # the config's fail-on unless given here
-    progress = for_terminal(False if no_progress else None)
+    # --format without -o: the report is stdout's one document, and the gate speaks on stderr.
+    report_on_stdout = fmt is not None and output is None
+    progress = for_terminal(False if no_progress else None, quiet=quiet)
     try:
         report = preflight(
             list(consumers) or None,
@@ -67,14 +76,26 @@ def preflight_command(consumers, provider, rules_dirs, cache_dir, model, script_
             stack_provider=stack_provider,
             progress=progress,
             model=model,
+            report_format=fmt,
         )
     except PreflightFailed as failed:
         progress.close()
+        if report_on_stdout:
+            _print_report(failed.report, fmt)
         for finding in failed.blocking:
-            click.echo(format_finding(finding))
+            click.echo(format_finding(finding), err=report_on_stdout)
             if finding.advice:
-                click.echo(f"    fix: {finding.advice}")
-        click.echo(summary_line(failed.report, failed.fail_on))
+                click.echo(f"    fix: {finding.advice}", err=report_on_stdout)
+        click.echo(summary_line(failed.report, failed.fail_on), err=report_on_stdout)
         sys.exit(EXIT_FINDINGS)
     progress.close()
-    click.echo(summary_line(report, parse_severity(fail_on)))
+    if report_on_stdout:
+        _print_report(report, fmt)
+    click.echo(summary_line(report, parse_severity(fail_on)), err=report_on_stdout)
+
+
+def _print_report(report, fmt: str) -> None:
+    from apiaudit.cli.streams import use_color
+    from apiaudit.report import render, write_output
+
+    write_output(render(report, fmt, color=fmt == "table" and use_color(sys.stdout)), None, fmt)

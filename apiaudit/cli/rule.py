@@ -79,9 +79,19 @@ def _found_by(pattern) -> str:
 
 
 def known_ids(rules_dirs: list[Path]) -> list[str]:
+    return list(rule_summaries(rules_dirs))
+
+
+def rule_summaries(rules_dirs: list[Path]) -> dict[str, str]:
+    """Every rule id -> one line saying what it finds: the engine's rules, then each rule file's."""
     from apiaudit.findings import ENGINE_RULES
 
-    return list(ENGINE_RULES) + [p.id for rule_file in _rule_files(rules_dirs) for p in rule_file.patterns]
+    summaries = {rule.id: rule.summary for rule in ENGINE_RULES.values()}
+    for rule_file in _rule_files(rules_dirs):
+        for entry in (*rule_file.patterns, *rule_file.remote_code):
+            # A rule file's message is a sentence with its reason after "; ": the first part says what.
+            summaries.setdefault(entry.id, entry.message.split("; ", 1)[0])
+    return summaries
 
 
 @click.command("rule")
@@ -90,10 +100,13 @@ def known_ids(rules_dirs: list[Path]) -> list[str]:
               help="An extra directory of rule files (*.toml) to look in. Repeatable.")
 @guarded
 def rule_command(rule_id, rules_dirs):
-    """Print a rule's documentation: what it means, why, an example, and the fix. No ID: list the rules."""
+    """Print a rule's documentation: what it means, why, an example, and the fix. No ID: every rule id, each with a
+    one-line summary."""
     if not rule_id:
-        for known in known_ids(list(rules_dirs)):
-            click.echo(known)
+        summaries = rule_summaries(list(rules_dirs))
+        width = max(map(len, summaries))
+        for known, summary in summaries.items():
+            click.echo(f"{known.ljust(width)}  {summary}")
         return
     text = engine_rule_text(rule_id) or recipe_rule_text(rule_id, list(rules_dirs))
     if text is None:

@@ -13,9 +13,12 @@ from apiaudit.cli.options import (
     guarded,
     jobs_option,
     output_option,
+    NO_PROGRESS_HELP,
     policy_options,
     project_settings,
+    quiet_option,
 )
+from apiaudit.cli.streams import use_color
 from apiaudit.errors import InputError
 from apiaudit.report import FORMATS
 
@@ -35,13 +38,14 @@ SCAN_FORMATS = FORMATS
 @click.option("--show-unresolved", is_flag=True, help="List cannot-judge findings too (always counted).")
 @click.option("--with-deps/--no-deps", "with_deps", default=None, help="Also audit the consumer's declared dependencies that "
               "import the provider (default: only when the consumer, a release or installed, imports none of it itself).")  # fmt: skip
-@click.option("--no-progress", is_flag=True, help="Draw no progress bars (notices stay one line each on stderr).")
+@click.option("--no-progress", is_flag=True, help=NO_PROGRESS_HELP)
+@quiet_option
 @click.option("--no-index-cache", is_flag=True, help="Rebuild the provider index instead of reading the cache.")
 @click.option("--explain", is_flag=True, help="Date each finding to the release that introduced it (same as `apiaudit explain`).")
 @click.option("--since", metavar="VERSION", help="With --explain: a release without the findings to bisect from.")
 @guarded
 def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_version, python_version, strict, fmt, output, fail_on, against, baseline, write_baseline,
-                 show_suppressed, offline, show_unresolved, with_deps, no_progress, no_index_cache, explain, since):
+                 show_suppressed, offline, show_unresolved, with_deps, no_progress, quiet, no_index_cache, explain, since):
     """Report every mismatch between the consumer(s) and the provider. Exit 0 clean, 1 findings, 2 bad input."""
     from apiaudit.report import format_for_output
 
@@ -61,7 +65,7 @@ def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_ver
         return click.get_current_context().invoke(
             explain_command, consumers=consumers, provider=provider, rules_dirs=rules_dirs, cache_dir=cache_dir,
             model=model, since=since, fmt=chosen, output=output, emit_rules=None, errors_only=False, include_prereleases=False,
-            no_progress=no_progress, fail_on=fail_on,
+            no_progress=no_progress, quiet=quiet, fail_on=fail_on,
         )  # fmt: skip
     if write_baseline and against:
         raise InputError("--write-baseline records one scan; it does not combine with --against")
@@ -70,7 +74,7 @@ def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_ver
     from apiaudit.infra.progress import for_terminal
     from apiaudit.report import render, write_output
 
-    progress = for_terminal(False if no_progress else None)
+    progress = for_terminal(False if no_progress else None, quiet=quiet)
     try:
         report = scan(
             list(consumers) or None,
@@ -93,10 +97,11 @@ def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_ver
         from apiaudit.policy.baseline import write_baseline as write
 
         count = write(write_baseline, report.findings)
-        click.echo(f"apiaudit: wrote {count} finding{'s' if count != 1 else ''} to baseline {write_baseline}", err=True)
+        if not quiet:
+            click.echo(f"apiaudit: wrote {count} finding{'s' if count != 1 else ''} to baseline {write_baseline}", err=True)
         sys.exit(0)
-    to_terminal = output is None and sys.stdout.isatty()
-    text = render(report, chosen, show_unresolved=show_unresolved, color=to_terminal and chosen == "table",
-                  show_suppressed=show_suppressed)  # fmt: skip
-    write_output(text, output, chosen)
+    # Colour on a terminal unless NO_COLOR, in a pipe with FORCE_COLOR; never in a file.
+    color = output is None and chosen == "table" and use_color(sys.stdout)
+    text = render(report, chosen, show_unresolved=show_unresolved, color=color, show_suppressed=show_suppressed)
+    write_output(text, output, chosen, quiet=quiet)
     sys.exit(report.exit_code(parse_fail_on(fail_on), strict=strict))

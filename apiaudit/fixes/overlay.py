@@ -24,8 +24,9 @@ from typing import Literal
 from apiaudit.errors import InputError
 from apiaudit.fixes.plan import FixPlan, sha256_bytes
 from apiaudit.infra.atomic import atomic_write
+from apiaudit.sources.version import OVERLAY_MARKER, overlay_releases
 
-MARKER = ".apiaudit-overlay.json"
+MARKER = OVERLAY_MARKER
 
 
 @dataclass(frozen=True)
@@ -126,11 +127,17 @@ def _no_links_below(into_dir: Path, relative: PurePosixPath) -> Path:
     return current / relative.parts[-1]
 
 
-def write_overlay(plan: FixPlan, tree_root: Path, packages: Sequence[str], into_dir: Path) -> Overlay:
+def write_overlay(
+    plan: FixPlan, tree_root: Path, packages: Sequence[str], into_dir: Path, *, release: tuple[str, str] | None = None
+) -> Overlay:
     """Copy each package of `tree_root` into `into_dir` and write the plan's patched files there.
 
     An existing package folder in `into_dir` is replaced only when `into_dir` is an
     earlier overlay (it holds our marker); anything else there is refused, not overwritten.
+    `release` (distribution name, version) is what the packages were copied from, when that
+    is known for certain (a release or an installed distribution): the marker records it, and
+    a scan of the overlay reads its version there (`apiaudit.sources.version`), not from a
+    literal in the code, which a release may leave stale.
     """
     tree_root, into_dir = Path(tree_root), Path(into_dir)
     into_real = Path(os.path.realpath(into_dir))
@@ -181,7 +188,11 @@ def write_overlay(plan: FixPlan, tree_root: Path, packages: Sequence[str], into_
             target.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(target, file_fix.patched)  # replaces a copied link with the patched file, never writes through it
             written.append(target)
-        record = {"format": 1, "source": str(Path(os.path.realpath(tree_root))), "packages": list(packages)}
+        # Packages copied here earlier (another consumer) keep what they were copied from.
+        releases = {k: v for k, v in overlay_releases(into_real).items() if k not in packages} if is_overlay else {}
+        if release is not None:
+            releases.update({package: {"name": release[0], "version": release[1]} for package in packages})
+        record = {"format": 1, "source": str(Path(os.path.realpath(tree_root))), "packages": list(packages), "releases": releases}
         atomic_write(marker, json.dumps(record, indent=2))
     except OSError as exc:
         raise InputError(f"{into_dir}: cannot write the overlay ({exc.strerror or exc})") from None

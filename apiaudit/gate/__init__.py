@@ -38,6 +38,7 @@ def preflight(
     stack_provider: str | None = None,
     progress=None,
     model=None,
+    report_format: str | None = None,
 ) -> Report:
     """Audit before a run: the report when clean, `PreflightFailed` when a finding blocks.
 
@@ -47,13 +48,14 @@ def preflight(
     against `stack_provider` (default: scan's, the installed vLLM), in one pass. `model`
 (`apiaudit.model.load_model(...)`) is the model the job loads, as for `scan`. Bad
     input raises `apiaudit.errors.InputError`. With `report_path`, the full report is
-    written there (format from the suffix: .sarif, .txt/.md table, else JSON) either way.
+    written there either way, in `report_format` (one of `apiaudit.report.FORMATS`; default: from
+    the suffix as for `scan -o`: .sarif, .md, .xml, .txt table, else JSON).
     """
     threshold = parse_severity(fail_on)
     layers = plan_layers(consumers, provider, script_provider=script_provider, stack_provider=stack_provider,
                          rules_dirs=rules_dirs)
     return run_gate(layers, fail_on=threshold, cache_dir=cache_dir, rules_dirs=rules_dirs,
-                report_path=report_path, progress=progress, model=model)
+                    report_path=report_path, progress=progress, model=model, report_format=report_format)
 
 
 def run_gate(
@@ -65,11 +67,12 @@ def run_gate(
     report_path: Path | str | None = None,
     progress=None,
     model=None,
+    report_format: str | None = None,
 ) -> Report:
     """Run the given scans as one gate (the runner builds its own layers)."""
     report = run_layers(layers, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress, model=model)
     if report_path is not None:
-        write_report(report, Path(report_path))
+        write_report(report, Path(report_path), report_format)
     if report.blocking(fail_on):
         raise PreflightFailed(report, fail_on)
     return report

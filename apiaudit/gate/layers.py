@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from apiaudit.audit import default_script_provider, is_job_script_spec, merge_reports
-from apiaudit.errors import InputError
+from apiaudit.errors import InputError, NotInstalledError
 from apiaudit.findings import Finding, Report, Severity, parse_fail_on
 
 # Job scripts are written against the library the rules name as the provider's default
@@ -24,11 +24,15 @@ DEFAULT_SCRIPT_PROVIDER = None
 
 @dataclass(frozen=True)
 class Layer:
-    """One scan of the gate: these consumers against this provider (None: scan's default)."""
+    """One scan of the gate: these consumers against this provider (None: scan's default).
+
+    `provider_option` is the command-line option that sets `provider` (None: not one of
+    `apiaudit preflight`'s, as for the runner's layers)."""
 
     consumers: tuple[str, ...] | None
     provider: str | None
     label: str
+    provider_option: str | None = None
 
 
 class PreflightFailed(Exception):
@@ -69,14 +73,15 @@ def plan_layers(
     """
     given = [c for c in (consumers or ()) if c.strip()]
     if provider is not None or not given:
-        return [Layer(tuple(given) or None, provider or stack_provider, "scan")]
+        option = "--stack-provider" if provider is None and stack_provider is not None else "--provider"
+        return [Layer(tuple(given) or None, provider or stack_provider, "scan", option)]
     scripts = [c for c in given if is_job_script_spec(c)]
     others = [c for c in given if c not in scripts]
     layers: list[Layer] = []
     if scripts:
         script_provider = script_provider or default_script_provider(rules_dirs)
-        layers.append(Layer(tuple(scripts), script_provider, f"job scripts -> {script_provider}"))
-    layers.append(Layer(tuple(others) or None, stack_provider, "stack"))
+        layers.append(Layer(tuple(scripts), script_provider, f"job scripts -> {script_provider}", "--script-provider"))
+    layers.append(Layer(tuple(others) or None, stack_provider, "stack", "--stack-provider"))
     return layers
 
 
@@ -92,20 +97,72 @@ def run_layers(
     from apiaudit.audit import scan
 
     started = time.monotonic()
-    reports = [
-        scan(
-            list(layer.consumers) if layer.consumers is not None else None,
-            layer.provider,
-            cache_dir=cache_dir,
-            rules_dirs=list(rules_dirs),
-            progress=progress,
-            model=model,
-        )
-        for layer in layers
-    ]
+    try:
+        reports = [
+            scan(
+                list(layer.consumers) if layer.consumers is not None else None,
+                layer.provider,
+                cache_dir=cache_dir,
+                rules_dirs=list(rules_dirs),
+                progress=progress,
+                model=model,
+            )
+            for layer in layers
+        ]
+    except NotInstalledError as missing:
+        raise _not_installed(missing, layers, rules_dirs) from None
     if len(reports) == 1:
         return reports[0]
     return merge_reports(reports, duration_s=time.monotonic() - started)
+
+
+def _not_installed(error: NotInstalledError, layers: Sequence[Layer], rules_dirs: Sequence[Path]) -> InputError:
+    """One line naming every distribution the gate would read from this Python and cannot, each with
+    the option that names a release (or path) in its place, so that one retry runs."""
+    import sys
+
+    from apiaudit.recipes.loader import default_target
+
+    if any(layer.provider_option is None for layer in layers):
+        return error  # not preflight's own layers: its options are not the way to say it
+    try:
+        target = default_target(list(map(Path, rules_dirs)))
+    except InputError:
+        target = None
+    default_provider, default_consumers = target if target is not None else (None, ())
+    needed: dict[tuple[str, str], None] = {}
+    for layer in layers:
+        provider = layer.provider or default_provider
+        if provider is not None and _not_installed_here(provider):
+            needed[(layer.provider_option or "--provider", provider)] = None
+        for consumer in layer.consumers if layer.consumers is not None else default_consumers:
+            if _not_installed_here(consumer):
+                needed[("--consumer", consumer)] = None
+    if not needed:
+        needed[("--consumer/--provider", error.name)] = None
+    names = ", ".join(dict.fromkeys(name for _, name in needed))
+    options = " ".join(f"{option} {name}==VERSION" for option, name in needed)
+    return InputError(
+        f"not installed in this Python ({sys.executable}): {names}; preflight reads "
+        f"{'it' if len(needed) == 1 else 'them'} from here unless told otherwise: pass {options} "
+        "(a release to fetch; a path reads a checkout)"
+    )
+
+
+def _not_installed_here(spec: str) -> bool:
+    """A bare distribution NAME (read from this Python) that is not installed here."""
+    from importlib import metadata
+
+    from apiaudit.sources.local import looks_like_path
+
+    spec = spec.strip()
+    if not spec or "==" in spec or looks_like_path(spec):
+        return False
+    try:
+        metadata.distribution(spec)
+    except (metadata.PackageNotFoundError, ValueError):
+        return True
+    return False
 
 
 def write_report(report: Report, path: Path, fmt: str | None = None) -> None:
@@ -126,7 +183,13 @@ def format_finding(finding: Finding) -> str:
 def summary_line(report: Report, fail_on: Severity | None) -> str:
     """The one line preflight prints when clean (and after the findings when not)."""
     blocking = len(report.blocking(fail_on))
-    verdict = "ok" if blocking == 0 else f"FAILED ({blocking} blocking)"
+    if blocking:
+        verdict = f"FAILED ({blocking} blocking)"
+    elif fail_on is None and report.at_or_above(Severity.INFO):
+        # Not "ok": there are findings, and they passed only because nothing may block.
+        verdict = "not blocking (fail-on never)"
+    else:
+        verdict = "ok"
     counts = (
         f"{report.count(Severity.ERROR)} error{_s(report.count(Severity.ERROR))}, "
         f"{report.count(Severity.WARNING)} warning{_s(report.count(Severity.WARNING))}, "

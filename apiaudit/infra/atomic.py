@@ -82,10 +82,16 @@ def atomic_write(
             mode = stat.S_IMODE(path.stat().st_mode)
         except OSError:
             mode = None
+    if mode is None:
+        mode = 0o666 & ~current_umask()  # a new file as any tool creates it, not mkstemp's 0600
     try:
         fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
     except OSError as exc:
-        raise disk_full_or(exc, path) from None
+        if is_disk_full(exc):
+            raise disk_full_or(exc, path) from None
+        # Say what failed: the new file beside the target (a target that exists, in a folder
+        # such as /proc that takes no new file, otherwise reads "No such file or directory").
+        raise OSError(exc.errno, f"cannot create a file in {path.parent} ({exc.strerror or exc})", str(path)) from None
     try:
         try:
             for chunk in chunks:
@@ -97,14 +103,27 @@ def atomic_write(
             os.fsync(fd)
         finally:
             os.close(fd)
-        if mode is not None:
-            os.chmod(temp, mode)
+        os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException as exc:
         Path(temp).unlink(missing_ok=True)
         if isinstance(exc, OSError):
             raise disk_full_or(exc, path) from None
         raise
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it (Linux: /proc/self/status), else by setting it back at once."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_new(path: Path | str, source: Readable, *, limit: int | None = None) -> int:

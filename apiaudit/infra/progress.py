@@ -108,12 +108,15 @@ class RichProgress:
             self._bars.stop()
 
 
-def for_terminal(enabled: bool | None = None) -> Progress:
+def for_terminal(enabled: bool | None = None, *, quiet: bool = False) -> Progress:
     """Bars when stderr is a terminal (or `enabled`); plain notice lines otherwise.
 
     `enabled=False` (--no-progress) draws no bars but still says, in one line each, what
-    long work is under way (a first fetch of a release, a rebuilt cache).
+    long work is under way (a first fetch of a release, a rebuilt cache). `quiet` (--quiet)
+    says nothing at all.
     """
+    if quiet:
+        return NullProgress()
     if enabled is None:
         enabled = sys.stderr.isatty()
     return RichProgress() if enabled else PlainProgress()

@@ -67,6 +67,13 @@ class Registry:
     def architectures_of(self, class_path: str) -> tuple[str, ...]:
         return self._by_class.get(class_path, ())
 
+    def without(self, architectures: frozenset[str]) -> Registry:
+        """This registry less the entries of `architectures` (those a non-target registry lists)."""
+        if not architectures:
+            return self
+        kept = tuple(e for e in self.entries if e.architecture not in architectures)
+        return Registry(self.name, self.module, self.location, kept, self.skipped)
+
     @functools.cached_property
     def _by_class(self) -> dict[str, tuple[str, ...]]:
         # cached_property writes the instance dict directly: fine on a frozen dataclass
@@ -201,13 +208,36 @@ class ModelTypes:
         rule = self.book.registry(name)
         return read_registry(self.index, rule) if rule is not None else None
 
+    def target_registry(self, name: str | None = None) -> Registry | None:
+        """The registry as a target model's candidates: less the architectures that registries
+        marked `target = false` list (drafts for speculative decoding), unless it is one of them."""
+        rule = self.book.registry(name)
+        found = read_registry(self.index, rule) if rule is not None else None
+        if found is None or rule is None or not rule.target:
+            return found
+        drafts = frozenset(
+            entry.architecture
+            for other in self.book.registries
+            if not other.target
+            for entry in getattr(read_registry(self.index, other), "entries", ())
+        )
+        return found.without(drafts)
+
+    def origins(self, found: Candidates) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(class, the architectures that load it) for each candidate: for a union without a model,
+        only the architectures that can be a target."""
+        registry = self.target_registry() if found.source is CandidateSource.ALL else self.registry()
+        return tuple((c, registry.architectures_of(c) if registry else ()) for c in found.classes)
+
     def model_classes(self, model: ModelFacts | None, registry: str | None = None) -> Candidates | None:
-        """The class the registry maps the model's architecture to; every registered class without a model."""
+        """The class the registry maps the model's architecture to; without a model, every class it
+        registers that can be a target (`target_registry`)."""
+        if model is None or not model.architectures:
+            targets = self.target_registry(registry)
+            return Candidates(targets.class_paths(), CandidateSource.ALL) if targets is not None else None
         found = self.registry(registry)
         if found is None:
             return None
-        if model is None or not model.architectures:
-            return Candidates(found.class_paths(), CandidateSource.ALL)
         return self._for_architectures(found, model.architectures, CandidateSource.MODEL)
 
     def _for_architectures(self, registry: Registry, architectures: tuple[str, ...], source: CandidateSource) -> Candidates:
@@ -243,7 +273,8 @@ class ModelTypes:
         if architectures:
             return self._for_architectures(found, architectures, CandidateSource.LITERAL)
         if model is None or not (model.architectures or model.text_architectures):
-            return Candidates(found.class_paths(), CandidateSource.ALL)
+            targets = self.target_registry(rule.registry) or found
+            return Candidates(targets.class_paths(), CandidateSource.ALL)
         nested = model.text_architectures if rule.nested_config else ()
         if nested:
             return self._for_architectures(found, nested, CandidateSource.NESTED_CONFIG)

@@ -58,7 +58,7 @@ _SYMBOL_PATTERN_KEYS = {"symbol", "keyword"}
 _TEXT_PATTERN_ONLY = {"method", "then", "same_receiver", "when_keyword", "subscript", "min_args"}
 _RPC_KEYS: tuple[set[str], set[str]] = ({"method", "hosts"}, {"name_arg", "name_keyword"})
 _INJECTION_KEYS: tuple[set[str], set[str]] = ({"keyword", "hosts"}, set())
-_REGISTRY_KEYS: tuple[set[str], set[str]] = ({"name", "module", "maps", "package"}, set())
+_REGISTRY_KEYS: tuple[set[str], set[str]] = ({"name", "module", "maps", "package"}, {"target"})
 _SLOT_KEYS: tuple[set[str], set[str]] = ({"class", "attribute"}, {"registry"})
 _FACTORY_KEYS: tuple[set[str], set[str]] = ({"function"}, {"registry", "architectures_keyword", "nested_config"})
 _PLUGIN_KEYS: tuple[set[str], set[str]] = ({"base", "factory", "class_variable"}, set())
@@ -316,10 +316,14 @@ def _registry(entry: _Entry, raw: dict, source: str) -> RegistryRule:
     maps = _string_list(entry, raw, "maps", _IDENT, "a module-level name")
     if not maps:
         raise entry.error("'maps' is empty (name the dict literal(s) holding architecture -> (module, class))")
+    target = raw.get("target", True)
+    if not isinstance(target, bool):
+        raise entry.error("'target' must be true or false (false: models a job never loads as its target)")
     return RegistryRule(
         name=_required_string(entry, raw, "name", _ID, "a kebab-case name"),
         module=_required_string(entry, raw, "module", _DOTTED, "a dotted module path"),
         maps=maps, package=_required_string(entry, raw, "package", _DOTTED, "a dotted package path"), source=source,
+        target=target,
     )  # fmt: skip
 
 

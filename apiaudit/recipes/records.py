@@ -161,7 +161,10 @@ class RegistryRule:
     """The provider's architecture -> class map: dict literals in `module` named `maps`.
 
     Each entry is ``"Arch": ("module", "Class")`` with the module relative to `package`;
-    ``**other`` splats of other dict literals in the same module are followed.
+    ``**other`` splats of other dict literals in the same module are followed. A registry with
+    `target` false lists models a job never loads as its target (speculative-decoding drafts):
+    its architectures are left out of every other registry's union of candidates when no
+    model names one.
     """
 
     name: str
@@ -169,6 +172,7 @@ class RegistryRule:
     maps: tuple[str, ...]
     package: str
     source: str = ""
+    target: bool = True
 
 
 @dataclass(frozen=True)

@@ -57,15 +57,31 @@ def render(
 
 
 def format_for_output(fmt: str | None, output: Path | None, *, interactive: bool, formats: tuple[str, ...] = FORMATS) -> str:
-    """--format if given; else what -o's suffix says; else table on a terminal, JSON otherwise."""
+    """--format if given; else what -o's suffix says; else table on a terminal, JSON otherwise.
+
+    A suffix that names only formats the command does not write (`matrix -o m.sarif`) is an
+    InputError, never a file of another format under that name; an unknown suffix is JSON."""
     if fmt:
         return fmt
     if output is not None:
-        for by_suffix in SUFFIX_FORMATS.get(Path(output).suffix.lower(), ()):
+        suffix = Path(output).suffix.lower()
+        named = SUFFIX_FORMATS.get(suffix, ())
+        for by_suffix in named:
             if by_suffix in formats:
                 return by_suffix
+        if named:
+            raise InputError(
+                f"-o {output}: a {suffix} file is {' or '.join(named)}, which this command does not write "
+                f"(it writes {', '.join(formats)}); name a {_suffix_for(formats)} file or pass --format"
+            )
         return "json"
     return "table" if interactive else "json"
+
+
+def _suffix_for(formats: tuple[str, ...]) -> str:
+    """The suffixes that name `formats`, as a person would list them (`.json or .txt`)."""
+    suffixes = [suffix for suffix, named in SUFFIX_FORMATS.items() if named[0] in formats] or [".json"]
+    return suffixes[0] if len(suffixes) == 1 else f"{', '.join(suffixes[:-1])} or {suffixes[-1]}"
 
 
 def write_output(text: str, output: Path | None, fmt: str, *, quiet: bool = False) -> None:
@@ -83,8 +99,14 @@ def write_output(text: str, output: Path | None, fmt: str, *, quiet: bool = Fals
     if path.is_dir():
         raise InputError(f"cannot write {fmt} output to {output}: it is a directory")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, text)
+        if path.exists() and not path.is_file():
+            # A device or a pipe (/dev/stdout, /dev/null, `>(...)`): written into; renaming a
+            # file over it would replace the device itself.
+            with open(path, "w", encoding="utf-8") as stream:
+                stream.write(text)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, text)
     except OSError as exc:
         if exc.errno == errno.ENOSPC:
             raise InputError(f"no space left on device writing {output}") from None

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from io import StringIO
 from itertools import groupby
 
 from rich import box
+from rich.cells import cell_len, chop_cells
 from rich.console import Console, Group, RenderableType
+from rich.containers import Lines
 from rich.table import Table
 from rich.text import Text
 
-from apiaudit.findings import Finding, Report
+from apiaudit.findings import MISSING_CALLEE_RULES, Finding, Report
 from apiaudit.report.base import (
     MIN_WIDTH,
     RenderOptions,
@@ -28,6 +31,70 @@ NARROW_WIDTH = 90
 FINDING_MIN_WIDTH = 72
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 _LABEL_STYLE = "dim"
+
+
+class DottedText(Text):
+    """Text that wraps a word longer than its line after a dot or a slash, as a person breaks
+    `vllm.model_executor.models.llama_eagle.LlamaModel.start_layer` or a path; rich folds such
+    a word at whatever column the line ends (`...LlamaModel.start_laye` / `r`). Only a part
+    with no dot or slash that is itself longer than a line is still folded mid-word."""
+
+    def wrap(self, console, width, *, justify=None, overflow=None, tab_size=8, no_wrap=None) -> Lines:
+        if (overflow or self.overflow) != "fold" or no_wrap or self.no_wrap:
+            return super().wrap(console, width, justify=justify, overflow=overflow, tab_size=tab_size, no_wrap=no_wrap)
+        lines = Lines()
+        for line in self.split(allow_blank=True):
+            if "\t" in line:
+                line.expand_tabs(tab_size)
+            new_lines = line.divide(dotted_breaks(line.plain, width))
+            for part in new_lines:
+                part.rstrip_end(width)
+            new_lines.justify(console, width, justify=justify or self.justify or "default", overflow="fold")
+            for part in new_lines:
+                part.truncate(width, overflow="fold")
+            lines.extend(new_lines)
+        return lines
+
+
+_WORD = re.compile(r"\s*\S+\s*")
+_AFTER_SEPARATOR = re.compile(r"[^./]+[./]*|[./]+")
+
+
+def dotted_breaks(text: str, width: int) -> list[int]:
+    """Where to break `text` into lines of at most `width` cells: at spaces, and inside a word
+    longer than a line after a `.` or `/` (folded mid-part only when a part alone is too long)."""
+    breaks: list[int] = []
+    used = 0  # cells on the current line
+    for match in _WORD.finditer(text):
+        start, word = match.start(), match.group()
+        length = cell_len(word.rstrip())
+        if used + length <= width:
+            used += cell_len(word)
+            continue
+        if length <= width:  # on a line of its own
+            if used and start:
+                breaks.append(start)
+            used = cell_len(word)
+            continue
+        stripped = word.rstrip()
+        for part_match in _AFTER_SEPARATOR.finditer(stripped):
+            part_start, part = start + part_match.start(), part_match.group()
+            if part_match.end() == len(stripped):
+                part += word[len(stripped):]  # the spaces after the word stay on its last line
+            part_length = cell_len(part.rstrip())
+            if used + part_length <= width:
+                used += cell_len(part)
+                continue
+            if used and part_start:
+                breaks.append(part_start)
+                used = 0
+            while part_length > width:  # no separator to break at: fold
+                chunk = len(chop_cells(part, width)[0])
+                part_start, part = part_start + chunk, part[chunk:]
+                breaks.append(part_start)
+                part_length = cell_len(part.rstrip())
+            used = cell_len(part)
+    return breaks
 
 
 def _position(f: Finding) -> str:
@@ -48,19 +115,21 @@ def _detail_cell(f: Finding) -> RenderableType:
     elif f.signature or f.provider_location:
         rows.append(("provider", f.signature or f.provider_location or "", ""))
     elif f.callee:
-        rows.append(("provider", f"{f.callee} (not found)", ""))
+        # "not found" only where the rule says the provider lacks it; an absent location alone
+        # (a callee the index could not read) proves nothing.
+        rows.append(("provider", f"{f.callee} (not found)" if f.rule in MISSING_CALLEE_RULES else f.callee, ""))
     if f.conditional:
         rows.append(("only if", f"{f.guard or 'an undecided guard'} (conditional: not counted by --fail-on without --strict)", "yellow"))
     if f.advice:
         rows.append(("fix", f.advice, "green"))
-    message = Text(f.message, style="bold", overflow="fold")
+    message = DottedText(f.message, style="bold", overflow="fold")
     if not rows:
         return message
     grid = Table.grid(padding=(0, 1), expand=True)
     grid.add_column(style=_LABEL_STYLE, no_wrap=True)
     grid.add_column(overflow="fold", ratio=1)
     for label, value, style in rows:
-        grid.add_row(label, Text(value, style=style, overflow="fold"))
+        grid.add_row(label, DottedText(value, style=style, overflow="fold"))
     return Group(message, grid)
 
 
@@ -105,7 +174,7 @@ def render(report: Report, options: RenderOptions) -> str:
         soft_wrap=False,
         legacy_windows=False,
     )
-    console.print(Text(f"apiaudit: {headline(report)}", style="bold"))
+    console.print(DottedText(f"apiaudit: {headline(report)}", style="bold"))
     shown = visible_findings(report, options.show_unresolved)
     several_consumers = len({c.key for c in report.consumers}) > 1
     if not shown:
@@ -114,22 +183,22 @@ def render(report: Report, options: RenderOptions) -> str:
     for (consumer, path), group in groupby(shown, key=lambda f: (f.consumer, f.path)):
         console.print()
         title = f"{consumer}: {path}" if several_consumers else path
-        console.print(Text(title, style="bold underline"))
+        console.print(DottedText(title, style="bold underline"))
         console.print(_file_table(list(group), width))
     if report.delta is not None and report.delta.fixed:
         console.print()
         console.print(Text(f"Fixed by the upgrade ({len(report.delta.fixed)}):", style="bold"))
         for f in report.delta.fixed:
-            console.print(Text(f"  {short_finding(f)}", style="green", overflow="fold"))
+            console.print(DottedText(f"  {short_finding(f)}", style="green", overflow="fold"))
     if options.show_suppressed and report.suppressed:
         console.print()
         console.print(Text(f"Suppressed ({len(report.suppressed)}):", style="bold"))
         for s in report.suppressed:
             reason = f" -- {s.reason}" if s.reason else ""
-            console.print(Text(f"  {short_finding(s.finding)}  [{s.by.value}: {s.where}{reason}]", style="dim", overflow="fold"))
+            console.print(DottedText(f"  {short_finding(s.finding)}  [{s.by.value}: {s.where}{reason}]", style="dim", overflow="fold"))
     console.print()
     for line in policy_lines(report):
-        console.print(Text(line, overflow="fold"))
+        console.print(DottedText(line, overflow="fold"))
     console.print(Text(summary_line(report, unresolved_listed=options.show_unresolved, suppressed_listed=options.show_suppressed)))
     # rich pads every line to the full width; trailing blanks only bloat logs and diffs.
     return "".join(line.rstrip() + "\n" for line in out.getvalue().splitlines())

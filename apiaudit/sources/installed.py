@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
-from apiaudit.errors import InputError
+from apiaudit.errors import InputError, NotInstalledError
 from apiaudit.sources.base import CodeTree
 
 # Top-level names in RECORD that are install machinery, not the distribution's own code.
@@ -47,9 +47,10 @@ def _find_distribution(name: str, search_path: list[str] | None) -> metadata.Dis
             raise metadata.PackageNotFoundError(name)
         return found
     except metadata.PackageNotFoundError:
-        raise InputError(
+        raise NotInstalledError(
             f"{name} is not installed in this Python ({sys.executable}); "
-            f"pass --consumer/--provider {name}==VERSION or a path"
+            f"pass --consumer/--provider {name}==VERSION or a path",
+            name,
         ) from None
 
 

@@ -29,8 +29,10 @@ from typing import Iterable, Sequence
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag, compatible_tags, cpython_tags, sys_tags
 from packaging.utils import (
+    InvalidSdistFilename,
     InvalidWheelFilename,
     canonicalize_name,
+    parse_sdist_filename,
     parse_wheel_filename,
 )
 from packaging.version import InvalidVersion, Version
@@ -161,6 +163,23 @@ def _allows(requires_python: str | None, python: Version) -> bool:
 def fallback_tags(python: tuple[int, int], platforms: Sequence[str]) -> list[Tag]:
     """The tags of the linux CPython wheel fetched when this interpreter has none (pip's order)."""
     return [*cpython_tags(python, platforms=platforms), *compatible_tags(python, f"cp{python[0]}{python[1]}", platforms)]
+
+
+def release_versions(files: Sequence[PageFile], name: str) -> set[Version]:
+    """The versions of NAME a project page has any file of (wheel or sdist, any platform)."""
+    wanted = canonicalize_name(name)
+    found: set[Version] = set()
+    for item in files:
+        try:
+            if item.filename.endswith(".whl"):
+                file_name, file_version, _build, _tags = parse_wheel_filename(item.filename)
+            else:
+                file_name, file_version = parse_sdist_filename(item.filename)
+        except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+            continue
+        if file_name == wanted:
+            found.add(file_version)
+    return found
 
 
 def choose_wheel(

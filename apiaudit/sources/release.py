@@ -248,15 +248,17 @@ def fetch_release(
         cache.remove_entry(final)
 
     work = cache.new_partial_dir(cache_dir)
+    # Nothing is said about fetching before the index shows the release exists: an unknown
+    # version is one line saying so, not a fetch that then fails.
+    announce = _Announcement(progress, f"fetching {name}=={version} (first time only)")
     try:
-        report_step(progress, f"fetching {name}=={version} (first time only)")
         built = work / "tree"
         whole = _VERIFY_WHEELS if verify_wheels is None else verify_wheels
         store = FileStore(store_dir(cache.releases_dir(cache_dir)))
-        marker = None if whole else _fetch_by_ranges(name, version, built, cache_dir, progress, store)
+        marker = None if whole else _fetch_by_ranges(name, version, built, cache_dir, progress, store, announce)
         if marker is None:
             cache.discard_tree(built, cache.releases_dir(cache_dir))  # what a failed range fetch left
-            wheel = _download_wheel(name, version, work / "download", progress)
+            wheel = _download_wheel(name, version, work / "download", progress, announce)
             marker = _extract_wheel(wheel, built, name, version, progress, store=store)
             wheel.unlink()  # large wheels (vllm: ~500 MB) must not linger; the .py tree is all we read
         atomic_write(built / cache.MARKER_NAME, marker.to_json())
@@ -295,7 +297,32 @@ def _record_mismatch(entry: Path, digests: dict[str, str]) -> str:
     return ""
 
 
-def _download_wheel(name: str, version: str, dest: Path, progress: Reporter | None) -> Path:
+class _Announcement:
+    """The "fetching NAME==VERSION" line, said once, when the release is known to exist; notes
+    about how it is fetched wait for it (`later`)."""
+
+    def __init__(self, progress: Reporter | None, line: str) -> None:
+        self.progress, self.line, self.done = progress, line, False
+        self.pending: list[str] = []
+
+    def __call__(self) -> None:
+        if not self.done:
+            self.done = True
+            report_step(self.progress, self.line)
+            for note in self.pending:
+                report_step(self.progress, note)
+            self.pending.clear()
+
+    def later(self, note: str) -> None:
+        """`note` now if the fetch is announced, else just after the announcement."""
+        if self.done:
+            report_step(self.progress, note)
+        else:
+            self.pending.append(note)
+
+
+def _download_wheel(name: str, version: str, dest: Path, progress: Reporter | None, announce: _Announcement | None = None) -> Path:
+    announce = announce or _Announcement(progress, f"fetching {name}=={version}")
     dest.mkdir(parents=True, exist_ok=True)
     base_args = [
         "download", "--no-deps", "--only-binary=:all:", "--no-cache-dir", "--progress-bar", "off",
@@ -303,7 +330,12 @@ def _download_wheel(name: str, version: str, dest: Path, progress: Reporter | No
     ]  # fmt: skip
     first = _run_pip(base_args)
     result = first
-    if first.returncode != 0 and _worth_retrying_for_linux(first.output):
+    if first.returncode == 0:
+        announce()
+    elif _worth_retrying_for_linux(first.output):
+        if not announce.done and not _version_seen(first.output, name, version):
+            raise _pip_failure(name, version, first.output, first.output)  # no such release: nothing to fetch
+        announce()
         report_step(
             progress,
             f"no {name}=={version} wheel for this Python/platform; "
@@ -318,6 +350,12 @@ def _download_wheel(name: str, version: str, dest: Path, progress: Reporter | No
     if len(wheels) != 1:
         raise InputError(f"pip fetched no single wheel for {name}=={version} (got {len(wheels)})")
     return wheels[0]
+
+
+def _version_seen(output: str, name: str, version: str) -> bool:
+    """Whether pip's output shows a file of NAME==VERSION on the index (listed, or skipped as not for here)."""
+    wanted = _safe_version(version)
+    return wanted in {_safe_version(v) for v in _versions_listed(output)} or _version_skipped(output, name, version)
 
 
 def _worth_retrying_for_linux(output: str) -> bool:
@@ -684,25 +722,40 @@ def _shared_members(
 
 
 def _fetch_by_ranges(
-    name: str, version: str, dest: Path, cache_dir: Path, progress: Reporter | None, store: FileStore | None = None
+    name: str, version: str, dest: Path, cache_dir: Path, progress: Reporter | None, store: FileStore | None = None,
+    announce: _Announcement | None = None,
 ) -> cache.Marker | None:
     """Extract NAME==VERSION's kept members by HTTP range requests; None when that is not possible
     (no http(s) index page lists the wheel, or the server serves no ranges): then pip downloads it.
 
-    A malformed wheel is an InputError here as in the full download: the same checks run.
+    Index pages that list the project's files but none of VERSION mean there is no such release:
+    an InputError naming the newest, said before anything about fetching (`announce` is called
+    once the pages show the release). A malformed wheel is an InputError here as in the full
+    download: the same checks run.
     """
     from apiaudit.sources import ranged
 
+    announce = announce or _Announcement(progress, f"fetching {name}=={version}")
     pages = index_pages(name, cache_dir)
     if not pages:
         return None
     try:
         http = _http_client()
+        listings = [_page_files(page, http) for page in pages]
+    except ranged.RangesUnavailable as why:
+        announce.later(f"reading {name}=={version} by byte ranges is not possible ({why}); downloading the whole wheel")
+        return None
+    versions = {v for listed in listings for v in ranged.release_versions(listed, name)}
+    wanted = _safe_version(version)
+    if versions and wanted not in versions:
+        raise InputError(f"{name} has no release {version}; newest is {_newest([str(v) for v in versions])}")
+    if versions:
+        announce()
+    try:
         link = None
-        for page in pages:
+        for listed in listings:
             link = ranged.choose_wheel(
-                _page_files(page, http), name, version,
-                fallback_python=LINUX_FALLBACK_PYTHON, fallback_platforms=LINUX_FALLBACK_PLATFORMS,
+                listed, name, version, fallback_python=LINUX_FALLBACK_PYTHON, fallback_platforms=LINUX_FALLBACK_PLATFORMS,
             )  # fmt: skip
             if link is not None:
                 break
@@ -710,7 +763,7 @@ def _fetch_by_ranges(
             return None
         wheel = ranged.RangedWheel(link.url, http)
     except ranged.RangesUnavailable as why:
-        report_step(progress, f"reading {name}=={version} by byte ranges is not possible ({why}); downloading the whole wheel")
+        announce.later(f"reading {name}=={version} by byte ranges is not possible ({why}); downloading the whole wheel")
         return None
     report_step(progress, f"reading the .py files of {link.filename} by byte ranges")
     try:

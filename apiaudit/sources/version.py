@@ -1,8 +1,10 @@
 """The version of code given as a path, read from what lies beside it (never imported).
 
-In order: a `*.dist-info` of the package next to it (an installed copy), a `pyproject.toml`
-above it with a literal `[project] version`, then a `__version__ = "..."` / `version = "..."`
-literal in the package's `__init__.py`, `version.py` or `_version.py`.
+In order: the marker of an overlay `apiaudit fix --into` wrote from a release or an installed
+distribution (the version it was copied from), a `*.dist-info` of the package next to it (an
+installed copy), a `pyproject.toml` above it with a literal `[project] version`, then a
+`__version__ = "..."` / `version = "..."` literal in the package's `__init__.py`, `version.py`
+or `_version.py` (a release's own literal may be stale: speculators 0.3.0 says 0.2.0).
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ import re
 from pathlib import Path
 
 _NAME = re.compile(r"[-_.]+")
+# The marker `apiaudit fix --into DIR` leaves in DIR (apiaudit.fixes.overlay): JSON whose
+# "releases" map each package copied to the distribution and version it was copied from.
+OVERLAY_MARKER = ".apiaudit-overlay.json"
 
 
 def _normal(name: str) -> str:
@@ -20,10 +25,37 @@ def _normal(name: str) -> str:
 
 def detect_version(root: Path, packages: tuple[str, ...]) -> str | None:
     """The version of the packages under `root`, or None when nothing beside them says."""
-    for finder in (_from_dist_info, _from_pyproject, _from_literal):
+    for finder in (_from_overlay_marker, _from_dist_info, _from_pyproject, _from_literal):
         found = finder(root, packages)
         if found:
             return found
+    return None
+
+
+def overlay_releases(root: Path) -> dict[str, dict[str, str]]:
+    """package -> {"name", "version"} of the release an overlay in `root` was copied from ({} when none)."""
+    import json
+
+    try:
+        record = json.loads((root / OVERLAY_MARKER).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    releases = record.get("releases") if isinstance(record, dict) else None
+    if not isinstance(releases, dict):
+        return {}
+    return {
+        package: {"name": entry["name"], "version": entry["version"]}
+        for package, entry in releases.items()
+        if isinstance(package, str) and isinstance(entry, dict)
+        and isinstance(entry.get("name"), str) and isinstance(entry.get("version"), str) and entry["version"]
+    }  # fmt: skip
+
+
+def _from_overlay_marker(root: Path, packages: tuple[str, ...]) -> str | None:
+    releases = overlay_releases(root)
+    for package in packages:
+        if package in releases:
+            return releases[package]["version"]
     return None
 
 

@@ -140,6 +140,32 @@ def test_apply_on_a_release_is_refused_and_into_still_works(released_consumer, t
     assert snapshot(cache / "releases") == cached
 
 
+def test_an_overlay_of_a_release_keeps_the_releases_version_whatever_its_code_says(tmp_path, monkeypatch):
+    """As speculators 0.3.0, whose version.py still says 0.2.0: the overlay of relcons==1.0 is
+    relcons 1.0 when it is scanned or preflighted, not the stale literal's 0.9."""
+    from apiaudit.sources import resolve
+
+    links = tmp_path / "links"
+    build_wheel(links, "relcons", "1.0", {"relcons/__init__.py": '__version__ = "0.9"  # never bumped\n', "relcons/job.py": JOB_SOURCE})
+    for key, value in {"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(links)}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("PIP_EXTRA_INDEX_URL", raising=False)
+    monkeypatch.delenv("PIP_INDEX_URL", raising=False)
+    provider, cache, overlay = make_provider(tmp_path), tmp_path / "cache", tmp_path / "overlay"
+    code, _, err = invoke("fix", "--consumer", "relcons==1.0", "--provider", provider, "--cache-dir", cache, "--into", overlay, "-q")
+    assert code == 0, err
+    assert resolve(str(overlay / "relcons")).version == "1.0"
+    assert resolve(str(overlay)).version == "1.0"
+    code, out, err = invoke("preflight", "--consumer", overlay / "relcons", "--provider", provider, "--cache-dir", cache, "--no-progress")
+    assert code == 0, err
+    assert "(relcons 1.0 -> tinyprov" in out, out
+    # A later overlay of another package into the same folder keeps the first one's release.
+    other = make_package(tmp_path / "src", "other")
+    code, _, err = invoke("fix", "--consumer", other, "--provider", provider, "--cache-dir", cache, "--into", overlay, "-q")
+    assert code == 0, err
+    assert resolve(str(overlay / "relcons")).version == "1.0"
+
+
 # --- --into says what it did not copy ----------------------------------------------------------------
 
 def test_into_names_each_symlink_it_did_not_copy(tmp_path):

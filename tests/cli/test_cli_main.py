@@ -200,3 +200,17 @@ def test_a_warm_scan_imports_neither_griffe_nor_libcst_nor_the_engine(project, t
     here.mkdir()
     done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=here)
     assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_the_documented_completion_lines_give_a_script_and_it_completes(shell):
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "scan.md").read_text()
+    assert f"_APIAUDIT_COMPLETE={shell}_source apiaudit" in doc
+    env = {**__import__("os").environ, "_APIAUDIT_COMPLETE": f"{shell}_source"}
+    script = subprocess.run([sys.executable, "-m", "apiaudit"], capture_output=True, text=True, env=env)
+    assert script.returncode == 0 and "_apiaudit_completion" in script.stdout
+    env.update(_APIAUDIT_COMPLETE="bash_complete", COMP_WORDS="apiaudit scan --fail-on ", COMP_CWORD="3")
+    words = subprocess.run([sys.executable, "-m", "apiaudit"], capture_output=True, text=True, env=env).stdout.split()
+    assert {"plain,error", "plain,never"} <= set(words)

@@ -86,6 +86,44 @@ def test_matrix_and_explain_output_is_checked_before_any_release_is_listed(proje
     assert "is a folder" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.skipif(not Path("/proc/version").is_file(), reason="no /proc here")
+def test_an_existing_file_in_a_folder_that_takes_no_new_file_says_why_before_the_scan(project, monkeypatch):
+    monkeypatch.setattr(audit_module, "scan", no_scan)
+    code, err, _ = invoke(*scan_args(project), "-o", "/proc/version")
+    assert code == 2, err
+    assert err.strip().splitlines() == [
+        "apiaudit: error: --output /proc/version: cannot create a file in /proc (No such file or directory); "
+        "a report is written as a new file beside it, then renamed over it"
+    ]
+
+
+def test_a_pipe_as_output_is_written_into_never_replaced(project, tmp_path):
+    # As -o /dev/stdout or -o >(gzip > r.gz) are: a fifo of the test's own, so that a regression
+    # replaces nothing but it (renaming a file over /dev/stdout would replace the device link).
+    command = [sys.executable, "-m", "apiaudit", *map(str, scan_args(project))]
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader is there: the writer's open does not wait
+    try:
+        done = subprocess.run([*command, "-o", str(fifo)], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+        try:
+            got = os.read(reader, 1 << 20).decode()
+        except BlockingIOError:
+            got = ""
+    finally:
+        os.close(reader)
+    assert done.returncode == 1, done.stderr
+    assert fifo.is_fifo() and '"unexpected-keyword"' in got
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o027, 0o077])
+def test_a_report_follows_the_umask_like_any_tool(project, tmp_path, mask):
+    command = [sys.executable, "-m", "apiaudit", *map(str, scan_args(project)), "-o", str(tmp_path / "r.json")]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, preexec_fn=lambda: os.umask(mask))
+    assert done.returncode == 1, done.stderr
+    assert (tmp_path / "r.json").stat().st_mode & 0o777 == 0o666 & ~mask
+
+
 def test_an_output_in_a_missing_folder_is_written_there(project, tmp_path):
     target = tmp_path / "reports" / "nightly" / "r.json"
     code, err, _ = invoke(*scan_args(project), "-o", target)
@@ -292,3 +330,43 @@ def test_a_dead_runs_partial_folder_is_removed_and_a_live_ones_kept(tmp_path):
     fresh = release_cache.new_partial_dir(tmp_path)
     assert not dead.exists()
     assert live.exists() and other_host.exists() and fresh.exists()
+
+
+# --- --quiet: no progress, no notes; the report and the findings still print -------------------
+
+
+def test_quiet_scan_says_nothing_on_stderr_but_writes_the_report(tmp_path, toy_links):
+    job = tmp_path / "uses_toy.py"
+    job.write_text("from toyfull import f\nf(1, 2)\n")
+    args = ["scan", "--consumer", job, "--provider", "toyfull==1.0", "--format", "json"]
+    code, err, out = invoke(*args, "--cache-dir", tmp_path / "loud", "-o", tmp_path / "loud.json")
+    assert code == 1 and "fetching toyfull==1.0" in err and "wrote json output" in err, err
+    code, err, out = invoke(*args, "--cache-dir", tmp_path / "quiet", "-o", tmp_path / "quiet.json", "--quiet")
+    assert code == 1 and err == "" and out == ""
+    assert '"too-many-positional"' in (tmp_path / "quiet.json").read_text()
+    code, err, out = invoke(*args, "--cache-dir", tmp_path / "quiet", "-q")
+    assert code == 1 and err == "" and '"too-many-positional"' in out  # the report itself still prints
+
+
+def test_quiet_fix_prints_the_diff_and_no_notes(project, tmp_path):
+    prov, _, cache = project
+    job = tmp_path / "fixable.py"
+    job.write_text("from tinyprov import make\nmake(1, b=1, c=2)\n")
+    args = ["fix", "--consumer", job, "--provider", prov, "--cache-dir", cache]
+    code, err, out = invoke(*args)
+    assert code == 0 and "1 fixes in 1 files" in err, err
+    code, err, quiet_out = invoke(*args, "-q")
+    assert code == 0 and err == "" and quiet_out == out and "-make(1, b=1, c=2)" in out
+
+
+def test_quiet_preflight_prints_its_one_line(project, tmp_path):
+    prov, job, cache = project
+    code, err, out = invoke("preflight", "--consumer", job, "--provider", prov, "--cache-dir", cache, "-o", tmp_path / "r.json", "-q")
+    assert code == 1 and err == ""
+    assert out.strip().splitlines()[-1].startswith("preflight FAILED")
+
+
+def test_fix_no_progress_has_help_text():
+    result = CliRunner().invoke(cli, ["fix", "--help"])
+    line = next(line for line in result.output.splitlines() if "--no-progress" in line)
+    assert line.strip() != "--no-progress" and "progress bars" in line

@@ -34,3 +34,19 @@ def test_a_recipe_rule_and_an_unknown_id(tmp_path):
     assert code == 2 and out.count("\n") == 1 and "unknown rule id 'no-such-rule'" in out
     code, out = _run()
     assert code == 0 and "unexpected-keyword" in out.split()
+
+
+def test_without_an_id_each_rule_is_listed_with_a_one_line_summary(tmp_path):
+    (tmp_path / "r.toml").write_text(
+        '[provider]\nname = "tinyprov"\n[[pattern]]\nid = "tiny-old-call"\nseverity = "warning"\nversions = ">=1"\n'
+        'kind = "method-called"\nmethod = "old"\nmessage = "old() is slow since 1.0; new() is not"\n'
+    )
+    code, out = _run("--rules", str(tmp_path))
+    assert code == 0
+    rows = {line.split()[0]: line.split(None, 1)[1] for line in out.splitlines()}
+    for rule in ENGINE_RULES.values():
+        assert rows[rule.id] == rule.summary
+    assert rows["tiny-old-call"] == "old() is slow since 1.0"
+    assert "remote-code-required" in rows  # the model-facing rule of rules/transformers.toml too
+    # The summaries start in one column.
+    assert len({line.index(line.split(None, 1)[1]) for line in out.splitlines()}) == 1

@@ -174,3 +174,85 @@ def test_the_one_line_summary_counts_suppressed_findings():
     f = Finding("unexpected-keyword", Severity.ERROR, "jobs", "a.py", 1, 0, "p.f", "x", "m")
     report = Report(consumers=(origin,), provider=origin, findings=(), suppressed=(Suppressed(f, SuppressedBy.INLINE, "r", "a.py:1"),))
     assert "0 errors, 0 warnings, 0 cannot-judge, 1 suppressed;" in summary_line(report, Severity.ERROR)
+
+
+# --- the command line's options, on a tiny provider (no network, nothing installed) ----------
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    """fix_helpers' tiny provider, and a job with its two errors (`c=` unknown, `b` missing)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixes"))
+    from fix_helpers import make_provider
+
+    job = tmp_path / "job.py"
+    job.write_text("from tinyprov import make\nmake(1, c=2)\n")
+    return ["--consumer", str(job), "--provider", str(make_provider(tmp_path)), "--cache-dir", str(tmp_path / "cache"), "--no-progress"]
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "json", "markdown", "junit"])
+def test_format_names_the_report_files_format_whatever_its_suffix(tiny, tmp_path, fmt):
+    out = tmp_path / "report.out"
+    result = CliRunner().invoke(preflight_command, [*tiny, "--format", fmt, "-o", str(out)])
+    assert result.exit_code == 1, result.output
+    text = out.read_text()
+    first = {"sarif": '"$schema"', "json": '"schema_version"', "markdown": "#", "junit": "<?xml"}[fmt]
+    assert first in text.split("\n", 3)[0] + text.split("\n", 3)[1]
+    assert result.output.strip().splitlines()[-1].startswith("preflight FAILED")
+
+
+def test_format_without_output_prints_the_report_on_stdout_and_the_gate_on_stderr(tiny):
+    result = CliRunner().invoke(preflight_command, [*tiny, "--format", "json"])
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert sorted(f["rule"] for f in doc["findings"]) == ["missing-required", "unexpected-keyword"]
+    assert result.stderr.strip().splitlines()[-1].startswith("preflight FAILED")
+
+
+def test_fail_on_never_says_it_did_not_block_and_why(tiny):
+    result = CliRunner().invoke(preflight_command, [*tiny, "--fail-on", "never"])
+    assert result.exit_code == 0, result.output
+    line = result.output.strip()
+    assert line.startswith("preflight not blocking (fail-on never): 2 errors"), line
+    assert "ok" not in line.split(":")[0]
+
+
+def test_not_installed_names_every_option_that_makes_it_run(tmp_path):
+    """What the one line says to pass, passed (a path in place of each NAME==VERSION), runs."""
+    import re
+
+    lib = tmp_path / "libs" / "tinylib"
+    stack = tmp_path / "libs" / "tinystack"
+    cons = tmp_path / "libs" / "tinycons"
+    for package, body in ((lib, "def go(a):\n    return a\n"), (stack, "def run(a):\n    return a\n"),
+                          (cons, "from tinystack import run\nrun(1)\n")):  # fmt: skip
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text(body)
+    job = tmp_path / "job.py"
+    job.write_text("from tinylib import go\ngo(1)\n")
+    paths = {"apiaudit-nosuch-lib": lib, "apiaudit-nosuch-stack": stack, "apiaudit-nosuch-cons": cons}
+    common = ["--consumer", str(job), "--cache-dir", str(tmp_path / "cache"), "--no-progress"]
+    given = ["--script-provider", "apiaudit-nosuch-lib", "--stack-provider", "apiaudit-nosuch-stack", "--consumer", "apiaudit-nosuch-cons"]
+    result = CliRunner().invoke(preflight_command, [*common, *given])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "not installed in this Python" in lines[0], lines
+    suggested = re.findall(r"(--[a-z-]+) ([\w-]+)==VERSION", lines[0])
+    assert sorted(suggested) == sorted(
+        [("--script-provider", "apiaudit-nosuch-lib"), ("--stack-provider", "apiaudit-nosuch-stack"), ("--consumer", "apiaudit-nosuch-cons")]
+    )
+    retry = [part for option, name in suggested for part in (option, str(paths[name]))]
+    result = CliRunner().invoke(preflight_command, [*common, *retry])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("preflight ok:")
+
+
+def test_not_installed_without_a_job_script_names_provider_and_consumer(tmp_path):
+    result = CliRunner().invoke(
+        preflight_command, ["--consumer", "apiaudit-nosuch-cons", "--provider", "apiaudit-nosuch-prov", "--no-progress",
+                            "--cache-dir", str(tmp_path)],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "pass --provider apiaudit-nosuch-prov==VERSION --consumer apiaudit-nosuch-cons==VERSION" in result.output

@@ -80,10 +80,25 @@ def test_config_command_prints_each_value_and_where_it_came_from(project):
     assert doc["file"] == str(path)
     assert doc["settings"]["fail-on"] == {"value": "info", "from": "command line"}
     assert doc["settings"]["provider"]["from"] == str(path)
-    assert doc["settings"]["select"] == {"value": "-", "from": "default"}
+    assert doc["settings"]["select"] == {"value": "every rule", "from": "default"}
     assert set(doc["settings"]) == set(KEYS)
     code, out = run("config")
     assert code == 0 and re.search(r"fail-on\s+warning\s+\[.*pyproject.toml\]", out)
+
+
+def test_config_command_prints_the_value_in_force_for_a_default(project, monkeypatch):
+    monkeypatch.delenv("APIAUDIT_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(project / "xdg"))
+    code, out = run("config", "--json")
+    assert code == 0
+    settings = json.loads(out)["settings"]
+    assert settings["cache-dir"] == {"value": str(project / "xdg" / "apiaudit"), "from": "default"}
+    assert settings["fail-on"] == {"value": "error", "from": "default"}
+    assert settings["provider"] == {"value": "vllm", "from": "default"}  # the bundled rules' default
+    assert settings["consumers"] == {"value": "speculators", "from": "default"}
+    assert "-" not in {entry["value"] for entry in settings.values()}
+    code, out = run("config")
+    assert re.search(rf"cache-dir\s+{re.escape(str(project / 'xdg' / 'apiaudit'))}\s+\[default\]", out), out
 
 
 def test_explicit_config_file_and_none(project, monkeypatch):

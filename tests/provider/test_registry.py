@@ -79,6 +79,27 @@ def test_model_classes_with_and_without_a_model():
     assert every.source is CandidateSource.ALL and len(every.classes) == 4 and not every.definite
 
 
+def test_a_registry_marked_not_target_leaves_its_models_out_of_the_union_without_a_model():
+    """As vLLM's speculative-decoding models: listed in the registry the slot names, never the target."""
+    from dataclasses import replace
+
+    base = _types()
+    drafts = RegistryRule("drafts", "modelhub.models.registry", ("_MULTIMODAL_MODELS",), "modelhub.models", target=False)
+    types = ModelTypes(base.index, replace(base.book, registries=(*base.book.registries, drafts)))
+    wrapper = M + "wrapper.WrapperForConditionalGeneration"
+    every = types.model_classes(None)
+    assert every.source is CandidateSource.ALL and wrapper not in every.classes and len(every.classes) == 3
+    runner = types.attribute_classes("modelhub.worker.model_runner.ModelRunner", "model", None)
+    assert runner is not None and wrapper not in runner.classes
+    assert dict(types.origins(every))[M + "dense.DenseForCausalLM"] == ("DenseForCausalLM", "DenseAliasForCausalLM")
+    # A model that names a draft architecture is still that model; the full registry still knows it.
+    named = types.model_classes(ModelFacts(("WrapperForConditionalGeneration",)))
+    assert named.classes == (wrapper,)
+    assert types.unregistered(ModelFacts(("WrapperForConditionalGeneration",))) is None
+    # The non-target registry itself keeps its own models.
+    assert types.model_classes(None, "drafts").classes == (wrapper,)
+
+
 def test_the_slot_holds_the_model_on_the_runner_and_the_worker_reaches_it():
     types = _types()
     wrapper = load_model(MODELS / "hub-wrapper")

@@ -51,7 +51,13 @@ def _write(tmp_path: Path, body: str, provider: str = "demo", name: str = "demo.
 
 def test_the_shipped_vllm_model_rules():
     book = load_rulebook([], "vllm")
-    assert book.registries == (RegistryRule("models", "vllm.model_executor.models.registry", ("_VLLM_MODELS",), "vllm.model_executor.models", book.registries[0].source),)
+    source = book.registries[0].source
+    assert book.registries == (
+        RegistryRule("models", "vllm.model_executor.models.registry", ("_VLLM_MODELS",), "vllm.model_executor.models", source),
+        # The speculative-decoding models: in the registry, never a job's target model.
+        RegistryRule("draft-models", "vllm.model_executor.models.registry", ("_SPECULATIVE_DECODING_MODELS",),
+                     "vllm.model_executor.models", source, target=False),
+    )  # fmt: skip
     assert [(s.owner, s.attribute, s.registry) for s in book.slots] == [("vllm.v1.worker.gpu_model_runner.GPUModelRunner", "model", "models")]
     assert [(f.function, f.registry, f.architectures_keyword, f.nested_config) for f in book.factories] == [
         ("vllm.model_executor.models.utils.init_vllm_registered_model", "models", "architectures", "text_config")
@@ -73,6 +79,14 @@ def test_one_registry_may_go_unnamed_in_slots_and_factories(tmp_path):
     rule_file = load_rule_file(_write(tmp_path, REGISTRY + SLOT + FACTORY))
     assert rule_file.slots == (SlotRule("demo.runner.Runner", "model", "models", rule_file.slots[0].source),)
     assert rule_file.factories == (FactoryRule("demo.models.utils.build", "models", source=rule_file.factories[0].source),)
+
+
+def test_a_registry_may_say_its_models_are_never_the_target(tmp_path):
+    drafts = REGISTRY.replace('name = "models"', 'name = "drafts"').replace('["_MODELS"]', '["_DRAFTS"]')
+    rule_file = load_rule_file(_write(tmp_path, REGISTRY + drafts + "target = false\n"))
+    assert [(r.name, r.target) for r in rule_file.registries] == [("models", True), ("drafts", False)]
+    with pytest.raises(InputError, match=r"registry .*'target' must be true or false"):
+        load_rule_file(_write(tmp_path, REGISTRY + 'target = "no"\n'))
 
 
 def test_the_fixture_provider_rules_load():

@@ -103,3 +103,34 @@ def test_markup_like_text_is_printed_literally(make_report, make_finding):
     finding = make_finding(source="x = cfg[bold]['a'][/bold]", message="[red]not markup[/red]")
     out = render(make_report(findings=(finding,)), "table", width=WIDE)
     assert "cfg[bold]['a'][/bold]" in out and "[red]not markup[/red]" in out
+
+
+def test_a_word_longer_than_the_line_breaks_after_a_dot_or_slash():
+    from apiaudit.report.table import dotted_breaks
+
+    def lines(text: str, width: int) -> list[str]:
+        cuts = [0, *dotted_breaks(text, width), len(text)]
+        return [text[a:b].rstrip() for a, b in zip(cuts, cuts[1:])]
+
+    name = "vllm.model_executor.models.llama_eagle.LlamaModel.start_layer (not found)"
+    assert lines(name, 40) == ["vllm.model_executor.models.llama_eagle.", "LlamaModel.start_layer (not found)"]
+    assert lines("see vllm/model_executor/models/afmoe.py:379 here", 30) == ["see vllm/model_executor/", "models/afmoe.py:379 here"]
+    assert lines("short words wrap at spaces as ever", 12) == ["short words", "wrap at", "spaces as", "ever"]
+    # A part with no dot longer than the line is still folded, never lost.
+    assert "".join(lines("a.abcdefghijklmnopqrstuvwxyz", 10)) == "a.abcdefghijklmnopqrstuvwxyz"
+    assert all(len(line) <= 10 for line in lines("a.abcdefghijklmnopqrstuvwxyz", 10))
+
+
+def test_not_found_is_said_only_of_what_the_rule_says_is_missing(report):
+    """A callee with no location is not proof that it is missing: only the rules of a missing
+    module, name, attribute or worker method say "(not found)"."""
+    from apiaudit.findings import MISSING_CALLEE_RULES
+
+    base = replace(report.findings[0], callee="prov.mod.Thing", provider_location=None, signature=None, source=None)
+    for rule, missing in (("attribute-missing", True), ("import-missing", True), ("deprecated-use", False),
+                          ("cannot-judge", False), ("vllm-cache-config-prefix-caching-default", False)):  # fmt: skip
+        assert (rule in MISSING_CALLEE_RULES) is missing
+        one = replace(report, findings=(replace(base, rule=rule),))
+        table = render(one, "table", width=WIDE, show_unresolved=True)
+        assert ("prov.mod.Thing (not found)" in table) is missing, (rule, table)
+        assert "prov.mod.Thing" in table

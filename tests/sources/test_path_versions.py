@@ -36,3 +36,19 @@ def test_pyproject_of_the_same_project(tmp_path):
 def test_nothing_beside_it_means_unknown(tmp_path):
     write(tmp_path / "pkg" / "__init__.py", "__version__ = compute()\n")
     assert resolve(str(tmp_path / "pkg")).version is None
+
+
+def test_an_overlays_marker_wins_over_a_stale_literal(tmp_path):
+    """`apiaudit fix --into` records the release a package was copied from; its own literal may lag."""
+    import json
+
+    write(tmp_path / "pkg" / "version.py", '__version__ = "0.2.0"\n')
+    write(tmp_path / "pkg" / "__init__.py", "from .version import __version__\n")
+    marker = {"format": 1, "source": "/x", "packages": ["pkg"], "releases": {"pkg": {"name": "pkg", "version": "0.3.0"}}}
+    write(tmp_path / ".apiaudit-overlay.json", json.dumps(marker))
+    assert resolve(str(tmp_path / "pkg")).version == "0.3.0"
+    # A marker without the package (or unreadable) says nothing: the literal again.
+    write(tmp_path / ".apiaudit-overlay.json", json.dumps({**marker, "releases": {"other": {"name": "o", "version": "9"}}}))
+    assert resolve(str(tmp_path / "pkg")).version == "0.2.0"
+    write(tmp_path / ".apiaudit-overlay.json", "{not json")
+    assert resolve(str(tmp_path / "pkg")).version == "0.2.0"

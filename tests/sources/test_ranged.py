@@ -155,10 +155,19 @@ def test_a_hostile_member_path_is_refused_before_anything_is_fetched(tmp_path, s
     assert not (tmp_path / "escape.py").exists()
 
 
-def test_no_matching_wheel_on_the_page_falls_back_to_pip_and_its_error(tmp_path, serve):
-    serve([toy_wheel(tmp_path / "wheels")])
-    with pytest.raises(InputError, match="no release 2.0"):
-        resolve("toypkg==2.0", cache_dir=tmp_path / "cache")
+def test_a_version_the_page_does_not_list_is_one_line_before_anything_is_said_or_fetched(tmp_path, serve):
+    index = serve([toy_wheel(tmp_path / "wheels")])
+    steps: list[str] = []
+
+    class Steps:
+        def step(self, message: str) -> None:
+            steps.append(message)
+
+    with pytest.raises(InputError) as caught:
+        resolve("toypkg==2.0", cache_dir=tmp_path / "cache", progress=Steps())
+    assert str(caught.value) == "toypkg has no release 2.0; newest is 1.0"
+    assert steps == []  # no "fetching", no fallback wheel
+    assert index.wheel_reads() == []
 
 
 # ----------------------------------------------------------------------------- the pieces

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 import pytest
 from packaging.version import Version
@@ -76,10 +77,23 @@ def test_release_is_reduced_to_python_files_and_cached(tmp_path, local_index, mo
 
 
 def test_unknown_version_names_the_newest_release(tmp_path, local_index):
+    progress = Recorder()
     with pytest.raises(InputError) as caught:
-        resolve("toypkg==7.0", cache_dir=tmp_path / "cache")
+        resolve("toypkg==7.0", cache_dir=tmp_path / "cache", progress=progress)
     assert str(caught.value) == "toypkg has no release 7.0; newest is 1.0"
     assert not (tmp_path / "cache" / "releases" / "toypkg-7.0").exists()
+    assert progress.steps == []  # nothing about fetching (or a fallback wheel) for a release that is not there
+
+
+@pytest.mark.skipif(sys.version_info[:2] == (3, 12) and sys.platform == "linux", reason="the fallback wheel is this interpreter's")
+def test_a_release_with_no_wheel_for_here_is_announced_then_fetched_for_the_fallback(tmp_path, local_index):
+    built = build_wheel(tmp_path / "other", "toypkg", "2.0", {"toypkg/__init__.py": "X = 2\n"})
+    built.rename(local_index / "toypkg-2.0-cp312-cp312-manylinux_2_17_x86_64.whl")
+    progress = Recorder()
+    tree = resolve("toypkg==2.0", cache_dir=tmp_path / "cache", progress=progress)
+    assert tree.version == "2.0"
+    assert progress.steps[0] == "fetching toypkg==2.0 (first time only)"
+    assert progress.steps[1].startswith("no toypkg==2.0 wheel for this Python/platform; fetching the linux x86_64 CPython 3.12 one")
 
 
 @pytest.mark.parametrize(
