@@ -27,6 +27,11 @@ class StageContext:
     # finished work (sample files, epochs) is kept.
     resume: bool
     log: logging.Logger
+    # The server line: what audits the server's command line before it starts
+    # (apiaudit.runner.server.LaunchAuditor; None: no launch audit), and whether its
+    # blocking findings are overridden (`--force`).
+    launch_auditor: Any = None
+    force: bool = False
 
     @property
     def run_dir(self) -> Path:

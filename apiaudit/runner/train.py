@@ -51,7 +51,13 @@ def distributed_backend(device: str) -> DistributedBackend:
 
 
 def train_config(config: RunConfig) -> dict:
-    return {"train": config.section("train"), "model": str(config.model.path)}
+    if config.server_line:
+        from apiaudit.runner.server_train import server_train_config
+
+        return server_train_config(config)
+    train = config.section("train")
+    train.pop("python")  # the server line's trainer environment; this trainer runs in the runner
+    return {"train": train, "model": str(config.model.path)}
 
 
 def final_checkpoint(stage_dir: Path, epochs: int) -> Path:
@@ -59,6 +65,10 @@ def final_checkpoint(stage_dir: Path, epochs: int) -> Path:
 
 
 def run_train(ctx: StageContext) -> StageResult:
+    if ctx.config.server_line:
+        from apiaudit.runner.server_train import run_server_train
+
+        return run_server_train(ctx)
     config = ctx.config
     train = config.train
     device = resolve_device(train.device)
@@ -72,7 +82,7 @@ def run_train(ctx: StageContext) -> StageResult:
     if not resume and checkpoints.exists():
         shutil.rmtree(checkpoints)
     params = {
-        **config.section("train"),
+        **train_config(config)["train"],
         "model_path": str(config.model.path),
         "samples_dir": str(ctx.upstream("extract") / SAMPLES_DIR),
         "d2t_path": str(ctx.upstream("vocab") / D2T_FILE),
