@@ -107,12 +107,13 @@ def runner_preflight_layers(config: RunConfig, overlay_package: Path | None):
 def _trainer_layers(config: RunConfig):
     """The server line's trainer script against the speculators of `[train] python` (0.7+)."""
     from apiaudit.gate import Layer
-    from apiaudit.runner.server_train import ENTRY, TRAINER_SINCE, release_of, trainer_environment
+    from apiaudit.runner.server_train import TRAINER_SINCE, release_of, trainer_environment, trainer_scripts
 
     environment = trainer_environment(config)
     if environment.get("package") is None or release_of(environment["speculators"]) < TRAINER_SINCE:
         return []  # the train stage says so in one line when it starts
-    return [Layer((str(ENTRY),), environment["package"], "trainer -> speculators (train.python)")]
+    return [Layer(trainer_scripts(environment["speculators"]), environment["package"],
+                  "trainer -> speculators (train.python)")]
 
 
 def run_pipeline(

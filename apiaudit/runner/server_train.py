@@ -23,6 +23,10 @@ TRAINER_SINCE = (0, 7)
 TRAINER_LOG = "trainer.log"
 EPOCH_DONE = "Training epoch "
 ENTRY = Path(__file__).resolve().parents[1] / "trainer_env" / "speculators_train.py"
+# speculators 0.7 ships its trainer outside the wheel: the entry imports this in its place.
+ENTRY_0_7 = ENTRY.with_name("speculators_train_0_7.py")
+# The first release whose wheel has the trainer (`speculators.train.cli`).
+TRAINER_IN_WHEEL_SINCE = (0, 8)
 _PROBE = (
     "import importlib.metadata as m, importlib.util as u, json, sys\n"
     "def v(n):\n"
@@ -61,6 +65,13 @@ def release_of(version: str) -> tuple[int, ...]:
     from apiaudit.runner.server_extract import release_tuple
 
     return release_tuple(version)
+
+
+def trainer_scripts(version: str) -> tuple[str, ...]:
+    """The scripts that run in a trainer with this speculators (what the preflight audits)."""
+    if release_of(version) >= TRAINER_IN_WHEEL_SINCE:
+        return (str(ENTRY),)
+    return (str(ENTRY), str(ENTRY_0_7))
 
 
 def server_train_config(config: RunConfig) -> dict:
