@@ -17,7 +17,6 @@ name a readable file; otherwise the run stops with one line saying what is missi
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.util
 import os
 import shutil
 import struct
@@ -207,29 +206,38 @@ def open_client(config: RunConfig, base_url: str, model: str) -> tuple[Send, str
     """
     choice = config.server.client
     version = installed_version("speculators") or "absent"
-    has_client = (release_tuple(version) >= SPECULATORS_CLIENT_SINCE
-                  and importlib.util.find_spec("openai") is not None)
-    if choice == "speculators" and not has_client:
-        raise InputError(f"server.client = \"speculators\" needs speculators 0.7+ with openai in the runner's "
-                         f"environment (found speculators {version}); use \"auto\" or \"http\"")
     timeout = config.server.request_timeout_s
-    if choice != "http" and has_client:
+    wanted = choice != "http" and release_tuple(version) >= SPECULATORS_CLIENT_SINCE
+    speculators_send = _speculators_client() if wanted else None
+    if speculators_send is not None:
         import openai
-        from speculators.data_generation.vllm_client import generate_hidden_states
 
         client = openai.OpenAI(base_url=base_url + "/v1", api_key="EMPTY", max_retries=0)
 
         def send_with_speculators(token_ids: Sequence[int]) -> str:
-            result = generate_hidden_states(client, model, {"input_ids": list(token_ids)}, timeout=timeout)
+            result = speculators_send(client, model, {"input_ids": list(token_ids)}, timeout=timeout)
             # 0.7-0.8 return the path; 0.9 returns (handle, kv_transfer_params).
             return str(result[0] if isinstance(result, tuple) else result)
 
         return send_with_speculators, f"speculators {version} vllm_client"
+    if choice == "speculators":
+        raise InputError(f"server.client = \"speculators\" needs speculators 0.7+ with openai in the runner's "
+                         f"environment (found speculators {version}); use \"auto\" or \"http\"")
 
     def send_over_http(token_ids: Sequence[int]) -> str:
         return check_reply(post_json(base_url + "/v1/completions", completion_body(model, token_ids), timeout), token_ids)
 
     return send_over_http, "http (the vllm_client contract)"
+
+
+def _speculators_client() -> Callable[..., Any] | None:
+    """speculators' `generate_hidden_states` (0.7+, with openai), or None where it cannot be imported."""
+    try:
+        import openai  # noqa: F401 - the client's own dependency
+        from speculators.data_generation.vllm_client import generate_hidden_states
+    except ImportError:
+        return None
+    return generate_hidden_states
 
 
 def _send_all(todo: list[int], fetch: Callable[[int], str], collect: Callable[[int, str], None], concurrency: int,
