@@ -45,9 +45,14 @@ def trainer_python(config: RunConfig) -> str:
 
 
 @functools.lru_cache(maxsize=8)
-def _probe(python: str) -> dict[str, Any]:
+def probe_interpreter(python: str) -> dict[str, Any]:
+    import tempfile
+
+    # Not `python -I`: a trainer environment may be an interpreter plus PYTHONPATH (a wrapper
+    # script); an empty working directory keeps the runner's folder off its path instead.
     try:
-        done = subprocess.run([python, "-I", "-c", _PROBE], capture_output=True, text=True, timeout=120)
+        with tempfile.TemporaryDirectory(prefix="apiaudit-probe-") as empty:
+            done = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, timeout=120, cwd=empty)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise InputError(f"train.python: cannot run {python}: {exc}") from None
     if done.returncode != 0:
@@ -58,7 +63,7 @@ def _probe(python: str) -> dict[str, Any]:
 
 def trainer_environment(config: RunConfig) -> dict[str, Any]:
     """The trainer's interpreter and library versions (speculators, torch, transformers), and where its speculators is."""
-    return dict(_probe(trainer_python(config)))
+    return dict(probe_interpreter(trainer_python(config)))
 
 
 def release_of(version: str) -> tuple[int, ...]:
