@@ -28,12 +28,12 @@ import os
 import subprocess
 import sys
 import time
-import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "runner"))
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # device_check: the comparison's statistics
 
 DEVICE = os.environ.get("BENCH_DEVICE", "cuda")
 MODEL = {"hidden": int(os.environ.get("BENCH_HIDDEN", "1024")), "layers": int(os.environ.get("BENCH_LAYERS", "12")),
@@ -72,18 +72,11 @@ def cmd_stack(args) -> dict:
 
 
 def cmd_model(args) -> dict:
-    from gpu_pipeline import synthetic_conversations
-    from tiny_llama import build_model_dir
+    from device_check import build_bench_model
 
-    args.work.mkdir(parents=True, exist_ok=True)
-    conversations = args.work / "conversations.jsonl"
-    synthetic_conversations(conversations, args.samples)
     started = time.monotonic()
-    hidden = MODEL["hidden"]
-    heads = max(1, hidden // 128)
-    model = build_model_dir(args.work / "model", conversations, hidden_size=hidden, num_layers=MODEL["layers"],
-                            num_heads=heads, num_kv_heads=max(1, heads // 2), intermediate_size=int(hidden * 2.75),
-                            vocab_size=MODEL["vocab"], dtype="bfloat16", device=DEVICE)
+    model = build_bench_model(args.work, args.samples, hidden=MODEL["hidden"], layers=MODEL["layers"],
+                              vocab=MODEL["vocab"], device=DEVICE)
     size = sum(p.stat().st_size for p in model.iterdir() if p.name.endswith(".safetensors"))
     return {"model": MODEL, "layers": LAYERS, "samples": args.samples, "weights_mb": round(size / 2**20),
             "build_s": round(time.monotonic() - started, 1)}
@@ -113,32 +106,18 @@ def config_text(args, name: str) -> str:
 
 
 def cmd_pipeline(args) -> dict:
-    from apiaudit.runner import load_config
-    from apiaudit.runner.pipeline import run_pipeline
-    from apiaudit.runner.progress import ConsoleReporter
+    from device_check import run_recorded
 
-    path = args.work / f"{args.name}.toml"
-    path.write_text(config_text(args, args.name), encoding="utf-8")
     # The hf run is the reference for `compare`: its hidden states are all it needs.
     stages = args.stages or (["prepare", "extract"] if args.backend == "hf" else None)
     result: dict = {"name": args.name, "backend": args.backend, "stages_run": stages or "all"}
-    started = time.monotonic()
-    try:
-        summary = run_pipeline(load_config(path), only=stages, force=True, reporter=ConsoleReporter(interval_s=30))
-    except BaseException as exc:  # the failure itself is the result
-        result["failed"] = f"{type(exc).__name__}: {exc}"
-        result["traceback"] = traceback.format_exc()
-        result["wall_s"] = round(time.monotonic() - started, 1)
-        (args.work / f"{args.name}.traceback.txt").write_text(result["traceback"], encoding="utf-8")
+    if run_recorded(args.work, args.name, config_text(args, args.name), result, only=stages) is None:
         return result
-    result["stage_s"] = {s.stage: round(s.duration_s, 2) for s in summary.stages}
-    result["stages"] = {s.stage: s.summary for s in summary.stages}
     extract = json.loads((args.work / args.name / "extract" / "manifest.json").read_text())["counts"]
     if isinstance(extract.get("server"), dict):
         server = extract["server"]
         result["server"] = {k: server.get(k) for k in ("ready_s", "version", "client", "launch_findings")}
         result["server_argv"] = server.get("argv")
-    result["wall_s"] = round(time.monotonic() - started, 1)
     return result
 
 
@@ -152,6 +131,7 @@ def bf16_step(value: float) -> float:
 def cmd_compare(args) -> dict:
     """Per captured layer, over all samples: the largest |hf - server|, the smallest cosine per token."""
     import torch
+    from device_check import add_layer_pair, finish_layers
     from safetensors.torch import load_file
 
     hf_dir = args.work / args.hf_run / "extract" / "samples"
@@ -165,23 +145,10 @@ def cmd_compare(args) -> dict:
         served = load_file(str(server_dir / f"hs_{index}.safetensors"))
         tokens_equal &= reference["input_ids"].tolist() == served["token_ids"].tolist()
         for i, x in enumerate(reference["hidden_states"]):
-            x, y = x.float(), served["hidden_states"][:, i].float()
-            if len(layers) <= i:
-                layers.append({"max_abs": 0.0, "min_cos": 1.0, "sum_cos": 0.0, "rows": 0, "max_ref_abs": 0.0,
-                               "shape_ok": True})
-            entry = layers[i]
-            if x.shape != y.shape:
-                entry["shape_ok"] = False
-                continue
-            cos = torch.nn.functional.cosine_similarity(x, y, dim=-1)
-            entry["max_abs"] = max(entry["max_abs"], float((x - y).abs().max()))
-            entry["max_ref_abs"] = max(entry["max_ref_abs"], float(x.abs().max()))
-            entry["min_cos"] = min(entry["min_cos"], float(cos.min()))
-            entry["sum_cos"] += float(cos.sum())
-            entry["rows"] += int(cos.numel())
+            add_layer_pair(layers, i, x, served["hidden_states"][:, i])
+    finish_layers(layers)
     within = tokens_equal and bool(files)
     for entry in layers:
-        entry["mean_cos"] = entry.pop("sum_cos") / max(1, entry["rows"])
         entry["bf16_steps"] = entry["max_abs"] / bf16_step(entry["max_ref_abs"]) if entry["max_ref_abs"] else None
         entry["within"] = (entry["shape_ok"] and entry["min_cos"] >= MIN_COSINE
                            and entry["bf16_steps"] is not None and entry["bf16_steps"] <= MAX_BF16_STEPS)

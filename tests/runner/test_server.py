@@ -22,20 +22,7 @@ import pytest
 
 from apiaudit.findings import Finding, Severity
 from apiaudit.runner.config import load_config
-from apiaudit.runner.server import (
-    ManagedServer,
-    ReplyShapeError,
-    ServerFailed,
-    audit_launch_line,
-    blocking_launch_findings,
-    check_hidden_states_file,
-    check_reply,
-    completion_body,
-    free_port,
-    launch_refusal,
-    post_json,
-    server_argv,
-)
+from apiaudit.runner import server as srv
 
 STUB = Path(__file__).resolve().parent / "stub_vllm_server.py"
 CONVERSATIONS = Path(__file__).resolve().parents[2] / "fixtures" / "runner" / "conversations.jsonl"
@@ -62,10 +49,10 @@ def _config(tmp_path: Path, *stub_options: str, server: str = ""):
     return load_config(path, available_gpus=0)
 
 
-def _start(tmp_path: Path, config, timeout: float = 20.0) -> tuple[ManagedServer, Path]:
+def _start(tmp_path: Path, config, timeout: float = 20.0) -> tuple[srv.ManagedServer, Path]:
     storage = tmp_path / "storage"
-    port = free_port("127.0.0.1")
-    server = ManagedServer(server_argv(config, port, storage), tmp_path / "server.log", grace_s=config.server.shutdown_grace_s,
+    port = srv.free_port("127.0.0.1")
+    server = srv.ManagedServer(srv.server_argv(config, port, storage), tmp_path / "server.log", grace_s=config.server.shutdown_grace_s,
                            base_url=f"http://127.0.0.1:{port}")
     return server, storage
 
@@ -89,7 +76,7 @@ def _gone(pid: int, within_s: float = 10.0) -> bool:
 
 def test_argv_carries_the_extraction_configs(tmp_path):
     config = _config(tmp_path, server='extra_args = ["--enforce-eager"]\nconnector = "MyConnector"')
-    argv = server_argv(config, 8123, tmp_path / "storage")
+    argv = srv.server_argv(config, 8123, tmp_path / "storage")
     assert argv[:2] == [sys.executable, str(STUB)] and argv[2] == str(config.model.path)
     spec = json.loads(argv[argv.index("--speculative-config") + 1])
     # Layer l's output is vLLM's id l + 1; the last layer (3 of 4) is id 4.
@@ -105,9 +92,9 @@ def test_argv_carries_the_extraction_configs(tmp_path):
 def test_default_launcher_is_vllms_own_cli(tmp_path):
     config = _config(tmp_path, server='python = "python3.12"')
     config = dataclasses.replace(config, server=dataclasses.replace(config.server, command=()))
-    assert server_argv(config, 1, tmp_path)[:4] == ["python3.12", "-m", "vllm.entrypoints.cli.main", "serve"]
+    assert srv.server_argv(config, 1, tmp_path)[:4] == ["python3.12", "-m", "vllm.entrypoints.cli.main", "serve"]
     config = dataclasses.replace(config, server=dataclasses.replace(config.server, python=""))
-    assert server_argv(config, 1, tmp_path)[:2] == [sys.executable, "-m"]
+    assert srv.server_argv(config, 1, tmp_path)[:2] == [sys.executable, "-m"]
 
 
 def test_healthy_start_answers_and_stops(tmp_path):
@@ -117,17 +104,17 @@ def test_healthy_start_answers_and_stops(tmp_path):
     with server:
         took = server.wait_healthy(20)
         assert took < 20
-        reply = post_json(server.base_url + "/v1/completions", completion_body(str(config.model.path), [5, 6, 7]), 10)
-        path = Path(check_reply(reply, [5, 6, 7]))
+        reply = srv.post_json(server.base_url + "/v1/completions", srv.completion_body(str(config.model.path), [5, 6, 7]), 10)
+        path = Path(srv.check_reply(reply, [5, 6, 7]))
         assert path.parent == storage
-        assert check_hidden_states_file(path, 3, 4, 8) is None
+        assert srv.check_hidden_states_file(path, 3, 4, 8) is None
         child = int((pid_dir / "child.pid").read_text())
     assert _gone(server.pid) and _gone(child), "the server and its child (its process group) must be gone"
 
 
 def test_server_that_dies_during_startup_is_one_line_with_the_log_tail(tmp_path):
     server, _ = _start(tmp_path, _config(tmp_path, "--mode", "die"))
-    with pytest.raises(ServerFailed) as failed, server:
+    with pytest.raises(srv.ServerFailed) as failed, server:
         server.wait_healthy(20)
     message = str(failed.value)
     assert message.startswith("the server exited with code 3 during start-up; last lines of ")
@@ -138,7 +125,7 @@ def test_server_that_dies_during_startup_is_one_line_with_the_log_tail(tmp_path)
 def test_health_timeout_names_the_wait_and_stops_the_server(tmp_path):
     server, _ = _start(tmp_path, _config(tmp_path, "--mode", "hang"))
     started = time.monotonic()
-    with pytest.raises(ServerFailed) as failed, server:
+    with pytest.raises(srv.ServerFailed) as failed, server:
         server.wait_healthy(2)
     assert time.monotonic() - started < 15
     assert "was not healthy after 2s (waiting for /health; server.startup_timeout_s)" in str(failed.value)
@@ -176,11 +163,11 @@ DRIVER = """
 import sys, time
 from pathlib import Path
 from apiaudit.runner.config import load_config
-from apiaudit.runner.server import ManagedServer, free_port, server_argv
+from apiaudit.runner import server as srv
 config = load_config(sys.argv[1], available_gpus=0)
-port = free_port("127.0.0.1")
+port = srv.free_port("127.0.0.1")
 work = Path(sys.argv[2])
-with ManagedServer(server_argv(config, port, work / "storage"), work / "driver-server.log", grace_s=5,
+with srv.ManagedServer(srv.server_argv(config, port, work / "storage"), work / "driver-server.log", grace_s=5,
                    base_url=f"http://127.0.0.1:{port}") as server:
     server.wait_healthy(20)
     print("healthy", flush=True)
@@ -199,8 +186,8 @@ with ManagedServer(server_argv(config, port, work / "storage"), work / "driver-s
     ({"object": "error"}, "has no choices"),
 ])
 def test_reply_shape_names_what_is_missing(reply, missing):
-    with pytest.raises(ReplyShapeError) as failed:
-        check_reply(reply, [1, 2])
+    with pytest.raises(srv.ReplyShapeError) as failed:
+        srv.check_reply(reply, [1, 2])
     assert missing in str(failed.value) and "\n" not in str(failed.value)
 
 
@@ -209,14 +196,14 @@ def test_hidden_states_file_checks(tmp_path):
     from stub_vllm_server import safetensors_bytes
 
     path = tmp_path / "hs.safetensors"
-    assert "does not exist" in check_hidden_states_file(path, 2, 4, 8)
+    assert "does not exist" in srv.check_hidden_states_file(path, 2, 4, 8)
     path.write_bytes(safetensors_bytes({"hidden_states": ("F32", [2, 3, 8], b"\0" * 192),
                                         "token_ids": ("I64", [2], b"\0" * 16)}))
-    assert "hidden_states has shape [2, 3, 8], expected [2, 4, 8]" in check_hidden_states_file(path, 2, 4, 8)
+    assert "hidden_states has shape [2, 3, 8], expected [2, 4, 8]" in srv.check_hidden_states_file(path, 2, 4, 8)
     path.write_bytes(safetensors_bytes({"hidden_states": ("F32", [2, 4, 8], b"\0" * 256)}))
-    assert "has no token_ids tensor" in check_hidden_states_file(path, 2, 4, 8)
+    assert "has no token_ids tensor" in srv.check_hidden_states_file(path, 2, 4, 8)
     path.write_bytes(b"\x01")
-    assert "not a readable safetensors file" in check_hidden_states_file(path, 2, 4, 8)
+    assert "not a readable safetensors file" in srv.check_hidden_states_file(path, 2, 4, 8)
 
 
 def _finding(severity: Severity, rule: str = "launch-flag-unknown") -> Finding:
@@ -226,19 +213,19 @@ def _finding(severity: Severity, rule: str = "launch-flag-unknown") -> Finding:
 
 def test_launch_audit_hook_calls_the_auditor_with_the_argv(tmp_path):
     config = _config(tmp_path)
-    argv = server_argv(config, 9, tmp_path)
+    argv = srv.server_argv(config, 9, tmp_path)
     seen = []
 
     def auditor(line, run_config):
         seen.append((list(line), run_config))
         return [_finding(Severity.WARNING), _finding(Severity.ERROR)]
 
-    assert audit_launch_line(argv, config, None) == []
-    findings = audit_launch_line(argv, config, auditor)
+    assert srv.audit_launch_line(argv, config, None) == []
+    findings = srv.audit_launch_line(argv, config, auditor)
     assert seen == [(argv, config)] and len(findings) == 2
-    blocking = blocking_launch_findings(findings, "error")
+    blocking = srv.blocking_launch_findings(findings, "error")
     assert [f.severity for f in blocking] == [Severity.ERROR]
-    assert len(blocking_launch_findings(findings, "warning")) == 2 and blocking_launch_findings(findings, "never") == []
-    assert launch_refusal(blocking) == (
+    assert len(srv.blocking_launch_findings(findings, "warning")) == 2 and srv.blocking_launch_findings(findings, "never") == []
+    assert srv.launch_refusal(blocking) == (
         "not starting the server: the launch audit found 1 blocking finding: launch-flag-unknown: "
         "--no-such-flag is not a flag of vllm serve (--force to start anyway)")
