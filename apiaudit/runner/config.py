@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -350,8 +351,15 @@ def _resolve(base: Path, value: str) -> Path:
 
 
 def _interpreter(base: Path, value: str) -> str:
-    """A configured interpreter: a path (relative to the config) or a name looked up on PATH."""
-    return str(_resolve(base, value)) if "/" in value else value
+    """A configured interpreter: a path (relative to the config) or a name looked up on PATH.
+
+    Links are kept: a virtual environment's `bin/python` is a link to the base interpreter,
+    and only through the link does it start in that environment.
+    """
+    if "/" not in value:
+        return value
+    path = Path(value).expanduser()
+    return os.path.normpath(path if path.is_absolute() else base / path)
 
 
 def _check_server_line(config: RunConfig, where: str, raw_sections: set[str]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -145,5 +146,11 @@ def test_server_line_config(tmp_path, model_dir):
     config = load_config(_config(tmp_path, model_dir, body), available_gpus=0)
     assert config.server_line and config.server.python == str(tmp_path / "envs" / "serve" / "bin" / "python")
     assert config.train.python == "python3", "a bare name is looked up on PATH"
+    # A virtual environment's interpreter is a link: it is kept, not resolved to the base Python.
+    (tmp_path / "venv" / "bin").mkdir(parents=True)
+    (tmp_path / "venv" / "bin" / "python").symlink_to(sys.executable)
+    linked = load_config(_config(tmp_path, model_dir, SERVER + '[train]\npython = "venv/bin/python"\n'),
+                         available_gpus=0)
+    assert linked.train.python == str(tmp_path / "venv" / "bin" / "python")
     assert config.server.extra_args == ("--enforce-eager",) and config.server.port == 0
     assert config.server.connector == "ExampleHiddenStatesConnector" and config.server.client == "auto"
