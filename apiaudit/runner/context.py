@@ -60,6 +60,14 @@ def stage_dir(config: RunConfig, stage: str) -> Path:
     return config.run_dir / stage
 
 
+# Where the train stage's trainer (either line's) checkpoints: checkpoints/EPOCH/.
+CHECKPOINTS_DIR = "checkpoints"
+
+
+def final_checkpoint(train_dir: Path, epochs: int) -> Path:
+    return train_dir / CHECKPOINTS_DIR / str(epochs - 1)
+
+
 def resolve_device(requested: str) -> str:
     """'auto' -> cuda when torch sees a GPU, else cpu."""
     if requested != "auto":

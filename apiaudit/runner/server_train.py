@@ -17,7 +17,7 @@ from typing import Any
 
 from apiaudit.errors import InputError
 from apiaudit.runner.config import RunConfig
-from apiaudit.runner.context import StageContext, StageFailed, StageResult
+from apiaudit.runner.context import CHECKPOINTS_DIR, StageContext, StageFailed, StageResult, final_checkpoint
 
 TRAINER_SINCE = (0, 7)
 TRAINER_LOG = "trainer.log"
@@ -138,7 +138,6 @@ def run_server_train(ctx: StageContext) -> StageResult:
     import shutil
 
     from apiaudit.runner.server import ManagedProcess
-    from apiaudit.runner.train import CHECKPOINTS_DIR, final_checkpoint
 
     config = ctx.config
     environment = trainer_environment(config)

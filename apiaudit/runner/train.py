@@ -20,15 +20,16 @@ from apiaudit.errors import InputError
 from apiaudit.infra.atomic import atomic_write
 from apiaudit.runner.config import RunConfig, world_size_of
 from apiaudit.runner.context import (
+    CHECKPOINTS_DIR,
     StageContext,
     StageFailed,
     StageResult,
+    final_checkpoint,
     resolve_device,
 )
 from apiaudit.runner.extract import SAMPLES_DIR
 from apiaudit.runner.vocab import D2T_FILE, T2D_FILE
 
-CHECKPOINTS_DIR = "checkpoints"
 PARAMS_FILE = "params.json"
 STEP_MARK = "apiaudit-step "
 # Inside the launch's private folder: links to the apiaudit and speculators this process
@@ -58,10 +59,6 @@ def train_config(config: RunConfig) -> dict:
     train = config.section("train")
     train.pop("python")  # the server line's trainer environment; this trainer runs in the runner
     return {"train": train, "model": str(config.model.path)}
-
-
-def final_checkpoint(stage_dir: Path, epochs: int) -> Path:
-    return stage_dir / CHECKPOINTS_DIR / str(epochs - 1)
 
 
 def run_train(ctx: StageContext) -> StageResult:
