@@ -121,7 +121,7 @@ def test_one_meaning_per_module_name():
 FLOW = (
     "errors", "infra", "cache.codec", "evidence", "findings", "sources", "cache.scans", "recipes", "model",
     "provider", "consumer", "checks", "engine", "policy", "report", "audit", "fixes", "gate", "matrix",
-    "runner", "action", "cli", "__main__",
+    "trainer_env", "runner", "action", "cli", "__main__",
 )  # fmt: skip
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,10 @@ from apiaudit.errors import InputError
 from apiaudit.infra.tomlcompat import tomllib
 
 STAGES = ("prepare", "extract", "vocab", "train")
-BACKENDS = ("hf", "vllm")
+BACKENDS = ("hf", "vllm", "vllm-server")
+# The server line: `vllm serve` as a managed child, hidden states through its KV connector.
+SERVER_BACKEND = "vllm-server"
+SERVER_CLIENTS = ("auto", "speculators", "http")
 DTYPES = ("float32", "bfloat16", "float16")
 SCHEDULERS = ("linear", "cosine", "none")
 # Dataset names speculators' `load_raw_dataset` knows besides local .json/.jsonl files.
@@ -64,6 +68,29 @@ class VocabSection:
 
 
 @dataclass(frozen=True)
+class ServerSection:
+    """How the server line starts `vllm serve` and talks to it (backend "vllm-server")."""
+
+    # The interpreter of the server's environment: the server starts as
+    # `PYTHON -m vllm.entrypoints.cli.main serve MODEL ...`; default: the runner's own.
+    python: str = ""
+    # Or the whole launcher, MODEL and the flags appended (e.g. ["vllm", "serve"]); wins over python.
+    command: tuple[str, ...] = ()
+    host: str = "127.0.0.1"
+    port: int = 0  # 0: a free port
+    startup_timeout_s: float = 900.0
+    request_timeout_s: float = 120.0
+    shutdown_grace_s: float = 30.0
+    connector: str = "ExampleHiddenStatesConnector"
+    num_speculative_tokens: int = 1
+    extra_args: tuple[str, ...] = ()
+    concurrency: int = 8
+    # Who sends the requests: speculators' own vllm_client when importable ("auto"), or the
+    # same HTTP contract spoken by the runner.
+    client: str = "auto"
+
+
+@dataclass(frozen=True)
 class TrainSection:
     gpus: int = 1
     device: str = "auto"
@@ -82,6 +109,8 @@ class TrainSection:
     scheduler: str = "linear"
     seed: int = 0
     hidden_states_dtype: str = "float32"
+    # The server line's trainer environment (speculators 0.7+); default: the runner's own interpreter.
+    python: str = ""
 
     @property
     def world_size(self) -> int:
@@ -123,6 +152,11 @@ class RunConfig:
     train: TrainSection
     preflight: PreflightSection
     target: TargetModel = field(compare=False)
+    server: ServerSection = ServerSection()
+
+    @property
+    def server_line(self) -> bool:
+        return self.extract.backend == SERVER_BACKEND
 
     @property
     def aux_layers(self) -> tuple[int, ...]:
@@ -146,6 +180,7 @@ _SECTION_TYPES: dict[str, type] = {
     "vocab": VocabSection,
     "train": TrainSection,
     "preflight": PreflightSection,
+    "server": ServerSection,
 }
 _TOP_LEVEL_KEYS = ("run_dir", *_SECTION_TYPES)
 
@@ -198,6 +233,11 @@ def load_config(path: str | Path, *, available_gpus: int | None = None) -> RunCo
             sections["extract"][key] = tuple(sections["extract"][key])
     for key in ("consumers", "rules_dirs"):
         sections["preflight"][key] = tuple(sections["preflight"].get(key, ()))
+    for key in ("command", "extra_args"):
+        sections["server"][key] = tuple(sections["server"].get(key, ()))
+    for section, key in (("server", "python"), ("train", "python")):
+        if sections[section].get(key):
+            sections[section][key] = _interpreter(base, sections[section][key])
 
     target = read_target_model(model_path, where)
     sections["vocab"].setdefault("draft_vocab_size", min(DEFAULT_DRAFT_VOCAB_SIZE, target.vocab_size))
@@ -211,8 +251,10 @@ def load_config(path: str | Path, *, available_gpus: int | None = None) -> RunCo
         train=TrainSection(**sections["train"]),
         preflight=PreflightSection(**sections["preflight"]),
         target=target,
+        server=ServerSection(**sections["server"]),
     )
     _check_values(config, where, available_gpus if available_gpus is not None else detect_gpus())
+    _check_server_line(config, where, set(raw))
     return config
 
 
@@ -306,6 +348,47 @@ def _reject_unknown(raw: dict[str, Any], known: tuple[str, ...], where: str, pre
 def _resolve(base: Path, value: str) -> Path:
     path = Path(value).expanduser()
     return (path if path.is_absolute() else base / path).resolve()
+
+
+def _interpreter(base: Path, value: str) -> str:
+    """A configured interpreter: a path (relative to the config) or a name looked up on PATH.
+
+    Links are kept: a virtual environment's `bin/python` is a link to the base interpreter,
+    and only through the link does it start in that environment.
+    """
+    if "/" not in value:
+        return value
+    path = Path(value).expanduser()
+    return os.path.normpath(path if path.is_absolute() else base / path)
+
+
+def _check_server_line(config: RunConfig, where: str, raw_sections: set[str]) -> None:
+    server, train = config.server, config.train
+    if not config.server_line:
+        if "server" in raw_sections:
+            raise InputError(f"{where}: [server] applies to extract.backend = \"{SERVER_BACKEND}\" only")
+        if train.python:
+            raise InputError(f"{where}: train.python applies to extract.backend = \"{SERVER_BACKEND}\" only "
+                             "(the other backends train in the runner's own process)")
+        return
+    if server.client not in SERVER_CLIENTS:
+        raise InputError(f"{where}: server.client must be one of {', '.join(SERVER_CLIENTS)}, not {server.client!r}")
+    if not 0 <= server.port <= 65535:
+        raise InputError(f"{where}: server.port must be 0 (a free port) or a port number, not {server.port}")
+    for key, value in (("server.startup_timeout_s", server.startup_timeout_s),
+                       ("server.request_timeout_s", server.request_timeout_s),
+                       ("server.concurrency", server.concurrency),
+                       ("server.num_speculative_tokens", server.num_speculative_tokens)):
+        if value <= 0:
+            raise InputError(f"{where}: {key} must be positive, got {value}")
+    if server.shutdown_grace_s < 0:
+        raise InputError(f"{where}: server.shutdown_grace_s must not be negative")
+    if train.val_ratio <= 0.0:
+        raise InputError(f"{where}: train.val_ratio must be above 0 on the server line "
+                         "(speculators' trainer splits the data by a train ratio below 1)")
+    if train.processes > 1:
+        raise InputError(f"{where}: train.processes applies to the hf and vllm backends; "
+                         "speculators' own trainer runs on GPUs (train.gpus)")
 
 
 def _check_values(config: RunConfig, where: str, available_gpus: int) -> None:

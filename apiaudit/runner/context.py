@@ -27,6 +27,11 @@ class StageContext:
     # finished work (sample files, epochs) is kept.
     resume: bool
     log: logging.Logger
+    # The server line: what audits the server's command line before it starts
+    # (apiaudit.runner.server.LaunchAuditor; None: no launch audit), and whether its
+    # blocking findings are overridden (`--force`).
+    launch_auditor: Any = None
+    force: bool = False
 
     @property
     def run_dir(self) -> Path:
@@ -53,6 +58,14 @@ class StageResult:
 
 def stage_dir(config: RunConfig, stage: str) -> Path:
     return config.run_dir / stage
+
+
+# Where the train stage's trainer (either line's) checkpoints: checkpoints/EPOCH/.
+CHECKPOINTS_DIR = "checkpoints"
+
+
+def final_checkpoint(train_dir: Path, epochs: int) -> Path:
+    return train_dir / CHECKPOINTS_DIR / str(epochs - 1)
 
 
 def resolve_device(requested: str) -> str:

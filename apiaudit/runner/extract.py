@@ -9,6 +9,9 @@ that layer), plus ``sample_lengths.json``. Both backends write the same files:
 * ``hf``: transformers on one device (CPU or a GPU), for small models and machines
   without vLLM.
 
+The server line (``vllm-server``) writes speculators 0.7+'s layout instead: see
+apiaudit/runner/server_extract.py.
+
 Each sample is written to a temporary name and renamed, so an interrupted stage resumes
 without redoing the samples already on disk.
 """
@@ -38,6 +41,10 @@ def sample_path(samples_dir: Path, index: int) -> Path:
 
 
 def extract_config(config: RunConfig) -> dict:
+    if config.server_line:
+        from apiaudit.runner.server_extract import server_extract_config
+
+        return server_extract_config(config)
     section = config.section("extract")
     section["captured_layers"] = list(config.captured_layers)
     # The device count does not change what is written; the layers and dtype do.
@@ -52,6 +59,10 @@ def model_inputs(config: RunConfig) -> dict[str, str]:
 def run_extract(ctx: StageContext) -> StageResult:
     from apiaudit.runner.prepare import load_prepared
 
+    if ctx.config.server_line:
+        from apiaudit.runner.server_extract import run_server_extract
+
+        return run_server_extract(ctx)
     config = ctx.config
     samples_dir = ctx.stage_dir / SAMPLES_DIR
     samples_dir.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal, Sequence
+from typing import TYPE_CHECKING, Callable, Literal, Sequence
 
 from apiaudit.errors import InputError
 from apiaudit.findings import Report
@@ -25,6 +25,9 @@ from apiaudit.runner.context import (
 )
 from apiaudit.runner.imports import speculators_package_dir
 from apiaudit.runner.progress import QuietReporter, RunReporter
+
+if TYPE_CHECKING:
+    from apiaudit.runner.server import LaunchAuditor
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,9 @@ def runner_preflight_layers(config: RunConfig, overlay_package: Path | None):
 
     The runner's own calls and the user's scripts (config `[preflight] consumers`) against
     the speculators that will run (the overlay when given); with the vllm backend, also
-    that speculators against the installed vLLM, whose internals its generator drives.
+    that speculators against the installed vLLM, whose internals its generator drives; on
+    the server line, the trainer script against the trainer's own speculators. (The
+    server's command line is audited by the launch audit, when the extract stage starts it.)
     """
     from apiaudit.gate import Layer
 
@@ -94,7 +99,21 @@ def runner_preflight_layers(config: RunConfig, overlay_package: Path | None):
     layers = [Layer((runner_code, *config.preflight.consumers), speculators, "runner and job scripts -> speculators")]
     if config.extract.backend == "vllm":
         layers.append(Layer((speculators,), "vllm", "speculators -> vllm"))
+    if config.server_line:
+        layers.extend(_trainer_layers(config))
     return layers
+
+
+def _trainer_layers(config: RunConfig):
+    """The server line's trainer script against the speculators of `[train] python` (0.7+)."""
+    from apiaudit.gate import Layer
+    from apiaudit.runner.server_train import TRAINER_SINCE, release_of, trainer_environment, trainer_scripts
+
+    environment = trainer_environment(config)
+    if environment.get("package") is None or release_of(environment["speculators"]) < TRAINER_SINCE:
+        return []  # the train stage says so in one line when it starts
+    return [Layer(trainer_scripts(environment["speculators"]), environment["package"],
+                  "trainer -> speculators (train.python)")]
 
 
 def run_pipeline(
@@ -106,11 +125,14 @@ def run_pipeline(
     reporter: RunReporter | None = None,
     preflight: bool = True,
     cache_dir: Path | None = None,
+    launch_auditor: LaunchAuditor | None = None,
 ) -> RunSummary:
     """Run the pipeline (or the stages in `only`), gated by preflight.
 
     Raises PreflightRefused when preflight blocks and `force` is false, InputError for
-    bad input, StageFailed when a stage cannot finish.
+    bad input, StageFailed when a stage cannot finish. On the server line,
+    `launch_auditor` audits the server's command line before it starts
+    (apiaudit.runner.server.audit_launch_line); `force` overrides its blocking findings too.
     """
     from apiaudit.runner.imports import activate_overlay, require_runner_extra
 
@@ -127,7 +149,8 @@ def run_pipeline(
     for name in STAGES:
         if name not in selected:
             continue
-        summary.stages.append(_run_stage(stages[name], config, versions, reporter))
+        summary.stages.append(_run_stage(stages[name], config, versions, reporter,
+                                         launch_auditor=launch_auditor, force=force))
     return summary
 
 
@@ -178,7 +201,8 @@ def _expectation(stage: Stage, config: RunConfig, versions: dict[str, str]) -> m
     return manifests.Expectation(stage.name, stage.config_of(config), inputs, versions)
 
 
-def _run_stage(stage: Stage, config: RunConfig, versions: dict[str, str], reporter: RunReporter) -> StageOutcome:
+def _run_stage(stage: Stage, config: RunConfig, versions: dict[str, str], reporter: RunReporter, *,
+               launch_auditor: LaunchAuditor | None = None, force: bool = False) -> StageOutcome:
     directory = stage_dir(config, stage.name)
     expected = _expectation(stage, config, versions)
     for upstream in stage.needs:
@@ -205,7 +229,8 @@ def _run_stage(stage: Stage, config: RunConfig, versions: dict[str, str], report
     with stage_logging(directory / LOG_NAME, stage.name) as log:
         log.info("stage %s: running (%s)%s", stage.name, reason, "; resuming an interrupted run" if resume else "")
         log.info("speculators from %s; versions %s", speculators_package_dir(), versions)
-        context = StageContext(config=config, stage=stage.name, reporter=reporter, resume=resume, log=log)
+        context = StageContext(config=config, stage=stage.name, reporter=reporter, resume=resume, log=log,
+                               launch_auditor=launch_auditor, force=force)
         result = stage.run(context)
         duration = time.monotonic() - started
         log.info("stage %s: done in %.1fs: %s", stage.name, duration, result.summary)

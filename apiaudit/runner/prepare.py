@@ -120,6 +120,10 @@ class PreparedSamples:
     def length(self, index: int) -> int:
         return int(self.input_ids[index].shape[0])
 
+    def sample_ids(self, index: int) -> list[int]:
+        """One sample's token ids as plain integers (what a completion request sends)."""
+        return [int(token) for token in self.input_ids[index]]
+
     def sample(self, index: int) -> dict:
         """One sample as the tensors speculators' code reads (input_ids, loss_mask)."""
         import torch

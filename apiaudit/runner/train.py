@@ -20,15 +20,16 @@ from apiaudit.errors import InputError
 from apiaudit.infra.atomic import atomic_write
 from apiaudit.runner.config import RunConfig, world_size_of
 from apiaudit.runner.context import (
+    CHECKPOINTS_DIR,
     StageContext,
     StageFailed,
     StageResult,
+    final_checkpoint,
     resolve_device,
 )
 from apiaudit.runner.extract import SAMPLES_DIR
 from apiaudit.runner.vocab import D2T_FILE, T2D_FILE
 
-CHECKPOINTS_DIR = "checkpoints"
 PARAMS_FILE = "params.json"
 STEP_MARK = "apiaudit-step "
 # Inside the launch's private folder: links to the apiaudit and speculators this process
@@ -51,14 +52,20 @@ def distributed_backend(device: str) -> DistributedBackend:
 
 
 def train_config(config: RunConfig) -> dict:
-    return {"train": config.section("train"), "model": str(config.model.path)}
+    if config.server_line:
+        from apiaudit.runner.server_train import server_train_config
 
-
-def final_checkpoint(stage_dir: Path, epochs: int) -> Path:
-    return stage_dir / CHECKPOINTS_DIR / str(epochs - 1)
+        return server_train_config(config)
+    train = config.section("train")
+    train.pop("python")  # the server line's trainer environment; this trainer runs in the runner
+    return {"train": train, "model": str(config.model.path)}
 
 
 def run_train(ctx: StageContext) -> StageResult:
+    if ctx.config.server_line:
+        from apiaudit.runner.server_train import run_server_train
+
+        return run_server_train(ctx)
     config = ctx.config
     train = config.train
     device = resolve_device(train.device)
@@ -72,7 +79,7 @@ def run_train(ctx: StageContext) -> StageResult:
     if not resume and checkpoints.exists():
         shutil.rmtree(checkpoints)
     params = {
-        **config.section("train"),
+        **train_config(config)["train"],
         "model_path": str(config.model.path),
         "samples_dir": str(ctx.upstream("extract") / SAMPLES_DIR),
         "d2t_path": str(ctx.upstream("vocab") / D2T_FILE),

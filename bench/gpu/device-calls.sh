@@ -6,6 +6,7 @@
 #   call 6  (nothing carried):                                                             bench/gpu/device-calls.sh vllm-0.3.0
 # The fix-only 0.3.0 run on a fresh machine: stash (wheels + overlay-0.3.0), stash x3 (vllm-1..3),
 #   stack-hf (vllm-4), then fix-only-0.3.0 (nothing carried).
+# The server line: stash (wheels), stash x3 (vllm-1..3), stack-hf (vllm-4), then server-0.7 (nothing carried).
 # Calls follow each other within the machine's warm time: what earlier calls left in /tmp stays.
 # The scripts find everything relative to themselves: where the device tool sends another
 # checkout than this one, export this tree (git archive HEAD) with .gpu-stack/<chunk> into an
@@ -67,5 +68,13 @@ case "${1:-}" in
         check pipeline "$W" vllm-0.3.0-fix-only --backend vllm --overlay "$GPU_STACK_HOME/overlay-0.3.0" \
             && check compare "$W" hf vllm-0.3.0-fix-only && check load "$W" vllm-0.3.0-fix-only
         keep vllm-0.3.0-fix-only vllm-0.3.0-fix-only ;;
+    server-0.7)  # the server line (vllm serve + speculators 0.7's trainer), after the calls that install the stack
+        # The trainer's environment: the stack with speculators 0.7 in front of its 0.4.0.
+        printf '#!/bin/sh\nPYTHONPATH="%s/speculators-0.7:$PYTHONPATH" exec python3 "$@"\n' "$GPU_STACK_HOME" > "$W/trainer-python"
+        chmod +x "$W/trainer-python"
+        python3 bench/gpu/server_pipeline.py stack "$W" --trainer-python "$W/trainer-python"
+        python3 bench/gpu/server_pipeline.py all "$W/server-line" --trainer-python "$W/trainer-python"
+        (cd "$W/server-line" && tar czf "$OUT/server-0.7.tgz" --ignore-failed-read *.toml *.traceback.txt \
+            */*/stage.log */*/manifest.json */extract/server.log */train/trainer.log 2>/dev/null) ;;
     *) sed -n '2,10p' "$0"; exit 2 ;;
 esac

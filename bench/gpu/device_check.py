@@ -57,18 +57,24 @@ def cmd_stack(args) -> dict:
     }
 
 
-def cmd_model(args) -> dict:
+def build_bench_model(work: Path, samples: int, *, hidden: int, layers: int, vocab: int, device: str) -> Path:
+    """Synthetic conversations and a random bfloat16 Llama of that shape (heads of 128) in WORK/model."""
     from gpu_pipeline import synthetic_conversations
     from tiny_llama import build_model_dir
 
-    args.work.mkdir(parents=True, exist_ok=True)
-    conversations = args.work / "conversations.jsonl"
-    synthetic_conversations(conversations, args.samples)
+    work.mkdir(parents=True, exist_ok=True)
+    conversations = work / "conversations.jsonl"
+    synthetic_conversations(conversations, samples)
+    heads = max(1, hidden // 128)
+    return build_model_dir(work / "model", conversations, hidden_size=hidden, num_layers=layers, num_heads=heads,
+                           num_kv_heads=max(1, heads // 2), intermediate_size=int(hidden * 2.75), vocab_size=vocab,
+                           dtype="bfloat16", device=device)
+
+
+def cmd_model(args) -> dict:
     started = time.monotonic()
-    hidden = BENCH_MODEL["hidden"]
-    build_model_dir(args.work / "model", conversations, hidden_size=hidden, num_layers=BENCH_MODEL["layers"],
-                    num_heads=hidden // 128, num_kv_heads=max(1, hidden // 256), intermediate_size=int(hidden * 2.75),
-                    vocab_size=BENCH_MODEL["vocab"], dtype="bfloat16", device=DEVICE)
+    build_bench_model(args.work, args.samples, hidden=BENCH_MODEL["hidden"], layers=BENCH_MODEL["layers"],
+                      vocab=BENCH_MODEL["vocab"], device=DEVICE)
     return {"model": BENCH_MODEL, "samples": args.samples, "build_s": round(time.monotonic() - started, 1)}
 
 
@@ -84,29 +90,62 @@ def config_text(work: Path, name: str, backend: str) -> str:
     )
 
 
-def cmd_pipeline(args) -> dict:
+def run_recorded(work: Path, name: str, config: str, result: dict, **options):
+    """Write WORK/NAME.toml and run the pipeline (forced past preflight); the summary, or None with the
+    failure, its traceback (also WORK/NAME.traceback.txt) and the wall time in `result`."""
     from apiaudit.runner import load_config
     from apiaudit.runner.pipeline import run_pipeline
     from apiaudit.runner.progress import ConsoleReporter
 
-    path = args.work / f"{args.name}.toml"
-    path.write_text(config_text(args.work, args.name, args.backend), encoding="utf-8")
-    result: dict = {"name": args.name, "backend": args.backend, "overlay": str(args.overlay) if args.overlay else None}
+    path = work / f"{name}.toml"
+    path.write_text(config, encoding="utf-8")
     started = time.monotonic()
     try:
-        summary = run_pipeline(load_config(path), force=True, overlay=args.overlay, reporter=ConsoleReporter(interval_s=30))
+        summary = run_pipeline(load_config(path), force=True, reporter=ConsoleReporter(interval_s=30), **options)
     except BaseException as exc:  # the failure itself is the result
         result["failed"] = f"{type(exc).__name__}: {exc}"
         result["traceback"] = traceback.format_exc()
-        result["wall_s"] = round(time.monotonic() - started, 1)
-        (args.work / f"{args.name}.traceback.txt").write_text(result["traceback"], encoding="utf-8")
-        return result
-    findings = summary.preflight.findings if summary.preflight is not None else []
-    result["preflight"] = [f"{f.severity} {f.rule} {f.path}:{f.line}" for f in findings if f.severity != "info"]
-    result["stage_s"] = {s.stage: round(s.duration_s, 2) for s in summary.stages}
-    result["stages"] = {s.stage: s.summary for s in summary.stages}
+        (work / f"{name}.traceback.txt").write_text(result["traceback"], encoding="utf-8")
+        summary = None
+    else:
+        result["stage_s"] = {s.stage: round(s.duration_s, 2) for s in summary.stages}
+        result["stages"] = {s.stage: s.summary for s in summary.stages}
     result["wall_s"] = round(time.monotonic() - started, 1)
+    return summary
+
+
+def cmd_pipeline(args) -> dict:
+    result: dict = {"name": args.name, "backend": args.backend, "overlay": str(args.overlay) if args.overlay else None}
+    summary = run_recorded(args.work, args.name, config_text(args.work, args.name, args.backend), result,
+                           overlay=args.overlay)
+    if summary is not None:
+        findings = summary.preflight.findings if summary.preflight is not None else []
+        result["preflight"] = [f"{f.severity} {f.rule} {f.path}:{f.line}" for f in findings if f.severity != "info"]
     return result
+
+
+def add_layer_pair(layers: list[dict], i: int, x, y) -> None:
+    """Fold one sample's layer i (reference x, other y; [tokens, hidden]) into the running statistics."""
+    import torch
+
+    x, y = x.float(), y.float()
+    if len(layers) <= i:
+        layers.append({"max_abs": 0.0, "min_cos": 1.0, "sum_cos": 0.0, "rows": 0, "max_ref_abs": 0.0, "shape_ok": True})
+    entry = layers[i]
+    if x.shape != y.shape:
+        entry["shape_ok"] = False
+        return
+    cos = torch.nn.functional.cosine_similarity(x, y, dim=-1)
+    entry["max_abs"] = max(entry["max_abs"], float((x - y).abs().max()))
+    entry["max_ref_abs"] = max(entry["max_ref_abs"], float(x.abs().max()))
+    entry["min_cos"] = min(entry["min_cos"], float(cos.min()))
+    entry["sum_cos"] += float(cos.sum())
+    entry["rows"] += int(cos.numel())
+
+
+def finish_layers(layers: list[dict]) -> None:
+    for entry in layers:
+        entry["mean_cos"] = entry.pop("sum_cos") / max(1, entry["rows"])
 
 
 def cmd_compare(args) -> dict:
@@ -121,21 +160,8 @@ def cmd_compare(args) -> dict:
         a, b = (torch.load(d / file.name, weights_only=True) for d in (a_dir, b_dir))
         tokens_equal &= torch.equal(a["input_ids"], b["input_ids"]) and torch.equal(a["loss_mask"], b["loss_mask"])
         for i, (x, y) in enumerate(zip(a["hidden_states"], b["hidden_states"], strict=True)):
-            x, y = x.float(), y.float()
-            if len(layers) <= i:
-                layers.append({"max_abs": 0.0, "min_cos": 1.0, "sum_cos": 0.0, "rows": 0, "max_ref_abs": 0.0, "shape_ok": True})
-            entry = layers[i]
-            if x.shape != y.shape:
-                entry["shape_ok"] = False
-                continue
-            cos = torch.nn.functional.cosine_similarity(x, y, dim=-1)
-            entry["max_abs"] = max(entry["max_abs"], float((x - y).abs().max()))
-            entry["max_ref_abs"] = max(entry["max_ref_abs"], float(x.abs().max()))
-            entry["min_cos"] = min(entry["min_cos"], float(cos.min()))
-            entry["sum_cos"] += float(cos.sum())
-            entry["rows"] += int(cos.numel())
-    for entry in layers:
-        entry["mean_cos"] = entry.pop("sum_cos") / max(1, entry["rows"])
+            add_layer_pair(layers, i, x, y)
+    finish_layers(layers)
     names = [f"layer {n}" for n in LAYERS] + ["last layer"]
     return {"a": args.run_a, "b": args.run_b, "samples": len(files), "tokens_equal": tokens_equal,
             "layers": dict(zip(names, layers))}

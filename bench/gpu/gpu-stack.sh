@@ -25,6 +25,8 @@ PYTHON="${PYTHON:-python3}"
 PART_BYTES="${GPU_STACK_PART_BYTES:-62000000}"
 GPU_STACK_HOME="${GPU_STACK_HOME:-/tmp/gpu-stack}"
 GPU_STACK_SITE="${GPU_STACK_SITE:-$GPU_STACK_HOME/site}"
+# The server line's trainer: speculators 0.7 in a target of its own (bench/gpu/server_pipeline.py).
+SERVER_SPECULATORS="0.7.0.2"
 # The machine runs CPython 3.12 on x86-64 (glibc new enough for manylinux_2_35).
 PLATFORM_ARGS=(--python-version 3.12 --implementation cp --only-binary=:all:)
 for tag in 2_35 2_34 2_31 2_28 2_27 2_26 2_24 2_17; do PLATFORM_ARGS+=(--platform "manylinux_${tag}_x86_64"); done
@@ -45,6 +47,11 @@ cmd_download() {
         mkdir -p "$STACK/dl/speculators-$v"
         (cd "$STACK/dl" && "$PYTHON" -m pip download -q --no-deps --only-binary=:all: -d "$STACK/dl/speculators-$v" "speculators==$v")
     done
+    # The server line: what vLLM's api_server imports beyond the stack, and speculators 0.7 (its own target).
+    mkdir -p "$STACK/dl/server" "$STACK/dl/speculators-0.7"
+    (cd "$STACK/dl" && "$PYTHON" -m pip download -q --no-deps "${PLATFORM_ARGS[@]}" -d "$STACK/dl/server" \
+        $(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$HERE/server-requirements.in" | grep -v '^$'))
+    (cd "$STACK/dl" && "$PYTHON" -m pip download -q --no-deps --only-binary=:all: -d "$STACK/dl/speculators-0.7" "speculators==$SERVER_SPECULATORS")
     if [[ -f "$LOCK" ]]; then (cd "$STACK/dl" && sha256sum --quiet -c "$LOCK") && echo "all wheels match $LOCK"; fi
 }
 
@@ -102,7 +109,12 @@ cmd_install() {
             $(find dl -maxdepth 1 -name '*.whl' ! -name 'vllm-*' | LC_ALL=C sort) dl/speculators-0.4.0/*.whl
         python3 -m pip install "${INSTALL_ARGS[@]}" --upgrade \
             --target "$GPU_STACK_HOME/speculators-0.3.0" dl/speculators-0.3.0/*.whl
-        echo "installed into $GPU_STACK_SITE (speculators 0.3.0 apart in $GPU_STACK_HOME/speculators-0.3.0)"
+        if [[ -d dl/server ]]; then  # the server line: the api_server's imports, and speculators 0.7 apart
+            python3 -m pip install "${INSTALL_ARGS[@]}" --upgrade --target "$GPU_STACK_SITE" dl/server/*.whl
+            python3 -m pip install "${INSTALL_ARGS[@]}" --upgrade \
+                --target "$GPU_STACK_HOME/speculators-0.7" dl/speculators-0.7/*.whl
+        fi
+        echo "installed into $GPU_STACK_SITE (speculators 0.3.0 apart in $GPU_STACK_HOME/speculators-0.3.0, 0.7 in speculators-0.7)"
         return
     fi
     grep ' vllm-' "$HERE/gpu-stack.chunks" | sha256sum --quiet -c -

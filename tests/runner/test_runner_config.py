@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,42 @@ def test_example_configs_use_only_known_keys(example):
     # The examples name models that are not here: every key is accepted, then the model is missing.
     with pytest.raises(InputError, match=r"model\.path: no such model directory"):
         load_config(example, available_gpus=8)
+
+
+SERVER = '[extract]\nbackend = "vllm-server"\n'
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ('[server]\nport = 8000\n', r'\[server\] applies to extract\.backend = "vllm-server" only'),
+        ('[train]\npython = "/opt/x/bin/python"\n', r'train\.python applies to extract\.backend = "vllm-server" only'),
+        (SERVER + '[server]\nclient = "grpc"\n', r"server\.client must be one of auto, speculators, http"),
+        (SERVER + "[server]\nport = 70000\n", r"server\.port must be 0 \(a free port\) or a port number"),
+        (SERVER + "[server]\nstartup_timeout_s = 0\n", r"server\.startup_timeout_s must be positive"),
+        (SERVER + "[server]\ncommand = 'vllm serve'\n", r"server\.command must be a list of strs"),
+        (SERVER + "[server]\nextra_arg = ['--x']\n", r"unknown key server\.extra_arg \(did you mean server\.extra_args\?\)"),
+        (SERVER + "[train]\nval_ratio = 0.0\n", r"train\.val_ratio must be above 0 on the server line"),
+        (SERVER + '[train]\nprocesses = 2\ndevice = "cpu"\n', r"speculators' own trainer runs on GPUs"),
+    ],
+)
+def test_bad_server_line_config_is_one_clear_error(tmp_path, model_dir, body, expected):
+    with pytest.raises(InputError, match=expected):
+        load_config(_config(tmp_path, model_dir, body), available_gpus=0)
+
+
+def test_server_line_config(tmp_path, model_dir):
+    """No GPU is needed to configure it (the server may be any command); interpreters resolve against the file."""
+    body = SERVER + ('[server]\npython = "envs/serve/bin/python"\nextra_args = ["--enforce-eager"]\n'
+                     '[train]\npython = "python3"\n')
+    config = load_config(_config(tmp_path, model_dir, body), available_gpus=0)
+    assert config.server_line and config.server.python == str(tmp_path / "envs" / "serve" / "bin" / "python")
+    assert config.train.python == "python3", "a bare name is looked up on PATH"
+    # A virtual environment's interpreter is a link: it is kept, not resolved to the base Python.
+    (tmp_path / "venv" / "bin").mkdir(parents=True)
+    (tmp_path / "venv" / "bin" / "python").symlink_to(sys.executable)
+    linked = load_config(_config(tmp_path, model_dir, SERVER + '[train]\npython = "venv/bin/python"\n'),
+                         available_gpus=0)
+    assert linked.train.python == str(tmp_path / "venv" / "bin" / "python")
+    assert config.server.extra_args == ("--enforce-eager",) and config.server.port == 0
+    assert config.server.connector == "ExampleHiddenStatesConnector" and config.server.client == "auto"
