@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 import click
 
@@ -16,6 +17,7 @@ from apiaudit.cli.options import (
     policy_options,
     project_settings,
 )
+from apiaudit.cache import replay
 from apiaudit.errors import InputError
 from apiaudit.report import FORMATS
 
@@ -93,7 +95,13 @@ def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_ver
         click.echo(f"apiaudit: wrote {count} finding{'s' if count != 1 else ''} to baseline {write_baseline}", err=True)
         sys.exit(0)
     to_terminal = output is None and sys.stdout.isatty()
-    text = render(report, chosen, show_unresolved=show_unresolved, color=to_terminal and chosen == "table",
-                  show_suppressed=show_suppressed)  # fmt: skip
+
+    def rendered(report):
+        return render(report, chosen, show_unresolved=show_unresolved, color=to_terminal and chosen == "table",
+                      show_suppressed=show_suppressed)  # fmt: skip
+
+    text = rendered(report)
     write_output(text, output, chosen)
+    # The same command line, nothing changed, writes this again before click is imported.
+    replay.note_output(text, report.duration_s, output, lambda seconds: rendered(replace(report, duration_s=seconds)))
     sys.exit(report.exit_code(parse_fail_on(fail_on), strict=strict))

@@ -13,24 +13,28 @@ folder that is itself published in one rename) with the same cleanup and the sam
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
-import tempfile
-from pathlib import Path
-from typing import Callable, Iterable, Protocol
 
 from apiaudit.errors import InputError
 
+# Only os at run time (no tempfile, pathlib or typing): a replayed scan writes `-o` with
+# `atomic_write` before anything else is imported (`apiaudit.cache.replay`).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Callable, Iterable, Protocol
 
-class Readable(Protocol):
-    """A binary stream `write_new` copies from (a file, or a reader wrapping one)."""
+    class Readable(Protocol):
+        """A binary stream `write_new` copies from (a file, or a reader wrapping one)."""
 
-    def read(self, size: int = -1, /) -> bytes: ...
+        def read(self, size: int = -1, /) -> bytes: ...
 
 
 TEMP_SUFFIX = ".apiaudit-tmp"
+# What `tempfile.mkstemp` opens its file with: new, private (0600), not through a link.
+_TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _FULL = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
 _CHUNK = 1 << 20
 
@@ -66,7 +70,7 @@ def _write_all(fd: int, payload: bytes | memoryview) -> None:
 
 
 def atomic_write(
-    path: Path, data: bytes | str | Iterable[bytes], *, keep_mode: bool = True, head: Callable[[], bytes] | None = None
+    path: Path | str, data: bytes | str | Iterable[bytes], *, keep_mode: bool = True, head: Callable[[], bytes] | None = None
 ) -> None:
     """Replace `path` with `data` (str is written as UTF-8) in one rename.
 
@@ -74,16 +78,15 @@ def atomic_write(
     held whole); `head`, called once they are all written, gives the bytes that then replace
     the file's first bytes (a header holding the hash of what follows, its place kept by the
     first chunk)."""
-    path = Path(path)
     chunks: Iterable[bytes] = [data.encode("utf-8") if isinstance(data, str) else data] if isinstance(data, (bytes, str)) else data
     mode = None
     if keep_mode:
         try:
-            mode = stat.S_IMODE(path.stat().st_mode)
+            mode = stat.S_IMODE(os.stat(path).st_mode)
         except OSError:
             mode = None
     try:
-        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
+        fd, temp = _temporary_beside(os.fspath(path))
     except OSError as exc:
         raise disk_full_or(exc, path) from None
     try:
@@ -93,7 +96,7 @@ def atomic_write(
             if head is not None:
                 first = head()
                 if os.pwrite(fd, first, 0) != len(first):
-                    raise OSError(errno.EIO, f"short write of {path.name}'s header")
+                    raise OSError(errno.EIO, f"short write of {os.path.basename(os.fspath(path))}'s header")
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -101,10 +104,29 @@ def atomic_write(
             os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException as exc:
-        Path(temp).unlink(missing_ok=True)
+        _remove(temp)
         if isinstance(exc, OSError):
             raise disk_full_or(exc, path) from None
         raise
+
+
+def _temporary_beside(path: str) -> tuple[int, str]:
+    """(descriptor, name) of a new private file beside `path`, made as `tempfile.mkstemp` makes one."""
+    folder, name = os.path.split(path)
+    for _ in range(100):
+        temp = os.path.join(folder, f".{name}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
+        try:
+            return os.open(temp, _TEMP_FLAGS, 0o600), temp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", path)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def write_new(path: Path | str, source: Readable, *, limit: int | None = None) -> int:
@@ -128,8 +150,7 @@ def write_new(path: Path | str, source: Readable, *, limit: int | None = None) -
         finally:
             os.close(fd)
     except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
+        _remove(os.fspath(path))
         if isinstance(exc, OSError):
             raise disk_full_or(exc, path) from None
         raise
