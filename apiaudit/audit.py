@@ -245,6 +245,7 @@ def _note_scan(provider, consumers, cache_dir, rules_dirs, settings, model, prov
     replay.note_scan(
         cache_dir=cache_dir, key=key, provider=provider, provider_tree=provider_tree, consumers=consumers, trees=trees,
         read=read, rules_dirs=rules_dirs, baseline=settings.baseline, key_now=key_now,
+        ignores_until=[i.until.isoformat() for i in settings.ignores if i.until is not None],
     )  # fmt: skip
 
 

@@ -17,9 +17,10 @@ the audit stage and the source machinery costs many times Python's own start. So
   `--no-index-cache`), the cache folder the command line names (not one a config file
   chose), stderr empty or only the `-o` line, and its output as this module would replay it.
 
-An entry is keyed by the *invocation*: the command line, the working directory, the whole
-environment, the interpreter (`sys.version`, `sys.executable`, `sys.path`, its flags), what
-stdout is (a terminal, its size, its encoding) and today's date (a config's `until`).
+An entry is one file per command line and working directory, and holds for the rest of
+the *invocation*: the whole environment, the interpreter (`sys.version`, `sys.executable`,
+`sys.path`, its flags) and what stdout is (a terminal, its size, its encoding); a run with
+another replaces it. It holds until the day a config ignore's `until` passes, if one does.
 Its probes are the inputs of the scan's answer, each as it was when the scan read it:
 
 - `t`: apiaudit's own files (path, size and mtime of each: as its results key knows them);
@@ -60,7 +61,7 @@ VALUE_OPTIONS = frozenset({
 })  # fmt: skip
 FLAG_OPTIONS = frozenset({"--strict", "--show-unresolved", "--show-suppressed", "--no-progress", "--offline"})
 _SAME_OPTION = {"-o": "--output"}
-# A duration no scan reports, formatted as the reports format theirs, to find where it goes.
+# Two durations the report is rendered with again: where the two differ, the duration goes.
 _SENTINELS = (7.3, 4.6)
 _FORMATS = ("3f", "2f", "r")  # longest first: 7.300, 7.30, 7.3
 _RECORDER: Recorder | None = None
@@ -71,14 +72,12 @@ def _sha256(data: bytes = b"") -> Any:
     """hashlib.sha256 without importing hashlib (OpenSSL) where the built-in module is there."""
     global _SHA256
     if _SHA256 is None:
-        try:
-            from _sha256 import sha256  # Python 3.10, 3.11
-        except ImportError:
+        for name in ("_sha256", "_sha2", "hashlib"):  # Python 3.10-3.11, 3.12+, else OpenSSL's
             try:
-                from _sha2 import sha256  # Python 3.12+
-            except ImportError:
-                from hashlib import sha256
-        _SHA256 = sha256
+                _SHA256 = __import__(name).sha256
+                break
+            except (ImportError, AttributeError):
+                continue
     return _SHA256(data)
 
 
@@ -182,8 +181,8 @@ def _stdout_facts() -> str:
     if out is None:
         raise OSError("no stdout")
     try:
-        size = tuple(os.get_terminal_size(sys.__stdout__.fileno()))  # what the table's width falls back on
-    except (AttributeError, ValueError, OSError):
+        size = tuple(os.get_terminal_size(sys.__stdout__.fileno())) if sys.__stdout__ is not None else None
+    except (AttributeError, ValueError, OSError):  # what the table's width falls back on: not a terminal
         size = None
     return repr((out.isatty(), sys.stderr is not None and sys.stderr.isatty(), size, out.encoding, out.errors))
 
@@ -191,10 +190,10 @@ def _stdout_facts() -> str:
 class Invocation:
     """One plain `scan` command line, run here and now."""
 
-    __slots__ = ("argv", "cache_dir", "output", "key", "started")
+    __slots__ = ("cache_dir", "output", "name", "key", "started")
 
-    def __init__(self, argv: list[str], cache_dir: str, output: str | None, key: str, started: float):
-        self.argv, self.cache_dir, self.output, self.key, self.started = argv, cache_dir, output, key, started
+    def __init__(self, cache_dir: str, output: str | None, name: str, key: str, started: float):
+        self.cache_dir, self.output, self.name, self.key, self.started = cache_dir, output, name, key, started
 
     @classmethod
     def of(cls, argv: Sequence[str]) -> Invocation | None:
@@ -203,25 +202,27 @@ class Invocation:
         if values is None:
             return None
         try:
+            place = (FORMAT, list(argv), os.getcwd())
             facts = (
-                FORMAT, list(argv), os.getcwd(), sorted(os.environ.items()), sys.version, sys.executable, sys.path,
-                tuple(sys.flags), sys.warnoptions, getattr(sys, "_xoptions", {}), _stdout_facts(), time.strftime("%Y-%m-%d"),
+                place, sorted(os.environ.items()), sys.version, sys.executable, sys.path, tuple(sys.flags),
+                sys.warnoptions, getattr(sys, "_xoptions", {}), _stdout_facts(),
             )  # fmt: skip
         except (OSError, ValueError):
             return None
         output = values.get("--output")
-        key = _text_digest(repr(facts))
-        return cls(list(argv), cache_dir_named(values), os.path.abspath(os.path.expanduser(output)) if output else None, key, started)
+        output = os.path.abspath(os.path.expanduser(output)) if output else None
+        return cls(cache_dir_named(values), output, _text_digest(repr(place)), _text_digest(repr(facts)), started)
 
     @property
     def entry(self) -> str:
-        return os.path.join(self.cache_dir, "results", "replay", self.key[:40])
+        """One file per command line and folder: a run in another environment replaces it."""
+        return os.path.join(self.cache_dir, "results", "replay", self.name[:40])
 
     def answer(self) -> int | None:
         """Write the recorded output and return its exit code, or None when the scan must run."""
         try:
             entry = _read(self.entry, self.key)
-            if entry is None or entry.output != (self.output or ""):
+            if entry is None or entry.output != (self.output or "") or (entry.until and time.strftime("%Y-%m-%d") > entry.until):
                 return None
             for kind, path, value in entry.probes:
                 if probe(kind, path) != value:
@@ -273,10 +274,14 @@ def _write_file(path: str, text: str) -> bool:
 
 
 class Entry:
-    __slots__ = ("code", "output", "stderr", "pieces", "holes", "probes")
+    """What a replay writes (`pieces` around the duration `holes`, to stdout or the `output`
+    file, `stderr`, exit `code`), the last day it holds (`until`, "" for always) and its probes."""
 
-    def __init__(self, code: int, output: str, stderr: str, pieces: list[str], holes: list[str], probes: list[tuple[str, str, str]]):
-        self.code, self.output, self.stderr, self.pieces, self.holes, self.probes = code, output, stderr, pieces, holes, probes
+    __slots__ = ("code", "output", "stderr", "pieces", "holes", "until", "probes")
+
+    def __init__(self, code: int, output: str, stderr: str, pieces: list[str], holes: list[str], until: str, probes: list[tuple[str, str, str]]):  # fmt: skip
+        self.code, self.output, self.stderr, self.pieces, self.holes = code, output, stderr, pieces, holes
+        self.until, self.probes = until, probes
 
 
 def _pack(fields: list[str]) -> bytes:
@@ -301,7 +306,7 @@ def _unpack(data: bytes) -> list[str]:
 
 
 def encode(key: str, entry: Entry) -> bytes:
-    fields = [key, str(entry.code), entry.output, entry.stderr, str(len(entry.holes)), *entry.pieces, *entry.holes]
+    fields = [key, str(entry.code), entry.output, entry.stderr, entry.until, str(len(entry.holes)), *entry.pieces, *entry.holes]
     for kind, path, value in entry.probes:
         fields += [kind, path, value]
     body = _pack(fields)
@@ -324,12 +329,12 @@ def decode(raw: bytes, key: str) -> Entry | None:
         return None
     try:
         fields = _unpack(body)
-        holes = int(fields[4])
-        pieces, kinds, rest = fields[5 : 6 + holes], fields[6 + holes : 6 + 2 * holes], fields[6 + 2 * holes :]
+        holes = int(fields[5])
+        pieces, kinds, rest = fields[6 : 7 + holes], fields[7 + holes : 7 + 2 * holes], fields[7 + 2 * holes :]
         if fields[0] != key or len(kinds) != holes or len(rest) % 3 or not set(kinds) <= set(_FORMATS):
             return None
         probes = [(rest[i], rest[i + 1], rest[i + 2]) for i in range(0, len(rest), 3)]
-        return Entry(int(fields[1]), fields[2], fields[3], pieces, kinds, probes)
+        return Entry(int(fields[1]), fields[2], fields[3], pieces, kinds, fields[4], probes)
     except (ValueError, IndexError):
         return None
 
@@ -377,7 +382,8 @@ class _Tee:
     """A text stream that keeps a copy of what is written through it."""
 
     def __init__(self, stream: Any):
-        self._stream, self.written = stream, []
+        self._stream = stream
+        self.written: list[str] = []
 
     def write(self, text: str) -> int:
         count = self._stream.write(text)  # first: what the stream refuses (bytes) is not kept
@@ -394,12 +400,13 @@ class Recorder:
     def __init__(self, invocation: Invocation):
         self.invocation = invocation
         # Before the scan reads anything: a change from here on is seen by the next run.
+        self.today = time.strftime("%Y-%m-%d")
         self.early = [_probed(kind, path) for kind, path in early_probes()]
         self.scans: list[tuple[dict[str, Any], list[tuple[str, str, str]] | None]] = []
         self.output: tuple[list[str], list[str], str, float] | None = None
         self.stdout, self.stderr = _Tee(sys.stdout), _Tee(sys.stderr)
         self.streams = (sys.stdout, sys.stderr)
-        sys.stdout, sys.stderr = self.stdout, self.stderr  # type: ignore[assignment]
+        sys.stdout, sys.stderr = self.stdout, self.stderr
 
     def finish(self, code: object) -> None:
         """Put stdout and stderr back and, after exit code 0 or 1 (SystemExit's `code`), store
@@ -440,7 +447,9 @@ class Recorder:
             return None  # progress drawn, a notice, a warning: this run's, not one to repeat
         if scan["key_now"]() != scan["key"]:
             return None  # something the scan read changed while it ran
-        return Entry(code, output, stderr, pieces, holes, list(dict.fromkeys(self.early + probes)))
+        # The last day the config's ignores stand as they did: the day one expires, the report changes.
+        until = min((day for day in scan["ignores_until"] if day >= self.today), default="")
+        return Entry(code, output, stderr, pieces, holes, until, list(dict.fromkeys(self.early + probes)))
 
 
 def _probed(kind: str, path: str) -> tuple[str, str, str]:
@@ -455,7 +464,8 @@ def note_scan(**scan: Any) -> None:
     """What a scan answered from its results key read (`apiaudit.audit` calls this once per
     provider it scans, before the policy reads the baseline and the consumer's comments):
     `cache_dir`, `key`, `provider` (the spec) and `provider_tree`, `consumers` (the specs),
-    `trees`, `read` (their `ConsumerFiles`), `rules_dirs`, `baseline`, and `key_now`, which
+    `trees`, `read` (their `ConsumerFiles`), `rules_dirs`, `baseline`, `ignores_until` (each
+    config ignore's last day, YYYY-MM-DD), and `key_now`, which
     computes the results key again from the command line's inputs as they are then."""
     if _RECORDER is None:
         return

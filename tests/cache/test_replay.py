@@ -275,6 +275,20 @@ def test_a_changed_input_scans_again_and_says_what_changed(project, tmp_path, ch
     assert_same(again, project.run(*TINY))  # recorded afresh
 
 
+def test_a_config_ignore_with_a_last_day_holds_the_entry_until_then(project, tmp_path):
+    today = time.strftime("%Y-%m-%d")
+    (tmp_path / "apiaudit.toml").write_text(
+        f'[[ignores]]\nrule = "unexpected-keyword"\nreason = "r"\nuntil = {today}\n'
+        '[[ignores]]\nrule = "missing-required"\nreason = "r"\nuntil = 2000-01-01\n'
+    )
+    first = project.run(*TINY)
+    assert [rule for rule, _ in findings(first)] == ["missing-required"]  # the one ignore expired, the other holds today
+    assert_same(first, project.run(*TINY))
+    (entry,) = (tmp_path / "cache" / "results" / "replay").iterdir()
+    raw = entry.read_bytes()
+    assert replay.decode(raw, replay._unpack(raw.partition(b"\n")[2])[0]).until == today
+
+
 def test_a_changed_option_is_another_command_line(project):
     project.run(*TINY)
     assert project.run(*TINY).replayed
@@ -289,6 +303,8 @@ def test_a_changed_environment_or_folder_is_another_invocation(project, tmp_path
     assert project.run(*TINY).replayed
     project.env["COLUMNS"] = "61"
     assert not project.run(*TINY).replayed
+    assert project.run(*TINY).replayed
+    assert len(list((tmp_path / "cache" / "results" / "replay").iterdir())) == 1  # the other environment's replaced
     project.env.pop("COLUMNS")
     (tmp_path / "sub").mkdir()
     project.cwd = tmp_path / "sub"
@@ -436,18 +452,26 @@ def test_the_cache_folder_is_the_scans(monkeypatch, env):
     assert replay.cache_dir_named({"--cache-dir": "~/d"}) == os.path.expanduser("~/d")
 
 
-def test_the_invocation_names_the_day_the_folder_and_the_environment(monkeypatch, tmp_path):
+def test_the_invocation_names_the_folder_and_the_environment(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
-    key = replay.Invocation.of(["scan"]).key
-    assert replay.Invocation.of(["scan"]).key == key
+    first = replay.Invocation.of(["scan"])
+    assert (replay.Invocation.of(["scan"]).name, replay.Invocation.of(["scan"]).key) == (first.name, first.key)
     monkeypatch.setenv("SOMETHING_ELSE", "1")
-    assert replay.Invocation.of(["scan"]).key != key
-    monkeypatch.delenv("SOMETHING_ELSE")
-    monkeypatch.setattr(replay.time, "strftime", lambda fmt: "2099-01-01")
-    assert replay.Invocation.of(["scan"]).key != key
-    monkeypatch.undo()
+    other = replay.Invocation.of(["scan"])
+    assert other.name == first.name and other.key != first.key  # the same file, holding another run's
     monkeypatch.chdir(tmp_path.parent)
-    assert replay.Invocation.of(["scan"]).key != key
+    assert replay.Invocation.of(["scan"]).name != first.name
+
+
+def test_an_entry_past_its_day_is_not_replayed(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("APIAUDIT_CACHE_DIR", str(tmp_path))
+    invocation = replay.Invocation.of(["scan"])
+    os.makedirs(os.path.dirname(invocation.entry))
+    for until, answered in (("", 1), ("2999-12-31", 1), (time.strftime("%Y-%m-%d"), 1), ("2000-01-01", None)):
+        entry = replay.Entry(1, "", "", ["report\n"], [], until, [("c", str(tmp_path / "gone"), "!2")])
+        Path(invocation.entry).write_bytes(replay.encode(invocation.key, entry))
+        assert invocation.answer() == answered
+        assert capsys.readouterr().out == ("report\n" if answered else "")
 
 
 def test_the_duration_is_found_however_each_format_writes_it():
@@ -461,10 +485,11 @@ def test_the_duration_is_found_however_each_format_writes_it():
 
 
 def test_an_entry_reads_back_and_a_changed_byte_or_key_is_refused():
-    entry = replay.Entry(1, "", "apiaudit: wrote x\n", ["a", "b\n"], ["2f"], [("c", "/p", "f" * 64), ("l", "/ü\udcff", "!2")])
+    entry = replay.Entry(1, "", "apiaudit: wrote x\n", ["a", "b\n"], ["2f"], "2026-01-02", [("c", "/p", "f" * 64), ("l", "/ü\udcff", "!2")])
     raw = replay.encode("k" * 64, entry)
     back = replay.decode(raw, "k" * 64)
-    assert back is not None and (back.code, back.stderr, back.pieces, back.holes, back.probes) == (1, entry.stderr, entry.pieces, entry.holes, entry.probes)
+    assert back is not None
+    assert (back.code, back.stderr, back.pieces, back.holes, back.until, back.probes) == (1, entry.stderr, entry.pieces, entry.holes, entry.until, entry.probes)
     assert replay.decode(raw, "j" * 64) is None
     assert replay.decode(raw[:-1] + b"x", "k" * 64) is None
     assert replay.decode(b"", "k" * 64) is None
