@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from apiaudit import sources
-from apiaudit.cache import scans
+from apiaudit.cache import replay, scans
 from apiaudit.errors import InputError
 from apiaudit.findings import ENGINE_RULES, CodeOrigin, Finding, Report
 from apiaudit.infra.progress import NullProgress, Progress
@@ -162,6 +162,8 @@ def _scan_once(
             except InputError:
                 report = None  # an entry this engine cannot read back: scanned afresh
             if report is not None:
+                _note_scan(provider, consumers, cache_dir, rules_dirs, settings, model, provider_version, python_version,
+                           results_key, provider_tree, trees, read)  # fmt: skip
                 return replace(report, duration_s=round(time.perf_counter() - started, 3)), read, rules.known_rules
     located = (provider_tree, trees)
     provider_tree = _provider_tree(provider, cache_dir, progress, provider_version, check_entry=True)
@@ -232,6 +234,8 @@ def _scan_once(
     )
     if results_key is not None:
         scans.store(cache_dir, results_key, provider_tree, dict(index.loader.touched), report_to_dict(report))
+        _note_scan(provider, consumers, cache_dir, rules_dirs, settings, model, provider_version, python_version,
+                   results_key, provider_tree, trees, read)  # fmt: skip
     return report, read, rules.known_rules
 
 
@@ -269,6 +273,27 @@ def _dependencies(trees: list[CodeTree], provider_tree: CodeTree, with_deps: boo
                 f"requires {dep.requirement}, which imports {provider_tree.name}"
             )
     return found, notices
+
+
+def _note_scan(provider, consumers, cache_dir, rules_dirs, settings, model, provider_version, python_version, key, provider_tree, trees, read) -> None:
+    """Tell a recording `apiaudit.cache.replay` what this scan's answer came from."""
+    if not replay.recording():
+        return
+
+    def key_now() -> str | None:
+        from apiaudit.policy.offline import require_cached
+
+        require_cached([provider, *consumers], cache_dir)  # never fetch again: a release gone since is an error here
+        tree = _provider_tree(provider, cache_dir, NullProgress(), provider_version, check_entry=False)
+        now = [sources.resolve(spec, cache_dir=cache_dir, check_entry=False) for spec in consumers]
+        digest = rules_digest(list(map(Path, rules_dirs)))
+        return _results_key(tree, digest, model, python_version, now, _consumer_files(now, settings)[2], cache_dir)
+
+    replay.note_scan(
+        cache_dir=cache_dir, key=key, provider=provider, provider_tree=provider_tree, consumers=consumers, trees=trees,
+        read=read, rules_dirs=rules_dirs, baseline=settings.baseline, key_now=key_now,
+        ignores_until=[i.until.isoformat() for i in settings.ignores if i.until is not None],
+    )  # fmt: skip
 
 
 def _provider_tree(

@@ -11,6 +11,13 @@ CPU where the machine is shared). Each ratio is printed against its baseline:
 - warm scan (index and consumer caches filled) vs mypy's warm run (its cache filled) on the
   same consumer files, the provider on its search path. Target (issue 12): <= 0.5x.
 - `apiaudit --version` vs `python -c pass`. Target: <= 4x.
+- warm hits (issue 26): the plain `apiaudit scan --consumer X --provider Y` run again with
+  nothing changed (answered by `apiaudit.cache.replay` before click is imported) vs
+  `python -c pass`, for each input form: `NAME==VERSION` (the seed pair), paths (the seed
+  pair's cached release folders: the consumer's package, the provider's folder beside its
+  dist-info) and installed distributions (markdown-it-py against mdurl, which apiaudit's own
+  dependency rich installs into this interpreter: nothing is installed for the bench).
+  Median of `--hit-repeat` interleaved rounds, wall and CPU. Target: <= 4x.
 - cold scan (no index or consumer cache; releases already fetched) vs pyright on the same
   files. Target: <= 0.2x.
 - scaling: a consumer built from the `--scaling-from` release's .py files under another
@@ -35,6 +42,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -56,11 +64,12 @@ class Run:
     returncode: int
 
 
-def run_process(argv: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 1800) -> Run:
-    """One child process: its wall time, its own CPU time and peak RSS (os.wait4)."""
+def run_process(argv: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 1800,
+                stdout: Path | None = None) -> Run:  # fmt: skip
+    """One child process: its wall time, its own CPU time and peak RSS (os.wait4); its stdout to `stdout` if given."""
     started = time.perf_counter()
-    with open(os.devnull, "wb") as sink:
-        child = subprocess.Popen(argv, stdout=sink, stderr=sink, env=env, cwd=cwd)
+    with open(os.devnull, "wb") as sink, open(stdout or os.devnull, "wb") as out:
+        child = subprocess.Popen(argv, stdout=out, stderr=sink, env=env, cwd=cwd)
         deadline = started + timeout
         while True:
             pid, status, usage = os.wait4(child.pid, os.WNOHANG)
@@ -87,6 +96,26 @@ class Best:
     def add(self, run: Run) -> None:
         self.wall, self.cpu, self.rss = min(self.wall, run.wall), min(self.cpu, run.cpu), max(self.rss, run.rss_mb)
         self.rounds += 1
+
+
+class Median:
+    """Every round's wall and CPU seconds; the median of each."""
+
+    def __init__(self) -> None:
+        self.walls: list[float] = []
+        self.cpus: list[float] = []
+
+    def add(self, run: Run) -> None:
+        self.walls.append(run.wall)
+        self.cpus.append(run.cpu)
+
+    @property
+    def wall(self) -> float:
+        return statistics.median(self.walls)
+
+    @property
+    def cpu(self) -> float:
+        return statistics.median(self.cpus)
 
 
 def clean_env(extra_path: str | None = None) -> dict[str, str]:
@@ -208,6 +237,60 @@ def seed_pair(args, cache: Path, scratch: Path, venv: Path | None) -> tuple[bool
     same = findings_of(cold_report) == findings_of(warm_report)
     print(f"findings cold vs warm: {'identical' if same else 'DIFFERENT'} ({len(findings_of(cold_report))} findings)")
     return same, results["warm"].cpu
+
+
+def hit_forms(args, cache: Path) -> list[tuple[str, str, str]]:
+    """(form, consumer, provider) for each input form a warm hit is measured with."""
+    from importlib import metadata
+
+    consumer = sources.resolve(args.consumer, cache_dir=cache)
+    provider = sources.resolve(args.provider, cache_dir=cache)
+    forms = [
+        ("NAME==VERSION", args.consumer, args.provider),
+        ("paths", str(Path(consumer.root) / consumer.packages[0]), str(provider.root)),
+    ]
+    try:
+        metadata.distribution("markdown-it-py")
+        metadata.distribution("mdurl")
+    except metadata.PackageNotFoundError:
+        print("markdown-it-py or mdurl is not installed here: the installed form is skipped")
+    else:
+        forms.append(("installed", "markdown-it-py", "mdurl"))
+    return forms
+
+
+def warm_hits(args, cache: Path, scratch: Path) -> bool:
+    """The plain scan command line run again with nothing changed, against `python -c pass`."""
+    forms = hit_forms(args, cache)
+    print(f"\nwarm hits: `python -m apiaudit scan --consumer X --provider Y` again, nothing changed (stdout a file); "
+          f"median of {args.hit_repeat} interleaved rounds")  # fmt: skip
+    tool = Apiaudit(private_cache(scratch / "hit-cache", cache), scratch)
+    ok = True
+    argvs = {}
+    for form, consumer, provider in forms:
+        argv = [sys.executable, "-m", "apiaudit", "scan", "--consumer", consumer, "--provider", provider]
+        slow = scratch / f"hit-slow-{len(argvs)}.json"
+        # The first run fills the caches, the second (a warm scan) records what it wrote.
+        for fill in range(2):
+            run_process(argv, env=tool.env, cwd=scratch, stdout=slow if fill else None)
+        argvs[form] = (argv, slow)
+    results = {form: Median() for form in argvs}
+    bare = Median()
+    for _ in range(args.hit_repeat):
+        for form, (argv, _) in argvs.items():
+            results[form].add(run_process(argv, env=tool.env, cwd=scratch, stdout=scratch / "hit.json"))
+        bare.add(run_process([sys.executable, "-c", "pass"], env=tool.env, cwd=scratch))
+    for form, (argv, slow) in argvs.items():
+        replayed = scratch / "hit.json"
+        run_process(argv, env=tool.env, cwd=scratch, stdout=replayed)
+        same = findings_of(slow) == findings_of(replayed)
+        ok &= same
+        wall, cpu = results[form].wall / bare.wall, results[form].cpu / max(bare.cpu, 1e-9)
+        print(f"{'warm hit, ' + form:34s} {results[form].wall:7.3f} s wall {results[form].cpu:7.3f} s CPU   "
+              f"{wall:.2f}x wall, {cpu:.2f}x CPU of python -c pass (target <= 4x: {'met' if min(wall, cpu) <= 4 else 'MISSED'}); "
+              f"findings {'identical' if same else 'DIFFERENT'} to the scan's")  # fmt: skip
+    print(f"{'python -c pass (baseline)':34s} {bare.wall:7.3f} s wall {bare.cpu:7.3f} s CPU")
+    return ok
 
 
 def build_consumer(source_tree, count: int, where: Path, new_name: str) -> Path:
@@ -427,6 +510,8 @@ def main() -> int:
     ap.add_argument("--plugin", default="lmcache==0.5.6", help="a plugin-style consumer for the call-site lookup's share")
     ap.add_argument("--plugin-provider", default="vllm==0.20.0")
     ap.add_argument("--skip-plugin", action="store_true")
+    ap.add_argument("--skip-hits", action="store_true", help="skip the warm hits against `python -c pass`")
+    ap.add_argument("--hit-repeat", type=int, default=15, help="warm-hit rounds (the median is kept)")
     ap.add_argument("--before", default=BEFORE_REF, help="git ref of the visitor to compare the consumer stage with ('' to skip)")
     args = ap.parse_args()
     cache = args.cache_dir or sources.default_cache_dir()
@@ -438,6 +523,8 @@ def main() -> int:
         if not args.skip_seed:
             same, warm_cpu = seed_pair(args, cache, scratch, venv)
             ok &= same
+        if not args.skip_hits:
+            ok &= warm_hits(args, cache, scratch)
         if not args.skip_scaling:
             ok &= scaling(args, cache, scratch)
         if args.before != "" and not args.skip_seed:

@@ -189,6 +189,24 @@ def lookup(cache_dir: Path, key: str, provider: CodeTree) -> dict | None:
     return report
 
 
+def recorded_provider_files(cache_dir: Path, key: str) -> dict[str, str] | None:
+    """Path -> sha256 of each provider file the entry for `key` holds to be unchanged (none for a
+    release, whose content the key pins); None when there is no readable entry."""
+    try:
+        data = codec.read(_entry(cache_dir, key), KIND)
+    except (OSError, codec.CacheFormatError):
+        return None
+    files = data.get("provider_files") if isinstance(data, dict) else None
+    if not isinstance(files, dict):
+        return None
+    return {rel: recorded[0] for rel, recorded in files.items() if isinstance(recorded, tuple) and recorded}
+
+
+def entry_path(cache_dir: Path, key: str) -> Path:
+    """Where the results of the scan with key `key` are kept."""
+    return _entry(cache_dir, key)
+
+
 def _stat(file: str) -> tuple[int, int] | None:
     """`codec.file_stat` on a string path: one call per provider file a scan read, kept cheap."""
     try:

@@ -2,7 +2,8 @@
 
 `apiaudit` imports only click at start (`apiaudit.cli.group`); each command's module is
 imported when that command runs. A bare `apiaudit --version` imports not even click: `main`
-answers it first, with the text click's version option prints. Each command is a module of
+answers it first, with the text click's version option prints; so does a plain `scan` whose
+inputs are unchanged since it last ran (`apiaudit.cache.replay`: it writes what it wrote). Each command is a module of
 this package, named as the command (`apiaudit.cli.commands` lists them).
 """
 
@@ -23,6 +24,17 @@ def main() -> None:
         # What `click.version_option` prints, without importing click (it costs more than Python's own start).
         sys.stdout.write(f"apiaudit, version {__version__}\n")
         return
+    recorder = None
+    if sys.argv[1:2] == ["scan"]:
+        # A plain scan with nothing changed replays what it wrote last time, before click is imported.
+        from apiaudit.cache import replay
+
+        invocation = replay.Invocation.of(sys.argv[1:])
+        if invocation is not None:
+            code = invocation.answer()
+            if code is not None:
+                raise SystemExit(code)
+            recorder = invocation.record()
     import gc
 
     from apiaudit.cli.group import cli
@@ -35,7 +47,15 @@ def main() -> None:
     if _command() in AUDIT_COMMANDS:
         gc.set_threshold(*_GC_THRESHOLDS)
     install_signal_handlers()
-    cli(prog_name="apiaudit")
+    ended: object = KeyboardInterrupt  # what ended the command, if not an exit code
+    try:
+        cli(prog_name="apiaudit")
+    except SystemExit as exc:
+        ended = exc.code
+        raise
+    finally:
+        if recorder is not None:
+            recorder.finish(ended)
 
 
 def _command() -> str | None:

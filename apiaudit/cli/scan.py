@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 import click
 
@@ -18,6 +19,7 @@ from apiaudit.cli.options import (
     project_settings,
     quiet_option,
 )
+from apiaudit.cache import replay
 from apiaudit.cli.streams import use_color
 from apiaudit.errors import InputError
 from apiaudit.report import FORMATS
@@ -102,6 +104,12 @@ def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_ver
         sys.exit(0)
     # Colour on a terminal unless NO_COLOR, in a pipe with FORCE_COLOR; never in a file.
     color = output is None and chosen == "table" and use_color(sys.stdout)
-    text = render(report, chosen, show_unresolved=show_unresolved, color=color, show_suppressed=show_suppressed)
+
+    def rendered(report):
+        return render(report, chosen, show_unresolved=show_unresolved, color=color, show_suppressed=show_suppressed)
+
+    text = rendered(report)
     write_output(text, output, chosen, quiet=quiet)
+    # The same command line, nothing changed, writes this again before click is imported.
+    replay.note_output(text, report.duration_s, output, lambda seconds: rendered(replace(report, duration_s=seconds)))
     sys.exit(report.exit_code(parse_fail_on(fail_on), strict=strict))

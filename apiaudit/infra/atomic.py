@@ -13,24 +13,28 @@ folder that is itself published in one rename) with the same cleanup and the sam
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
-import tempfile
-from pathlib import Path
-from typing import Callable, Iterable, Protocol
 
 from apiaudit.errors import InputError
 
+# Only os at run time (no tempfile, pathlib or typing): a replayed scan writes `-o` with
+# `atomic_write` before anything else is imported (`apiaudit.cache.replay`).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Callable, Iterable, Protocol
 
-class Readable(Protocol):
-    """A binary stream `write_new` copies from (a file, or a reader wrapping one)."""
+    class Readable(Protocol):
+        """A binary stream `write_new` copies from (a file, or a reader wrapping one)."""
 
-    def read(self, size: int = -1, /) -> bytes: ...
+        def read(self, size: int = -1, /) -> bytes: ...
 
 
 TEMP_SUFFIX = ".apiaudit-tmp"
+# What `tempfile.mkstemp` opens its file with: new, private (0600), not through a link.
+_TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _FULL = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
 _CHUNK = 1 << 20
 
@@ -66,7 +70,7 @@ def _write_all(fd: int, payload: bytes | memoryview) -> None:
 
 
 def atomic_write(
-    path: Path, data: bytes | str | Iterable[bytes], *, keep_mode: bool = True, head: Callable[[], bytes] | None = None
+    path: Path | str, data: bytes | str | Iterable[bytes], *, keep_mode: bool = True, head: Callable[[], bytes] | None = None
 ) -> None:
     """Replace `path` with `data` (str is written as UTF-8) in one rename.
 
@@ -74,24 +78,23 @@ def atomic_write(
     held whole); `head`, called once they are all written, gives the bytes that then replace
     the file's first bytes (a header holding the hash of what follows, its place kept by the
     first chunk)."""
-    path = Path(path)
     chunks: Iterable[bytes] = [data.encode("utf-8") if isinstance(data, str) else data] if isinstance(data, (bytes, str)) else data
     mode = None
     if keep_mode:
         try:
-            mode = stat.S_IMODE(path.stat().st_mode)
+            mode = stat.S_IMODE(os.stat(path).st_mode)
         except OSError:
             mode = None
     if mode is None:
         mode = 0o666 & ~current_umask()  # a new file as any tool creates it, not mkstemp's 0600
     try:
-        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
+        fd, temp = _temporary_beside(os.fspath(path))
     except OSError as exc:
         if is_disk_full(exc):
             raise disk_full_or(exc, path) from None
         # Say what failed: the new file beside the target (a target that exists, in a folder
         # such as /proc that takes no new file, otherwise reads "No such file or directory").
-        raise OSError(exc.errno, f"cannot create a file in {path.parent} ({exc.strerror or exc})", str(path)) from None
+        raise OSError(exc.errno, f"cannot create a file in {os.path.dirname(os.fspath(path)) or os.curdir} ({exc.strerror or exc})", os.fspath(path)) from None
     try:
         try:
             for chunk in chunks:
@@ -99,14 +102,14 @@ def atomic_write(
             if head is not None:
                 first = head()
                 if os.pwrite(fd, first, 0) != len(first):
-                    raise OSError(errno.EIO, f"short write of {path.name}'s header")
+                    raise OSError(errno.EIO, f"short write of {os.path.basename(os.fspath(path))}'s header")
             os.fsync(fd)
         finally:
             os.close(fd)
         os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException as exc:
-        Path(temp).unlink(missing_ok=True)
+        _remove(temp)
         if isinstance(exc, OSError):
             raise disk_full_or(exc, path) from None
         raise
@@ -124,6 +127,25 @@ def current_umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def _temporary_beside(path: str) -> tuple[int, str]:
+    """(descriptor, name) of a new private file beside `path`, made as `tempfile.mkstemp` makes one."""
+    folder, name = os.path.split(path)
+    for _ in range(100):
+        temp = os.path.join(folder, f".{name}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
+        try:
+            return os.open(temp, _TEMP_FLAGS, 0o600), temp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", path)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def write_new(path: Path | str, source: Readable, *, limit: int | None = None) -> int:
@@ -147,8 +169,7 @@ def write_new(path: Path | str, source: Readable, *, limit: int | None = None) -
         finally:
             os.close(fd)
     except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
+        _remove(os.fspath(path))
         if isinstance(exc, OSError):
             raise disk_full_or(exc, path) from None
         raise

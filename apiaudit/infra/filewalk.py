@@ -4,7 +4,10 @@ makes, a release entry's listing and the engine's own modules, so it has to cost
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterator
+
+TYPE_CHECKING = False  # no `import typing` at run time: a replayed scan walks the engine with this
+if TYPE_CHECKING:
+    from typing import Callable, Iterator
 
 
 def files_under(root: str, skip_folder: Callable[[str], bool] = lambda name: False) -> Iterator[tuple[str, os.DirEntry]]:

@@ -71,21 +71,28 @@ class RichProgress:
             # copies of this process (`apiaudit.infra.workers`), which is only safe with no other thread.
             auto_refresh=False,
         )
-        self._bars.start()
         self._drawn = 0.0
         self._task: TaskID | None = None
         self._closed = False
+        self._started = False  # the terminal is touched (its cursor hidden) only once there is work to show
+
+    def _begin(self) -> None:
+        if not self._started:
+            self._started = True
+            self._bars.start()
 
     def step(self, message: str) -> None:
         if self._closed:
             print(f"apiaudit: {message}", file=sys.stderr, flush=True)
             return
+        self._begin()
         # print, not log: a notice is a sentence for a person, not a timestamped log record.
         self._bars.console.print(f"apiaudit: {message}", markup=False, highlight=False)
 
     def start(self, description: str, total: int) -> None:
         if self._closed:
             return
+        self._begin()
         if self._task is not None:
             self._bars.remove_task(self._task)
         self._task = self._bars.add_task(description, total=total)
@@ -105,7 +112,8 @@ class RichProgress:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            self._bars.stop()
+            if self._started:
+                self._bars.stop()
 
 
 def for_terminal(enabled: bool | None = None, *, quiet: bool = False) -> Progress:

@@ -188,3 +188,25 @@ def _setuptools_finder_mapping(dist: metadata.Distribution, site_dir: Path) -> d
                 if isinstance(value, dict):
                     return {str(k): str(v) for k, v in value.items() if "." not in str(k) and Path(str(v)).is_dir()}
     return {}
+
+
+def looked_at(name: str, tree: CodeTree) -> tuple[list[Path], list[Path]] | None:
+    """(folders, files) whose listing or content decide what `resolve_installed(name)` gives,
+    besides the folders of sys.path (a replayed scan checks those too); None when the
+    distribution is not a folder of metadata (an egg, a zip)."""
+    dist = _find_distribution(name, None)
+    info = getattr(dist, "_path", None)
+    if info is None or not Path(str(info)).is_dir():
+        return None
+    info = Path(str(info))
+    files = [p for p in sorted(info.iterdir()) if p.is_file()]
+    for file in dist.files or ():
+        base = PurePosixPath(str(file)).name
+        if base.endswith(".pth") or (base.startswith("__editable__") and base.endswith("_finder.py")):
+            files.append(Path(str(dist.locate_file(file))))
+    site_dir = Path(str(dist.locate_file(""))).resolve()
+    folders = [info, Path(tree.root), *_pth_source_dirs(dist, site_dir)]
+    project = _direct_url_editable_dir(dist)
+    if project is not None:
+        folders += [project / "src", project]
+    return folders, files

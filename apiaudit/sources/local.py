@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Iterator
 
 from apiaudit.errors import InputError
 from apiaudit.sources.base import CodeTree
-from apiaudit.sources.version import detect_version
+from apiaudit.sources.version import detect_version, version_inputs
 
 # Folders that hold no code of the project itself (tool caches, virtual environments, VCS data).
 _SKIPPED_DIR_NAMES = frozenset({"__pycache__", "node_modules", "site-packages", "dist-packages"})
@@ -76,9 +77,43 @@ def _is_skipped_dir(directory: Path) -> bool:
 
 def _python_files_below(directory: Path) -> list[Path]:
     """Every .py file under a folder that is not itself a package (symlinked folders are not followed)."""
-    found: list[Path] = []
+    return [folder / name for folder, names, _ in _walk(directory) for name in names if name.endswith(".py")]
+
+
+def _walk(directory: Path) -> Iterator[tuple[Path, list[str], list[Path]]]:
+    """(folder, its file names, the folders in it skipped) for each folder under `directory` read, in order."""
     for current, dirnames, filenames in os.walk(directory):
         current_path = Path(current)
-        dirnames[:] = sorted(d for d in dirnames if not _is_skipped_dir(current_path / d))
-        found.extend(current_path / f for f in sorted(filenames) if f.endswith(".py"))
-    return found
+        skipped = [current_path / d for d in dirnames if _is_skipped_dir(current_path / d)]
+        dirnames[:] = sorted(d for d in dirnames if current_path / d not in skipped)
+        yield current_path, sorted(filenames), skipped
+
+
+def looked_at(spec: str, tree: CodeTree) -> tuple[list[Path], list[Path]]:
+    """(folders, files) whose listing or content decide what `spec` resolves to and which of
+    its files a consumer's scan lists: a replayed scan (`apiaudit.cache.replay`) checks them."""
+    path = Path(spec).expanduser().resolve()
+    if not path.is_dir():
+        return [], []  # a job script: the file itself is read (and checked) as the consumer
+    folders: list[Path] = []
+    if (path / "__init__.py").is_file():
+        folders += [path, *(p for p in path.parents if tree.root in p.parents)]
+    else:
+        folders.append(path)
+        for entry in sorted(path.iterdir()):
+            if not entry.is_dir():
+                continue
+            if _is_skipped_dir(entry):
+                folders += _venv_marked([entry])
+            elif (entry / "__init__.py").is_file():
+                folders.append(entry)
+            else:
+                for folder, _, skipped in _walk(entry):
+                    folders += [folder, *_venv_marked(skipped)]
+    more_folders, files = version_inputs(tree.root, tree.packages)
+    return folders + more_folders, files
+
+
+def _venv_marked(folders: list[Path]) -> list[Path]:
+    """The folders skipped only for the pyvenv.cfg in them: their listing says whether it is still there."""
+    return [f for f in folders if not f.name.startswith(".") and f.name not in _SKIPPED_DIR_NAMES]

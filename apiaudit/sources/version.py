@@ -59,6 +59,21 @@ def _from_overlay_marker(root: Path, packages: tuple[str, ...]) -> str | None:
     return None
 
 
+def version_inputs(root: Path, packages: tuple[str, ...]) -> tuple[list[Path], list[Path]]:
+    """(folders, files) whose listing or content `detect_version(root, packages)` depends on."""
+    folders = [root, root.parent]
+    files = [root / "pyproject.toml", root.parent / "pyproject.toml", root / OVERLAY_MARKER]
+    try:
+        infos = sorted(root.glob("*.dist-info"))
+    except OSError:
+        infos = []
+    files += [info / name for info in infos for name in ("top_level.txt", "METADATA")]
+    for package in packages:
+        base = root / package
+        files += [base / "__init__.py", base / "version.py", base / "_version.py", root / f"{package}.py"]
+    return folders, files
+
+
 def _from_dist_info(root: Path, packages: tuple[str, ...]) -> str | None:
     wanted = {_normal(p) for p in packages}
     try:
