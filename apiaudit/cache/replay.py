@@ -440,6 +440,8 @@ class Recorder:
         if output != (invocation.output or "") or stdout != ("" if output else text):
             return None
         if output:
+            if not os.path.isfile(output):
+                return None  # a pipe or a device (-o /dev/stdout): written into, never replayed (reading it back would wait)
             with open(output, encoding="utf-8", newline="") as handle:
                 if handle.read() != text:
                     return None
