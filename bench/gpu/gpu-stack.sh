@@ -27,6 +27,9 @@ GPU_STACK_HOME="${GPU_STACK_HOME:-/tmp/gpu-stack}"
 GPU_STACK_SITE="${GPU_STACK_SITE:-$GPU_STACK_HOME/site}"
 # The server line's trainer: speculators 0.7 in a target of its own (bench/gpu/server_pipeline.py).
 SERVER_SPECULATORS="0.7.0.2"
+# ... with datasets 5.0.1 in front of the stack's 4.6.0: 4.x's torch formatter imports torchvision.io's
+# VideoReader whenever torchvision is loaded, which the image's torchvision no longer has (5.0 catches it).
+SERVER_DATASETS="5.0.1"
 # The machine runs CPython 3.12 on x86-64 (glibc new enough for manylinux_2_35).
 PLATFORM_ARGS=(--python-version 3.12 --implementation cp --only-binary=:all:)
 for tag in 2_35 2_34 2_31 2_28 2_27 2_26 2_24 2_17; do PLATFORM_ARGS+=(--platform "manylinux_${tag}_x86_64"); done
@@ -51,7 +54,8 @@ cmd_download() {
     mkdir -p "$STACK/dl/server" "$STACK/dl/speculators-0.7"
     (cd "$STACK/dl" && "$PYTHON" -m pip download -q --no-deps "${PLATFORM_ARGS[@]}" -d "$STACK/dl/server" \
         $(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$HERE/server-requirements.in" | grep -v '^$'))
-    (cd "$STACK/dl" && "$PYTHON" -m pip download -q --no-deps --only-binary=:all: -d "$STACK/dl/speculators-0.7" "speculators==$SERVER_SPECULATORS")
+    (cd "$STACK/dl" && "$PYTHON" -m pip download -q --no-deps --only-binary=:all: -d "$STACK/dl/speculators-0.7" \
+        "speculators==$SERVER_SPECULATORS" "datasets==$SERVER_DATASETS")
     if [[ -f "$LOCK" ]]; then (cd "$STACK/dl" && sha256sum --quiet -c "$LOCK") && echo "all wheels match $LOCK"; fi
 }
 
