@@ -175,8 +175,13 @@ class _LineCheck:
         """Judge one option argument (`following`: the argument after it, its value if it takes one)."""
         text = arg.text
         for short, long in self.rule.short_options:
-            if text.startswith(short) and text != short and short not in self.options:
+            if short in self.options or not text.startswith(short):
+                continue
+            if text != short:  # `-O3`, `-O=3`
                 self.known_flag(arg, long, text, LaunchArg(text[len(short) :].lstrip("="), arg.site), "")
+                return
+            if following is not None and not following.text.startswith("-"):  # `-O 3`
+                self.known_flag(arg, long, text, following, "")
                 return
         if not text.startswith("--"):
             self.short(arg, following)

@@ -45,9 +45,22 @@ YAML_SUFFIXES = (".yaml", ".yml")
 
 
 def mentions_command(text: str, commands: Commands) -> bool:
-    """Whether `text` can hold one of the commands at all (a word each command must contain):
-    the one test a file without launch lines pays."""
-    return any((cmd.subcommand or cmd.module) in text for _, cmd in commands)
+    """Whether `text` can hold one of the commands at all: the word each must contain (its
+    subcommand, or the module `python -m` runs) written as a word. The one test a file without
+    launch lines pays."""
+    for _, cmd in commands:
+        word = cmd.subcommand or cmd.module
+        at = text.find(word)
+        while at >= 0:
+            end = at + len(word)
+            if (at == 0 or not _word_char(text[at - 1])) and (end == len(text) or not _word_char(text[end])):
+                return True
+            at = text.find(word, end)
+    return False
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char in "_."
 
 
 def match_command(args: Sequence[LaunchArg], commands: Commands) -> LaunchLine | None:

@@ -88,7 +88,7 @@ def audit(argv: str, version: str = "v2"):
     "argv",
     [
         "launch serve m --port=8000 --enable-docs --no-enable-docs --no-enforce-eager --api_workers 2",
-        "launch serve m -O3 -O=2 --opt-level 1 --host 0.0.0.0 -h",
+        "launch serve m -O3 -O=2 -O 1 --opt-level 1 --host 0.0.0.0 -h",
         "launch serve m --spec-config.method eagle --spec-config.draft.layers 3 --spec_config.num_speculative_tokens 2",
         "launch serve m -sc '{\"method\": \"draft\"}' --transfer-config='{\"connector\": \"FileConnector\"}'",
         "launch serve m --enable-do --port -1 -- --not-a-flag",  # a unique abbreviation; a number; after --
