@@ -28,7 +28,7 @@ from apiaudit.checks.context import source_text
 from apiaudit.consumer.records import UNKNOWN, ConsumerFile, LaunchArg, LaunchLine, Site
 from apiaudit.evidence import LaunchFacts
 from apiaudit.findings import ENGINE_RULES, Finding, Severity
-from apiaudit.provider.cli import CliSpec, FlagSpec, config_shape, read_cli, registered_names
+from apiaudit.provider.cli import CliSpec, FlagSpec, config_shape, json_text, read_cli, registered_names
 from apiaudit.recipes.records import LaunchRegistryRule, LaunchRule
 
 TYPE_CHECKING = False
@@ -286,12 +286,12 @@ class _LineCheck:
                 continue
             if value == UNKNOWN:
                 continue  # computed at run time
-            if found.choices is not None and not isinstance(value, (dict, list)) and _json_text(value) not in found.choices:
+            if found.choices is not None and not isinstance(value, (dict, list)) and json_text(value) not in found.choices:
                 allowed = tuple(json.loads(c) if c.startswith('"') else c for c in found.choices)
                 close = tuple(difflib.get_close_matches(str(value), [str(a) for a in allowed], n=3))
                 self.finding(
                     VALUE_UNKNOWN, self.value_site(where, value),
-                    f"{flag} sets \"{key_path}\" to {_json_text(value)}, which {path.rsplit('.', 1)[-1]}.{key} does not allow on {self.target.label}",
+                    f"{flag} sets \"{key_path}\" to {json_text(value)}, which {path.rsplit('.', 1)[-1]}.{key} does not allow on {self.target.label}",
                     param=key_path, callee=path, location=shape.location,
                     advice=f"Use one of the values {path.rsplit('.', 1)[-1]}.{key} allows" + (f" (close: {', '.join(close)})" if close else "") + ".",
                     facts=LaunchFacts(self.rule.name, flag, key=key_path, value=str(value), config=path, known=close or allowed[:8]),
@@ -336,7 +336,7 @@ class _LineCheck:
         return Site(found.line, found.column, site.end_line, site.end_column) if found else site
 
     def value_site(self, site: Site, value: Any) -> Site:
-        text = _json_text(value)
+        text = json_text(value)
         return self._find(site, (text, text.replace('"', '\\"'), str(value))) or site
 
     def _find(self, site: Site, texts: tuple[str, ...]) -> Site | None:
@@ -360,13 +360,6 @@ def _json_or_text(text: str) -> Any:
         return json.loads(text, strict=False)
     except ValueError:
         return text
-
-
-def _json_text(value: Any) -> str:
-    try:
-        return json.dumps(value)
-    except (TypeError, ValueError):
-        return repr(value)
 
 
 def _same_class(rule_path: str, path: str) -> bool:

@@ -28,6 +28,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from apiaudit.consumer.positions import char_column
 from apiaudit.consumer.records import UNKNOWN, ConsumerFile, LaunchArg, LaunchLine, Site
 from apiaudit.consumer.shell import simple_commands
+from apiaudit.infra.astutil import dotted_text
 from apiaudit.infra.tomlcompat import tomllib
 
 TYPE_CHECKING = False
@@ -343,12 +344,12 @@ class _PythonLaunches:
 
     def argument(self, node: ast.expr) -> LaunchArg:
         site = self.site(node)
-        if isinstance(node, ast.Attribute) and _dotted(node) == "sys.executable":
+        if isinstance(node, ast.Attribute) and dotted_text(node) == "sys.executable":
             return LaunchArg("python", site)
         text = _string_value(node)
         if text is not None:
             return LaunchArg(text, site)
-        if isinstance(node, ast.Call) and _dotted(node.func) in _JSON_FUNCTIONS and len(node.args) == 1:
+        if isinstance(node, ast.Call) and dotted_text(node.func) in _JSON_FUNCTIONS and len(node.args) == 1:
             display = self.display_of(node.args[0], node.lineno)
             value = self.value(display, node.lineno, 0) if display is not None else UNKNOWN
             if display is not None and value is not UNKNOWN:
@@ -425,15 +426,6 @@ def _string_value(node: ast.expr) -> str | None:
             else:
                 parts.append(UNKNOWN)
         return "".join(parts)
-    return None
-
-
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        owner = _dotted(node.value)
-        return f"{owner}.{node.attr}" if owner else None
     return None
 
 

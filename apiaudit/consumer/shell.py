@@ -133,11 +133,8 @@ class _Lexer:
             elif c == "$" and text.startswith("'", self.i + 1):
                 self.i += 2
                 out.append(self.ansi_quoted())
-            elif c == "$" or c == "`":
-                out.append(self.expansion())
             else:
-                out.append(c)
-                self.i += 1
+                out.append(self.ordinary(c))
         return "".join(out)
 
     def double_quoted(self) -> str:
@@ -152,12 +149,16 @@ class _Lexer:
                 if text[self.i + 1] != "\n":
                     out.append(text[self.i + 1])
                 self.i += 2
-            elif c == "$" or c == "`":
-                out.append(self.expansion())
             else:
-                out.append(c)
-                self.i += 1
+                out.append(self.ordinary(c))
         return "".join(out)
+
+    def ordinary(self, c: str) -> str:
+        """An expansion (`UNKNOWN`), or the character `c` as it is."""
+        if c == "$" or c == "`":
+            return self.expansion()
+        self.i += 1
+        return c
 
     def ansi_quoted(self) -> str:
         text = self.text

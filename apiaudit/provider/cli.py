@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from apiaudit.cache import codec
+from apiaudit.infra.astutil import dotted_text
 from apiaudit.provider.records import Extra, Found, ParamKind, Resolution, SymbolKind
 
 if TYPE_CHECKING:
@@ -166,15 +168,6 @@ def _module_syntax(index: ProviderIndex, module: str) -> tuple[ast.Module, str] 
         return None
 
 
-def _dotted(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        owner = _dotted(node.value)
-        return f"{owner}.{node.attr}" if owner else None
-    return None
-
-
 def _last_name(node: ast.AST) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
@@ -306,7 +299,7 @@ class _CliReader:
         return self.class_named(call.args[0], scope)
 
     def class_named(self, node: ast.expr, scope: _Scope) -> str | None:
-        dotted = _dotted(node)
+        dotted = dotted_text(node)
         if dotted is None:
             return None
         if dotted in ("cls", "self"):
@@ -417,7 +410,7 @@ class _CliReader:
             return
         target = self.callee(call.func, scope)
         if target is None:
-            text = ast.unparse(call.func) if hasattr(ast, "unparse") else name
+            text = ast.unparse(call.func)
             self.unread.append(f"{where}: the parser is handed to {text}, which apiaudit cannot read")
             return
         function, bound = target
@@ -432,7 +425,7 @@ class _CliReader:
             and scope.bound is not None
         ):
             return self.super_method(func.attr, scope)
-        dotted = _dotted(func)
+        dotted = dotted_text(func)
         if dotted is None:
             return None
         head, _, rest = dotted.partition(".")
@@ -629,7 +622,7 @@ class _Annotation:
             if head == "Literal":
                 return [m for item in items for m in self.literal(item, module, depth + 1)]
             return [("type", head or "?")]
-        dotted = _dotted(node)
+        dotted = dotted_text(node)
         if dotted is None:
             return [("type", "?")]
         if dotted in ("None", "NoneType"):
@@ -653,13 +646,13 @@ class _Annotation:
     def literal(self, node: ast.expr, module: str, depth: int) -> list[tuple[str, str]]:
         """One argument of `Literal[...]`: a value, or an alias of another Literal."""
         if isinstance(node, ast.Constant):
-            return [("literal", _json_text(node.value))]
+            return [("literal", json_text(node.value))]
         return self.members(node, module, depth)
 
     def name(self, node: ast.expr, module: str) -> str | None:
         """What a subscripted name is: typing's Optional/Union/Literal/Annotated, pydantic's
         SkipValidation, or its own dotted text."""
-        dotted = _dotted(node)
+        dotted = dotted_text(node)
         if dotted is None:
             return None
         last = dotted.rsplit(".", 1)[-1]
@@ -683,9 +676,8 @@ class _Annotation:
         return node, path.rsplit(".", 1)[0]
 
 
-def _json_text(value: object) -> str:
-    import json
-
+def json_text(value: object) -> str:
+    """A value as JSON text (how `ConfigField.choices` are written), or its repr."""
     try:
         return json.dumps(value)
     except (TypeError, ValueError):
