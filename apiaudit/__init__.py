@@ -4,6 +4,7 @@ Public API (docs/api.md; everything else is internal and may change):
 
     scan(consumers, provider, ...) -> Report       the audit itself
     preflight(consumers, provider, ...) -> Report  the gate: raises PreflightFailed on blocking findings
+    audit_launch(argv, provider, ...) -> findings   the launch audit of one server command line
     PreflightFailed                                raised by preflight()
     Report, Finding, Severity, CodeOrigin          the results
     InputError                                     raised for bad input
@@ -22,13 +23,14 @@ from apiaudit.errors import InputError
 
 TYPE_CHECKING = False  # the typing-spec spelling that needs no `import typing`
 if TYPE_CHECKING:
-    from apiaudit.audit import scan
+    from apiaudit.audit import audit_launch, scan
     from apiaudit.findings import CodeOrigin, Finding, Report, Severity
     from apiaudit.gate import PreflightFailed, preflight
 
 # name -> the module that defines it; imported when first asked for.
 _LAZY = {
     "scan": "apiaudit.audit",
+    "audit_launch": "apiaudit.audit",
     "preflight": "apiaudit.gate",
     "PreflightFailed": "apiaudit.gate",
     "Finding": "apiaudit.findings",
@@ -52,4 +54,4 @@ def __dir__():
     return sorted(__all__)
 
 
-__all__ = ["__version__", "scan", "preflight", "PreflightFailed", "Report", "Finding", "Severity", "CodeOrigin", "InputError"]
+__all__ = ["__version__", "scan", "preflight", "audit_launch", "PreflightFailed", "Report", "Finding", "Severity", "CodeOrigin", "InputError"]

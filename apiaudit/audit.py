@@ -7,6 +7,7 @@ with `engine.check_file` (the seam `explain` uses too).
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from dataclasses import replace
@@ -54,6 +55,7 @@ def scan(
     provider_version: str | None = None,
     python_version: tuple[int, ...] | None = None,
     with_deps: bool | None = None,
+    launch_provider: str | None = None,
 ) -> Report:
     """Audit each consumer against the provider. Raises InputError for bad input.
 
@@ -71,6 +73,9 @@ def scan(
     running interpreter's. `with_deps`: also audit the consumer's declared dependencies that
     import the provider (`apiaudit.sources.dependencies`); by default (None) only for a released
     or installed consumer that imports nothing of the provider itself.
+    `launch_provider` is the release the job files' provider command lines
+    start when it is not `provider` (job scripts audited against the library they call start
+    the stack's server); by default the provider itself, when its rules describe its command line.
     """
     settings = settings if settings is not None else load_settings()
     if baseline is not None:
@@ -87,15 +92,18 @@ def scan(
         scripts = [c for c in consumers if is_job_script_spec(c)]
         if scripts:
             others = [c for c in consumers if c not in scripts]
-            layers = [(scripts, default_script_provider(rules_dirs))] + ([(others, None)] if others else [])
+            # The scripts' provider command lines start the stack's server: checked against it.
+            launch = default_launch_provider(rules_dirs)
+            layers = [(scripts, default_script_provider(rules_dirs), launch)] + ([(others, None, None)] if others else [])
             reports = [
                 scan(
                     layer_consumers, layer_provider, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress,
                     use_index_cache=use_index_cache, settings=settings, use_baseline=use_baseline, against=against,
                     offline=offline, model=model, provider_version=provider_version, python_version=python_version,
                     with_deps=with_deps,
+                    launch_provider=layer_launch,
                 )  # fmt: skip
-                for layer_consumers, layer_provider in layers
+                for layer_consumers, layer_provider, layer_launch in layers
             ]
             return reports[0] if len(reports) == 1 else merge_reports(reports)
     if against is not None:
@@ -106,21 +114,52 @@ def scan(
                 consumers, spec, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress,
                 use_index_cache=use_index_cache, settings=settings, use_baseline=use_baseline, offline=offline,
                 model=model, provider_version=provider_version, python_version=python_version, with_deps=with_deps,
+                launch_provider=launch_provider,
             )  # fmt: skip
             for spec in (provider, against)
         )
         return upgrade_delta(new, current)
     report, files, known_rules = _scan_once(
         consumers, provider, cache_dir, rules_dirs, progress, use_index_cache, settings, offline, model,
-        provider_version, python_version, with_deps,
+        provider_version, python_version, with_deps, launch_provider if launch_provider != provider else None,
     )
     return apply_policy(report, settings, files, use_baseline=use_baseline, known_rules=known_rules)
+
+
+def audit_launch(
+    argv: Sequence[str],
+    provider: str | CodeTree,
+    *,
+    rules_dirs: Sequence[Path] = (),
+    cache_dir: Path | None = None,
+    provider_version: str | None = None,
+) -> tuple[Finding, ...]:
+    """The launch audit of one command line about to be run (``["prov", "serve", model, ...]``)
+    against the provider release it starts (a spec such as ``prov==2.0`` or ``prov`` for the
+    installed one, or a resolved `CodeTree`): the same findings a job script holding the line
+    gets from `scan` (docs/rules.md, launch-*), sites on one line of ``shlex.join(argv)``. Nothing
+    is started or imported. InputError for a provider whose rules describe no command line, or
+    an argv that starts none."""
+    from apiaudit.engine import check_launch, launch_target
+    from apiaudit.provider.cache import open_index, save_index
+
+    cache_dir = Path(cache_dir) if cache_dir else sources.default_cache_dir()
+    tree = provider if isinstance(provider, CodeTree) else _provider_tree(provider, cache_dir, NullProgress(), provider_version, check_entry=True)
+    book = _full_rulebook(rules_dirs, tree).applicable(tree.version)
+    if not book.launches:
+        raise InputError(f"no rules describe {tree.name}'s command line (a [[launch]] rule in rules/*.toml)")
+    target = launch_target(tree, book, lambda: open_index(tree, cache_dir))
+    found = check_launch(target, argv).findings
+    if target.opened is not None:
+        save_index(target.opened, tree, cache_dir)
+    return found
 
 
 def _scan_once(
     consumers, provider, cache_dir, rules_dirs, progress, use_index_cache, settings: Settings, offline: bool,
     model: ModelFacts | None, provider_version: str | None, python_version: tuple[int, ...] | None,
     with_deps: bool | None = None,
+    launch_provider: str | None = None,
 ):
     started = time.perf_counter()
     progress = progress or NullProgress()
@@ -151,9 +190,13 @@ def _scan_once(
         trees += [sources.resolve(d.spec, cache_dir=cache_dir, progress=progress, check_entry=False) for d in dependencies]
     coupled = {d.consumer for d in dependencies}  # consumers audited through their dependencies
     labels, chosen, read = _consumer_files(trees, settings)
+    # The release job files' command lines start, when not the provider: located, not read.
+    launch_tree, launch_unavailable = _launch_tree(launch_provider, cache_dir, progress)
+    launch_key = _launch_key(launch_provider, launch_tree, launch_unavailable)
     results_key = (
-        _results_key(provider_tree, rules.digest, model, python_version, trees, read, cache_dir) if use_index_cache else None
-    )
+        _results_key(provider_tree, rules.digest, model, python_version, trees, read, cache_dir, launch_key)
+        if use_index_cache else None
+    )  # fmt: skip
     if results_key is not None:
         cached = scans.lookup(cache_dir, results_key, provider_tree)
         if cached is not None:
@@ -171,7 +214,7 @@ def _scan_once(
     if (provider_tree, trees) != located:  # an entry found broken was fetched again
         labels, chosen, read = _consumer_files(trees, settings)
         if results_key is not None:
-            results_key = _results_key(provider_tree, rules.digest, model, python_version, trees, read, cache_dir)
+            results_key = _results_key(provider_tree, rules.digest, model, python_version, trees, read, cache_dir, launch_key)
     from apiaudit.consumer import collect
     from apiaudit.engine import check_files, consumer_context, prepare, warm_index
     from apiaudit.infra.workers import worker_count
@@ -182,9 +225,13 @@ def _scan_once(
     full_book = full_book or _full_rulebook(rules_dirs, provider_tree)
     book = full_book.applicable(provider_tree.version)
     remote_code_rules = load_remote_code_rules(list(map(Path, rules_dirs))) if model is not None else ()
+    launch = (
+        _other_launch_target(launch_provider, launch_tree, launch_unavailable, rules_dirs, cache_dir if use_index_cache else None)
+        if launch_provider is not None else None
+    )  # fmt: skip
     setup = prepare(
         provider_tree, book, cache_dir=cache_dir if use_index_cache else None, python_version=python_version,
-        remote_code_rules=remote_code_rules,
+        remote_code_rules=remote_code_rules, launch=launch,
     )  # fmt: skip
     index, options = setup.index, setup.options
     if model is not None:
@@ -206,7 +253,7 @@ def _scan_once(
         context = consumer_context(setup, label, files, model=model)
         findings.extend(check_files(setup, files, context, workers=workers, on_file=progress.advance))
         files_scanned += len(files)
-        uses = sum(len(f.imports) + len(f.uses) + len(f.rpc_calls) for f in files)
+        uses = sum(len(f.imports) + len(f.uses) + len(f.rpc_calls) + len(f.launch_lines) for f in files)
         # With --model, model-facing rules check the consumer whatever the provider is.
         if not uses and not any(f.error for f in files) and not remote_code_rules and _label(tree) not in coupled:
             # Green on nothing checked would be a lie: a typo'd --provider, or the wrong consumer.
@@ -217,6 +264,8 @@ def _scan_once(
         calls_checked += uses
     if use_index_cache:
         save_index(index, provider_tree, cache_dir)
+        if launch is not None and launch.opened is not None and launch_tree is not None:
+            save_index(launch.opened, launch_tree, cache_dir)
     report = Report(
         consumers=tuple(origins),
         provider=provider_tree.origin(),
@@ -312,9 +361,7 @@ def _consumer_files(
 ) -> tuple[list[str], list[list[Path]], list[ConsumerFiles]]:
     """Each consumer's label, the files the scan reads (after excludes), and those files for the policy."""
     labels = consumer_labels(trees)
-    chosen = [
-        [p for p in tree.python_files() if not excluded(_relative(p, tree.root), settings.exclude)] for tree in trees
-    ]
+    chosen = [[p for p in tree.files() if not excluded(_relative(p, tree.root), settings.exclude)] for tree in trees]
     read = [
         ConsumerFiles(label, Path(tree.root), tuple(_relative(p, tree.root) for p in paths))
         for tree, label, paths in zip(trees, labels, chosen)
@@ -339,7 +386,48 @@ def _rules(rules_dirs: Sequence[Path], provider_tree: CodeTree, cache_dir: Path 
     return summary, book
 
 
-def _results_key(provider_tree, rule_files_digest, model, python_version, trees, read, cache_dir: Path) -> str | None:
+def _launch_tree(spec: str | None, cache_dir: Path, progress: Progress) -> tuple[CodeTree | None, str | None]:
+    """The release launch lines start when it is not the provider (located only: nothing of it is
+    read unless a line is found), or why it cannot be found (said on each line then)."""
+    if spec is None:
+        return None, None
+    try:
+        return _provider_tree(spec, cache_dir, progress, None, check_entry=False), None
+    except InputError as exc:
+        return None, str(exc)
+
+
+def _launch_key(spec: str | None, tree: CodeTree | None, unavailable: str | None) -> str:
+    """What the whole-scan cache key must know of the launch release."""
+    if spec is None:
+        return ""
+    if tree is None:
+        return f"{spec}: {unavailable}"
+    return repr((tree.name, tree.version, str(tree.root), tree.kind, scans.release_content(tree)))
+
+
+def _other_launch_target(spec: str, tree: CodeTree | None, unavailable: str | None, rules_dirs: Sequence[Path],
+                         cache_dir: Path | None):  # fmt: skip
+    """The launch release for a scan against another provider: its rules read now, its index
+    opened on the first launch line."""
+    from apiaudit.engine import launch_target
+    from apiaudit.provider.cache import open_index
+
+    if tree is None:
+        # Its rules still say what its command lines look like: each line found says why it is not judged.
+        def unreadable():
+            raise InputError(unavailable or f"{spec} cannot be found")
+
+        from apiaudit.sources.local import looks_like_path
+
+        name = Path(spec).name if looks_like_path(spec) else re.split(r"[\s=<>!~\[;@]", spec.strip(), maxsplit=1)[0] or spec
+        stand_in = CodeTree(name, None, Path("."), (name,))
+        return launch_target(stand_in, _full_rulebook(rules_dirs, stand_in), unreadable)
+    book = _full_rulebook(rules_dirs, tree).applicable(tree.version)
+    return launch_target(tree, book, lambda: open_index(tree, cache_dir))
+
+
+def _results_key(provider_tree, rule_files_digest, model, python_version, trees, read, cache_dir: Path, launch: str = "") -> str | None:
     """The whole-scan cache key (`apiaudit.cache.scans`); None when a consumer file cannot be read."""
     consumers = []
     for tree, files in zip(trees, read):
@@ -348,7 +436,8 @@ def _results_key(provider_tree, rule_files_digest, model, python_version, trees,
             return None
         consumers.append(scans.ConsumerInput(tree.name, tree.version, str(files.root.resolve()), files.label, digests))
     return scans.scan_key(
-        provider_tree, rule_files_digest, repr(model), tuple(python_version or sys.version_info[:3]), tuple(consumers), cache_dir
+        provider_tree, rule_files_digest, repr(model), tuple(python_version or sys.version_info[:3]), tuple(consumers), cache_dir,
+        launch=launch,
     )
 
 
@@ -425,6 +514,14 @@ def _full_rulebook(rules_dirs: Sequence[Path], provider_tree) -> RuleBook:
 # against its own provider (the gate plans the same layers).
 
 
+def default_launch_provider(rules_dirs: Sequence[Path] = ()) -> str | None:
+    """The provider whose server job scripts start: the one the rules name as the default."""
+    from apiaudit.recipes.loader import default_target
+
+    target = default_target(list(map(Path, rules_dirs)))
+    return target[0] if target is not None else None
+
+
 def default_script_provider(rules_dirs: Sequence[Path] = ()) -> str:
     from apiaudit.recipes.loader import default_target
 
@@ -435,13 +532,14 @@ def default_script_provider(rules_dirs: Sequence[Path] = ()) -> str:
 
 
 def is_job_script_spec(spec: str) -> bool:
-    """A consumer given as a .py file or a folder of loose scripts (no package of its own)."""
+    """A consumer given as a .py file, a job file (shell, YAML, TOML) or a folder of loose
+    scripts (no package of its own)."""
     from apiaudit.sources.local import looks_like_path, resolve_path
 
     if not looks_like_path(spec):
         return False
     tree = resolve_path(spec)
-    return bool(tree.scripts) and not tree.packages
+    return bool(tree.scripts or tree.job_files) and not tree.packages
 
 
 def merge_reports(reports: Sequence[Report], *, duration_s: float | None = None) -> Report:

@@ -3,8 +3,9 @@ each consumer file checked against it (`check_file`).
 
 `scan` (and through it `preflight`, `fix` and `matrix`) and `explain`'s probes all go
 through these two calls: every per-file rule (the engine's binding, import, attribute and RPC
-checks with the recipes that explain them, text [[pattern]]s, deprecations, remote code) runs
-here from the file as the consumer stage parsed it. Nothing here parses or reads a consumer
+checks with the recipes that explain them, text [[pattern]]s, deprecations, remote code, and the
+launch audit of the provider command lines in job files) runs here from the file as the
+consumer stage parsed it. Nothing here parses or reads a consumer
 file again: what a rule needs from the source was recorded on the `ConsumerFile` while it was
 parsed (`pattern_hits`, `auto_calls`, `lines`).
 """
@@ -28,6 +29,8 @@ from apiaudit.checks.conditions import record_injections
 from apiaudit.checks.contracts import prefetch_provider_calls
 from apiaudit.checks.deprecations import RULE as DEPRECATED_USE
 from apiaudit.checks.deprecations import Forecaster, find_deprecations
+from apiaudit.checks.launch import RULES as LAUNCH_RULES
+from apiaudit.checks.launch import LaunchTarget, PluginUse, launch_findings
 from apiaudit.checks.pattern_findings import findings_of_hits
 from apiaudit.checks.recipe_advice import apply_recipes
 from apiaudit.checks.remote_code import remote_code_findings
@@ -57,6 +60,9 @@ class ScanSetup:
     hosts: HostRules
     deprecations: Forecaster  # what this release marks deprecated, memoised across files
     remote_code: tuple[RemoteCodeRule, ...] = ()  # [[remote_code]] rules (a scan with --model)
+    # The release the job files' provider command lines start (this one, or the stack's
+    # provider for job scripts audited against the library they call); None: no [[launch]] rule.
+    launch: LaunchTarget | None = None
 
 
 def prepare(
@@ -66,10 +72,14 @@ def prepare(
     cache_dir: Path | None = None,
     python_version: tuple[int, ...] | None = None,
     remote_code_rules: Sequence[RemoteCodeRule] = (),
+    launch: LaunchTarget | None = None,
 ) -> ScanSetup:
     """The index (from the cache under `cache_dir`, when given), the rules' hooks and the consumer
-    options for one provider release; `rulebook` is already filtered to its version."""
+    options for one provider release; `rulebook` is already filtered to its version. `launch`: the
+    release provider command lines are checked against, when not this one (`launch_target`)."""
     index = open_index(provider_tree, cache_dir)
+    if launch is None and rulebook.launches:
+        launch = launch_target(provider_tree, rulebook, lambda: index)
     model_types = ModelTypes(index, rulebook).install()  # attribute types read through factories
     version = tuple(python_version or sys.version_info[:3]) + (0, 0)
     remote_code = tuple(remote_code_rules)
@@ -82,6 +92,7 @@ def prepare(
         python_version=(version[0], version[1], version[2]),
         patterns=tuple(p for p in rulebook.patterns if not p.on_symbol),
         remote_code=remote_code,
+        launch_commands=tuple((r.name, c) for r in launch.launches for c in r.commands) if launch else (),
     )
     hosts = HostRules(
         rpc_hosts={r.method: r.hosts for r in rulebook.rpcs},
@@ -90,7 +101,13 @@ def prepare(
         plugins=rulebook.plugins,
     )
     deprecations = Forecaster(index, provider_tree.packages)
-    return ScanSetup(provider_tree, rulebook, index, model_types, options, hosts, deprecations, remote_code)
+    return ScanSetup(provider_tree, rulebook, index, model_types, options, hosts, deprecations, remote_code, launch)
+
+
+def launch_target(provider_tree: CodeTree, rulebook: RuleBook, open_index: Callable[[], ProviderIndex]) -> LaunchTarget:
+    """The release `provider_tree` as launch lines see it: its [[launch]] rules, its index opened
+    by `open_index` on the first line checked."""
+    return LaunchTarget(provider_tree.name, provider_tree.version, rulebook.launches, rulebook.launch_registries, open_index)
 
 
 def consumer_context(
@@ -117,6 +134,9 @@ class FileCheck:
 
     findings: tuple[Finding, ...]
     calls: tuple[BoundCall, ...] = ()
+    # The plugins the file's provider command lines name (a KV connector's class): what the
+    # plugin-contract checks take (apiaudit.checks.launch.PluginUse).
+    plugins: tuple[PluginUse, ...] = ()
 
     def calls_on_line(self, line: int) -> tuple[CallInfo, ...]:
         """What the calls checked on `line` (an item starting there) resolved to, in order."""
@@ -144,7 +164,7 @@ def check_file(
     def wanted(*rules: str) -> bool:
         return only is None or any(r in only for r in rules)
 
-    engine_rules = only is None or any(r not in text_patterns | remote_ids | {DEPRECATED_USE} for r in only)
+    engine_rules = only is None or any(r not in text_patterns | remote_ids | {DEPRECATED_USE} | LAUNCH_RULES for r in only)
     findings: list[Finding] = []
     calls: tuple[BoundCall, ...] = ()
     if engine_rules:
@@ -159,9 +179,42 @@ def check_file(
             findings.extend(find_deprecations(setup.deprecations, file, ctx.consumer))
         if file.auto_calls and wanted(*remote_ids):
             findings.extend(remote_code_findings(ctx.consumer, file, ctx.model, setup.remote_code))
+    plugins: tuple[PluginUse, ...] = ()
+    if file.launch_lines and setup.launch is not None and wanted(*LAUNCH_RULES, "cannot-judge"):
+        launched = launch_findings(setup.launch, file, ctx.consumer)
+        findings.extend(launched.findings)
+        plugins = tuple(launched.plugins)
     if only is not None:
         findings = [f for f in findings if f.rule in only]
-    return FileCheck(tuple(findings), calls)
+    return FileCheck(tuple(findings), calls, plugins)
+
+
+def check_launch(target: LaunchTarget, argv: Sequence[str], *, path: str = "<command>", consumer: str = "launch") -> FileCheck:
+    """One provider command line, as the argv a caller is about to run (`["prov", "serve", model,
+    "--flag", ...]`), audited against `target`'s release: the findings a job file holding it
+    would get, their sites on one line of `shlex.join(argv)`. InputError when `argv` starts no
+    server the release's [[launch]] rules describe."""
+    import shlex
+
+    from apiaudit.consumer.launch import match_command
+    from apiaudit.consumer.records import LaunchArg, Site
+    from apiaudit.errors import InputError
+
+    words = [str(a) for a in argv]
+    text = shlex.join(words)
+    args, column = [], 0
+    for word in words:
+        quoted = shlex.quote(word)
+        args.append(LaunchArg(word, Site(1, column)))
+        column += len(quoted) + 1
+    commands = tuple((r.name, c) for r in target.launches for c in r.commands)
+    line = match_command(args, commands)
+    if line is None:
+        known = ", ".join(f"`{c.text}`" for _, c in commands) or "none"
+        raise InputError(f"`{text}` starts no server the {target.name} rules describe (commands: {known})")
+    file = ConsumerFile(path=path, module="", launch_lines=(line,), lines=(text,))
+    launched = launch_findings(target, file, consumer)
+    return FileCheck(tuple(launched.findings), (), tuple(launched.plugins))
 
 
 def warm_index(setup: ScanSetup, file: ConsumerFile) -> None:
@@ -228,4 +281,7 @@ class _Learned:
     touched: dict[str, str]
 
 
-__all__ = ["FileCheck", "ScanSetup", "check_file", "check_files", "consumer_context", "prepare", "warm_index"]
+__all__ = [
+    "FileCheck", "ScanSetup", "check_file", "check_files", "check_launch", "consumer_context", "launch_target", "prepare",
+    "warm_index",
+]  # fmt: skip

@@ -113,6 +113,21 @@ class DeprecationFacts:
 
 
 @dataclass(frozen=True)
+class LaunchFacts:
+    """launch-*: a provider command line's launch rule and flag; for a config finding the key
+    path inside the flag's JSON, the value and the config class; for an entry finding the
+    module; `known`: the nearest names the release has (or the values it allows)."""
+
+    launch: str
+    flag: str
+    key: str | None = None
+    value: str | None = None
+    config: str | None = None
+    module: str | None = None
+    known: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class SuppressionFacts:
     """unused-suppression: the rule ids the comment names."""
 
@@ -130,6 +145,7 @@ Facts = Union[
     GuardFacts,
     RemoteCodeFacts,
     DeprecationFacts,
+    LaunchFacts,
     SuppressionFacts,
 ]
 
@@ -162,6 +178,7 @@ __all__ = [
     "FailedImportFacts",
     "GuardFacts",
     "ImportFacts",
+    "LaunchFacts",
     "ModelAttributeFacts",
     "PatternFacts",
     "RecipeFacts",

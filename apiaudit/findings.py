@@ -113,6 +113,14 @@ ENGINE_RULES: dict[str, RuleInfo] = {
                  "Pass `--model PATH` (or `--architecture NAME`) to audit the model you load; guard the access for the others."),
         RuleInfo("version-compared-as-string", Severity.WARNING, "a version guard compares the provider's version as text, not as a version",
                  "Compare parsed versions: `packaging.version.Version(x) >= Version(\"0.9\")`."),
+        RuleInfo("launch-flag-unknown", Severity.ERROR, "a job's provider command line passes a flag the release's parser does not define",
+                 "Remove `{param}`, or run a release that has it."),
+        RuleInfo("launch-config-key-unknown", Severity.ERROR, "a JSON-valued flag sets a key its config class does not have on the release",
+                 "Remove `{param}` from the flag's JSON, or spell it as the config class does."),
+        RuleInfo("launch-config-value-unknown", Severity.ERROR, "a JSON-valued flag sets a value its field does not allow, or a name the release does not register",
+                 "Use a value the release allows for `{param}`."),
+        RuleInfo("launch-entry-unknown", Severity.ERROR, "a job's provider command line runs a module the release does not have",
+                 "Start the server the way the release does (its console script), or run a release that has `{param}`."),
     )
 }
 

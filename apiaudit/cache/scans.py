@@ -130,15 +130,21 @@ def file_digests(root: Path, relative_paths: tuple[str, ...]) -> tuple[tuple[str
 
 def scan_key(
     provider: CodeTree, rules_digest: str, model: str, python_version: tuple[int, ...], consumers: tuple[ConsumerInput, ...],
-    cache_dir: Path | None = None,
+    cache_dir: Path | None = None, *, launch: str = "",
 ) -> str:
+    """`launch`: the identity of the release job files' command lines start, when it is not the provider."""
     digest = hashlib.sha256(engine_fingerprint(cache_dir).encode())
     parts = (
         provider.name, provider.version, str(provider.root.resolve()), provider.kind, tuple(provider.packages),
         _release_content(provider), rules_digest, model, tuple(python_version), consumers,
-    )
+    ) + ((launch,) if launch else ())
     digest.update(repr(parts).encode())
     return digest.hexdigest()
+
+
+def release_content(provider: CodeTree) -> str:
+    """The digest standing for a fetched release's content ("" for any other tree)."""
+    return _release_content(provider)
 
 
 def _release_content(provider: CodeTree) -> str:

@@ -14,6 +14,7 @@ from apiaudit.cache import codec
 from apiaudit.consumer import records
 from apiaudit.consumer.auto_calls import auto_calls
 from apiaudit.consumer.imports import ConsumerNames, module_imports, names_of
+from apiaudit.consumer.launch import job_file, python_lines
 from apiaudit.consumer.one_pass import RecordingNames, import_order, still_valid
 from apiaudit.consumer.patterns import pattern_hits
 from apiaudit.consumer.positions import to_characters
@@ -78,7 +79,9 @@ def collect_file(
         functions=defined_functions(syntax, module),
         replacements=replacements(syntax, module, source),
     )
-    return to_characters(found, found.lines)
+    found = to_characters(found, found.lines)
+    launches = python_lines(syntax, source, options.launch_commands) if options.launch_commands else ()
+    return replace(found, launch_lines=launches) if launches else found
 
 
 def _rule_matches(found: ConsumerFile, syntax: ast.Module, options: ConsumerOptions, source: str) -> ConsumerFile:
@@ -117,8 +120,19 @@ def collect(
     """Every file's uses. With `cache_dir`, a file whose bytes (and the tree's re-exports) are
     unchanged is not re-read. `workers`: processes the reading of many files may be shared
     among (`apiaudit.infra.workers`); the result is the same. `on_read`: called here with each file's
-    first reading as it comes in, when the reading is shared (this process then reads less)."""
-    paths = list(files if files is not None else tree.python_files())
+    first reading as it comes in, when the reading is shared (this process then reads less).
+    Job files (shell scripts, YAML/TOML configs) are read for the provider command lines in
+    them only (`apiaudit.consumer.launch`), each in its place among the results."""
+    given = list(files if files is not None else tree.files())
+    jobs = {p: job_file(tree.root, p, options.launch_commands) for p in given if p.suffix != ".py"}
+    if jobs:
+        for path in jobs:
+            if on_file:
+                on_file(path.name)
+        python = collect(tree, options, on_file, [p for p in given if p not in jobs], cache_dir, workers, on_read) if len(jobs) < len(given) else ()
+        in_order = iter(python)
+        return tuple(jobs[p] if p in jobs else next(in_order) for p in given)
+    paths = given
     cache = _FileCache(cache_dir, tree, options) if cache_dir is not None else None
     if tree.kind == "release":
         _verify_release_files(tree, paths, cache)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from apiaudit.recipes.records import Pattern, RemoteCodeRule
+    from apiaudit.recipes.records import LaunchCommand, Pattern, RemoteCodeRule
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,6 +317,38 @@ class AutoCallSite:
     rule: str = ""  # the id of the [[remote_code]] rule that found it
 
 
+# A launch argument's text where a part of it is only known at run time (a shell `$VAR`, an
+# f-string's `{...}`, a Python expression in an argv list); JSON built from a dict whose value
+# is computed holds it as that value.
+UNKNOWN = "\x00"
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchArg:
+    """One argument of a provider command line as the program receives it (shell quoting
+    undone); `UNKNOWN` marks what only run time knows (the whole text, for a computed item)."""
+
+    text: str
+    site: Site
+
+    @property
+    def known(self) -> bool:
+        return UNKNOWN not in self.text
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchLine:
+    """A command line that starts the provider's server (`[[launch]]` rule `launch`), found in a
+    shell script, a YAML/TOML config or a Python argv list/string: the command as written and
+    its arguments after it (one computed at run time, a `*splat` or `"$@"`, is `UNKNOWN`)."""
+
+    launch: str  # the [[launch]] rule's name
+    module: str  # the entry module the command runs
+    command: str  # how it was written: "vllm serve", "python -m pkg.mod"
+    site: Site  # the command's first word
+    args: tuple[LaunchArg, ...]
+
+
 @dataclass(frozen=True, slots=True)
 class ConsumerFile:
     path: str  # relative to the consumer root, posix
@@ -333,6 +365,7 @@ class ConsumerFile:
     auto_calls: tuple[AutoCallSite, ...] = ()
     functions: tuple[DefinedFunction, ...] = ()
     replacements: tuple[Replacement, ...] = ()
+    launch_lines: tuple[LaunchLine, ...] = ()
     lines: tuple[str, ...] = ()
     error: str | None = None  # a parse error: nothing else was extracted
     error_site: Site | None = None
@@ -358,3 +391,5 @@ class ConsumerOptions:
     # [[pattern]]s in force, and the [[remote_code]] rules (given with --model).
     patterns: tuple[Pattern, ...] = ()
     remote_code: tuple[RemoteCodeRule, ...] = ()
+    # The provider command lines to find ([[launch]] rules): (rule name, command) pairs.
+    launch_commands: tuple[tuple[str, LaunchCommand], ...] = ()

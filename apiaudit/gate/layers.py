@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from apiaudit.audit import default_script_provider, is_job_script_spec, merge_reports
+from apiaudit.audit import default_launch_provider, default_script_provider, is_job_script_spec, merge_reports
 from apiaudit.errors import InputError, NotInstalledError
 from apiaudit.findings import Finding, Report, Severity, parse_fail_on
 
@@ -33,6 +33,8 @@ class Layer:
     provider: str | None
     label: str
     provider_option: str | None = None
+    # The release the consumers' provider command lines start, when not `provider` (job scripts).
+    launch_provider: str | None = None
 
 
 class PreflightFailed(Exception):
@@ -69,7 +71,9 @@ def plan_layers(
     With an explicit provider, one scan: every consumer against it. Otherwise job
     scripts go against `script_provider`, and the installed stack (other consumers, or
     scan's default consumers) against `stack_provider` (None: scan's default provider,
-    the installed vLLM), so both layers are checked in one pass.
+    the installed vLLM), so both layers are checked in one pass. The provider command lines in
+    the job scripts (`vllm serve ...`) start the stack's server: they are checked against the
+    stack's provider.
     """
     given = [c for c in (consumers or ()) if c.strip()]
     if provider is not None or not given:
@@ -80,7 +84,8 @@ def plan_layers(
     layers: list[Layer] = []
     if scripts:
         script_provider = script_provider or default_script_provider(rules_dirs)
-        layers.append(Layer(tuple(scripts), script_provider, f"job scripts -> {script_provider}", "--script-provider"))
+        launch = stack_provider or default_launch_provider(rules_dirs)
+        layers.append(Layer(tuple(scripts), script_provider, f"job scripts -> {script_provider}", "--script-provider", launch))
     layers.append(Layer(tuple(others) or None, stack_provider, "stack", "--stack-provider"))
     return layers
 
@@ -106,6 +111,7 @@ def run_layers(
                 rules_dirs=list(rules_dirs),
                 progress=progress,
                 model=model,
+                launch_provider=layer.launch_provider,
             )
             for layer in layers
         ]

@@ -34,6 +34,9 @@ from apiaudit.recipes.records import (
     FactoryRule,
     PluginRule,
     InjectionRule,
+    LaunchCommand,
+    LaunchRegistryRule,
+    LaunchRule,
     Pattern,
     Recipe,
     RegistryRule,
@@ -47,7 +50,10 @@ _ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
-_TOP_KEYS = {"provider", "recipe", "pattern", "rpc", "injection", "registry", "slot", "factory", "remote_code", "plugin"}
+_TOP_KEYS = {
+    "provider", "recipe", "pattern", "rpc", "injection", "registry", "slot", "factory", "remote_code", "plugin", "launch",
+    "launch_registry",
+}  # fmt: skip
 _PROVIDER_KEYS = {"name", "default_consumers"}
 _RECIPE_COMMON = {"id", "symbol", "versions", "change", "rationale"}
 _PATTERN_REQUIRED = {"id", "versions", "kind", "message"}
@@ -65,6 +71,17 @@ _PLUGIN_KEYS: tuple[set[str], set[str]] = ({"base", "factory", "class_variable"}
 _REMOTE_CODE_KEYS: tuple[set[str], set[str]] = (
     {"id", "module", "method", "keyword", "auto_map_keys", "files", "message"}, {"severity", "advice"}
 )
+_LAUNCH_KEYS: tuple[set[str], set[str]] = (
+    {"name", "commands", "parsers"},
+    {"field_kwargs", "args_classes", "plugin_hooks", "json_flags", "underscores", "dotted_keys", "short_options"},
+)
+_LAUNCH_COMMAND_KEYS = {"module", "script", "subcommand"}
+_LAUNCH_REGISTRY_KEYS: tuple[set[str], set[str]] = (
+    {"config", "key", "module", "call", "what"}, {"name_arg", "module_arg", "class_arg", "plugin_key"}
+)
+_LONG_FLAG = re.compile(r"^--[A-Za-z0-9][A-Za-z0-9_-]*$")
+_SHORT_FLAG = re.compile(r"^-[A-Za-z]$")
+_WORD = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 # Recipes that edit around the call a pattern found, not its arguments: only that pattern kind finds it.
 _PATTERN_FOR_CHANGE = {ChangeKind.INSERT_CALL_AFTER: "call-not-followed-by", ChangeKind.DROP_SUBSCRIPT: "result-subscripted"}
 _MODEL_FILES = ("config.json", "tokenizer_config.json", "generation_config.json")
@@ -383,6 +400,77 @@ def _remote_code(entry: _Entry, raw: dict, source: str) -> RemoteCodeRule:
     )  # fmt: skip
 
 
+def _position(entry: _Entry, raw: dict, key: str, default: int | None) -> int | None:
+    value = raw.get(key, default)
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+        raise entry.error(f"'{key}' must be a non-negative integer (an argument's position)")
+    return value
+
+
+def _flag(entry: _Entry, raw: dict, key: str) -> bool:
+    value = raw.get(key, False)
+    if not isinstance(value, bool):
+        raise entry.error(f"'{key}' must be true or false")
+    return value
+
+
+def _launch_command(entry: _Entry, raw: object, index: int) -> LaunchCommand:
+    if not isinstance(raw, dict):
+        raise entry.error(f"'commands' item {index} must be a table {{ module = \"...\", script = \"...\", subcommand = \"...\" }}")
+    unknown = sorted(set(raw) - _LAUNCH_COMMAND_KEYS)
+    if unknown:
+        raise entry.error(f"'commands' item {index}: unknown key {', '.join(repr(k) for k in unknown)}")
+    if "module" not in raw:
+        raise entry.error(f"'commands' item {index} needs 'module' (what `python -m` runs; a script's entry module)")
+    module = _required_string(entry, raw, "module", _DOTTED, "a dotted module path")
+    return LaunchCommand(
+        module=module, script=_string(entry, raw, "script", _WORD, "a program name"),
+        subcommand=_string(entry, raw, "subcommand", _WORD, "a subcommand word"),
+    )  # fmt: skip
+
+
+def _launch(entry: _Entry, raw: dict, source: str) -> LaunchRule:
+    _check_keys(entry, raw, *_LAUNCH_KEYS)
+    commands = raw["commands"]
+    if not isinstance(commands, list) or not commands:
+        raise entry.error("'commands' must be a non-empty list of tables")
+    parsers = _string_list(entry, raw, "parsers", _DOTTED, "a dotted function path")
+    if not parsers:
+        raise entry.error("'parsers' is empty (name the function(s) that build the server's argument parser)")
+    json_flags = raw.get("json_flags", {})
+    if not isinstance(json_flags, dict) or not all(
+        isinstance(k, str) and _LONG_FLAG.match(k) and isinstance(v, str) and _DOTTED.match(v) for k, v in json_flags.items()
+    ):
+        raise entry.error("'json_flags' must be a table: \"--flag\" = \"dotted.ConfigClass\"")
+    short = raw.get("short_options", {})
+    if not isinstance(short, dict) or not all(
+        isinstance(k, str) and _SHORT_FLAG.match(k) and isinstance(v, str) and _LONG_FLAG.match(v) for k, v in short.items()
+    ):
+        raise entry.error("'short_options' must be a table: \"-O\" = \"--long-flag\"")
+    return LaunchRule(
+        name=_required_string(entry, raw, "name", _ID, "a kebab-case name"),
+        commands=tuple(_launch_command(entry, c, i) for i, c in enumerate(commands, start=1)),
+        parsers=parsers, field_kwargs=_string(entry, raw, "field_kwargs", _DOTTED, "a dotted function path"),
+        args_classes=_string_list(entry, raw, "args_classes", _DOTTED, "a dotted class path"),
+        plugin_hooks=_string_list(entry, raw, "plugin_hooks", _IDENT, "a function name"),
+        json_flags=tuple(sorted(json_flags.items())), underscores=_flag(entry, raw, "underscores"),
+        dotted_keys=_flag(entry, raw, "dotted_keys"), short_options=tuple(sorted(short.items())), source=source,
+    )  # fmt: skip
+
+
+def _launch_registry(entry: _Entry, raw: dict, source: str) -> LaunchRegistryRule:
+    _check_keys(entry, raw, *_LAUNCH_REGISTRY_KEYS)
+    return LaunchRegistryRule(
+        config=_required_string(entry, raw, "config", _DOTTED, "a dotted class path"),
+        key=_required_string(entry, raw, "key", _IDENT, "a config key"),
+        module=_required_string(entry, raw, "module", _DOTTED, "a dotted module path"),
+        call=_required_string(entry, raw, "call", _IDENT, "a function or method name"),
+        what=_required_string(entry, raw, "what"), name_arg=_position(entry, raw, "name_arg", 0) or 0,
+        module_arg=_position(entry, raw, "module_arg", None), class_arg=_position(entry, raw, "class_arg", None),
+        plugin_key=_string(entry, raw, "plugin_key", _IDENT, "a config key"), source=source,
+    )  # fmt: skip
+
+
 def _check_model_links(shown: str, registries: tuple, slots: tuple, factories: tuple) -> tuple[tuple, tuple]:
     """Slots and factories name a registry of the same file; one registry may go unnamed."""
     names = [r.name for r in registries]
@@ -419,6 +507,8 @@ class RuleFile:
     factories: tuple[FactoryRule, ...] = ()
     remote_code: tuple[RemoteCodeRule, ...] = ()
     plugins: tuple[PluginRule, ...] = ()
+    launches: tuple[LaunchRule, ...] = ()
+    launch_registries: tuple[LaunchRegistryRule, ...] = ()
 
 
 def load_rule_file(path: Path) -> RuleFile:
@@ -456,6 +546,11 @@ def load_rule_file(path: Path) -> RuleFile:
         return tuple(built)
 
     registries = entries("registry", _registry)
+    launches = entries("launch", _launch)
+    names = [launch.name for launch in launches]
+    for index, name in enumerate(names, start=1):
+        if names.index(name) != index - 1:
+            raise InputError(f"{shown}: launch '{name}' [{index}]: duplicate launch name")
     slots, factories = _check_model_links(shown, registries, entries("slot", _slot), entries("factory", _factory))
     return RuleFile(
         path=path, provider=provider, default_consumers=consumers,
@@ -464,6 +559,7 @@ def load_rule_file(path: Path) -> RuleFile:
         digest=hashlib.sha256(data_bytes).hexdigest(),
         registries=registries, slots=slots, factories=factories, remote_code=entries("remote_code", _remote_code),
         plugins=entries("plugin", _plugin),
+        launches=launches, launch_registries=entries("launch_registry", _launch_registry),
     )  # fmt: skip
 
 
@@ -521,6 +617,8 @@ def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = Tr
         slots=tuple(s for f in mine for s in f.slots),
         factories=tuple(x for f in mine for x in f.factories),
         plugins=tuple(x for f in mine for x in f.plugins),
+        launches=tuple(x for f in mine for x in f.launches),
+        launch_registries=tuple(x for f in mine for x in f.launch_registries),
         files=tuple(f.path for f in mine),
         fingerprint=fingerprint,
     )

@@ -4,8 +4,10 @@ A `RuleBook` holds everything apiaudit knows about one provider that its signatu
 cannot tell: how to fix a mismatch (`Recipe`), drift that only shows in call
 patterns (`Pattern`), which calls are string RPCs (`RpcRule`), which keywords
 inject consumer classes into provider classes (`InjectionRule`), and which objects are
-the model the job loads (`RegistryRule`, `SlotRule`, `FactoryRule`). `RemoteCodeRule`s
-are model-facing: they apply whichever provider is audited.
+the model the job loads (`RegistryRule`, `SlotRule`, `FactoryRule`), and what the provider's
+command line is (`LaunchRule`, `LaunchRegistryRule`: how its server is started, where its flags
+are defined, which names it registers). `RemoteCodeRule`s are model-facing: they apply whichever
+provider is audited.
 """
 
 from __future__ import annotations
@@ -223,6 +225,71 @@ class RemoteCodeRule:
         return RuleInfo(self.id, self.severity, self.message)
 
 
+@dataclass(frozen=True)
+class LaunchCommand:
+    """One way a job starts the provider's server: the console `script` (``prov``) or
+    ``python -m <module>``, then `subcommand` (``serve``; None: the module is the server)."""
+
+    module: str
+    script: str | None = None
+    subcommand: str | None = None
+
+    @property
+    def text(self) -> str:
+        """How the command is written, for messages: ``prov serve`` or ``python -m pkg.mod``."""
+        head = self.script if self.script else f"python -m {self.module}"
+        return f"{head} {self.subcommand}" if self.subcommand else head
+
+
+@dataclass(frozen=True)
+class LaunchRule:
+    """What the provider's server command line is, as data ([[launch]]): how it is started
+    (`commands`), which functions build its argument parser (`parsers`: the first the release
+    defines is read, statically), and the parser's own spellings.
+
+    `field_kwargs`: a function that, called on a config dataclass, returns one dict of argparse
+    keywords per field (a bool field becomes a ``--x``/``--no-x`` pair, a field typed as a
+    config dataclass takes that class as JSON); `args_classes`: dataclasses whose fields name the
+    config class a JSON flag takes when the flag's own keywords do not tell; `json_flags`: the
+    last resort, flag -> config class. `plugin_hooks`: names of calls that hand the parser to
+    out-of-tree plugins (their flags cannot be read). `underscores`: ``--max_model_len`` is
+    ``--max-model-len``; `dotted_keys`: ``--flag.key value`` sets one key of a JSON flag;
+    `short_options`: a short option glued to its value (``-O3``) standing for a long flag.
+    """
+
+    name: str
+    commands: tuple[LaunchCommand, ...]
+    parsers: tuple[str, ...]
+    field_kwargs: str | None = None
+    args_classes: tuple[str, ...] = ()
+    plugin_hooks: tuple[str, ...] = ()
+    json_flags: tuple[tuple[str, str], ...] = ()
+    underscores: bool = False
+    dotted_keys: bool = False
+    short_options: tuple[tuple[str, str], ...] = ()
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class LaunchRegistryRule:
+    """Names a config key takes that the release registers by call ([[launch_registry]]): the
+    value of `key` in a JSON flag typed `config` must be the first argument of a `call` made at
+    module level in `module` (``Factory.call("Name", "module", "Class")``), unless the same JSON
+    also sets `plugin_key` (then the name is a class of the module that key names: a plugin).
+    `module_arg`/`class_arg` say where the registered class is, for the plugin contract."""
+
+    config: str
+    key: str
+    module: str
+    call: str
+    what: str
+    name_arg: int = 0
+    module_arg: int | None = None
+    class_arg: int | None = None
+    plugin_key: str | None = None
+    source: str = ""
+
+
 def _version_matches(versions: str, provider_version: str | None) -> bool:
     if provider_version is None:
         return True
@@ -258,6 +325,8 @@ class RuleBook:
     slots: tuple[SlotRule, ...] = ()
     factories: tuple[FactoryRule, ...] = ()
     plugins: tuple[PluginRule, ...] = ()
+    launches: tuple[LaunchRule, ...] = ()
+    launch_registries: tuple[LaunchRegistryRule, ...] = ()
     files: tuple[Path, ...] = ()
     fingerprint: str = ""  # sha256 prefix over the rule files' bytes (Report.rules_version)
 
@@ -265,7 +334,8 @@ class RuleBook:
         """The recipes and patterns whose version range contains `provider_version`.
 
         None or an unparsable version (a provider read from a local path) keeps all of them.
-        RPC, injection, registry, slot, factory and plugin rules are not versioned and are always kept.
+        RPC, injection, registry, slot, factory, plugin and launch rules are not versioned and are always
+        kept (a launch rule names every place its parser has lived; the release says which it has).
         """
         return replace(
             self,

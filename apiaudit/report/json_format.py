@@ -18,6 +18,7 @@ from apiaudit.evidence import (
     FailedImportFacts,
     GuardFacts,
     ImportFacts,
+    LaunchFacts,
     ModelAttributeFacts,
     PatternFacts,
     RecipeFacts,
@@ -111,6 +112,9 @@ def _facts_details(facts: Facts | None) -> dict[str, str]:
         return {"deprecated": facts.deprecated}
     if isinstance(facts, SuppressionFacts):
         return {"rules": ", ".join(facts.rules)}
+    if isinstance(facts, LaunchFacts):
+        return {"launch": facts.launch, "flag": facts.flag, **_some(("key", facts.key), ("value", facts.value),
+                ("config", facts.config), ("module", facts.module), ("known", facts.known))}  # fmt: skip
     raise TypeError(f"no details format for {type(facts).__name__}")
 
 
@@ -152,6 +156,8 @@ def facts_from_details(rule: str, d: dict[str, str], where: str) -> tuple[Facts 
 
 
 def _facts_from(rule: str, d: dict[str, str], recipe: RecipeFacts | None, where: str) -> Facts | None:
+    if "launch" in d and "flag" in d:
+        return LaunchFacts(d["launch"], d["flag"], d.get("key"), d.get("value"), d.get("config"), d.get("module"), _split(d.get("known")))
     if "pattern" in d:
         return PatternFacts(d["pattern"], method=d.get("method"), keyword=d.get("keyword"), bound=d.get("bound"))
     if "auto_class" in d:

@@ -9,6 +9,9 @@ from typing import Protocol, runtime_checkable
 
 from apiaudit.findings import CodeOrigin, SourceKind
 
+# Files of a job-scripts folder read for the provider command lines they hold (not Python).
+JOB_FILE_SUFFIXES = frozenset({".sh", ".bash", ".yaml", ".yml", ".toml"})
+
 
 @dataclass(frozen=True)
 class CodeTree:
@@ -17,7 +20,9 @@ class CodeTree:
     `root` is the directory that would be on sys.path: `root/<package>/...` for each
     of `packages`. `scripts` are loose `.py` files (job scripts) under `root` that
     belong to no package. A package tree has `packages` and no `scripts`; a folder
-    of scripts has `scripts` and may have no `packages`.
+    of scripts has `scripts` and may have no `packages`. `job_files` are the folder's
+    shell scripts and YAML/TOML configs (`JOB_FILE_SUFFIXES`): only the provider command
+    lines they hold are read from them (the launch audit).
     """
 
     name: str
@@ -32,6 +37,7 @@ class CodeTree:
     # True when resolving this tree downloaded it (a release not yet in the cache); not part of
     # what the tree is, so two resolutions of one release compare equal.
     fetched: bool = field(default=False, compare=False)
+    job_files: tuple[Path, ...] = ()
 
     def origin(self) -> CodeOrigin:
         return CodeOrigin(name=self.name, version=self.version, root=str(self.root), kind=self.kind)
@@ -46,6 +52,13 @@ class CodeTree:
             elif (self.root / f"{pkg}.py").is_file():
                 files.append(self.root / f"{pkg}.py")
         files.extend(sorted(self.scripts))
+        return self._within_only(files)
+
+    def files(self) -> list[Path]:
+        """Every file a scan reads: the Python files, then the job files (sorted)."""
+        return self.python_files() + self._within_only(sorted(self.job_files))
+
+    def _within_only(self, files: list[Path]) -> list[Path]:
         if self.only:
             files = [f for f in files if any(f == o or o in f.parents for o in self.only)]
         return files

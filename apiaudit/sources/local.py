@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Iterator
 
 from apiaudit.errors import InputError
-from apiaudit.sources.base import CodeTree
+from apiaudit.sources.base import JOB_FILE_SUFFIXES, CodeTree
 from apiaudit.sources.version import detect_version, version_inputs
 
 # Folders that hold no code of the project itself (tool caches, virtual environments, VCS data).
@@ -32,8 +32,10 @@ def resolve_path(spec: str) -> CodeTree:
     path = path.resolve()
 
     if path.is_file():
+        if path.suffix in JOB_FILE_SUFFIXES:
+            return CodeTree(name=path.stem, version=None, root=path.parent, packages=(), kind="path", job_files=(path,))
         if path.suffix != ".py":
-            raise InputError(f"not a Python file or directory: {spec}")
+            raise InputError(f"not a Python file, job file ({', '.join(sorted(JOB_FILE_SUFFIXES))}) or directory: {spec}")
         return CodeTree(name=path.stem, version=None, root=path.parent, packages=(), scripts=(path,), kind="path")
 
     if (path / "__init__.py").is_file():
@@ -46,16 +48,21 @@ def resolve_path(spec: str) -> CodeTree:
 
     packages: list[str] = []
     scripts: list[Path] = []
+    job_files: list[Path] = []
     for entry in sorted(path.iterdir()):
         if entry.is_file() and entry.suffix == ".py":
             scripts.append(entry)
+        elif entry.is_file() and _is_job_file(entry):
+            job_files.append(entry)
         elif entry.is_dir() and not _is_skipped_dir(entry):
             if (entry / "__init__.py").is_file():
                 packages.append(entry.name)
             else:
-                scripts.extend(_python_files_below(entry))
-    if not packages and not scripts:
-        raise InputError(f"no Python files under {spec}")
+                below = _files_below(entry)
+                scripts.extend(p for p in below if p.suffix == ".py")
+                job_files.extend(p for p in below if p.suffix != ".py")
+    if not packages and not scripts and not job_files:
+        raise InputError(f"no Python files under {spec} (nor shell, YAML or TOML job files)")
     return CodeTree(
         name=path.name,
         version=detect_version(path, tuple(packages)) if packages else None,
@@ -63,6 +70,7 @@ def resolve_path(spec: str) -> CodeTree:
         packages=tuple(packages),
         scripts=tuple(sorted(scripts)),
         kind="path",
+        job_files=tuple(sorted(job_files)),
     )
 
 
@@ -75,9 +83,18 @@ def _is_skipped_dir(directory: Path) -> bool:
     )
 
 
-def _python_files_below(directory: Path) -> list[Path]:
-    """Every .py file under a folder that is not itself a package (symlinked folders are not followed)."""
-    return [folder / name for folder, names, _ in _walk(directory) for name in names if name.endswith(".py")]
+def _is_job_file(path: Path) -> bool:
+    """A shell script or YAML/TOML config whose provider command lines a scan reads."""
+    return path.suffix in JOB_FILE_SUFFIXES and not path.name.startswith(".")
+
+
+def _files_below(directory: Path) -> list[Path]:
+    """Every .py file and job file under a folder that is not itself a package (symlinked
+    folders are not followed)."""
+    return [
+        folder / name for folder, names, _ in _walk(directory) for name in names
+        if name.endswith(".py") or _is_job_file(folder / name)
+    ]  # fmt: skip
 
 
 def _walk(directory: Path) -> Iterator[tuple[Path, list[str], list[Path]]]:

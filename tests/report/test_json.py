@@ -181,6 +181,7 @@ def _real_reports(tmp_path: Path) -> list[Report]:
         run(CONSUMERS / "loaders", PROVIDERS / "modelhub_v1" / "modelhub", model=load_model(FIXTURES / "models" / "hub-wrapper")),
         run(CONSUMERS / "deprecating", PROVIDERS / "deprecating" / "depprov"),
         run(suppressed, engine),
+        run(CONSUMERS / "launch_jobs", PROVIDERS / "launcher_v2" / "launcher"),
     ]
 
 

@@ -122,3 +122,24 @@ def test_a_subpackage_keeps_the_module_names_python_uses(tmp_path):
     assert (tree.name, tree.packages, tree.root) == ("mypkg", ("mypkg",), (tmp_path / "proj").resolve())
     rel = [p.relative_to(tree.root).as_posix() for p in tree.python_files()]
     assert rel == ["mypkg/sub/__init__.py", "mypkg/sub/mod.py"]
+
+
+def test_job_files_are_read_beside_loose_scripts(tmp_path):
+    write(tmp_path / "jobs" / "train.py", "x = 1")
+    write(tmp_path / "jobs" / "serve.sh", "prov serve m")
+    write(tmp_path / "jobs" / "conf" / "server.yaml", "a: 1")
+    write(tmp_path / "jobs" / "conf" / "server.toml", "a = 1")
+    write(tmp_path / "jobs" / ".hidden.yaml", "a: 1")
+    write(tmp_path / "jobs" / "notes.md", "hi")
+    tree = resolve(str(tmp_path / "jobs"))
+    assert [p.relative_to(tree.root).as_posix() for p in tree.files()] == [
+        "train.py", "conf/server.toml", "conf/server.yaml", "serve.sh",
+    ]  # fmt: skip
+    assert [p.name for p in tree.python_files()] == ["train.py"]
+
+
+def test_a_job_file_or_a_folder_of_them_is_a_consumer(tmp_path):
+    script = write(tmp_path / "only" / "serve.sh", "prov serve m")
+    tree = resolve(str(script))
+    assert (tree.name, tree.root, tree.job_files, tree.scripts) == ("serve", script.parent, (script,), ())
+    assert resolve(str(tmp_path / "only")).job_files == (script,)
