@@ -481,6 +481,11 @@ def _checked_version(text: str) -> str:
     return text
 
 
+def default_provider(rules_dirs: Sequence[Path] = ()) -> str:
+    """The provider the rules name (what a scan without --provider audits against)."""
+    return _defaults(rules_dirs)[0]
+
+
 def _defaults(rules_dirs: Sequence[Path]) -> tuple[str, list[str]]:
     """With no arguments: the provider and consumers the rule files name (data, not code)."""
     from apiaudit.recipes.loader import default_target

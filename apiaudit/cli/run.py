@@ -37,12 +37,14 @@ def run_command(config_path: Path, stages: tuple[str, ...], force: bool, overlay
     from apiaudit.runner.context import StageFailed
     from apiaudit.runner.pipeline import PreflightRefused, run_pipeline
     from apiaudit.runner.progress import ConsoleReporter
+    from apiaudit.runner.server import installed_release_auditor
 
     reporter = ConsoleReporter()
     try:
         config = load_config(config_path)
         summary = run_pipeline(config, only=stages or None, force=force, overlay=overlay,
-                               reporter=reporter, cache_dir=cache_dir)
+                               reporter=reporter, cache_dir=cache_dir,
+                               launch_auditor=installed_release_auditor(cache_dir))  # fmt: skip
     except PreflightRefused as refused:
         click.echo(str(refused.failure))
         click.echo("apiaudit run: not starting: preflight found blocking findings (--force to start anyway)", err=True)

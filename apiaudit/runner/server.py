@@ -135,6 +135,25 @@ def audit_launch_line(argv: Sequence[str], config: RunConfig, auditor: LaunchAud
     return list(auditor(argv, config)) if auditor is not None else []
 
 
+def installed_release_auditor(cache_dir: Path | None = None) -> LaunchAuditor:
+    """The static launch audit (`apiaudit.audit.audit_launch`) against the provider installed in
+    this interpreter, the one the rules name; when the server runs in another environment whose
+    release this one cannot read, nothing is checked here (the job's own preflight still is)."""
+
+    def audit(argv: Sequence[str], config: RunConfig) -> list[Finding]:
+        from apiaudit.audit import audit_launch, default_provider
+        from apiaudit.errors import InputError
+
+        if config.server.python or config.server.command:
+            return []  # another environment's server: its release is not this interpreter's
+        try:
+            return list(audit_launch(argv, default_provider(), cache_dir=cache_dir))
+        except InputError:
+            return []  # no provider installed here, or rules that describe no command line
+
+    return audit
+
+
 def blocking_launch_findings(findings: Sequence[Finding], fail_on: str) -> list[Finding]:
     """The findings at or above the run's `preflight.fail_on` (never: none)."""
     if fail_on == "never":
