@@ -18,7 +18,8 @@ import pytest
 from apiaudit.evidence import AttributeFacts, RecipeFacts
 from apiaudit.findings import Finding, Severity
 from apiaudit.fixes import plan_fixes, unified_diff, write_overlay
-from apiaudit.recipes import load_rulebook, match_patterns
+from apiaudit.checks.pattern_findings import match_patterns
+from apiaudit.recipes import load_rulebook
 
 pytestmark = pytest.mark.network
 
