@@ -883,6 +883,19 @@ class ModuleVisitor:
                 for c in conditions:
                     live = live.under(c)
                 self.uses.append(Use(chain.root, chain.steps, site_of(node), scope.function, _text(node), live, failed))
+        self._emit_version_reads(node, scope)
+
+    def _emit_version_reads(self, node: ast.expr, scope: Scope) -> None:
+        """`NAME.__version__` folds to the audited release's version, but the read is a use too:
+        on a release whose module defines no `__version__` it raises (issue 27, cause 11)."""
+        cur: ast.expr = node
+        while isinstance(cur, (ast.Call, ast.Attribute, ast.Subscript)):
+            if isinstance(cur, ast.Attribute) and cur.attr == "__version__":
+                base = self._value(cur.value, scope)
+                if isinstance(base, Chain) and base.root.kind == "symbol" and all(s.kind == "attr" for s in base.steps):
+                    read = base.steps + (Step("attr", name="__version__"),)
+                    self.uses.append(Use(base.root, read, site_of(cur), scope.function, _text(cur), scope.live))
+            cur = cur.func if isinstance(cur, ast.Call) else cur.value
 
     def _dict_injections(self, node: ast.Dict, scope: Scope) -> None:
         for key, val in zip(node.keys, node.values):

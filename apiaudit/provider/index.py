@@ -244,8 +244,10 @@ class ProviderIndex:
         owner = self._symbol(module)
         member = module.members.get(name)
         module_facts = facts(module)
-        if member is not None and name in module_facts.get("typing_only", ()):
-            member = None  # bound only under `if TYPE_CHECKING:`: absent at run time
+        if member is not None and name in module_facts.get("typing_only", ()) and not module_facts.get("replaces_itself"):
+            # Bound only under `if TYPE_CHECKING:`: absent at run time, unless a lazy module takes
+            # the module's place (`sys.modules[__name__] = ...`), which serves what that block declares.
+            member = None
         if member is not None:
             if isinstance(member, griffe.Alias):
                 target = member.target_path
@@ -267,25 +269,38 @@ class ProviderIndex:
             lazy_path = _lazy_target(module, lazy[name])
             if lazy_path:
                 return self._resolve(lazy_path, seen)
-        unknown: Unknown | None = None
-        for key, alias in module.members.items():
-            if "*" in key and isinstance(alias, griffe.Alias):
-                source = alias.target_path
-                if not self.loader.owns(source):
-                    unknown = Unknown(f"{module.path}.{name}", f"star import from {source}, outside the provider")
-                    continue
-                res = self._resolve(f"{source}.{name}", seen)
-                if isinstance(res, Found):
-                    return res
-                if isinstance(res, Unknown):
-                    unknown = res
-        if unknown is not None:
-            return unknown
+        star = self._star_member(module, name, seen)
+        if star is not None:
+            return star
         if module_facts.get("has_getattr") and not module_facts.get("lazy_map_closed"):
             return Unknown(f"{module.path}.{name}", f"{module.path} defines a module __getattr__")
         if name in MODULE_ATTRIBUTES:
             return Found(Symbol(f"types.ModuleType.{name}", SymbolKind.EXTERNAL))
         return self._undeclared_module_member(module, name) or Missing(f"{module.path}.{name}", owner)
+
+    def _star_member(self, module: griffe.Module, name: str, seen: tuple[str, ...]) -> Resolution | None:
+        """`name` through the module's star imports: those the module runs first, then the ones an
+        `except` handler runs as a fallback; a name only placeholders for a missing optional
+        dependency bind (dummy classes) is Unknown, never the dummy (None: no star import binds it)."""
+        fallbacks = facts(module).get("fallback_stars", {})
+        stars = [alias.target_path for key, alias in module.members.items() if "*" in key and isinstance(alias, griffe.Alias)]
+        rank = {None: 0, _extension.FALLBACK: 1, _extension.PLACEHOLDER: 2}
+        unknown: Unknown | None = None
+        for source in sorted(stars, key=lambda source: rank[fallbacks.get(source)]):
+            if not self.loader.owns(source):
+                unknown = Unknown(f"{module.path}.{name}", f"star import from {source}, outside the provider")
+                continue
+            res = self._resolve(f"{source}.{name}", seen)
+            if isinstance(res, Found) and fallbacks.get(source) == _extension.PLACEHOLDER:
+                return unknown or Unknown(
+                    f"{module.path}.{name}",
+                    f"only a placeholder binds it ({res.symbol.path}, star-imported when an optional dependency is missing); the real class is not found",
+                )
+            if isinstance(res, Found):
+                return res
+            if isinstance(res, Unknown):
+                unknown = res
+        return unknown
 
     # ------------------------------------------- what static reading cannot see
     def _compiled_resolution(self, dotted: str) -> Resolution | None:
