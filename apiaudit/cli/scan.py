@@ -33,13 +33,15 @@ SCAN_FORMATS = FORMATS
               "introduces (and what it fixes). Exit 1 only for introduced findings at or above --fail-on.")  # fmt: skip
 @policy_options
 @click.option("--show-unresolved", is_flag=True, help="List cannot-judge findings too (always counted).")
+@click.option("--show-unreachable", is_flag=True, help="List the findings of modules nothing in the consumer imports (else one line "
+              "sums them up; they are conditional).")  # fmt: skip
 @click.option("--no-progress", is_flag=True, help="Draw no progress bars (notices stay one line each on stderr).")
 @click.option("--no-index-cache", is_flag=True, help="Rebuild the provider index instead of reading the cache.")
 @click.option("--explain", is_flag=True, help="Date each finding to the release that introduced it (same as `apiaudit explain`).")
 @click.option("--since", metavar="VERSION", help="With --explain: a release without the findings to bisect from.")
 @guarded
 def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_version, python_version, strict, fmt, output, fail_on, against, baseline, write_baseline,
-                 show_suppressed, offline, show_unresolved, no_progress, no_index_cache, explain, since):
+                 show_suppressed, offline, show_unresolved, show_unreachable, no_progress, no_index_cache, explain, since):
     """Report every mismatch between the consumer(s) and the provider. Exit 0 clean, 1 findings, 2 bad input."""
     from apiaudit.report import format_for_output
 
@@ -94,6 +96,6 @@ def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_ver
         sys.exit(0)
     to_terminal = output is None and sys.stdout.isatty()
     text = render(report, chosen, show_unresolved=show_unresolved, color=to_terminal and chosen == "table",
-                  show_suppressed=show_suppressed)  # fmt: skip
+                  show_suppressed=show_suppressed, show_unreachable=show_unreachable)  # fmt: skip
     write_output(text, output, chosen)
     sys.exit(report.exit_code(parse_fail_on(fail_on), strict=strict))
