@@ -923,6 +923,36 @@ class ProviderIndex:
             self._definitions = dict(table)
         return self._definitions
 
+    def subclasses_defining(self, class_path: str, name: str) -> tuple[str, ...]:
+        """Provider classes derived from `class_path` whose instances have `name` where the class
+        itself has not (at most a few, the nearest first): what an object annotated with
+        `class_path` may really be. Candidates come from one line scan of every module's `class`
+        statements (cached with the index); each is confirmed by its MRO."""
+        return self._cached(("subclasses-defining", class_path, name), lambda: self._subclasses_defining(class_path, name))
+
+    def _subclasses_defining(self, class_path: str, name: str, limit: int = 3, budget: int = 200) -> tuple[str, ...]:
+        table = self.memo.get(("class-bases",))
+        if table is None:
+            table = names.class_bases_table(self.loader.source_files())
+            self.memo[("class-bases",)] = table
+        by_base = dict(table)
+        found: list[str] = []
+        queue, seen = [class_path.rpartition(".")[2]], {class_path}
+        while queue and len(seen) <= budget and len(found) < limit:
+            for candidate in by_base.get(queue.pop(0), ()):
+                if candidate in seen:
+                    continue
+                seen.add(candidate)
+                queue.append(candidate.rpartition(".")[2])
+                if class_path not in self.mro_paths(candidate):
+                    continue  # a class of the same name elsewhere
+                member = self.class_member(candidate, name, instance=True)
+                if isinstance(member, (Found, Unknown)):
+                    found.append(candidate)
+                    if len(found) >= limit:
+                        break
+        return tuple(found)
+
     # ------------------------------------------------------ **kwargs forwarding
     def forwards(self, path: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         """Where a callable passes its `**kwargs` on: (target callable path, keywords passed beside)."""
