@@ -17,6 +17,7 @@ from apiaudit.consumer.imports import ConsumerNames, module_imports, names_of
 from apiaudit.consumer.one_pass import RecordingNames, import_order, still_valid
 from apiaudit.consumer.patterns import pattern_hits
 from apiaudit.consumer.positions import to_characters
+from apiaudit.consumer.reach import named_modules, unreachable_modules
 from apiaudit.consumer.records import ConsumerFile, ConsumerOptions, Site
 from apiaudit.consumer.visitor import ModuleVisitor
 from apiaudit.infra.atomic import is_disk_full
@@ -72,6 +73,9 @@ def collect_file(
     except (OSError, ValueError, RecursionError) as exc:
         return ConsumerFile(path=rel, module=module, error=str(exc), error_site=Site(1, 0))
     found = ModuleVisitor(source, rel, module, is_package, options, names).run(syntax)
+    named = named_modules(syntax, module.split(".")[0])
+    if named:
+        found = replace(found, reaches=tuple(dict.fromkeys(found.reaches + named)))
     found = _rule_matches(found, syntax, options, source)
     return to_characters(found, found.lines)
 
@@ -225,6 +229,10 @@ def collect(
         out.append(results[path])
     if cache:
         cache.save(workers)
+    dead = unreachable_modules(tree, out)
+    if dead:
+        why = f"imported by nothing in {tree.name}"
+        out = [replace(f, unreachable=why) if f.path in dead else f for f in out]
     return tuple(out)
 
 

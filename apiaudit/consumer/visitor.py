@@ -196,6 +196,7 @@ class ModuleVisitor:
         self.rpc_calls: list[RpcCall] = []
         self.method_bindings: list[MethodBinding] = []
         self.guard_stops: list[GuardStop] = []
+        self.reaches: dict[str, None] = {}  # modules live import statements name, in order
         self._self_functions: set[str] = set()  # module functions whose first parameter is `self`
         self.notes: dict[tuple[int, int], Note] = {}
         self.module_env = Env()
@@ -224,6 +225,7 @@ class ModuleVisitor:
             guard_stops=tuple(self.guard_stops),
             notes=tuple(self.notes.values()),
             lines=tuple(self.source.splitlines()),
+            reaches=tuple(self.reaches),
         )
 
     def exports(self, tree: ast.Module) -> dict[str, Value]:
@@ -260,6 +262,8 @@ class ModuleVisitor:
         return True
 
     def _stmt(self, stmt: ast.stmt, scope: Scope) -> bool:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) and scope.emit:
+            self._reach(stmt)
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 self._import(alias.name, None, alias, scope)
@@ -788,6 +792,16 @@ class ModuleVisitor:
         return replace(helper, env=env)
 
     # ----------------------------------------------------------- imports
+    def _reach(self, stmt: ast.Import | ast.ImportFrom) -> None:
+        """The modules an import statement on a live line may run (consumer/reach.py's edges)."""
+        if isinstance(stmt, ast.Import):
+            self.reaches.update(dict.fromkeys(alias.name for alias in stmt.names))
+            return
+        base = self.imports_ctx.absolute(stmt.module, stmt.level)
+        if base:
+            self.reaches[base] = None
+            self.reaches.update(dict.fromkeys(f"{base}.{alias.name}" for alias in stmt.names if alias.name != "*"))
+
     def _import(self, module: str, name: str | None, alias: ast.alias, scope: Scope) -> None:
         if not scope.emit or not self.imports_ctx.is_provider(module):
             return
