@@ -181,3 +181,35 @@ def test_paths_meeting_join_their_locals():
     assert joined == {"a": Const(1), "b": UNKNOWN}
     assert h.join_states({"v": ProviderVersion("text")}, {"v": ProviderVersion("text")}) == {"v": ProviderVersion("text")}
     assert h.join_states({"a": UNBOUND}, {"a": UNBOUND}) == {"a": UNBOUND}
+
+
+def test_a_handler_for_a_distribution_not_installed_does_not_run_for_the_provider(tmp_path):
+    """verl's `get_version`: `try: return version(pkg) except PackageNotFoundError: return None`.
+    The audited provider is installed, so the handler never runs for it and the guards on the
+    result fold; for another distribution, or a handler catching more, they do not."""
+    f = files_of(tmp_path, replace(OPTIONS, provider_version="0.10.0"), a="""
+        from importlib.metadata import PackageNotFoundError, version
+        import shim
+        def get_version(pkg):
+            try:
+                return version(pkg)
+            except PackageNotFoundError:
+                return None
+        def loose_version(pkg):
+            try:
+                return version(pkg)
+            except Exception:
+                return None
+        name = "shim"
+        if get_version(name) == "0.10.0":
+            shim.decided()
+        elif get_version(name) == "0.8.0":
+            shim.never()
+        if get_version("torch") == "2.0":
+            shim.other_distribution()
+        if loose_version("shim") == "0.10.0":
+            shim.catches_more()
+    """)["cons/a.py"]
+    used = {u.steps[0].name: u.live.conditional for u in f.uses if u.steps[0].name != "__version__"}
+    # decided: `never` is dead; the others are not folded (their branches run, whatever they say)
+    assert used.keys() == {"decided", "other_distribution", "catches_more"} and used["decided"] is False
