@@ -175,3 +175,16 @@ def test_what_the_project_knows_is_dead_can_be_excluded():
         ("vendored/contrib/tool.py", False),
         ("vendored/plugins/_reset.py", False),
     }
+
+
+def test_a_job_script_given_beside_the_package_reaches_what_it_imports(tmp_path):
+    """A job script scanned with the package runs the copy it imports: that copy is reachable."""
+    from apiaudit.audit import scan
+
+    (tmp_path / "job.py").write_text("import shim.engine\nfrom vendored.shim_v0_7.runner import make_engine\n\nmake_engine('m')\n")
+    report = scan(
+        [str(CONSUMERS / "vendored" / "vendored"), str(tmp_path / "job.py")], str(PROVIDERS / "shim_v2" / "shim"),
+        use_index_cache=False,
+    )  # fmt: skip
+    dead = {f.path for f in report.findings if f.unreachable}
+    assert dead == {"vendored/shim_v0_8/runner.py", "vendored/_legacy.py"}

@@ -17,7 +17,7 @@ from apiaudit.consumer.imports import ConsumerNames, module_imports, names_of
 from apiaudit.consumer.one_pass import RecordingNames, import_order, still_valid
 from apiaudit.consumer.patterns import pattern_hits
 from apiaudit.consumer.positions import to_characters
-from apiaudit.consumer.reach import named_modules, unreachable_modules
+from apiaudit.consumer.reach import mark_unreachable, named_modules
 from apiaudit.consumer.records import ConsumerFile, ConsumerOptions, Site
 from apiaudit.consumer.visitor import ModuleVisitor
 from apiaudit.infra.atomic import is_disk_full
@@ -229,11 +229,7 @@ def collect(
         out.append(results[path])
     if cache:
         cache.save(workers)
-    dead = unreachable_modules(tree, out)
-    if dead:
-        why = f"imported by nothing in {tree.name}"
-        out = [replace(f, unreachable=why) if f.path in dead else f for f in out]
-    return tuple(out)
+    return mark_unreachable(tree, out)
 
 
 # How a reading is stored in the consumer cache: its JSON text (compressed until the cache is

@@ -25,6 +25,7 @@ import ast
 import configparser
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from apiaudit.consumer.records import ConsumerFile
@@ -50,14 +51,20 @@ def named_modules(tree: ast.Module, top: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-def unreachable_modules(tree: CodeTree, files: Sequence[ConsumerFile]) -> frozenset[str]:
-    """The paths of the files nothing reachable imports (see the module's doc)."""
+def unreachable_modules(tree: CodeTree, files: Sequence[ConsumerFile], also_reached: Iterable[str] = ()) -> frozenset[str]:
+    """The paths of the files nothing reachable imports (see the module's doc); `also_reached`:
+    dotted names the other consumers of the scan reach (job scripts given beside the package)."""
     if not tree.packages or tree.only:
         return frozenset()
     modules = {f.module: f for f in files}
     scripts = {p.relative_to(tree.root).as_posix() for p in tree.scripts if p.is_relative_to(tree.root)}
     queue = [f.module for f in files if f.path in scripts or _runs_by_itself(f.module, f.path)]
     queue += [m for m in entry_point_modules(tree) if m in modules]
+    for name in also_reached:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        if name:
+            queue.append(name)
     reached: set[str] = set()
     while queue:
         module = queue.pop()
@@ -73,6 +80,25 @@ def unreachable_modules(tree: CodeTree, files: Sequence[ConsumerFile]) -> frozen
                     queue.append(target)
                 target = target.rpartition(".")[0]
     return frozenset(f.path for f in files if f.module not in reached)
+
+
+def mark_unreachable(tree: CodeTree, files: Sequence[ConsumerFile], also_reached: Iterable[str] = ()) -> tuple[ConsumerFile, ...]:
+    """`files` with `unreachable` set on those nothing reachable imports (and cleared on the rest)."""
+    dead = unreachable_modules(tree, files, also_reached)
+    why = f"imported by nothing in {tree.name}"
+    return tuple(
+        replace(f, unreachable=why if f.path in dead else None) if (f.path in dead) != bool(f.unreachable) else f for f in files
+    )
+
+
+def reached_across(trees: Sequence[CodeTree], files: Sequence[Sequence[ConsumerFile]]) -> list[tuple[ConsumerFile, ...]]:
+    """Each consumer's files marked again with what the scan's other consumers reach: a job script
+    given beside the package runs the package modules it imports."""
+    out = []
+    for i, (tree, own) in enumerate(zip(trees, files)):
+        others = [name for j, theirs in enumerate(files) if j != i for f in theirs for name in f.reaches]
+        out.append(mark_unreachable(tree, own, others) if others else tuple(own))
+    return out
 
 
 def _runs_by_itself(module: str, path: str) -> bool:
