@@ -7,8 +7,9 @@ names its string literals hold), importing a module running its packages' `__ini
 The roots are what runs without being imported by the consumer itself:
 
 - every user-facing module: one a user may import by its path, whose dotted path has no
-  private part (`_name`) and no per-release copy (a package or module named with a release
-  number of two parts or more: `vllm_v0_6`, `v_0_5_4`, `compat_2_1`);
+  private part (`_name`) and no per-release copy (a package named with a release number of
+  two parts or more: `vllm_v0_6/`, `vllm_v_0_5_4/`, `compat_2_1/`; a module file so named,
+  `connector_v1_085.py`, stays user-facing: a user may name it in a provider's configuration);
 - `__main__` modules, test files (`test_*.py`, `*_test.py`, `conftest.py`) and loose scripts;
 - the modules the distribution's entry points name (`*.dist-info/entry_points.txt`, or
   `[project.scripts]`/`[project.entry-points]` of a `pyproject.toml` beside the package).
@@ -107,7 +108,10 @@ def _runs_by_itself(module: str, path: str) -> bool:
     leaf = Path(path).stem
     if leaf == "__main__" or _TESTS.match(leaf):
         return True
-    return not any(part.startswith("_") or _RELEASE.search(part) for part in parts)
+    # A release number marks a copied package (a folder), not one module: a user may name
+    # `pkg/connector_v1_085.py` in a provider's configuration.
+    packages = parts if leaf == "__init__" else parts[:-1]
+    return not any(part.startswith("_") for part in parts) and not any(_RELEASE.search(part) for part in packages)
 
 
 def entry_point_modules(tree: CodeTree) -> tuple[str, ...]:
