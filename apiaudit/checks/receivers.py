@@ -74,14 +74,20 @@ class NotInProvider:
 
 def model_member(ctx, class_path: str, name: str):
     """`class_member` on a model class: Found, Missing, Unknown, or NotInProvider where only a base
-    outside the provider could supply `name`."""
+    outside the provider could supply `name`. An external base whose members are all known
+    (torch's nn.Module, `KNOWN_EXTERNAL_MEMBERS`) supplies its own and proves the rest missing."""
     res = ctx.index.class_member(class_path, name, instance=True)
     if isinstance(res, Unknown):
-        from apiaudit.provider.records import Membership
+        from apiaudit.provider.index import KNOWN_EXTERNAL_MEMBERS
+        from apiaudit.provider.records import Membership, SymbolKind
 
         if ctx.index.provider_defines(class_path, name) is Membership.NO:
             owner = ctx.index.resolve(class_path)
             missing = Missing(f"{class_path}.{name}", owner.symbol if isinstance(owner, Found) else None)
             outside = ctx.index.mro_unknowns(class_path)
-            return NotInProvider(missing, outside[0]) if outside else missing
+            for base in outside:
+                if name in KNOWN_EXTERNAL_MEMBERS.get(base, ()):
+                    return Found(Symbol(f"{base}.{name}", SymbolKind.EXTERNAL))
+            unknown = [b for b in outside if b not in KNOWN_EXTERNAL_MEMBERS or name.startswith("_")]
+            return NotInProvider(missing, unknown[0]) if unknown else missing
     return res

@@ -63,7 +63,7 @@ class FactsExtension(griffe.Extension):
         assigned_calls: dict[str, list] = {}
         self_annotations: dict[str, str] = {}
         source = getattr(agent, "code", None)
-        expressions = source is None or "setattr" in source or "__dict__" in source
+        expressions = source is None or any(word in source for word in ("setattr", "__dict__", "register_", "add_module"))
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.args.args:
                 me = stmt.args.args[0].arg
@@ -362,7 +362,16 @@ def _self_assignments(func: ast.AST, me: str, calls: dict[str, list] | None = No
                         dynamic = True
             elif isinstance(sub, ast.Attribute) and sub.attr == "__dict__" and isinstance(sub.value, ast.Name) and sub.value.id == me:
                 dynamic = True
+            elif isinstance(sub, ast.Call) and _is_self_attribute(sub.func, me) and sub.func.attr in _NAMED_REGISTRATIONS:
+                if sub.args and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str):
+                    names.add(sub.args[0].value)
+                else:
+                    dynamic = True
     return names, dynamic
+
+
+# torch.nn.Module's ways to give an instance an attribute by name (its __getattr__ serves them).
+_NAMED_REGISTRATIONS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
 
 
 _STATEMENT_LISTS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})

@@ -71,6 +71,27 @@ TRANSPARENT_BASES: dict[str, frozenset[str]] = {
     "typing.NamedTuple": frozenset({"_replace", "_asdict", "_fields", "_field_defaults", "_make", "count", "index"}),
     "typing_extensions.NamedTuple": frozenset({"_replace", "_asdict", "_fields", "_field_defaults", "_make", "count", "index"}),
 }
+# External bases whose public members are known, all of them (a public name not here is not
+# theirs; a private one may be: it is not listed). torch.nn.Module's, over torch 2.x: what a
+# model class of a torch-based provider has from its base. Its `__getattr__` serves only the
+# parameters, buffers and submodules registered on the instance, which provider code assigns
+# (`self.x = ...`, `self.register_buffer("x", ...)`: the extension records both).
+_TORCH_MODULE = frozenset({
+    "T_destination", "add_module", "apply", "bfloat16", "buffers", "call_super_init", "children", "compile", "cpu",
+    "cuda", "double", "dump_patches", "eval", "extra_repr", "float", "forward", "get_buffer", "get_extra_state",
+    "get_parameter", "get_submodule", "half", "ipu", "load_state_dict", "modules", "mtia", "named_buffers",
+    "named_children", "named_modules", "named_parameters", "parameters", "register_backward_hook", "register_buffer",
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_load_state_dict_post_hook", "register_load_state_dict_pre_hook",
+    "register_module", "register_parameter", "register_state_dict_post_hook", "register_state_dict_pre_hook",
+    "requires_grad_", "set_extra_state", "set_submodule", "share_memory", "state_dict", "to", "to_empty", "train",
+    "training", "type", "xpu", "zero_grad",
+})  # fmt: skip
+KNOWN_EXTERNAL_MEMBERS: dict[str, frozenset[str]] = {
+    "torch.nn.Module": _TORCH_MODULE,
+    "torch.nn.modules.Module": _TORCH_MODULE,
+    "torch.nn.modules.module.Module": _TORCH_MODULE,
+}
 # Externals whose __init__ the class shapes synthesize (their attributes stay unknown).
 SHAPED_BASES = frozenset({"pydantic.BaseModel", "pydantic.main.BaseModel", "msgspec.Struct"})
 # What every module object has, whatever its source binds.

@@ -21,7 +21,8 @@ from apiaudit.fixes.codemods import (
     InsertCallAfter,
     apply_edits,
 )
-from apiaudit.recipes import Recipe, match_patterns
+from apiaudit.checks.pattern_findings import match_patterns
+from apiaudit.recipes import Recipe
 from apiaudit.recipes.changes import DropSubscript as DropSubscriptChange
 from apiaudit.recipes.changes import InsertCallAfter as InsertCallAfterChange
 from apiaudit.recipes.records import Pattern
