@@ -216,6 +216,7 @@ def _scan_once(
         if results_key is not None:
             results_key = _results_key(provider_tree, rules.digest, model, python_version, trees, read, cache_dir, launch_key)
     from apiaudit.consumer import collect
+    from apiaudit.consumer.reach import reached_across
     from apiaudit.engine import check_files, consumer_context, prepare, warm_index
     from apiaudit.infra.workers import worker_count
     from apiaudit.provider.cache import save_index
@@ -242,13 +243,18 @@ def _scan_once(
     origins = []
     files_scanned = calls_checked = 0
     workers = worker_count()  # a large consumer's cold work is shared among processes
+    collected = []
     for tree, label, paths in zip(trees, labels, chosen):
         origins.append(replace(tree.origin(), label=label if label != tree.name else None))
         progress.start(f"reading {tree.name}", len(paths))
-        files = collect(
+        collected.append(collect(
             tree, options, on_file=progress.advance, files=paths, cache_dir=cache_dir if use_index_cache else None,
             workers=workers, on_read=lambda file: warm_index(setup, file),
-        )  # fmt: skip
+        ))  # fmt: skip
+    if len(collected) > 1:
+        # A module nothing in its package imports still runs when a job script given beside it does.
+        collected = reached_across(trees, collected)
+    for tree, label, files in zip(trees, labels, collected):
         progress.start(f"checking {tree.name} against {provider_tree.name}", len(files))
         context = consumer_context(setup, label, files, model=model)
         findings.extend(check_files(setup, files, context, workers=workers, on_file=progress.advance))

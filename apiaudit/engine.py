@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Collection, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from apiaudit.checks import (
@@ -186,6 +186,13 @@ def check_file(
         plugins = tuple(launched.plugins)
     if only is not None:
         findings = [f for f in findings if f.rule in only]
+    if file.unreachable:
+        # A module nothing reachable imports may never run (docs/rules.md): its findings hold
+        # only if something outside the consumer imports it.
+        findings = [
+            replace(f, conditional=True, unreachable=True, reason="; ".join(filter(None, (file.unreachable, f.reason))))
+            for f in findings
+        ]
     return FileCheck(tuple(findings), calls, plugins)
 
 

@@ -40,6 +40,9 @@ class AttributeFacts:
     attribute: str
     owner: str
     moved_to: str | None = None  # a module attribute now defined elsewhere: its new dotted path
+    # No provider code gives the owner the attribute, but this base outside the provider may:
+    # missing is likely, not proven (the finding is a warning unless a recipe says it is gone).
+    external_base: str | None = None
 
 
 @dataclass(frozen=True)

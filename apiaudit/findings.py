@@ -12,7 +12,7 @@ from typing import Literal
 
 from apiaudit.evidence import Facts, RecipeFacts
 
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 
 # Where audited code came from: an installed distribution, a fetched release wheel, a path.
 SourceKind = Literal["installed", "release", "path"]
@@ -171,6 +171,14 @@ class Finding:
     # release (`guard` is that guard's source text): it may never run.
     conditional: bool = False
     guard: str | None = None
+    # Why the finding is rated below `error` (or may never run): what apiaudit could not prove,
+    # in one phrase ("base torch.nn.Module lies outside the provider and may define 'x'",
+    # "imported by nothing in NAME"). None for a proven finding (docs/rules.md: an error is a proof).
+    reason: str | None = None
+    # In a consumer module that nothing reachable imports and no user-facing import path reaches
+    # (docs/rules.md, "Modules nothing runs"): it runs only if something outside imports it.
+    # Such a finding is `conditional` too.
+    unreachable: bool = False
 
     @property
     def sort_key(self) -> tuple:
@@ -260,6 +268,11 @@ class Report:
     @property
     def cannot_judge(self) -> int:
         return sum(1 for f in self.findings if f.rule == "cannot-judge")
+
+    @property
+    def unreachable(self) -> int:
+        """Findings in modules nothing reachable imports (listed only with --show-unreachable)."""
+        return sum(1 for f in self.findings if f.unreachable)
 
     def at_or_above(self, threshold: Severity) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.severity.at_least(threshold) and f.rule != "cannot-judge")

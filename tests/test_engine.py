@@ -48,6 +48,7 @@ RULES = """\
 
     [[pattern]]
     id = "toy-needs-finish"
+    severity = "warning"
     versions = ">=0"
     kind = "call-not-followed-by"
     method = "start"

@@ -279,7 +279,7 @@ class Encoded:
 
     @staticmethod
     def packed(text: str) -> Encoded:
-        return Encoded(zlib.compress(text.encode("utf-8"), 1))
+        return Encoded(zlib.compress(_utf8(text), 1))
 
     @property
     def json(self) -> str:
@@ -287,7 +287,7 @@ class Encoded:
         if isinstance(self.text, str):
             return self.text
         try:
-            return zlib.decompress(self.text).decode("utf-8")
+            return zlib.decompress(self.text).decode("utf-8", "surrogatepass")
         except (zlib.error, UnicodeDecodeError):
             raise CacheFormatError("packed JSON text that does not unpack") from None
 
@@ -342,6 +342,14 @@ def _json(data: Any) -> str:
     return _ENCODER.encode(data)
 
 
+def _utf8(text: str) -> bytes:
+    """JSON text as a file's bytes: UTF-8, a lone surrogate a `str` may hold (`"\\ud800"` in a
+    consumer's string literal) written as its three bytes ("surrogatepass"), which `json.loads`
+    of bytes reads back as the same code point. Escaping it instead (`\\ud800`) would not come
+    back the same where two such halves stand side by side: the parser joins them into one."""
+    return text.encode("utf-8", "surrogatepass")
+
+
 # `encode` builds a fresh tree, which holds no cycle (a cycle would have recursed without end
 # there): the encoder's check for one would only cost a fifth of its time.
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False)
@@ -354,7 +362,7 @@ def _header(kind: str, sha256: str) -> bytes:
 def dumps(kind: str, value: Any) -> bytes:
     """The bytes of a cache file holding `value`."""
     with paused_gc():
-        payload = "".join(_payload_chunks(value)).encode("utf-8")
+        payload = _utf8("".join(_payload_chunks(value)))
     return _header(kind, hashlib.sha256(payload).hexdigest()) + payload
 
 
@@ -370,11 +378,11 @@ def _payload_bytes(value: Any, digest: Any) -> Iterator[bytes]:
             pending.append(chunk)
             size += len(chunk)
             if size >= _BATCH:
-                data = "".join(pending).encode("utf-8")
+                data = _utf8("".join(pending))
                 digest.update(data)
                 yield data
                 pending, size = [], 0
-        data = "".join(pending).encode("utf-8")
+        data = _utf8("".join(pending))
         digest.update(data)
         yield data
 

@@ -9,12 +9,13 @@ from apiaudit.checks.conditions import class_passes
 from apiaudit.checks.context import CheckContext
 from apiaudit.checks.receivers import (
     InstanceValue,
+    NotInProvider,
     SymbolValue,
     UnknownBinding,
     describe_classes,
     model_member,
 )
-from apiaudit.consumer.records import ConsumerFile, Step, Use
+from apiaudit.consumer.records import ConditionKind, ConsumerFile, Step, Use
 from apiaudit.evidence import (
     AttributeFacts,
     BindingFacts,
@@ -178,8 +179,9 @@ def _step(ctx: CheckContext, file, use, value, step: Step, findings: list, rest_
     if step.kind == "narrow":
         return _narrow(ctx, value, step)
     if step.kind == "instance":
+        # The consumer's annotation (or isinstance test): the object's class or a subclass of it.
         if isinstance(value, SymbolValue) and value.symbol.kind is SymbolKind.CLASS:
-            return InstanceValue((value.symbol.path,))
+            return InstanceValue((value.symbol.path,), declared=True)
         return None
     if step.kind == "dynamic":
         if report:
@@ -193,7 +195,18 @@ def _narrow(ctx, value, step: Step):
     (the code after a failing guard is still checked, for the classes it was written for)."""
     if not isinstance(value, InstanceValue) or step.guard is None or len(value.classes) < 1:
         return value
-    keep = [c for c in value.classes if class_passes(ctx, c, step.guard) in (step.guard.expect, None)]
+    guard = step.guard
+    answers = [(c, class_passes(ctx, c, guard)) for c in value.classes]
+    keep = [c for c, passes in answers if passes in (guard.expect, None)]
+    if guard.kind is ConditionKind.HAS_ATTR and guard.expect and guard.name:
+        # `hasattr(x, "a")` holds: the classes whose code has `a`, where there are any (one whose
+        # provider code lacks it can have it only from a base outside the provider, which the
+        # test is there to tell apart); else the undecided ones, which the test says have it.
+        passing = [c for c, passes in answers if passes is True]
+        if passing:
+            keep = passing
+        elif keep:
+            return replace(value.only(keep), own=value.own | {guard.name})
     if not keep:
         # Past a job-stopping guard: still checked for these classes. On a branch: never taken.
         return value if step.guard.stops else IMPOSSIBLE
@@ -207,23 +220,31 @@ def _model_attr(ctx, file, use, value: InstanceValue, step, findings, report, re
     name = step.name
     results = [(c, model_member(ctx, c, name)) for c in value.classes]
     found = [(c, r) for c, r in results if isinstance(r, Found)]
-    missing = [(c, r) for c, r in results if isinstance(r, Missing)]
+    # Missing for sure, or missing in provider code with a base outside the provider that may supply it.
+    missing = [(c, r if isinstance(r, Missing) else r.missing) for c, r in results if isinstance(r, (Missing, NotInProvider))]
+    outside = [r.base for _, r in results if isinstance(r, NotInProvider)]
     unknown = [c for c, r in results if isinstance(r, Unknown)] + list(value.unjudged)
     if missing and report:
         failing = [c for c, _ in missing]
         archs = value.architectures(failing)
         first: Missing = missing[0][1]
-        facts = ModelAttributeFacts(name, failing[0], classes=tuple(failing), architectures=tuple(archs))
+        external = outside[0] if outside else None
+        facts = ModelAttributeFacts(name, failing[0], external_base=external, classes=tuple(failing), architectures=tuple(archs))
         if not found:
             more = f"; {len(unknown)} more cannot be judged" if unknown else ""
+            where = " in the provider's code" if external else ""
             message = (
-                f"{describe_classes(ctx, value, failing)} object has no attribute '{name}'"
+                f"{describe_classes(ctx, value, failing)} object has no attribute '{name}'{where}"
                 if len(failing) == 1 and not unknown
-                else f"no class the object can be has attribute '{name}': {describe_classes(ctx, value, failing)}{more}"
+                else f"no class the object can be has attribute '{name}'{where}: {describe_classes(ctx, value, failing)}{more}"
             )
+            # An error is a proof: where a base outside the provider may supply the member, the
+            # provider's code alone cannot prove it missing (a recipe that says it is gone can).
+            reason = f"base {external} lies outside the provider and may define '{name}'" if external else None
             findings.append(
                 ctx.finding(file, use.site, "attribute-missing", message, callee=f"{failing[0]}.{name}",
-                            provider_location=first.owner.location if first.owner else None, facts=facts)
+                            provider_location=first.owner.location if first.owner else None, facts=facts,
+                            severity=Severity.WARNING if reason else None, reason=reason)
             )
         else:
             shown_archs = ", ".join(archs[:8]) + (f", … {len(archs) - 8} more" if len(archs) > 8 else "")
@@ -233,6 +254,7 @@ def _model_attr(ctx, file, use, value: InstanceValue, step, findings, report, re
                     f"'{name}' is missing on {len(failing)} of {len(results)} classes the model object can be: "
                     f"{describe_classes(ctx, value, failing)}" + (f"; {len(archs)} architecture{'s' if len(archs) != 1 else ''} would fail ({shown_archs})" if archs else ""),
                     callee=f"{failing[0]}.{name}", facts=facts,
+                    reason=f"base {external} lies outside the provider and may define '{name}'" if external else None,
                 )
             )
     if not found:
@@ -309,6 +331,8 @@ def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
         if report:
             owners = " or ".join(value.classes)
             missing: Missing = results[0][1]
+            # An error is a proof: a declared type may be refined at run time by a subclass that has it.
+            reason = _refined_by_subclass(ctx, value, name) if value.declared else None
             findings.append(
                 ctx.finding(
                     file,
@@ -318,9 +342,28 @@ def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
                     callee=f"{value.classes[0]}.{name}",
                     provider_location=missing.owner.location if missing.owner else None,
                     facts=AttributeFacts(name, value.classes[0]),
+                    severity=Severity.WARNING if reason else None,
+                    reason=reason,
                 )
             )
         raise _Stop
+    return None
+
+
+def _refined_by_subclass(ctx, value: InstanceValue, name: str) -> str | None:
+    """Why an attribute the declared class lacks may still be there: the provider classes derived
+    from it that have it, or a consumer class mixed into it that defines it (None: none does, and
+    the missing attribute is proven for every class the object can be)."""
+    declared = value.classes[0]
+    shown = declared.rpartition(".")[2]
+    subclasses = ctx.index.subclasses_defining(declared, name)
+    if subclasses:
+        return f"annotated {shown}; a subclass may define '{name}' ({', '.join(c.rpartition('.')[2] for c in subclasses)})"
+    for dotted in sorted(ctx.classes):
+        if name in ctx.own_members(dotted) and any(
+            declared in ctx.index.mro_paths(base) for base in ctx.provider_classes_of(dotted)
+        ):
+            return f"annotated {shown}; the consumer's {dotted.rpartition('.')[2]} derives from it and defines '{name}'"
     return None
 
 

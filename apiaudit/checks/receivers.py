@@ -37,6 +37,9 @@ class InstanceValue:
     origins: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # candidates whose class the index cannot read (external or unresolved): neither pass nor fail
     unjudged: tuple[str, ...] = ()
+    # The class is what the consumer declares (a parameter's or variable's annotation, an
+    # isinstance test), not what built the object: at run time it may be a subclass.
+    declared: bool = False
 
     def architectures(self, classes) -> tuple[str, ...]:
         found = dict(self.origins)
@@ -59,14 +62,32 @@ def describe_classes(ctx, value: InstanceValue, classes=None, limit: int = 6) ->
     return f"{len(shown)} classes ({head})"
 
 
+@dataclass(frozen=True)
+class NotInProvider:
+    """No provider code along a class's MRO gives its instances the attribute, but a base outside
+    the provider (torch's `nn.Module`) may: missing is likely, not proven, so never an error by
+    itself (docs/rules.md, "An error is a proof")."""
+
+    missing: Missing
+    base: str  # the first base outside the provider
+
+
 def model_member(ctx, class_path: str, name: str):
-    """`class_member`, where an external base (torch's `nn.Module`) is taken to add no provider
-    names: a model class's attributes are what provider code defines or assigns."""
+    """`class_member` on a model class: Found, Missing, Unknown, or NotInProvider where only a base
+    outside the provider could supply `name`. An external base whose members are all known
+    (torch's nn.Module, `KNOWN_EXTERNAL_MEMBERS`) supplies its own and proves the rest missing."""
     res = ctx.index.class_member(class_path, name, instance=True)
     if isinstance(res, Unknown):
-        from apiaudit.provider.records import Membership
+        from apiaudit.provider.index import KNOWN_EXTERNAL_MEMBERS
+        from apiaudit.provider.records import Membership, SymbolKind
 
         if ctx.index.provider_defines(class_path, name) is Membership.NO:
             owner = ctx.index.resolve(class_path)
-            return Missing(f"{class_path}.{name}", owner.symbol if isinstance(owner, Found) else None)
+            missing = Missing(f"{class_path}.{name}", owner.symbol if isinstance(owner, Found) else None)
+            outside = ctx.index.mro_unknowns(class_path)
+            for base in outside:
+                if name in KNOWN_EXTERNAL_MEMBERS.get(base, ()):
+                    return Found(Symbol(f"{base}.{name}", SymbolKind.EXTERNAL))
+            unknown = [b for b in outside if b not in KNOWN_EXTERNAL_MEMBERS or name.startswith("_")]
+            return NotInProvider(missing, unknown[0]) if unknown else missing
     return res

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from apiaudit.findings import Finding
+from apiaudit.evidence import AttributeFacts
+from apiaudit.findings import Finding, Severity
 from apiaudit.recipes import RuleBook
+from apiaudit.recipes.records import ChangeKind
 
 
 def apply_recipes(book: RuleBook, findings: list[Finding]) -> list[Finding]:
@@ -20,7 +22,24 @@ def apply_recipes(book: RuleBook, findings: list[Finding]) -> list[Finding]:
 def _explain(book: RuleBook, finding: Finding) -> Finding:
     for recipe in book.recipes:
         if recipe.explains(finding):
-            return replace(finding, advice=f"{recipe.change.advice()} ({recipe.rationale})", recipe=recipe.change.facts(recipe.id))
+            explained = replace(finding, advice=f"{recipe.change.advice()} ({recipe.rationale})", recipe=recipe.change.facts(recipe.id))
+            return _proven(explained, recipe.kind)
+    return finding
+
+
+def _proven(finding: Finding, kind: ChangeKind) -> Finding:
+    """An attribute the provider's code does not define, on classes whose base outside the provider
+    might (a warning, docs/rules.md): a recipe saying the provider renamed it is the proof that
+    it is gone, so the finding is the error it would be on a class the engine reads whole."""
+    facts = finding.facts
+    if (
+        kind is ChangeKind.RENAMED_ATTRIBUTE
+        and finding.rule == "attribute-missing"
+        and isinstance(facts, AttributeFacts)
+        and facts.external_base is not None
+        and finding.severity is Severity.WARNING
+    ):
+        return replace(finding, severity=Severity.ERROR, reason=None)
     return finding
 
 

@@ -18,6 +18,7 @@ from apiaudit.consumer.launch import job_file, python_lines
 from apiaudit.consumer.one_pass import RecordingNames, import_order, still_valid
 from apiaudit.consumer.patterns import pattern_hits
 from apiaudit.consumer.positions import to_characters
+from apiaudit.consumer.reach import mark_unreachable, named_modules
 from apiaudit.consumer.records import ConsumerFile, ConsumerOptions, Site
 from apiaudit.consumer.contracts import defined_functions, replacements
 from apiaudit.consumer.visitor import ModuleVisitor
@@ -74,6 +75,9 @@ def collect_file(
     except (OSError, ValueError, RecursionError) as exc:
         return ConsumerFile(path=rel, module=module, error=str(exc), error_site=Site(1, 0))
     found = ModuleVisitor(source, rel, module, is_package, options, names).run(syntax)
+    named = named_modules(syntax, module.split(".")[0])
+    if named:
+        found = replace(found, reaches=tuple(dict.fromkeys(found.reaches + named)))
     found = replace(
         _rule_matches(found, syntax, options, source),
         functions=defined_functions(syntax, module),
@@ -244,7 +248,7 @@ def collect(
         out.append(results[path])
     if cache:
         cache.save(workers)
-    return tuple(out)
+    return mark_unreachable(tree, out)
 
 
 # How a reading is stored in the consumer cache: its JSON text (compressed until the cache is

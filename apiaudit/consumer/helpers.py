@@ -20,12 +20,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from apiaudit.consumer import guards as g
-from apiaudit.consumer.values import UNBOUND, UNKNOWN, Const, TupleOf, Value, join
+from apiaudit.consumer.values import (
+    UNBOUND,
+    UNKNOWN,
+    Const,
+    ProviderDistribution,
+    ProviderVersion,
+    TupleOf,
+    Value,
+    join,
+)
 from apiaudit.infra.astutil import descendants
 
 MAX_HELPER_DEPTH = 3  # helpers calling helpers: deeper calls are not folded
 MAX_STATEMENTS = 200  # statements one outermost fold may run, helpers it calls included
 MAX_BODY_STATEMENTS = 60  # a longer function is not a guard helper (nor exported as one)
+# What a metadata lookup raises for a distribution that is not installed: a handler catching only
+# these cannot run where the `try` looked up the audited provider, which is installed.
+_NOT_INSTALLED = frozenset({"PackageNotFoundError", "DistributionNotFound"})
 
 State = dict[str, Value]  # the function's locals on one path
 ValueOf = Callable[[ast.AST, State], Value]
@@ -80,6 +92,20 @@ def local_names(body: list[ast.stmt]) -> set[str]:
             elif isinstance(node, ast.ExceptHandler) and node.name:
                 names.add(node.name)
     return names
+
+
+def _reads_the_provider(falls: State | None, returns: list[Value]) -> bool:
+    """The body's paths end holding the audited provider's version or distribution (what a
+    metadata lookup of the provider gives), and nothing else it could have looked up."""
+    values = list(returns) + (list(falls.values()) if falls is not None else [])
+    return any(isinstance(v, (ProviderVersion, ProviderDistribution)) for v in values) and bool(returns or falls)
+
+
+def _caught(handler: ast.ExceptHandler) -> frozenset[str]:
+    """The exception names a handler catches (last dotted part)."""
+    items = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    names = [getattr(item, "attr", None) or getattr(item, "id", None) for item in items if item is not None]
+    return frozenset(n for n in names if n) if all(names) else frozenset({"<other>"})
 
 
 def join_states(a: State | None, b: State | None) -> State | None:
@@ -225,6 +251,10 @@ class BodyRun:
         entry: State | None = None
         for seen in trace:
             entry = join_states(entry, seen)
+        if _reads_the_provider(falls, returns) and all(h.type is not None and _caught(h) <= _NOT_INSTALLED for h in stmt.handlers):
+            # `try: return version("prov") except PackageNotFoundError: return None`: the audited
+            # provider is installed, so only the body's path runs.
+            return falls, returns
         for handler in stmt.handlers:
             if entry is None:
                 break

@@ -369,6 +369,13 @@ class ConsumerFile:
     lines: tuple[str, ...] = ()
     error: str | None = None  # a parse error: nothing else was extracted
     error_site: Site | None = None
+    # Modules this file may make run, by dotted name: what its import statements on live lines
+    # name (every `from M import n` gives M and M.n), and dotted consumer names its string
+    # literals hold (`"pkg.ext.Worker"`, `"pkg.cli:main"`): the edges of the reachability graph.
+    reaches: tuple[str, ...] = ()
+    # Set by `collect` (never cached with the file: it depends on the whole tree): why the module
+    # may never run, when nothing reachable imports it (consumer/reach.py).
+    unreachable: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -196,6 +196,7 @@ class ModuleVisitor:
         self.rpc_calls: list[RpcCall] = []
         self.method_bindings: list[MethodBinding] = []
         self.guard_stops: list[GuardStop] = []
+        self.reaches: dict[str, None] = {}  # modules live import statements name, in order
         self._self_functions: set[str] = set()  # module functions whose first parameter is `self`
         self.notes: dict[tuple[int, int], Note] = {}
         self.module_env = Env()
@@ -224,6 +225,7 @@ class ModuleVisitor:
             guard_stops=tuple(self.guard_stops),
             notes=tuple(self.notes.values()),
             lines=tuple(self.source.splitlines()),
+            reaches=tuple(self.reaches),
         )
 
     def exports(self, tree: ast.Module) -> dict[str, Value]:
@@ -260,6 +262,8 @@ class ModuleVisitor:
         return True
 
     def _stmt(self, stmt: ast.stmt, scope: Scope) -> bool:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) and scope.emit:
+            self._reach(stmt)
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 self._import(alias.name, None, alias, scope)
@@ -788,6 +792,16 @@ class ModuleVisitor:
         return replace(helper, env=env)
 
     # ----------------------------------------------------------- imports
+    def _reach(self, stmt: ast.Import | ast.ImportFrom) -> None:
+        """The modules an import statement on a live line may run (consumer/reach.py's edges)."""
+        if isinstance(stmt, ast.Import):
+            self.reaches.update(dict.fromkeys(alias.name for alias in stmt.names))
+            return
+        base = self.imports_ctx.absolute(stmt.module, stmt.level)
+        if base:
+            self.reaches[base] = None
+            self.reaches.update(dict.fromkeys(f"{base}.{alias.name}" for alias in stmt.names if alias.name != "*"))
+
     def _import(self, module: str, name: str | None, alias: ast.alias, scope: Scope) -> None:
         if not scope.emit or not self.imports_ctx.is_provider(module):
             return
@@ -883,6 +897,19 @@ class ModuleVisitor:
                 for c in conditions:
                     live = live.under(c)
                 self.uses.append(Use(chain.root, chain.steps, site_of(node), scope.function, _text(node), live, failed))
+        self._emit_version_reads(node, scope)
+
+    def _emit_version_reads(self, node: ast.expr, scope: Scope) -> None:
+        """`NAME.__version__` folds to the audited release's version, but the read is a use too:
+        on a release whose module defines no `__version__` it raises (issue 27, cause 11)."""
+        cur: ast.expr = node
+        while isinstance(cur, (ast.Call, ast.Attribute, ast.Subscript)):
+            if isinstance(cur, ast.Attribute) and cur.attr == "__version__":
+                base = self._value(cur.value, scope)
+                if isinstance(base, Chain) and base.root.kind == "symbol" and all(s.kind == "attr" for s in base.steps):
+                    read = base.steps + (Step("attr", name="__version__"),)
+                    self.uses.append(Use(base.root, read, site_of(cur), scope.function, _text(cur), scope.live))
+            cur = cur.func if isinstance(cur, ast.Call) else cur.value
 
     def _dict_injections(self, node: ast.Dict, scope: Scope) -> None:
         for key, val in zip(node.keys, node.values):

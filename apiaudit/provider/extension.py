@@ -22,7 +22,7 @@ from typing import Any, TypeAlias, TypeGuard
 
 import griffe
 
-from apiaudit.infra.astutil import descendants, dotted_text
+from apiaudit.infra.astutil import absolute_import, descendants, dotted_text
 from apiaudit.provider import deprecation_marks
 
 KEY = "apiaudit"
@@ -63,7 +63,7 @@ class FactsExtension(griffe.Extension):
         assigned_calls: dict[str, list] = {}
         self_annotations: dict[str, str] = {}
         source = getattr(agent, "code", None)
-        expressions = source is None or "setattr" in source or "__dict__" in source
+        expressions = source is None or any(word in source for word in ("setattr", "__dict__", "register_", "add_module"))
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.args.args:
                 me = stmt.args.args[0].arg
@@ -118,6 +118,11 @@ class FactsExtension(griffe.Extension):
             mod.extra.setdefault(KEY, {})["dynamic_namespace"] = dynamic
         if installs_modules(node, at_import):
             mod.extra.setdefault(KEY, {})["installs_modules"] = True
+        if replaces_itself(at_import):
+            mod.extra.setdefault(KEY, {})["replaces_itself"] = True
+        fallbacks = fallback_star_imports(node, mod.path if mod.is_init_module else mod.path.rpartition(".")[0])
+        if fallbacks:
+            mod.extra.setdefault(KEY, {})["fallback_stars"] = fallbacks
         getattr_defs = [n for n in _top_level(node.body) if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"]
         if not getattr_defs:
             return
@@ -212,6 +217,76 @@ def installs_modules(module: ast.Module, at_import: list[ast.AST] | None = None)
     )
 
 
+def replaces_itself(at_import: list[ast.AST]) -> bool:
+    """`sys.modules[__name__] = <object>` at import time: a lazy module (transformers' `_LazyModule`)
+    serves the module's names from then on; what it serves is declared under `if TYPE_CHECKING:`."""
+    return any(
+        isinstance(sub, ast.Assign)
+        and any(
+            isinstance(t, ast.Subscript) and _is_sys_modules(t.value) and isinstance(t.slice, ast.Name) and t.slice.id == "__name__"
+            for t in sub.targets
+        )
+        for sub in at_import
+    )
+
+
+# How a star import in an `except` handler stands in for what the `try` would have bound.
+FALLBACK = "fallback"  # another implementation, when the first one's import fails
+PLACEHOLDER = "placeholder"  # dummies, when an availability check raised on purpose: not the real names
+
+
+def fallback_star_imports(module: ast.Module, package: str) -> dict[str, str]:
+    """The modules star-imported in an `except` handler at module level (inside if/try too), each
+    FALLBACK, or PLACEHOLDER where the `try` raises the caught exception itself (`if not
+    is_torch_available(): raise OptionalDependencyNotAvailable()`): the handler then binds
+    placeholders for a missing optional dependency. A consumer that uses the class needs the
+    dependency, so the names the `try` and its `else:` bind are the real ones."""
+    found: dict[str, str] = {}
+    pending: list[tuple[ast.stmt, str | None]] = [(stmt, None) for stmt in module.body]
+    while pending:
+        stmt, role = pending.pop(0)
+        if isinstance(stmt, ast.ImportFrom) and role is not None and any(a.name == "*" for a in stmt.names):
+            source = absolute_import(package, stmt.module, stmt.level)
+            if found.get(source) != PLACEHOLDER:
+                found[source] = role
+        elif isinstance(stmt, ast.If):
+            pending[:0] = [(s, role) for s in stmt.body + stmt.orelse]
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":  # `try/except*` (3.11+)
+            raised = _raised_names(getattr(stmt, "body", []))
+            inner: list[tuple[ast.stmt, str | None]] = [(s, role) for s in getattr(stmt, "body", [])]
+            for handler in getattr(stmt, "handlers", []):
+                caught = _caught_names(handler.type)
+                kind = PLACEHOLDER if caught & raised else FALLBACK
+                inner += [(s, kind) for s in handler.body]
+            inner += [(s, role) for s in getattr(stmt, "orelse", []) + getattr(stmt, "finalbody", [])]
+            pending[:0] = inner
+    return found
+
+
+def _raised_names(body: list[ast.stmt]) -> set[str]:
+    """The exceptions a block raises itself, by name (`raise E()`, `raise E`), outside functions."""
+    names: set[str] = set()
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            name = dotted_text(exc)
+            if name:
+                names.add(name.rpartition(".")[2])
+        stack.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def _caught_names(node: ast.expr | None) -> set[str]:
+    if node is None:
+        return {"BaseException"}
+    items = node.elts if isinstance(node, ast.Tuple) else [node]
+    return {name.rpartition(".")[2] for item in items if (name := dotted_text(item))}
+
+
 def _is_namespace_call(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("globals", "vars", "locals") and (
         node.func.id != "vars" or not node.args
@@ -287,7 +362,16 @@ def _self_assignments(func: ast.AST, me: str, calls: dict[str, list] | None = No
                         dynamic = True
             elif isinstance(sub, ast.Attribute) and sub.attr == "__dict__" and isinstance(sub.value, ast.Name) and sub.value.id == me:
                 dynamic = True
+            elif isinstance(sub, ast.Call) and _is_self_attribute(sub.func, me) and sub.func.attr in _NAMED_REGISTRATIONS:
+                if sub.args and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str):
+                    names.add(sub.args[0].value)
+                else:
+                    dynamic = True
     return names, dynamic
+
+
+# torch.nn.Module's ways to give an instance an attribute by name (its __getattr__ serves them).
+_NAMED_REGISTRATIONS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
 
 
 _STATEMENT_LISTS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})

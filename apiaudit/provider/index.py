@@ -73,6 +73,27 @@ TRANSPARENT_BASES: dict[str, frozenset[str]] = {
     "typing.NamedTuple": frozenset({"_replace", "_asdict", "_fields", "_field_defaults", "_make", "count", "index"}),
     "typing_extensions.NamedTuple": frozenset({"_replace", "_asdict", "_fields", "_field_defaults", "_make", "count", "index"}),
 }
+# External bases whose public members are known, all of them (a public name not here is not
+# theirs; a private one may be: it is not listed). torch.nn.Module's, over torch 2.x: what a
+# model class of a torch-based provider has from its base. Its `__getattr__` serves only the
+# parameters, buffers and submodules registered on the instance, which provider code assigns
+# (`self.x = ...`, `self.register_buffer("x", ...)`: the extension records both).
+_TORCH_MODULE = frozenset({
+    "T_destination", "add_module", "apply", "bfloat16", "buffers", "call_super_init", "children", "compile", "cpu",
+    "cuda", "double", "dump_patches", "eval", "extra_repr", "float", "forward", "get_buffer", "get_extra_state",
+    "get_parameter", "get_submodule", "half", "ipu", "load_state_dict", "modules", "mtia", "named_buffers",
+    "named_children", "named_modules", "named_parameters", "parameters", "register_backward_hook", "register_buffer",
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_load_state_dict_post_hook", "register_load_state_dict_pre_hook",
+    "register_module", "register_parameter", "register_state_dict_post_hook", "register_state_dict_pre_hook",
+    "requires_grad_", "set_extra_state", "set_submodule", "share_memory", "state_dict", "to", "to_empty", "train",
+    "training", "type", "xpu", "zero_grad",
+})  # fmt: skip
+KNOWN_EXTERNAL_MEMBERS: dict[str, frozenset[str]] = {
+    "torch.nn.Module": _TORCH_MODULE,
+    "torch.nn.modules.Module": _TORCH_MODULE,
+    "torch.nn.modules.module.Module": _TORCH_MODULE,
+}
 # Externals whose __init__ the class shapes synthesize (their attributes stay unknown).
 SHAPED_BASES = frozenset({"pydantic.BaseModel", "pydantic.main.BaseModel", "msgspec.Struct"})
 # What every module object has, whatever its source binds.
@@ -246,8 +267,10 @@ class ProviderIndex:
         owner = self._symbol(module)
         member = module.members.get(name)
         module_facts = facts(module)
-        if member is not None and name in module_facts.get("typing_only", ()):
-            member = None  # bound only under `if TYPE_CHECKING:`: absent at run time
+        if member is not None and name in module_facts.get("typing_only", ()) and not module_facts.get("replaces_itself"):
+            # Bound only under `if TYPE_CHECKING:`: absent at run time, unless a lazy module takes
+            # the module's place (`sys.modules[__name__] = ...`), which serves what that block declares.
+            member = None
         if member is not None:
             if isinstance(member, griffe.Alias):
                 target = member.target_path
@@ -269,25 +292,38 @@ class ProviderIndex:
             lazy_path = _lazy_target(module, lazy[name])
             if lazy_path:
                 return self._resolve(lazy_path, seen)
-        unknown: Unknown | None = None
-        for key, alias in module.members.items():
-            if "*" in key and isinstance(alias, griffe.Alias):
-                source = alias.target_path
-                if not self.loader.owns(source):
-                    unknown = Unknown(f"{module.path}.{name}", f"star import from {source}, outside the provider")
-                    continue
-                res = self._resolve(f"{source}.{name}", seen)
-                if isinstance(res, Found):
-                    return res
-                if isinstance(res, Unknown):
-                    unknown = res
-        if unknown is not None:
-            return unknown
+        star = self._star_member(module, name, seen)
+        if star is not None:
+            return star
         if module_facts.get("has_getattr") and not module_facts.get("lazy_map_closed"):
             return Unknown(f"{module.path}.{name}", f"{module.path} defines a module __getattr__")
         if name in MODULE_ATTRIBUTES:
             return Found(Symbol(f"types.ModuleType.{name}", SymbolKind.EXTERNAL))
         return self._undeclared_module_member(module, name) or Missing(f"{module.path}.{name}", owner)
+
+    def _star_member(self, module: griffe.Module, name: str, seen: tuple[str, ...]) -> Resolution | None:
+        """`name` through the module's star imports: those the module runs first, then the ones an
+        `except` handler runs as a fallback; a name only placeholders for a missing optional
+        dependency bind (dummy classes) is Unknown, never the dummy (None: no star import binds it)."""
+        fallbacks = facts(module).get("fallback_stars", {})
+        stars = [alias.target_path for key, alias in module.members.items() if "*" in key and isinstance(alias, griffe.Alias)]
+        rank = {None: 0, _extension.FALLBACK: 1, _extension.PLACEHOLDER: 2}
+        unknown: Unknown | None = None
+        for source in sorted(stars, key=lambda source: rank[fallbacks.get(source)]):
+            if not self.loader.owns(source):
+                unknown = Unknown(f"{module.path}.{name}", f"star import from {source}, outside the provider")
+                continue
+            res = self._resolve(f"{source}.{name}", seen)
+            if isinstance(res, Found) and fallbacks.get(source) == _extension.PLACEHOLDER:
+                return unknown or Unknown(
+                    f"{module.path}.{name}",
+                    f"only a placeholder binds it ({res.symbol.path}, star-imported when an optional dependency is missing); the real class is not found",
+                )
+            if isinstance(res, Found):
+                return res
+            if isinstance(res, Unknown):
+                unknown = res
+        return unknown
 
     # ------------------------------------------- what static reading cannot see
     def _compiled_resolution(self, dotted: str) -> Resolution | None:
@@ -985,6 +1021,36 @@ class ProviderIndex:
                 self.memo[("definitions",)] = table
             self._definitions = dict(table)
         return self._definitions
+
+    def subclasses_defining(self, class_path: str, name: str) -> tuple[str, ...]:
+        """Provider classes derived from `class_path` whose instances have `name` where the class
+        itself has not (at most a few, the nearest first): what an object annotated with
+        `class_path` may really be. Candidates come from one line scan of every module's `class`
+        statements (cached with the index); each is confirmed by its MRO."""
+        return self._cached(("subclasses-defining", class_path, name), lambda: self._subclasses_defining(class_path, name))
+
+    def _subclasses_defining(self, class_path: str, name: str, limit: int = 3, budget: int = 200) -> tuple[str, ...]:
+        table = self.memo.get(("class-bases",))
+        if table is None:
+            table = names.class_bases_table(self.loader.source_files())
+            self.memo[("class-bases",)] = table
+        by_base = dict(table)
+        found: list[str] = []
+        queue, seen = [class_path.rpartition(".")[2]], {class_path}
+        while queue and len(seen) <= budget and len(found) < limit:
+            for candidate in by_base.get(queue.pop(0), ()):
+                if candidate in seen:
+                    continue
+                seen.add(candidate)
+                queue.append(candidate.rpartition(".")[2])
+                if class_path not in self.mro_paths(candidate):
+                    continue  # a class of the same name elsewhere
+                member = self.class_member(candidate, name, instance=True)
+                if isinstance(member, (Found, Unknown)):
+                    found.append(candidate)
+                    if len(found) >= limit:
+                        break
+        return tuple(found)
 
     # ------------------------------------------------------ **kwargs forwarding
     def forwards(self, path: str) -> tuple[tuple[str, tuple[str, ...]], ...]:

@@ -33,6 +33,25 @@ def definitions_table(sources: Iterable[tuple[str, str]]) -> tuple[tuple[str, tu
     return tuple(sorted((k, tuple(v)) for k, v in table.items()))
 
 
+_CLASS = re.compile(r"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.M)
+_BASE = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(?:\[.*)?$", re.S)
+
+
+def class_bases_table(sources: Iterable[tuple[str, str]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The last name of each base class as written -> the dotted classes (module.Class, nested
+    classes by their own name) whose `class` statement names it: where to look for subclasses.
+    A line scan like `definitions_table`; a candidate is confirmed by its MRO before it counts."""
+    table: dict[str, list[str]] = {}
+    for module, text in sources:
+        for match in _CLASS.finditer(text):
+            for part in match.group(2).split(","):
+                base = _BASE.match(part)
+                if base is None or "=" in part:
+                    continue  # a keyword (metaclass=...), or not a name
+                table.setdefault(base.group(1).rpartition(".")[2], []).append(f"{module}.{match.group(1)}")
+    return tuple(sorted((k, tuple(dict.fromkeys(v))) for k, v in table.items()))
+
+
 @dataclass(frozen=True)
 class RuntimeBindings:
     """What a `.py` beside its `.pyi` binds, read once: names, and whether it hides any."""

@@ -232,7 +232,9 @@ def _recipe(entry: _Entry, raw: dict, source: str) -> Recipe:
 
 
 def _severity(entry: _Entry, raw: dict, default: Severity) -> Severity:
-    """A rule's `severity` key (or `default`); any other word is one error naming the rule file."""
+    """A rule's `severity` key (or `default`, where the kind of rule has one: a [[pattern]] has
+    none, since it says what happens when the line runs, not how the rule was found); any other
+    word is one error naming the rule file."""
     text = raw.get("severity", default.value)
     try:
         return Severity(text)
@@ -245,6 +247,11 @@ def _pattern(entry: _Entry, raw: dict, source: str) -> Pattern:
     kind = raw["kind"]
     if kind not in PATTERN_KINDS:
         raise entry.error(f"unknown kind {kind!r} (expected one of: {', '.join(PATTERN_KINDS)})")
+    if "severity" not in raw:
+        raise entry.error(
+            "missing key 'severity': what happens when the matched line runs (error: it fails whenever it runs; "
+            "warning: it may fail, or does the wrong thing quietly; info)"
+        )
     severity = _severity(entry, raw, Severity.WARNING)
     if kind in SYMBOL_PATTERN_KINDS:
         return _symbol_pattern(entry, raw, source, kind, severity)

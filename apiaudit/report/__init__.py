@@ -40,19 +40,25 @@ def render(
     width: int | None = None,
     color: bool = False,
     show_suppressed: bool = False,
+    show_unreachable: bool = False,
 ) -> str:
     """The report as text in `fmt` (one of FORMATS).
 
     `show_unresolved` lists cannot-judge findings in table, SARIF and GitHub output
     (JSON always has them); `width` and `color` apply to the table only;
-    `show_suppressed` lists suppressed findings (every format counts them).
+    `show_suppressed` lists suppressed findings (every format counts them);
+    `show_unreachable` lists the findings of modules nothing imports (else summed up in one line).
     """
     module = _MODULES.get(fmt)
     if module is None:
         raise InputError(f"unknown output format '{fmt}' (choose from {', '.join(FORMATS)})")
     renderer = importlib.import_module(f"apiaudit.report.{module}").render
     return renderer(
-        report, RenderOptions(show_unresolved=show_unresolved, width=width, color=color, show_suppressed=show_suppressed)
+        report,
+        RenderOptions(
+            show_unresolved=show_unresolved, width=width, color=color, show_suppressed=show_suppressed,
+            show_unreachable=show_unreachable,
+        ),  # fmt: skip
     )
 
 

@@ -40,6 +40,7 @@ class RenderOptions:
     width: int | None = None
     color: bool = False
     show_suppressed: bool = False
+    show_unreachable: bool = False
 
 
 def tool_version() -> str:
@@ -66,9 +67,29 @@ def sorted_findings(report: Report) -> list[Finding]:
     return sorted(report.findings, key=lambda f: f.sort_key)
 
 
-def visible_findings(report: Report, show_unresolved: bool) -> list[Finding]:
-    """Findings a human-facing format lists: cannot-judge only when asked for."""
-    return [f for f in sorted_findings(report) if show_unresolved or f.rule != CANNOT_JUDGE]
+def visible_findings(report: Report, show_unresolved: bool, show_unreachable: bool = False) -> list[Finding]:
+    """Findings a human-facing format lists: cannot-judge, and those in modules nothing imports
+    (summed up in one line, `unreachable_line`), only when asked for."""
+    return [
+        f
+        for f in sorted_findings(report)
+        if (show_unresolved or f.rule != CANNOT_JUDGE) and (show_unreachable or not f.unreachable)
+    ]
+
+
+def unreachable_line(report: Report, *, listed: bool) -> str | None:
+    """`12 findings in 7 modules imported by nothing in mypkg (conditional; --show-unreachable to
+    list)`: the one line the findings of modules nothing runs take; None when there are none."""
+    dead = [f for f in report.findings if f.unreachable]
+    if not dead:
+        return None
+    modules = len({(f.consumer, f.path) for f in dead})
+    consumers = ", ".join(dict.fromkeys(f.consumer for f in dead))
+    hint = "" if listed else "; --show-unreachable to list"
+    return (
+        f"{_plural(len(dead), 'finding')} in {_plural(modules, 'module')} imported by nothing in {consumers} "
+        f"(conditional: they run only if something else imports them{hint})"
+    )
 
 
 def severity_counts(report: Report) -> dict[str, int]:
@@ -126,8 +147,9 @@ def suppressed_phrase(report: Report, *, listed: bool) -> str:
     return f"{len(report.suppressed)} suppressed ({kinds}{hint})"
 
 
-def policy_lines(report: Report) -> list[str]:
-    """What the baseline, the upgrade delta and the config's notices add to a summary, one line each."""
+def policy_lines(report: Report, *, unreachable_listed: bool = False) -> list[str]:
+    """What the baseline, the upgrade delta, the config's notices and the modules nothing imports
+    add to a summary, one line each."""
     lines = []
     if report.delta is not None:
         d = report.delta
@@ -143,4 +165,7 @@ def policy_lines(report: Report) -> list[str]:
             + (" (rewrite it with --write-baseline)" if b.fixed else "")
         )
     lines.extend(report.notices)
+    dead = unreachable_line(report, listed=unreachable_listed)
+    if dead is not None:
+        lines.append(dead)
     return lines

@@ -35,13 +35,13 @@ def annotation(f: Finding, *, severity: Severity | None = None, prefix: str = ""
             if f.end_column is not None:
                 properties.append(("endColumn", str(f.end_column + 1)))
     properties.append(("title", f.rule))
-    message = prefix + (f.message if not f.advice else f"{f.message}\nFix: {f.advice}")
+    message = prefix + f.message + (f"\nWhy: {f.reason}" if f.reason else "") + (f"\nFix: {f.advice}" if f.advice else "")
     props = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
     return f"::{COMMANDS[severity or f.severity]} {props}::{escape_data(message)}"
 
 
 def render(report: Report, options: RenderOptions) -> str:
-    lines = [annotation(f) for f in visible_findings(report, options.show_unresolved)]
+    lines = [annotation(f) for f in visible_findings(report, options.show_unresolved, options.show_unreachable)]
     if options.show_suppressed:
         lines += [
             annotation(s.finding, severity=Severity.INFO, prefix=f"suppressed ({s.by.value}: {s.where}"
@@ -49,7 +49,7 @@ def render(report: Report, options: RenderOptions) -> str:
             for s in report.suppressed
         ]  # fmt: skip
     # Counted here too: one notice, so a CI log never hides that findings were silenced.
-    notes = policy_lines(report)
+    notes = policy_lines(report, unreachable_listed=options.show_unreachable)
     if report.suppressed:
         notes.append(suppressed_phrase(report, listed=options.show_suppressed))
     if notes:

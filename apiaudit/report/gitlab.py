@@ -31,16 +31,17 @@ def issue(f: Finding, occurrence: int) -> dict[str, Any]:
     }
 
 
-def report_to_issues(report: Report, *, show_unresolved: bool = False) -> list[dict[str, Any]]:
+def report_to_issues(report: Report, *, show_unresolved: bool = False, show_unreachable: bool = False) -> list[dict[str, Any]]:
     from apiaudit.report.sarif import fingerprint
 
     seen: Counter = Counter()
     issues = []
-    for f in visible_findings(report, show_unresolved):
+    for f in visible_findings(report, show_unresolved, show_unreachable):
         seen[fingerprint(f)] += 1
         issues.append(issue(f, seen[fingerprint(f)]))
     return issues
 
 
 def render(report: Report, options: RenderOptions) -> str:
-    return json.dumps(report_to_issues(report, show_unresolved=options.show_unresolved), indent=2, ensure_ascii=False) + "\n"
+    issues = report_to_issues(report, show_unresolved=options.show_unresolved, show_unreachable=options.show_unreachable)
+    return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"

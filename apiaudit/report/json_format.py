@@ -87,9 +87,11 @@ def _facts_details(facts: Facts | None) -> dict[str, str]:
         return _some(("import_line", facts.import_line), ("module", facts.module), ("name", facts.name))
     if isinstance(facts, ModelAttributeFacts):
         return _some(("attribute", facts.attribute), ("owner", facts.owner), ("classes", facts.classes),
-                     ("architectures", facts.architectures), ("moved_to", facts.moved_to))  # fmt: skip
+                     ("architectures", facts.architectures), ("moved_to", facts.moved_to),
+                     ("external_base", facts.external_base))  # fmt: skip
     if isinstance(facts, AttributeFacts):
-        return _some(("attribute", facts.attribute), ("owner", facts.owner), ("moved_to", facts.moved_to))
+        return _some(("attribute", facts.attribute), ("owner", facts.owner), ("moved_to", facts.moved_to),
+                     ("external_base", facts.external_base))  # fmt: skip
     if isinstance(facts, BindingFacts):
         return _some(
             ("rejected_by", facts.rejected_by), ("forward_hops", facts.forward_hops), ("arg_line", facts.arg_line),
@@ -174,8 +176,9 @@ def _facts_from(rule: str, d: dict[str, str], recipe: RecipeFacts | None, where:
         return FailedImportFacts(_int(d, "import_line", where) or 0, d["module"], d.get("name"))
     if "attribute" in d and "owner" in d:
         if "classes" in d:
-            return ModelAttributeFacts(d["attribute"], d["owner"], d.get("moved_to"), _split(d["classes"]), _split(d.get("architectures")))
-        return AttributeFacts(d["attribute"], d["owner"], d.get("moved_to"))
+            return ModelAttributeFacts(d["attribute"], d["owner"], d.get("moved_to"), d.get("external_base"), _split(d["classes"]),
+                                       _split(d.get("architectures")))  # fmt: skip
+        return AttributeFacts(d["attribute"], d["owner"], d.get("moved_to"), d.get("external_base"))
     if "rules" in d:
         return SuppressionFacts(_split(d["rules"]))
     if "module" in d:
@@ -216,6 +219,8 @@ def _finding_to_dict(f: Finding) -> dict[str, Any]:
         "details": finding_details(f),
         "conditional": f.conditional,
         "guard": f.guard,
+        "reason": f.reason,
+        "unreachable": f.unreachable,
     }
 
 
@@ -238,6 +243,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
             "calls_checked": report.calls_checked,
             "duration_s": report.duration_s,
             "suppressed": len(report.suppressed),
+            "unreachable": report.unreachable,
         },
         "extras": dict(report.extras),
         "findings": [_finding_to_dict(f) for f in sorted_findings(report)],
@@ -343,6 +349,9 @@ def _finding_from_dict(d: Any, where: str) -> Finding:
         behind_guard=behind_guard,
         conditional=bool(d.get("conditional", False)) if isinstance(d, dict) else False,
         guard=opt_str("guard"),
+        # Since 1.4; absent from older documents.
+        reason=opt_str("reason"),
+        unreachable=bool(d.get("unreachable", False)) if isinstance(d, dict) else False,
     )
 
 

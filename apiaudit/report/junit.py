@@ -26,7 +26,7 @@ def _case(suite: ET.Element, f: Finding) -> None:
 
 
 def render(report: Report, options: RenderOptions) -> str:
-    findings = visible_findings(report, options.show_unresolved)
+    findings = visible_findings(report, options.show_unresolved, options.show_unreachable)
     failures = sum(1 for f in findings if f.severity is not Severity.INFO)
     skipped = len(findings) - failures
     root = ET.Element("testsuites", name=TOOL_NAME, tests=str(max(len(findings), 1)), failures=str(failures))

@@ -44,6 +44,8 @@ def _row(f: Finding) -> str:
         parts.append(f"provider: {code(f.signature)}")
     if f.conditional and f.guard:
         parts.append(f"only if: {code(f.guard)}")
+    if f.reason:
+        parts.append(f"why: {cell(f.reason)}")
     if f.advice:
         parts.append(f"fix: {cell(f.advice)}")
     return f"| {f.severity.value} | `{f.rule}` | {where} | {'<br>'.join(parts)} |"
@@ -62,10 +64,11 @@ def _counts(report: Report) -> str:
 
 
 def render(report: Report, options: RenderOptions) -> str:
-    shown = visible_findings(report, options.show_unresolved)
+    shown = visible_findings(report, options.show_unresolved, options.show_unreachable)
     lines = [f"## apiaudit: {cell(headline(report))}", "", _counts(report), ""]
-    lines += [f"> {cell(line)}" for line in policy_lines(report)]
-    if policy_lines(report):
+    notes = policy_lines(report, unreachable_listed=options.show_unreachable)
+    lines += [f"> {cell(line)}" for line in notes]
+    if notes:
         lines.append("")
     if shown:
         several = len({c.key for c in report.consumers}) > 1

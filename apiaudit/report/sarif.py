@@ -132,6 +132,7 @@ def _result(f: Finding, rule_index: dict[str, int], base_ids: dict[str, str], oc
             ("signature", f.signature),
             ("providerLocation", f.provider_location),
             ("advice", f.advice),
+            ("reason", f.reason),
         )
         if value is not None
     }
@@ -175,8 +176,10 @@ def _results(findings: list[Finding], suppressed: list[Suppressed], rule_index, 
     return results
 
 
-def report_to_sarif(report: Report, *, show_unresolved: bool = False, show_suppressed: bool = False) -> dict[str, Any]:
-    findings = visible_findings(report, show_unresolved)
+def report_to_sarif(
+    report: Report, *, show_unresolved: bool = False, show_suppressed: bool = False, show_unreachable: bool = False
+) -> dict[str, Any]:
+    findings = visible_findings(report, show_unresolved, show_unreachable)
     suppressed = list(report.suppressed) if show_suppressed else []
     rules = _rule_descriptors(findings + [s.finding for s in suppressed])
     rule_index = {r["id"]: i for i, r in enumerate(rules)}
@@ -204,6 +207,7 @@ def report_to_sarif(report: Report, *, show_unresolved: bool = False, show_suppr
             if report.provider.version
             else report.provider.name,
             "cannotJudge": report.cannot_judge,
+            "unreachable": report.unreachable,
             "filesScanned": report.files_scanned,
             "callsChecked": report.calls_checked,
             "suppressed": len(report.suppressed),
@@ -223,6 +227,9 @@ def report_to_sarif(report: Report, *, show_unresolved: bool = False, show_suppr
 
 
 def render(report: Report, options: RenderOptions) -> str:
-    sarif = report_to_sarif(report, show_unresolved=options.show_unresolved, show_suppressed=options.show_suppressed)
+    sarif = report_to_sarif(
+        report, show_unresolved=options.show_unresolved, show_suppressed=options.show_suppressed,
+        show_unreachable=options.show_unreachable,
+    )  # fmt: skip
     return json.dumps(sarif, indent=2, ensure_ascii=False) + "\n"
 

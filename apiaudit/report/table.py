@@ -119,7 +119,10 @@ def _detail_cell(f: Finding) -> RenderableType:
         # (a callee the index could not read) proves nothing.
         rows.append(("provider", f"{f.callee} (not found)" if f.rule in MISSING_CALLEE_RULES else f.callee, ""))
     if f.conditional:
-        rows.append(("only if", f"{f.guard or 'an undecided guard'} (conditional: not counted by --fail-on without --strict)", "yellow"))
+        condition = f.guard or ("something outside the consumer imports the module" if f.unreachable else "an undecided guard")
+        rows.append(("only if", f"{condition} (conditional: not counted by --fail-on without --strict)", "yellow"))
+    if f.reason:
+        rows.append(("why", f.reason, "yellow"))
     if f.advice:
         rows.append(("fix", f.advice, "green"))
     message = DottedText(f.message, style="bold", overflow="fold")
@@ -175,7 +178,7 @@ def render(report: Report, options: RenderOptions) -> str:
         legacy_windows=False,
     )
     console.print(DottedText(f"apiaudit: {headline(report)}", style="bold"))
-    shown = visible_findings(report, options.show_unresolved)
+    shown = visible_findings(report, options.show_unresolved, options.show_unreachable)
     several_consumers = len({c.key for c in report.consumers}) > 1
     if not shown:
         console.print()
@@ -197,7 +200,7 @@ def render(report: Report, options: RenderOptions) -> str:
             reason = f" -- {s.reason}" if s.reason else ""
             console.print(DottedText(f"  {short_finding(s.finding)}  [{s.by.value}: {s.where}{reason}]", style="dim", overflow="fold"))
     console.print()
-    for line in policy_lines(report):
+    for line in policy_lines(report, unreachable_listed=options.show_unreachable):
         console.print(DottedText(line, overflow="fold"))
     console.print(Text(summary_line(report, unresolved_listed=options.show_unresolved, suppressed_listed=options.show_suppressed)))
     # rich pads every line to the full width; trailing blanks only bloat logs and diffs.

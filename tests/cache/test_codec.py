@@ -200,3 +200,12 @@ def test_a_streamed_write_is_what_dumps_gives_and_an_unstorable_value_leaves_the
         codec.write(path, "kind", {"entries": {"a": 1, "b": object()}})  # fails half way through
     assert path.read_bytes() == codec.dumps("kind", value)
     assert [p.name for p in tmp_path.iterdir()] == ["entry.json"]  # no temporary file left behind
+
+
+@pytest.mark.parametrize("text", ["\ud800", "a\udc00b", "\ud83d\ude00", "\udfff\ud800", "😀\ud800"])
+def test_any_str_python_can_hold_round_trips(text):
+    """A lone surrogate (a consumer's `"\\ud800"` literal) is a `str` like any other: written,
+    packed and read back as itself, halves side by side never joined into one character."""
+    value = (text, {text: [text]}, frozenset({text}), FILE.__class__(path="s.py", module="s", lines=(text,)))
+    assert codec.loads("test", codec.dumps("test", value)) == value
+    assert codec.from_json(codec.Encoded.packed(codec.to_json(value)).json) == value

@@ -123,19 +123,21 @@ def test_unparsable_source_yields_nothing() -> None:
 def test_vllm_patterns_fire_on_speculators_0_3_0_and_not_on_0_4_0(released) -> None:
     patterns = load_rulebook([], "vllm").applicable("0.16.0").patterns
 
-    def fired(spec: str) -> set[tuple[str, str]]:
+    def fired(spec: str) -> set[tuple[str, str, str]]:
         tree = released(spec)
         found = set()
         for file in tree.python_files():
             rel = str(file.relative_to(tree.root))
             for f in match_patterns(file.read_text(), rel, patterns, consumer=tree.name, provider_packages=("vllm",)):
-                found.add((f.rule, f.path))
+                found.add((f.rule, f.path, f.severity.value))
         return found
 
     old = fired("speculators==0.3.0")
     generator = "speculators/data_generation/vllm_hidden_states_generator.py"
-    assert ("vllm-execute-model-needs-sample-tokens", generator) in old
-    assert ("vllm-collective-rpc-unique-reply-rank-single-value", generator) in old
+    # Rated by what happens when the line runs: the next execute_model(...) raises RuntimeError
+    # ("State error: sample_tokens() must be called ...", vllm/v1/worker/gpu_model_runner.py).
+    assert ("vllm-execute-model-needs-sample-tokens", generator, "error") in old
+    assert ("vllm-collective-rpc-unique-reply-rank-single-value", generator, "error") in old
     # get_input_embeddings on the bound base model is an attribute-missing error now (the engine
     # knows the model's classes, tests/test_audit_real_wheels.py), explained by vllm-embed-input-ids.
     assert fired("speculators==0.4.0") == set()

@@ -144,7 +144,8 @@ def test_output_suffix_picks_the_format_and_fail_on_never(project, tmp_path):
 def test_conditional_errors_fail_only_with_strict_and_a_stated_version_decides(tmp_path):
     prov = tmp_path / "prov" / "tinyprov"
     prov.mkdir(parents=True)
-    (prov / "__init__.py").write_text("def make(a):\n    return a\n")
+    # A version the source does not spell as a literal (the read itself must find `__version__`).
+    (prov / "__init__.py").write_text('__version__ = ".".join(["2", "0"])\n\ndef make(a):\n    return a\n')
     cons = tmp_path / "jobs"
     cons.mkdir()
     (cons / "job.py").write_text(textwrap.dedent("""\

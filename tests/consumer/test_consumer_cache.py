@@ -103,3 +103,15 @@ def test_a_file_with_crlf_and_a_bad_byte_warms_to_the_same_lines(tmp_path):
     tree, cache = resolve(str(cons)), tmp_path / "cache"
     cold = collect(tree, OPTIONS, cache_dir=cache)
     assert collect(tree, OPTIONS, cache_dir=cache) == cold
+
+
+def test_string_literals_holding_lone_surrogates_are_cached_and_read_back(tmp_path):
+    """`"\\ud800"` in a consumer (pandas' tests have them) is a str the cache must hold: the
+    module constant it binds is exported to other files and kept with the file."""
+    cons = tmp_path / "cons"
+    cons.mkdir()
+    (cons / "job.py").write_text('from tinyprov import make\nBAD = "\\ud800"\nPAIR = "\\ud83d" "\\ude00"\nmake(BAD, PAIR)\n')
+    tree, cache = resolve(str(cons)), tmp_path / "cache"
+    cold = collect(tree, OPTIONS, cache_dir=cache)
+    assert list((cache / "consumer").glob("*.json"))
+    assert collect(tree, OPTIONS, cache_dir=cache) == cold

@@ -43,7 +43,12 @@ def _uses(options: ConsumerOptions, cache_dir: Path | None = None) -> dict[str, 
     """shim names used in uses.py -> whether the use is conditional."""
     files = {f.path: f for f in collect(resolve_path(str(FIXTURE)), options, cache_dir=cache_dir)}
     uses = files["helpers/uses.py"].uses
-    return {u.steps[0].name: u.live.conditional for u in uses if u.root.name == "shim" and u.steps and u.steps[0].name}
+    # `shim.__version__` itself is a use too (a release without it raises there), not a helper's.
+    return {
+        u.steps[0].name: u.live.conditional
+        for u in uses
+        if u.root.name == "shim" and u.steps and u.steps[0].name and u.steps[0].name != "__version__"
+    }
 
 
 @pytest.mark.parametrize("version", sorted(EXPECTED))
@@ -69,7 +74,8 @@ def test_helpers_travel_through_the_consumer_cache_as_data(tmp_path):
 
 
 def _names(file) -> set[str]:
-    return {u.steps[0].name for u in file.uses if u.root.name == "shim" and u.steps}
+    """shim names used (`shim.__version__`, read by the helpers, is a use of its own)."""
+    return {u.steps[0].name for u in file.uses if u.root.name == "shim" and u.steps} - {"__version__"}
 
 
 def test_a_helper_called_with_a_run_time_argument_is_not_folded(tmp_path):
@@ -143,7 +149,8 @@ def test_a_generator_or_a_decorated_function_is_not_folded(tmp_path):
             shim.cached_never()
     """)["cons/a.py"]
     assert _names(f) == {"generator_object_is_true", "decorated"}
-    assert all(u.live.conditional for u in f.uses)  # both read the release: undecided, not decided
+    # both read the release: undecided, not decided (the reads of shim.__version__ themselves run)
+    assert all(u.live.conditional for u in f.uses if u.steps[0].name != "__version__")
 
 
 def test_only_bodies_of_statements_it_follows_are_helpers():
@@ -174,3 +181,35 @@ def test_paths_meeting_join_their_locals():
     assert joined == {"a": Const(1), "b": UNKNOWN}
     assert h.join_states({"v": ProviderVersion("text")}, {"v": ProviderVersion("text")}) == {"v": ProviderVersion("text")}
     assert h.join_states({"a": UNBOUND}, {"a": UNBOUND}) == {"a": UNBOUND}
+
+
+def test_a_handler_for_a_distribution_not_installed_does_not_run_for_the_provider(tmp_path):
+    """verl's `get_version`: `try: return version(pkg) except PackageNotFoundError: return None`.
+    The audited provider is installed, so the handler never runs for it and the guards on the
+    result fold; for another distribution, or a handler catching more, they do not."""
+    f = files_of(tmp_path, replace(OPTIONS, provider_version="0.10.0"), a="""
+        from importlib.metadata import PackageNotFoundError, version
+        import shim
+        def get_version(pkg):
+            try:
+                return version(pkg)
+            except PackageNotFoundError:
+                return None
+        def loose_version(pkg):
+            try:
+                return version(pkg)
+            except Exception:
+                return None
+        name = "shim"
+        if get_version(name) == "0.10.0":
+            shim.decided()
+        elif get_version(name) == "0.8.0":
+            shim.never()
+        if get_version("torch") == "2.0":
+            shim.other_distribution()
+        if loose_version("shim") == "0.10.0":
+            shim.catches_more()
+    """)["cons/a.py"]
+    used = {u.steps[0].name: u.live.conditional for u in f.uses if u.steps[0].name != "__version__"}
+    # decided: `never` is dead; the others are not folded (their branches run, whatever they say)
+    assert used.keys() == {"decided", "other_distribution", "catches_more"} and used["decided"] is False

@@ -194,7 +194,7 @@ def test_a_version_compared_as_text_is_noted_and_evaluated_as_python_does(tmp_pa
             prov.always()
     """)["cons/a.py"]
     assert [n.kind for n in f.notes] == ["version-compared-as-string"]
-    assert {u.steps[0].name for u in f.uses if u.steps} == {"always"}
+    assert {u.steps[0].name for u in f.uses if u.steps} == {"always", "__version__"}  # the read is a use too
 
 
 def test_import_fallbacks_become_conditions_the_checks_decide(tmp_path):
@@ -335,12 +335,14 @@ def test_version_text_methods_fold_on_the_audited_release(tmp_path):
             prov.never()
     """
     f = versioned_files(tmp_path, a=source)["cons/a.py"]
-    assert {u.steps[0].name for u in f.uses if u.steps} == {"on_0_10"}
+    assert {u.steps[0].name for u in f.uses if u.steps} == {"on_0_10", "__version__"}  # the read is a use too
     from dataclasses import replace
 
     (tmp_path / "u").mkdir()
     unknown = versioned_files(tmp_path / "u", replace(VERSIONED, provider_version=None), a=source)["cons/a.py"]
-    assert {u.steps[0].name: u.live.conditional for u in unknown.uses if u.steps} == {"on_0_10": True, "before_0_10": True, "never": True}
+    assert {u.steps[0].name: u.live.conditional for u in unknown.uses if u.steps} == {
+        "on_0_10": True, "before_0_10": True, "never": True, "__version__": False,
+    }  # fmt: skip
 
 
 def test_guards_narrow_chains_and_a_guard_and_raise_is_recorded(tmp_path):

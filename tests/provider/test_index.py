@@ -188,3 +188,53 @@ def test_vllm_016_kimi_has_no_model_attribute(vllm016):
     assert vllm016.provider_defines(kimi, "get_language_model") is Membership.YES
     assert vllm016.provider_defines(V + "llama.LlamaModel", "get_input_embeddings") is Membership.NO
     assert vllm016.provider_defines(V + "llama.LlamaModel", "embed_input_ids") is Membership.YES
+
+
+# --- placeholders for a missing optional dependency (issue 27, cause 9) -----------------------
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_a_lazy_module_serves_the_real_class_not_the_placeholder(version):
+    """modelkit (transformers' shape): `Trainer` is declared under TYPE_CHECKING (a lazy module
+    takes the module's place and serves it) in the `else:` of an availability check whose
+    `except` star-imports dummies; a plain module star-imports both sides, dummies first."""
+    index = ProviderIndex(PROVIDERS / f"modelkit_{version}", ("modelkit",))
+    found = {name: _path(getattr(index.resolve(f"modelkit.{name}"), "symbol", None)) for name in ("Trainer", "PreTrainedModel", "TrainingArguments")}
+    assert found == {
+        "Trainer": "modelkit.trainer.Trainer",
+        "PreTrainedModel": "modelkit.modeling_utils.PreTrainedModel",
+        "TrainingArguments": "modelkit.training_args.TrainingArguments",
+    }
+    assert _path(index.resolve("modelkit.integrations.Trainer").symbol) == "modelkit.trainer.Trainer"
+
+
+def test_a_name_only_a_placeholder_binds_is_unknown_never_the_dummy(tmp_path):
+    package = tmp_path / "optpkg"
+    (package / "utils").mkdir(parents=True)
+    (package / "utils" / "__init__.py").write_text("class Missing(Exception):\n    pass\n")
+    (package / "utils" / "dummies.py").write_text("class OnlyDummy:\n    pass\n")
+    (package / "real.py").write_text("class Real:\n    pass\n")
+    (package / "__init__.py").write_text(textwrap.dedent("""
+        from .utils import Missing
+        try:
+            if not have_torch():
+                raise Missing()
+        except Missing:
+            from .utils.dummies import *
+        else:
+            from .real import *
+    """))
+    index = ProviderIndex(tmp_path, ("optpkg",))
+    assert _path(index.resolve("optpkg.Real").symbol) == "optpkg.real.Real"
+    only = index.resolve("optpkg.OnlyDummy")
+    assert type(only).__name__ == "Unknown" and "placeholder" in only.reason
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("spec", ["transformers==4.46.0", "transformers==5.0.0"])
+def test_transformers_trainer_is_the_real_class(released, spec):
+    tree = released(spec)
+    index = ProviderIndex(tree.root, tree.packages)
+    assert _path(index.resolve("transformers.Trainer").symbol) == "transformers.trainer.Trainer"
+    assert _path(index.resolve("transformers.TrainingArguments").symbol) == "transformers.training_args.TrainingArguments"
+    assert _path(index.resolve("transformers.PreTrainedModel").symbol) == "transformers.modeling_utils.PreTrainedModel"

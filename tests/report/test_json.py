@@ -25,6 +25,7 @@ TOP_LEVEL_KEYS = ["schema_version", "tool", "consumer", "consumers", "provider",
 FINDING_KEYS = [
     "rule", "severity", "consumer", "path", "line", "column", "end_line", "end_column", "callee", "param",
     "message", "provider_location", "signature", "source", "advice", "details", "conditional", "guard",
+    "reason", "unreachable",  # since 1.4
 ]
 ORIGIN_KEYS = ["name", "version", "root", "kind", "label"]
 
@@ -58,7 +59,7 @@ def test_top_level_keys_types_and_order(report):
 def test_summary_counts_add_up_and_separate_cannot_judge(report):
     summary = report_to_dict(report)["summary"]
     assert list(summary) == [
-        "error", "warning", "info", "cannot_judge", "files_scanned", "calls_checked", "duration_s", "suppressed"
+        "error", "warning", "info", "cannot_judge", "files_scanned", "calls_checked", "duration_s", "suppressed", "unreachable",
     ]  # fmt: skip
     by_rule = [f.rule for f in report.findings]
     assert summary["cannot_judge"] == by_rule.count("cannot-judge") == 2

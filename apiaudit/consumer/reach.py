@@ -1,0 +1,144 @@
+"""Which consumer modules run: the modules nothing reachable imports and no user-facing import
+path reaches (docs/rules.md, "Modules nothing runs").
+
+A module is reachable from the roots through the edges each file's reading records
+(`ConsumerFile.reaches`: what its import statements on live lines name, and dotted consumer
+names its string literals hold), importing a module running its packages' `__init__` first.
+The roots are what runs without being imported by the consumer itself:
+
+- every user-facing module: one a user may import by its path, whose dotted path has no
+  private part (`_name`) and no per-release copy (a package named with a release number of
+  two parts or more: `vllm_v0_6/`, `vllm_v_0_5_4/`, `compat_2_1/`; a module file so named,
+  `connector_v1_085.py`, stays user-facing: a user may name it in a provider's configuration);
+- `__main__` modules, test files (`test_*.py`, `*_test.py`, `conftest.py`) and loose scripts;
+- the modules the distribution's entry points name (`*.dist-info/entry_points.txt`, or
+  `[project.scripts]`/`[project.entry-points]` of a `pyproject.toml` beside the package).
+
+So a consumer shipping `pkg/vllm_v0_6/`, `pkg/vllm_v0_7/` (older provider internals, one
+folder per release it once supported) that no module imports any more on a live line has
+those folders' findings conditional, while `pkg/contrib/tool.py`, which nothing imports but a
+user may, is audited as any module. A tree given as a subpackage (`only`) is all reachable.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from apiaudit.consumer.records import ConsumerFile
+from apiaudit.sources.base import CodeTree
+
+# A release number in a module or package name: `0_6`, `v0_6_3`, `2_1` (two parts or more).
+_RELEASE = re.compile(r"(?<![0-9])[0-9]+_[0-9]+")
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?::[A-Za-z_][\w.]*)?$")
+_TESTS = re.compile(r"^(?:test_.*|.*_test|conftest)$")
+
+
+def named_modules(tree: ast.Module, top: str) -> tuple[str, ...]:
+    """Dotted names under the package `top` that the module's string literals hold
+    (`"pkg.ext.Worker"`, `"pkg.cli:main"`): modules a registry, an injection keyword or
+    `importlib.import_module` may run."""
+    prefix = f"{top}."
+    found: dict[str, None] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+            if text.startswith(prefix) and len(text) < 200 and _DOTTED.match(text):
+                found[text.partition(":")[0]] = None
+    return tuple(found)
+
+
+def unreachable_modules(tree: CodeTree, files: Sequence[ConsumerFile], also_reached: Iterable[str] = ()) -> frozenset[str]:
+    """The paths of the files nothing reachable imports (see the module's doc); `also_reached`:
+    dotted names the other consumers of the scan reach (job scripts given beside the package)."""
+    if not tree.packages or tree.only:
+        return frozenset()
+    modules = {f.module: f for f in files}
+    scripts = {p.relative_to(tree.root).as_posix() for p in tree.scripts if p.is_relative_to(tree.root)}
+    queue = [f.module for f in files if f.path in scripts or _runs_by_itself(f.module, f.path)]
+    queue += [m for m in entry_point_modules(tree) if m in modules]
+    for name in also_reached:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        if name:
+            queue.append(name)
+    reached: set[str] = set()
+    while queue:
+        module = queue.pop()
+        if module in reached:
+            continue
+        reached.add(module)
+        file = modules.get(module)
+        targets = (module.rpartition(".")[0], *(file.reaches if file is not None else ()))
+        for target in targets:
+            # The module named, or the package holding the name; and every package on the way.
+            while target:
+                if target in modules and target not in reached:
+                    queue.append(target)
+                target = target.rpartition(".")[0]
+    return frozenset(f.path for f in files if f.module not in reached)
+
+
+def mark_unreachable(tree: CodeTree, files: Sequence[ConsumerFile], also_reached: Iterable[str] = ()) -> tuple[ConsumerFile, ...]:
+    """`files` with `unreachable` set on those nothing reachable imports (and cleared on the rest)."""
+    dead = unreachable_modules(tree, files, also_reached)
+    why = f"imported by nothing in {tree.name}"
+    return tuple(
+        replace(f, unreachable=why if f.path in dead else None) if (f.path in dead) != bool(f.unreachable) else f for f in files
+    )
+
+
+def reached_across(trees: Sequence[CodeTree], files: Sequence[Sequence[ConsumerFile]]) -> list[tuple[ConsumerFile, ...]]:
+    """Each consumer's files marked again with what the scan's other consumers reach: a job script
+    given beside the package runs the package modules it imports."""
+    out = []
+    for i, (tree, own) in enumerate(zip(trees, files)):
+        others = [name for j, theirs in enumerate(files) if j != i for f in theirs for name in f.reaches]
+        out.append(mark_unreachable(tree, own, others) if others else tuple(own))
+    return out
+
+
+def _runs_by_itself(module: str, path: str) -> bool:
+    """A root: user-facing by its path, a `__main__`, or a test file."""
+    parts = module.split(".")
+    leaf = Path(path).stem
+    if leaf == "__main__" or _TESTS.match(leaf):
+        return True
+    # A release number marks a copied package (a folder), not one module: a user may name
+    # `pkg/connector_v1_085.py` in a provider's configuration.
+    packages = parts if leaf == "__init__" else parts[:-1]
+    return not any(part.startswith("_") for part in parts) and not any(_RELEASE.search(part) for part in packages)
+
+
+def entry_point_modules(tree: CodeTree) -> tuple[str, ...]:
+    """Modules the distribution's entry points name (console scripts, plugins)."""
+    specs: list[str] = []
+    for info in sorted(tree.root.glob("*.dist-info")) if tree.root.is_dir() else ():
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(info / "entry_points.txt", encoding="utf-8")
+        except (configparser.Error, OSError, UnicodeDecodeError):
+            continue
+        specs += [value for section in parser.sections() for value in parser[section].values()]
+    for folder in (tree.root, tree.root.parent):
+        specs += _pyproject_entry_points(folder / "pyproject.toml")
+    return tuple(dict.fromkeys(spec.partition(":")[0].strip() for spec in specs if spec.strip()))
+
+
+def _pyproject_entry_points(path: Path) -> Iterable[str]:
+    if not path.is_file():
+        return ()
+    from apiaudit.infra.tomlcompat import tomllib  # only where there is a file to parse
+
+    try:
+        project = tomllib.loads(path.read_text(encoding="utf-8")).get("project", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return ()
+    if not isinstance(project, dict):
+        return ()
+    tables = [project.get("scripts"), project.get("gui-scripts"), *(project.get("entry-points") or {}).values()]
+    return [v for table in tables if isinstance(table, dict) for v in table.values() if isinstance(v, str)]

@@ -1,0 +1,63 @@
+"""Which consumer modules run (consumer/reach.py): roots, edges, entry points."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from apiaudit.consumer.reach import _runs_by_itself, entry_point_modules, named_modules, unreachable_modules
+from apiaudit.consumer.records import ConsumerFile
+from apiaudit.sources.base import CodeTree
+
+
+@pytest.mark.parametrize(
+    "path, user_facing",
+    [
+        ("pkg/__init__.py", True),
+        ("pkg/contrib/tool.py", True),
+        ("pkg/v1/models.py", True),  # a public API version (one number), as pydantic.v1
+        ("pkg/integration/connector_v1_085.py", True),  # a module a provider's config may name
+        ("pkg/vllm_v0_6/worker.py", False),  # a per-release copy of provider internals
+        ("pkg/third_party/vllm/vllm_v_0_5_4/__init__.py", False),
+        ("pkg/_legacy.py", False),
+        ("pkg/_internal/x.py", False),
+        ("pkg/_internal/test_x.py", True),  # tests run by themselves
+        ("pkg/vllm_v0_6/__main__.py", True),
+    ],
+)  # fmt: skip
+def test_what_runs_by_itself(path, user_facing):
+    module = path[: -len(".py")].replace("/", ".").removesuffix(".__init__")
+    assert _runs_by_itself(module, path) is user_facing
+
+
+def _file(path: str, reaches: tuple[str, ...] = ()) -> ConsumerFile:
+    module = path[: -len(".py")].replace("/", ".").removesuffix(".__init__")
+    return ConsumerFile(path=path, module=module, reaches=reaches)
+
+
+def test_imports_and_the_packages_on_the_way_are_reached(tmp_path):
+    tree = CodeTree("pkg", None, tmp_path, ("pkg",))
+    files = [
+        _file("pkg/__init__.py", ("pkg.engine",)),
+        _file("pkg/engine.py", ("pkg.copies.vllm_v0_7.runner.make",)),  # from .copies.vllm_v0_7.runner import make
+        _file("pkg/copies/vllm_v0_7/__init__.py"),
+        _file("pkg/copies/vllm_v0_7/runner.py", ("pkg.copies.vllm_v0_7.util",)),
+        _file("pkg/copies/vllm_v0_7/util.py"),
+        _file("pkg/copies/vllm_v0_6/__init__.py"),
+        _file("pkg/copies/vllm_v0_6/runner.py"),
+        _file("pkg/_cli.py"),
+    ]
+    assert unreachable_modules(tree, files) == {"pkg/copies/vllm_v0_6/__init__.py", "pkg/copies/vllm_v0_6/runner.py", "pkg/_cli.py"}
+    # an entry point names the private CLI module; a subpackage given alone is reachable whole
+    info = tmp_path / "pkg-1.0.dist-info"
+    info.mkdir()
+    (info / "entry_points.txt").write_text("[console_scripts]\npkg = pkg._cli:main\n")
+    assert entry_point_modules(tree) == ("pkg._cli",)
+    assert "pkg/_cli.py" not in unreachable_modules(tree, files)
+    assert unreachable_modules(CodeTree("pkg", None, tmp_path, ("pkg",), only=(tmp_path / "pkg" / "copies",)), files) == frozenset()
+
+
+def test_dotted_names_in_strings_are_edges():
+    tree = ast.parse('W = "pkg.ext.Worker"\nE = "pkg.cli:main"\nX = "pkg"\nY = "other.mod.C"\nZ = "pkg.a b"\n')
+    assert named_modules(tree, "pkg") == ("pkg.ext.Worker", "pkg.cli")
