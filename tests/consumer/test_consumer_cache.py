@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import pickle
 import textwrap
+from pathlib import Path
 
 from apiaudit.consumer import collect
 from apiaudit.consumer.records import ConsumerOptions
@@ -103,3 +104,15 @@ def test_a_file_with_crlf_and_a_bad_byte_warms_to_the_same_lines(tmp_path):
     tree, cache = resolve(str(cons)), tmp_path / "cache"
     cold = collect(tree, OPTIONS, cache_dir=cache)
     assert collect(tree, OPTIONS, cache_dir=cache) == cold
+
+
+def test_the_key_covers_the_walks_modules_too(tmp_path, monkeypatch):
+    # The walk's parts are a subpackage (consumer/walk/): a change there must be a new key.
+    from apiaudit.consumer import _FileCache
+    from apiaudit.consumer.walk import evaluate
+
+    tree = _tree(tmp_path)
+    before = _FileCache(tmp_path / "cache", tree, OPTIONS).key
+    part, read = Path(evaluate.__file__), Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: read(self) + (b"\n# changed\n" if self == part else b""))
+    assert _FileCache(tmp_path / "cache", tree, OPTIONS).key != before
