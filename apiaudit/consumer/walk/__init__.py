@@ -1,7 +1,7 @@
 """The parts of one module's walk (`consumer/visitor.py` builds them, wires them and runs them).
 
-Each part is one concern, built from the `WalkState` every part shares (keeping the fields it
-reads) and from the parts below it; imports go one way, earliest first:
+Each part is one concern; it holds the `WalkState` every part shares (`self.state`) and the
+parts below it that it calls; imports go one way, earliest first:
 
     scopes       Env, Scope, ClassScope; liveness and how branches meet; what self.X holds
     state        WalkState (what the walk reads, and what it found); site_of, text_of

@@ -37,15 +37,13 @@ class HelperFolding(HelperCalls, Protocol):
 class Decider:
     """The tests of one module's walk."""
 
-    __slots__ = ("folder", "module_env", "notes", "values", "folding")
+    __slots__ = ("state", "values", "folding")
 
     # The part above this one, called back (set by the visitor, emptied after the walk).
     folding: HelperFolding
 
     def __init__(self, state: WalkState, values: Evaluator):
-        self.folder = state.folder
-        self.module_env = state.module_env
-        self.notes = state.found.notes
+        self.state = state
         self.values = values
 
     def decide(self, test: ast.AST, scope: Scope, depth: int = 0, record: bool = True) -> g.Decision:
@@ -71,8 +69,8 @@ class Decider:
             return self.decide(test.value, scope, depth + 1, record)
         value = self.values.value(test, scope, depth=depth + 1)
         if isinstance(value, ImportChoice):
-            return g.choice_truth(self.folder, value, text_of(test), test.id if isinstance(test, ast.Name) else None)
-        truth = g.truthiness(self.folder, value)
+            return g.choice_truth(self.state.folder, value, text_of(test), test.id if isinstance(test, ast.Name) else None)
+        truth = g.truthiness(self.state.folder, value)
         if truth is not None:
             return g.constant(truth)
         # Undecided only when the audited release is what it depends on; a test on run-time data runs both ways.
@@ -103,22 +101,22 @@ class Decider:
         if isinstance(op, (ast.Is, ast.IsNot)):
             for value, other, node in ((left, right, left_node), (right, left, right_node)):
                 if isinstance(other, Const) and other.value is None:
-                    found = g.none_test(value, isinstance(op, ast.IsNot), text(), node.id if isinstance(node, ast.Name) else None, self.folder)
+                    found = g.none_test(value, isinstance(op, ast.IsNot), text(), node.id if isinstance(node, ast.Name) else None, self.state.folder)
                     if found is not None:
                         return found
                     attr = self._getattr_target(node, scope)
                     if attr is not None:
                         d = g.symbolic(Condition(ConditionKind.HAS_ATTR, True, text(), target=attr[0], name=attr[1]))
                         return d if isinstance(op, ast.IsNot) else g.negate(d)
-        known, result, as_text = g.compare(self.folder, left, op, right)
+        known, result, as_text = g.compare(self.state.folder, left, op, right)
         if as_text and record and (scope.emit or scope.caller_emits):
             site_node = scope.helper_call or whole
             site = site_of(site_node)
             live = scope.caller_live or scope.live
             key = (site.line, site.column)
-            if key not in self.notes:
-                shown = self.folder.provider_text
-                self.notes[key] = Note("version-compared-as-string", site, text_of(site_node), f"compares the version as text: on {shown} this is {result}", live)
+            if key not in self.state.found.notes:
+                shown = self.state.folder.provider_text
+                self.state.found.notes[key] = Note("version-compared-as-string", site, text_of(site_node), f"compares the version as text: on {shown} this is {result}", live)
         if known:
             return g.constant(bool(result))
         return g.undecided(text()) if g.Folder.involves_provider(left, right) else g.RUNTIME
@@ -157,13 +155,13 @@ class Decider:
             if func.type_guard and test.args:
                 narrows = self.folding.parse_expr(str(func.narrows_to.value)) if isinstance(func.narrows_to, Const) else None
                 if narrows is not None:
-                    env = Env(self.module_env)
+                    env = Env(self.state.module_env)
                     env.vars.update(dict(func.env))
                     cls_value = self.values.value(narrows, Scope(env, None, scope.function, emit=False))
                     return self._isinstance(test.args[0], cls_value, scope, node)
                 return None
             value = self.folding.call_helper(func, test, scope, depth)
-            truth = g.truthiness(self.folder, value)
+            truth = g.truthiness(self.state.folder, value)
             if truth is None and isinstance(value, VersionDerived):
                 return g.undecided(text_of(node))  # the release may decide it, the engine could not
             return g.constant(truth) if truth is not None else g.RUNTIME

@@ -33,26 +33,22 @@ class Block(Protocol):
 class Definitions:
     """The functions and classes of one module's walk."""
 
-    __slots__ = ("module", "module_env", "top_only", "classes", "self_functions", "values", "record", "statements")
+    __slots__ = ("state", "values", "record", "statements")
 
     # The part above this one, called back (set by the visitor, emptied after the walk).
     statements: Block
 
     def __init__(self, state: WalkState, values: Evaluator, record: Recorder):
-        self.module = state.module
-        self.module_env = state.module_env
-        self.top_only = state.top_only
-        self.classes = state.found.classes
-        self.self_functions = state.found.self_functions
+        self.state = state
         self.values = values
         self.record = record
 
     def function_def(self, node, outer: Scope, qual: str) -> None:
-        if self.top_only:
+        if self.state.top_only:
             return
         cls = outer.cls
         # Methods see module names, not the class body's; nested functions see their enclosing scope.
-        env = Env(self.module_env if cls is not None else outer.env)
+        env = Env(self.state.module_env if cls is not None else outer.env)
         scope = Scope(env, cls, qual, live=outer.live, emit=outer.emit)
         args = node.args
         all_args = list(args.posonlyargs) + list(args.args)
@@ -68,17 +64,17 @@ class Definitions:
                 env.vars[first] = UNKNOWN
         elif cls is None and first == "self":
             # A module-level function written to be bound onto an object (types.MethodType).
-            env.vars[first] = Chain(Root("fself", f"{self.module}.{node.name}"))
-            self.self_functions.add(f"{self.module}.{node.name}")
+            env.vars[first] = Chain(Root("fself", f"{self.state.module}.{node.name}"))
+            self.state.found.self_functions.add(f"{self.state.module}.{node.name}")
         if cls is not None and cls.learning and not outer.emit and not _may_teach(node, cls):
             return  # the learning pass learns only what self.X holds: this body cannot change it
         self.statements.block(node.body, scope)
 
     def class_def(self, node: ast.ClassDef, scope: Scope) -> None:
         function = scope.function
-        dotted = f"{self.module}.{node.name}" if function == "<module>" else f"{self.module}.{function}.{node.name}"
+        dotted = f"{self.state.module}.{node.name}" if function == "<module>" else f"{self.state.module}.{function}.{node.name}"
         scope.env.vars[node.name] = ConsumerRef(dotted)
-        if self.top_only:
+        if self.state.top_only:
             return
         provider_bases, consumer_bases = [], []
         for base in node.bases:
@@ -101,7 +97,7 @@ class Definitions:
         second = Scope(scope.env.child(), cls, function, live=scope.live, emit=scope.emit)
         self.statements.block(node.body, second)
         if scope.emit:
-            self.classes.append(ClassFacts(dotted, tuple(provider_bases), tuple(consumer_bases), frozenset(own), site_of(node)))
+            self.state.found.classes.append(ClassFacts(dotted, tuple(provider_bases), tuple(consumer_bases), frozenset(own), site_of(node)))
 
 
 def _may_teach(node: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassScope) -> bool:

@@ -22,10 +22,10 @@ _DICT_READS = frozenset({"get", "items", "keys", "values", "copy", "__contains__
 class Dicts:
     """The dicts of one module's walk."""
 
-    __slots__ = ("found", "values")
+    __slots__ = ("state", "values")
 
     def __init__(self, state: WalkState, values: Evaluator):
-        self.found = state.found
+        self.state = state
         self.values = values
 
     def holder(self, node, scope: Scope):
@@ -46,7 +46,7 @@ class Dicts:
     def effects(self, call: ast.Call, scope: Scope) -> None:
         """What a call does to the dicts it touches: a known mutation, or an escape (passed to a
         function, or an unknown method) after which its keys are no longer known."""
-        if not self.found.dicts_seen:
+        if not self.state.found.dicts_seen:
             return
         for arg in [a.value if isinstance(a, ast.Starred) else a for a in call.args] + [k.value for k in call.keywords if k.arg is not None]:
             holder = self.holder(arg, scope)

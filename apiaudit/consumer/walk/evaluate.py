@@ -79,17 +79,14 @@ class HelperCalls(Protocol):
 class Evaluator:
     """What expressions hold in one module's walk."""
 
-    __slots__ = ("options", "imports_ctx", "folder", "found", "provider_dist", "tests", "folding")
+    __slots__ = ("state", "provider_dist", "tests", "folding")
 
     # The parts above this one, called back (set by the visitor, emptied after the walk).
     tests: Tests
     folding: HelperCalls
 
     def __init__(self, state: WalkState):
-        self.options = state.options
-        self.imports_ctx = state.imports_ctx
-        self.folder = state.folder
-        self.found = state.found
+        self.state = state
         self.provider_dist = _normal(state.options.provider_distribution) if state.options.provider_distribution else None
 
     def value(self, node: ast.AST | None, scope: Scope, fresh: bool = False, depth: int = 0) -> Value:
@@ -176,7 +173,7 @@ class Evaluator:
         return UNKNOWN
 
     def _dict_literal(self, node: ast.Dict, scope: Scope) -> Value:
-        self.found.dicts_seen = True
+        self.state.found.dicts_seen = True
         keys: set[str] = set()
         is_open = False
         for key, val in zip(node.keys, node.values):
@@ -212,7 +209,7 @@ class Evaluator:
         if name == "super":
             return Chain(Root("super", scope.cls.dotted)) if scope.cls is not None else UNKNOWN
         if name == "dict":
-            self.found.dicts_seen = True
+            self.state.found.dicts_seen = True
             return self.dict_of_arguments(node, scope, DictValue(frozenset(), False))
         # getattr
         if len(node.args) == 3:
@@ -277,7 +274,7 @@ class Evaluator:
         if isinstance(base, ProviderVersion) and base.form == "version" and (part := _named(attr, VERSION_PARTS)):
             return VersionPart(part)
         if isinstance(base, ParsedVersion) and attr in VERSION_PARTS:
-            known, obj = self.folder.concrete(base)
+            known, obj = self.state.folder.concrete(base)
             return Const(getattr(obj, attr)) if known else UNKNOWN
         if isinstance(base, VersionDerived):
             return base
@@ -287,7 +284,7 @@ class Evaluator:
             i = ("major", "minor", "micro").index(attr)
             return Const(base.value[i]) if len(base.value) > i else UNKNOWN
         if isinstance(base, ConsumerRef):
-            return self.imports_ctx.consumer_value(f"{base.dotted}.{attr}")
+            return self.state.imports_ctx.consumer_value(f"{base.dotted}.{attr}")
         if isinstance(base, Unbound) or (isinstance(base, Const) and base.value is None):
             return base  # None.x / an unbound name: stays what it is (import-failed-use sees it)
         return UNKNOWN
@@ -353,9 +350,9 @@ class Evaluator:
         if len(node.args) != 1 or node.keywords:
             return UNKNOWN
         arg = self.value(node.args[0], scope, depth=depth + 1)
-        if not (isinstance(arg, Const) and isinstance(arg.value, str) and arg.value in self.options.provider_packages):
+        if not (isinstance(arg, Const) and isinstance(arg.value, str) and arg.value in self.state.options.provider_packages):
             return UNKNOWN
-        return ProviderSpec() if dotted in FIND_SPEC else self.imports_ctx.value_for(arg.value)
+        return ProviderSpec() if dotted in FIND_SPEC else self.state.imports_ctx.value_for(arg.value)
 
     def _helper_subscript(self, base: Value, node: ast.Subscript, scope: Scope) -> Value:
         """`found_version[1]` of a helper's tuple; `packages_distributions()["NAME"]` of the provider's package."""
@@ -366,8 +363,8 @@ class Evaluator:
             if isinstance(key.value, int) and not isinstance(key.value, bool) and -len(base.items) <= key.value < len(base.items):
                 return base.items[key.value]
             return UNKNOWN
-        dist = self.options.provider_distribution
-        if dist and isinstance(key.value, str) and key.value in self.options.provider_packages:
+        dist = self.state.options.provider_distribution
+        if dist and isinstance(key.value, str) and key.value in self.state.options.provider_packages:
             return Const((dist,))
         return UNKNOWN
 
@@ -387,7 +384,7 @@ class Evaluator:
         consts = [a for a in args if isinstance(a, Const)]
         if node.keywords or len(consts) != len(args):
             return UNKNOWN
-        text = self.folder.provider_text
+        text = self.state.folder.provider_text
         if text is None:
             return VersionDerived()
         try:
@@ -398,7 +395,7 @@ class Evaluator:
 
     def is_provider_dist(self, name: str) -> bool:
         normal = _normal(name)
-        return normal == self.provider_dist or normal in {_normal(p) for p in self.options.provider_packages}
+        return normal == self.provider_dist or normal in {_normal(p) for p in self.state.options.provider_packages}
 
     def _shape(self, node: ast.Call, scope: Scope) -> CallShape:
         args: list[Arg] = []

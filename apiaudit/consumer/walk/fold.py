@@ -45,15 +45,12 @@ class Folding:
     """The guard helpers of one module's walk: this module's, and those it imports."""
 
     __slots__ = (
-        "module", "module_env", "imports_ctx", "folder", "values", "tests",
+        "state", "values", "tests",
         "_helper_trees", "_local_helpers", "_local_bodies", "_body_trees", "_fold", "_default_nodes",
     )  # fmt: skip
 
     def __init__(self, state: WalkState, values: Evaluator, tests: Decider):
-        self.module = state.module
-        self.module_env = state.module_env
-        self.imports_ctx = state.imports_ctx
-        self.folder = state.folder
+        self.state = state
         self.values = values
         self.tests = tests
         self._helper_trees: dict[str, ast.expr | None] = {}  # None: the text does not parse
@@ -78,10 +75,10 @@ class Folding:
         form: HelperForm = "expr"
         if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
             # The text is written only when another module imports the helper (`capture`).
-            expr = f"{_LOCAL}{self.module}.{node.name}"
+            expr = f"{_LOCAL}{self.state.module}.{node.name}"
             self._local_helpers[expr] = body[0].value
         elif narrows is None and h.is_body_helper(node):
-            expr, form = f"{_LOCAL}{self.module}.{node.name}", "body"
+            expr, form = f"{_LOCAL}{self.state.module}.{node.name}", "body"
             self._local_bodies[expr] = body
         elif narrows is None and self._mentions_release(body):
             form = "release"  # not followed, but it reads the release: a guard on it is undecided
@@ -90,9 +87,9 @@ class Folding:
         with_defaults = list(zip(args.args[len(args.args) - len(args.defaults):], args.defaults))
         defaults = tuple((a.arg, const_of(d)) for a, d in with_defaults)
         # A default naming a module constant is read when the helper is called or exported.
-        self._default_nodes[f"{self.module}.{node.name}"] = {a.arg: d for a, d in with_defaults if not isinstance(d, ast.Constant)}
+        self._default_nodes[f"{self.state.module}.{node.name}"] = {a.arg: d for a, d in with_defaults if not isinstance(d, ast.Constant)}
         return Helper(
-            f"{self.module}.{node.name}", params, defaults, expr, (), type_guard=narrows is not None,
+            f"{self.state.module}.{node.name}", params, defaults, expr, (), type_guard=narrows is not None,
             narrows_to=Const(text_of(narrows, 10_000)) if narrows is not None else None, form=form,
         )
 
@@ -124,7 +121,7 @@ class Folding:
             sorted(
                 (n, ConsumerRef(v.dotted) if isinstance(v, Helper) else v)
                 for n in names - set(helper.params) - local
-                if (v := self.module_env.lookup(n)) is not None
+                if (v := self.state.module_env.lookup(n)) is not None
             )
         )
         return replace(helper, env=env)
@@ -141,9 +138,9 @@ class Folding:
         if any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords) or len(node.args) > len(helper.params):
             return UNKNOWN
         # This module's helper reads this module's names; another's, only those it was exported with.
-        env = Env(self.module_env if helper.dotted in self._default_nodes else None)
+        env = Env(self.state.module_env if helper.dotted in self._default_nodes else None)
         # A helper it calls travels as a ConsumerRef to its export (`capture`).
-        env.vars.update({n: self.imports_ctx.consumer_value(v.dotted) if isinstance(v, ConsumerRef) else v for n, v in helper.env})
+        env.vars.update({n: self.state.imports_ctx.consumer_value(v.dotted) if isinstance(v, ConsumerRef) else v for n, v in helper.env})
         bound = dict(self._defaults(helper))
         for name, arg in zip(helper.params, node.args):
             bound[name] = self.values.value(arg, scope, depth=depth + 1)
@@ -174,7 +171,7 @@ class Folding:
         nodes = self._default_nodes.get(helper.dotted)
         if not nodes:
             return helper.defaults
-        scope = Scope(self.module_env, None, "<module>", emit=False)
+        scope = Scope(self.state.module_env, None, "<module>", emit=False)
         out = []
         for name, value in helper.defaults:
             if name in nodes and isinstance(nodes[name], (ast.Name, ast.Attribute)):
@@ -213,7 +210,7 @@ class Folding:
         except (h.Unfoldable, RecursionError):
             return VersionDerived() if about_provider or run.undecided_seen else UNKNOWN
         result = _folded_only(result)  # a helper folds to what a guard tests, never to an object
-        if g.truthiness(self.folder, result) is None and (run.undecided_seen or g.Folder.involves_provider(result)):
+        if g.truthiness(self.state.folder, result) is None and (run.undecided_seen or g.Folder.involves_provider(result)):
             return VersionDerived()
         return result
 
@@ -227,7 +224,7 @@ class Folding:
         """The text reads the provider's version (`NAME.__version__`) or names its package or distribution."""
         for stmt in body:
             for node in descendants(stmt):
-                if isinstance(node, ast.Attribute) and node.attr == "__version__" and self.imports_ctx.is_provider(dotted_text(node.value) or ""):
+                if isinstance(node, ast.Attribute) and node.attr == "__version__" and self.state.imports_ctx.is_provider(dotted_text(node.value) or ""):
                     return True
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and self.values.is_provider_dist(node.value):
                     return True

@@ -31,32 +31,21 @@ _CHAIN_TYPES = frozenset({ast.Call, ast.Attribute, ast.Subscript})  # a chain's 
 class Recorder:
     """What one module's walk records at imports and call sites."""
 
-    __slots__ = (
-        "imports_ctx", "rpc", "injection_keywords", "uses", "imports", "injections", "rpc_calls", "method_bindings",
-        "self_functions", "values", "tests", "dicts",
-    )  # fmt: skip
+    __slots__ = ("state", "rpc", "injection_keywords", "values", "tests", "dicts")
 
     def __init__(self, state: WalkState, values: Evaluator, tests: Decider, dicts: Dicts):
-        options = state.options
-        self.imports_ctx = state.imports_ctx
-        self.rpc = {m: (i, k) for m, i, k in options.rpc_methods}
-        self.injection_keywords = frozenset(options.injection_keywords)
-        found = state.found
-        self.uses = found.uses
-        self.imports = found.imports
-        self.injections = found.injections
-        self.rpc_calls = found.rpc_calls
-        self.method_bindings = found.method_bindings
-        self.self_functions = found.self_functions
+        self.state = state
+        self.rpc = {m: (i, k) for m, i, k in state.options.rpc_methods}
+        self.injection_keywords = frozenset(state.options.injection_keywords)
         self.values = values
         self.tests = tests
         self.dicts = dicts
 
     def import_use(self, module: str, name: str | None, alias: ast.alias, scope: Scope) -> None:
-        if not scope.emit or not self.imports_ctx.is_provider(module):
+        if not scope.emit or not self.state.imports_ctx.is_provider(module):
             return
         guard = "TYPE_CHECKING" if scope.type_checking else scope.guard
-        self.imports.append(
+        self.state.found.imports.append(
             ImportUse(module=module, name=name, site=site_of(alias), guarded=guard, live=scope.live, caught=scope.caught if guard and not scope.type_checking else None)
         )
 
@@ -145,12 +134,12 @@ class Recorder:
                 live = scope.live
                 for c in conditions:
                     live = live.under(c)
-                self.uses.append(Use(chain.root, chain.steps, site_of(node), scope.function, text_of(node), live, failed))
+                self.state.found.uses.append(Use(chain.root, chain.steps, site_of(node), scope.function, text_of(node), live, failed))
 
     def _dict_injections(self, node: ast.Dict, scope: Scope) -> None:
         for key, val in zip(node.keys, node.values):
             if isinstance(key, ast.Constant) and key.value in self.injection_keywords:
-                self.injections.append(Injection(key.value, self._class_named(val, scope), site_of(val), scope.live))
+                self.state.found.injections.append(Injection(key.value, self._class_named(val, scope), site_of(val), scope.live))
 
     def _class_named(self, node: ast.expr, scope: Scope) -> str | None:
         """The consumer class a value names: a string constant (dotted), or a class reference."""
@@ -164,7 +153,7 @@ class Recorder:
     def _call_facts(self, node: ast.Call, scope: Scope) -> None:
         for kw in node.keywords:
             if kw.arg in self.injection_keywords:
-                self.injections.append(Injection(kw.arg, self._class_named(kw.value, scope), site_of(kw.value), scope.live))
+                self.state.found.injections.append(Injection(kw.arg, self._class_named(kw.value, scope), site_of(kw.value), scope.live))
         if isinstance(node.func, ast.Attribute) and node.func.attr in self.rpc:
             index, keyword = self.rpc[node.func.attr]
             name_node = None
@@ -176,7 +165,7 @@ class Recorder:
             if name_node is not None:
                 value = self.values.value(name_node, scope)
                 name = value.value if isinstance(value, Const) and isinstance(value.value, str) else None
-                self.rpc_calls.append(RpcCall(node.func.attr, name, site_of(node), scope.function, scope.live))
+                self.state.found.rpc_calls.append(RpcCall(node.func.attr, name, site_of(node), scope.function, scope.live))
         if isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) == 3 and isinstance(node.args[1], ast.Constant):
             self.bind_function(node.args[0], self.values.value(node.args[2], scope), scope, node)
         if dotted_text(node.func) in ("types.MethodType", "MethodType") and len(node.args) == 2:
@@ -188,18 +177,18 @@ class Recorder:
                     own = self._assigned_attrs(node.args[1], scope)
                     for option in (target.options if isinstance(target, OneOf) else (target,)):
                         chain = (option.root, option.steps) if isinstance(option, Chain) else None
-                        self.method_bindings.append(MethodBinding(dotted, chain, site_of(node), own))
+                        self.state.found.method_bindings.append(MethodBinding(dotted, chain, site_of(node), own))
 
     def bind_function(self, obj: ast.AST, func_value: Value | None, scope: Scope, site_node: ast.AST) -> None:
         """`obj.forward = f` / `setattr(obj, "forward", f)` of a module function written with `self`
         first: audited as if bound onto obj (the patching idiom; calls through obj pass obj)."""
-        if not isinstance(func_value, (ConsumerRef, Helper)) or func_value.dotted not in self.self_functions:
+        if not isinstance(func_value, (ConsumerRef, Helper)) or func_value.dotted not in self.state.found.self_functions:
             return
         target = self.values.value(obj, scope)
         own = self._assigned_attrs(obj, scope)
         for option in (target.options if isinstance(target, OneOf) else (target,)):
             chain = (option.root, option.steps) if isinstance(option, Chain) else None
-            self.method_bindings.append(MethodBinding(func_value.dotted, chain, site_of(site_node), own))
+            self.state.found.method_bindings.append(MethodBinding(func_value.dotted, chain, site_of(site_node), own))
 
     def _assigned_attrs(self, node: ast.AST, scope: Scope) -> tuple[str, ...]:
         """Attributes the consumer set on the object named `node` (`base._ext = self`): its own members."""

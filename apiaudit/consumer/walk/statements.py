@@ -45,12 +45,10 @@ _BROAD = {"Exception", "BaseException"}
 class Statements:
     """The statements of one module's walk."""
 
-    __slots__ = ("options", "imports_ctx", "guard_stops", "values", "tests", "dicts", "record", "definitions")
+    __slots__ = ("state", "values", "tests", "dicts", "record", "definitions")
 
     def __init__(self, state: WalkState, values: Evaluator, tests: Decider, dicts: Dicts, record: Recorder, definitions: Definitions):
-        self.options = state.options
-        self.imports_ctx = state.imports_ctx
-        self.guard_stops = state.found.guard_stops
+        self.state = state
         self.values = values
         self.tests = tests
         self.dicts = dicts
@@ -71,15 +69,15 @@ class Statements:
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 self.record.import_use(alias.name, None, alias, scope)
-                name, value = import_alias_value(self.imports_ctx, alias, self.options)
+                name, value = import_alias_value(self.state.imports_ctx, alias, self.state.options)
                 scope.env.vars[name] = value
         elif isinstance(stmt, ast.ImportFrom):
-            base = self.imports_ctx.absolute(stmt.module, stmt.level)
+            base = self.state.imports_ctx.absolute(stmt.module, stmt.level)
             for alias in stmt.names:
                 if alias.name == "*":
                     continue
                 self.record.import_use(base, alias.name, alias, scope)
-                scope.env.vars[alias.asname or alias.name] = self.imports_ctx.value_for(f"{base}.{alias.name}")
+                scope.env.vars[alias.asname or alias.name] = self.state.imports_ctx.value_for(f"{base}.{alias.name}")
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for d in stmt.decorator_list:
                 self.record.expr(d, scope)
@@ -170,7 +168,7 @@ class Statements:
             if c.kind in (ConditionKind.NARROWS, ConditionKind.IS_INSTANCE) and c.target is not None:
                 c = replace(c, stops=True, line=stmt.test.lineno)
                 if scope.emit:
-                    self.guard_stops.append(GuardStop(c, site_of(stmt.test), scope.function, scope.live))
+                    self.state.found.guard_stops.append(GuardStop(c, site_of(stmt.test), scope.function, scope.live))
             marked.append(c)
         narrow = []
         for name, value in branch.narrow:
@@ -237,8 +235,8 @@ class Statements:
             body.guard = scope.guard or "try/except ImportError"
             body.caught = caught
         body_through = self.block(stmt.body, body)
-        refs = _body_imports(stmt.body, self.imports_ctx)
-        provider_refs = tuple(r for r in refs if self.imports_ctx.is_provider(r.module))
+        refs = _body_imports(stmt.body, self.state.imports_ctx)
+        provider_refs = tuple(r for r in refs if self.state.imports_ctx.is_provider(r.module))
         only_imports = _only_imports(stmt.body)
         arms: list[tuple[Env, bool]] = [(body.env, body_through)]
         import_handler = False
