@@ -86,11 +86,23 @@ class ModuleVisitor:
         return out
 
     def _state(self, top_only: bool) -> WalkState:
-        options = self.options
-        folder = g.Folder(options.provider_version, options.python_version)
         # No dict value yet (here or imported): calls cannot touch one.
         found = Found(self.imports_ctx.names.has_dicts)
-        return WalkState(self.module, options, self.imports_ctx, folder, Env(), top_only, found)  # by position: once per file, and cheaper
+        # By position: built once per file, and cheaper so.
+        return WalkState(self.module, self.options, self.imports_ctx, _folder(self.options), Env(), top_only, found)
+
+
+# The release folders made so far, by (provider version, Python version): a folder is read
+# only, and every file of a scan folds on the same one.
+_FOLDERS: dict[tuple[str | None, tuple[int, ...]], g.Folder] = {}
+
+
+def _folder(options: ConsumerOptions) -> g.Folder:
+    key = (options.provider_version, tuple(options.python_version))
+    folder = _FOLDERS.get(key)
+    if folder is None:
+        folder = _FOLDERS[key] = g.Folder(*key)
+    return folder
 
 
 class _Walk:

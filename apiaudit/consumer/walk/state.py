@@ -28,15 +28,15 @@ class Found:
     """What the walk has found so far: the records it emits, and two facts later statements read."""
 
     dicts_seen: bool  # a dict value exists (here or imported): until then calls cannot touch one
-    uses: list[Use] = field(default_factory=list)
-    imports: list[ImportUse] = field(default_factory=list)
-    classes: list[ClassFacts] = field(default_factory=list)
-    injections: list[Injection] = field(default_factory=list)
-    rpc_calls: list[RpcCall] = field(default_factory=list)
-    method_bindings: list[MethodBinding] = field(default_factory=list)
-    guard_stops: list[GuardStop] = field(default_factory=list)
-    notes: dict[tuple[int, int], Note] = field(default_factory=dict)
-    self_functions: set[str] = field(default_factory=set)  # module functions whose first parameter is `self`
+    uses: list[Use] = field(default_factory=list, init=False)
+    imports: list[ImportUse] = field(default_factory=list, init=False)
+    classes: list[ClassFacts] = field(default_factory=list, init=False)
+    injections: list[Injection] = field(default_factory=list, init=False)
+    rpc_calls: list[RpcCall] = field(default_factory=list, init=False)
+    method_bindings: list[MethodBinding] = field(default_factory=list, init=False)
+    guard_stops: list[GuardStop] = field(default_factory=list, init=False)
+    notes: dict[tuple[int, int], Note] = field(default_factory=dict, init=False)
+    self_functions: set[str] = field(default_factory=set, init=False)  # module functions whose first parameter is `self`
 
 
 @dataclass(frozen=True, slots=True)
