@@ -379,7 +379,6 @@ def _cpu_best(fn, repeat: int) -> float:
 def visitor_seconds(consumer, provider, repeat: int, before: str | None) -> tuple[float, float | None]:
     """(this visitor, the `before` ref's visitor) over every consumer file, parse excluded."""
     import ast
-    import importlib.util
 
     from apiaudit.consumer import module_name
     from apiaudit.consumer.records import ConsumerOptions
@@ -398,22 +397,40 @@ def visitor_seconds(consumer, provider, repeat: int, before: str | None) -> tupl
 
     if not before:
         return _cpu_best(lambda: run(ModuleVisitor), repeat), None
-    try:
-        text = subprocess.run(["git", "show", f"{before}:apiaudit/consumer/visitor.py"], capture_output=True, check=True, cwd=REPO).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return _cpu_best(lambda: run(ModuleVisitor), repeat), None
     with tempfile.TemporaryDirectory() as tmp:
-        file = Path(tmp) / "visitor_before.py"
-        file.write_bytes(text)
-        spec = importlib.util.spec_from_file_location("visitor_before", file)
-        old = importlib.util.module_from_spec(spec)
-        sys.modules["visitor_before"] = old  # dataclasses look their module up
-        spec.loader.exec_module(old)  # apiaudit's own earlier code, not audited code
+        try:
+            old = _visitor_at(before, Path(tmp))
+        except (OSError, subprocess.CalledProcessError):
+            return _cpu_best(lambda: run(ModuleVisitor), repeat), None
         afters, befores = [], []  # interleaved, best of each: a loaded machine slows both alike
         for _ in range(max(repeat, 10)):
             afters.append(_cpu_best(lambda: run(ModuleVisitor), 1))
             befores.append(_cpu_best(lambda: run(old.ModuleVisitor), 1))
         return min(afters), min(befores)
+
+
+def _visitor_at(ref: str, tmp: Path):
+    """The consumer visitor at `ref`, loaded beside this tree's as the package `visitor_before`:
+    its visitor.py and, once the walk was split into parts, those parts (consumer/walk/), their
+    imports of one another renamed to match. The other consumer modules it imports are this tree's."""
+    import importlib
+
+    def show(path: str) -> bytes:
+        return subprocess.run(["git", "show", f"{ref}:{path}"], capture_output=True, check=True, cwd=REPO).stdout
+
+    parts = subprocess.run(
+        ["git", "ls-tree", "--name-only", ref, "apiaudit/consumer/walk/"], capture_output=True, check=True, cwd=REPO, text=True
+    ).stdout.split()
+    package = tmp / "visitor_before"
+    (package / "walk").mkdir(parents=True)
+    (package / "__init__.py").write_bytes(show("apiaudit/consumer/visitor.py").replace(b"apiaudit.consumer.walk", b"visitor_before.walk"))
+    for path in parts:
+        (package / "walk" / Path(path).name).write_bytes(show(path).replace(b"apiaudit.consumer.walk", b"visitor_before.walk"))
+    sys.path.insert(0, str(tmp))
+    try:
+        return importlib.import_module("visitor_before")  # apiaudit's own earlier code, not audited code
+    finally:
+        sys.path.remove(str(tmp))
 
 
 def consumer_stage(args, cache: Path, warm_cpu: float | None) -> None:

@@ -142,3 +142,11 @@ def test_imports_flow_from_earlier_stages_only():
     ]
     assert sorted(backwards) == []
     assert {module.split(".")[1] for module in _modules() if module.count(".") == 1} - {f.split(".")[0] for f in FLOW} == set()
+
+
+def test_the_consumer_walk_is_split_along_its_seams():
+    walk = PACKAGE / "consumer" / "walk"
+    parts = {p.stem for p in walk.glob("*.py")} - {"__init__"}
+    assert {"scopes", "state", "statements", "evaluate", "decide", "record", "definitions"} <= parts
+    sizes = {p.name: len(p.read_text().splitlines()) for p in [*walk.glob("*.py"), PACKAGE / "consumer" / "visitor.py"]}
+    assert max(sizes.values()) <= 500, sizes

@@ -428,7 +428,7 @@ class _FileCache:
     def __init__(self, cache_dir: Path, tree: CodeTree, options: ConsumerOptions):
         here = Path(__file__).parent
         digest = hashlib.sha256(f"{self.FORMAT}\0{codec.environment_key()}\0{astuple(options)!r}".encode())
-        for source in sorted(here.glob("*.py")):
+        for source in sorted(here.rglob("*.py")):  # the walk's parts (consumer/walk/) too
             digest.update(source.read_bytes())
         self.key = digest.hexdigest()[:16]
         where = hashlib.sha256(str(tree.root.resolve()).encode()).hexdigest()[:12]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import pickle
 import textwrap
+from pathlib import Path
 
 from apiaudit.consumer import collect
 from apiaudit.consumer.records import ConsumerOptions
@@ -115,3 +116,15 @@ def test_string_literals_holding_lone_surrogates_are_cached_and_read_back(tmp_pa
     cold = collect(tree, OPTIONS, cache_dir=cache)
     assert list((cache / "consumer").glob("*.json"))
     assert collect(tree, OPTIONS, cache_dir=cache) == cold
+
+
+def test_the_key_covers_the_walks_modules_too(tmp_path, monkeypatch):
+    # The walk's parts are a subpackage (consumer/walk/): a change there must be a new key.
+    from apiaudit.consumer import _FileCache
+    from apiaudit.consumer.walk import evaluate
+
+    tree = _tree(tmp_path)
+    before = _FileCache(tmp_path / "cache", tree, OPTIONS).key
+    part, read = Path(evaluate.__file__), Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: read(self) + (b"\n# changed\n" if self == part else b""))
+    assert _FileCache(tmp_path / "cache", tree, OPTIONS).key != before

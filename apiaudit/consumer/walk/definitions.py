@@ -1,0 +1,151 @@
+"""Function and class definitions: the scope a body runs in, and the class learning pass.
+
+A function body runs once, in a scope of its own: its parameters hold what their annotations
+name, `self` of a method is the class's own `self` chain, and a module function written with
+`self` first is recorded as one that may be bound onto an object. A class body is walked twice:
+the first time only to learn what each `self.X` holds (emitting nothing, and skipping the
+bodies of methods that store or delete no attribute while no `self.X` holds a dict, since they
+cannot change what it learns), the second to emit with that knowledge. The statements of a body
+are the `Statements`' to walk (`statements`: the part above this one, handed to it by the visitor
+once it exists).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Protocol
+
+from apiaudit.consumer.records import ClassFacts, Root
+from apiaudit.consumer.values import UNKNOWN, Chain, ConsumerRef, DictValue
+from apiaudit.consumer.walk.evaluate import Evaluator
+from apiaudit.consumer.walk.record import Recorder
+from apiaudit.consumer.walk.scopes import ClassScope, Env, Scope
+from apiaudit.consumer.walk.state import WalkState, site_of
+from apiaudit.infra.astutil import descendants, dotted_text
+
+
+class Block(Protocol):
+    """What a definition asks of the statements (`Statements`): its body walked."""
+
+    def block(self, body: list[ast.stmt], scope: Scope) -> bool: ...
+
+
+class Definitions:
+    """The functions and classes of one module's walk."""
+
+    __slots__ = ("state", "values", "record", "statements")
+
+    # The part above this one, called back (set by the visitor, emptied after the walk).
+    statements: Block
+
+    def __init__(self, state: WalkState, values: Evaluator, record: Recorder):
+        self.state = state
+        self.values = values
+        self.record = record
+
+    def function_def(self, node, outer: Scope, qual: str) -> None:
+        if self.state.top_only:
+            return
+        cls = outer.cls
+        # Methods see module names, not the class body's; nested functions see their enclosing scope.
+        env = Env(self.state.module_env if cls is not None else outer.env)
+        scope = Scope(env, cls, qual, live=outer.live, emit=outer.emit)
+        args = node.args
+        all_args = list(args.posonlyargs) + list(args.args)
+        first = all_args[0].arg if all_args else None
+        is_method = cls is not None and not any(_decorator_name(d) == "staticmethod" for d in node.decorator_list)
+        for a in all_args + list(args.kwonlyargs) + [x for x in (args.vararg, args.kwarg) if x]:
+            env.vars[a.arg] = (self.values.annotation_value(a.annotation, outer) if a.annotation is not None else None) or UNKNOWN
+        for default in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
+            self.record.expr(default, outer)
+        if is_method and first and cls is not None:
+            env.vars[first] = Chain(Root("self", cls.dotted))
+            if any(_decorator_name(d) == "classmethod" for d in node.decorator_list):
+                env.vars[first] = UNKNOWN
+        elif cls is None and first == "self":
+            # A module-level function written to be bound onto an object (types.MethodType).
+            env.vars[first] = Chain(Root("fself", f"{self.state.module}.{node.name}"))
+            self.state.found.self_functions.add(f"{self.state.module}.{node.name}")
+        if cls is not None and cls.learning and not outer.emit and not _may_teach(node, cls):
+            return  # the learning pass learns only what self.X holds: this body cannot change it
+        self.statements.block(node.body, scope)
+
+    def class_def(self, node: ast.ClassDef, scope: Scope) -> None:
+        function = scope.function
+        dotted = f"{self.state.module}.{node.name}" if function == "<module>" else f"{self.state.module}.{function}.{node.name}"
+        scope.env.vars[node.name] = ConsumerRef(dotted)
+        if self.state.top_only:
+            return
+        provider_bases, consumer_bases = [], []
+        for base in node.bases:
+            self.record.expr(base, scope)
+            value = self.values.value(base, scope)
+            if isinstance(value, Chain) and value.root.kind == "symbol" and all(s.kind == "attr" for s in value.steps):
+                provider_bases.append(".".join([value.root.name] + [s.name for s in value.steps if s.name is not None]))
+            elif isinstance(value, ConsumerRef):
+                consumer_bases.append(value.dotted)
+        for kw in node.keywords:
+            self.record.expr(kw.value, scope)
+        for d in node.decorator_list:
+            self.record.expr(d, scope)
+        own = _own_members(node)
+        cls = ClassScope(dotted=dotted, own_members=own)
+        # Pass 1 learns what each self.X holds; pass 2 emits uses with that knowledge.
+        first = Scope(scope.env.child(), cls, function, live=scope.live, emit=False)
+        self.statements.block(node.body, first)
+        cls.learning = False
+        second = Scope(scope.env.child(), cls, function, live=scope.live, emit=scope.emit)
+        self.statements.block(node.body, second)
+        if scope.emit:
+            self.state.found.classes.append(ClassFacts(dotted, tuple(provider_bases), tuple(consumer_bases), frozenset(own), site_of(node)))
+
+
+def _may_teach(node: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassScope) -> bool:
+    """Whether walking a method (or a function nested in one) in a class's learning pass can change
+    what the pass learns: it stores or deletes an attribute somewhere (`self.X = ...`, `del
+    self.X`, `for self.X in ...`), or a dict `self.X` holds may be changed through a call or an
+    item assignment. Nothing else the learning pass does outlives it: it emits nothing, and a
+    function's own names are its own."""
+    if any(isinstance(value, DictValue) for value in cls.attr_values.values()):
+        return True
+    return any(isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) for n in descendants(node))
+
+
+def _own_members(node: ast.ClassDef) -> set[str]:
+    own: set[str] = set()
+    for stmt in node.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            own.add(stmt.name)
+        elif isinstance(stmt, ast.Assign):
+            own |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            own.add(stmt.target.id)
+    for sub in _statements(node.body):
+        if isinstance(sub, ast.Assign):
+            targets = sub.targets
+        elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
+            targets = [sub.target]
+        else:
+            continue
+        for t in targets:
+            for leaf in descendants(t):
+                if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id in ("self", "cls"):
+                    own.add(leaf.attr)
+    return own
+
+
+def _statements(body: list[ast.stmt]):
+    """Every statement under a body, nested ones included (expressions are not entered)."""
+    stack: list = list(body)
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            part = getattr(stmt, name, None)
+            if part:
+                stack.extend(part)
+
+
+def _decorator_name(node) -> str | None:
+    name = dotted_text(node.func if isinstance(node, ast.Call) else node)
+    return name.rsplit(".", 1)[-1] if name else None

@@ -1,0 +1,84 @@
+"""What a dict holds as the code changes it: the keys known, and whether others may be there.
+
+A name or `self.X` holding a `DictValue` (a literal, `dict(...)`) keeps its known keys through
+`d["k"] = v`, `d.update(...)`, `d.pop("k")`, `d.setdefault(...)`, `d.clear()` and `del d["k"]`;
+passed to a function, aliased or touched by an unknown method, it escapes and its keys are no
+longer known. A `**d` splat then binds the keys known (`Evaluator`'s call shapes).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from apiaudit.consumer.values import DictValue
+from apiaudit.consumer.walk.evaluate import Evaluator
+from apiaudit.consumer.walk.scopes import Scope, forget_self_attr, is_self, set_self_attr
+from apiaudit.consumer.walk.state import WalkState
+
+_DICT_MUTATIONS = frozenset({"update", "pop", "setdefault", "clear", "popitem"})
+_DICT_READS = frozenset({"get", "items", "keys", "values", "copy", "__contains__", "__getitem__"})
+
+
+class Dicts:
+    """The dicts of one module's walk."""
+
+    __slots__ = ("state", "values")
+
+    def __init__(self, state: WalkState, values: Evaluator):
+        self.state = state
+        self.values = values
+
+    def holder(self, node, scope: Scope):
+        """(current dict value, writer) for a name or `self.X` holding a DictValue."""
+        if isinstance(node, ast.Name):
+            current = scope.env.lookup(node.id)
+            if isinstance(current, DictValue):
+                return current, lambda v: scope.env.vars.__setitem__(node.id, v)
+            return None
+        if isinstance(node, ast.Attribute) and scope.cls is not None and is_self(node.value, scope):
+            current = scope.cls.attr_values.get(node.attr)
+            if isinstance(current, DictValue):
+                if not scope.function.endswith(".__init__"):
+                    return current, lambda v: forget_self_attr(node, scope)
+                return current, lambda v: set_self_attr(scope, node.attr, v, replace_ok=True)
+        return None
+
+    def effects(self, call: ast.Call, scope: Scope) -> None:
+        """What a call does to the dicts it touches: a known mutation, or an escape (passed to a
+        function, or an unknown method) after which its keys are no longer known."""
+        if not self.state.found.dicts_seen:
+            return
+        for arg in [a.value if isinstance(a, ast.Starred) else a for a in call.args] + [k.value for k in call.keywords if k.arg is not None]:
+            holder = self.holder(arg, scope)
+            if holder is not None:
+                holder[1](DictValue(frozenset(), True))
+        if isinstance(call.func, ast.Attribute) and self.holder(call.func.value, scope) is not None:
+            if call.func.attr in _DICT_MUTATIONS:
+                self._mutation(call, scope)
+            elif call.func.attr not in _DICT_READS:
+                self.holder(call.func.value, scope)[1](DictValue(frozenset(), True))
+
+    def _mutation(self, call: ast.Call, scope: Scope) -> None:
+        """`d.update(...)`, `d.pop("k")`, `d.setdefault("k", v)`, `d.clear()` on a known dict."""
+        if not isinstance(call.func, ast.Attribute):
+            return
+        holder = self.holder(call.func.value, scope)
+        if holder is None:
+            return
+        current, write = holder
+        method = call.func.attr
+        if method == "update":
+            write(self.values.dict_of_arguments(call, scope, current))
+        elif method in ("pop", "setdefault") and call.args:
+            key = call.args[0]
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                keys = current.keys - {key.value} if method == "pop" else current.keys | {key.value}
+                write(DictValue(keys, current.open))
+            elif method == "setdefault":
+                write(DictValue(current.keys, True))
+            else:
+                write(DictValue(frozenset(), True))
+        elif method == "clear":
+            write(DictValue(frozenset(), False))
+        elif method in ("popitem",):
+            write(DictValue(frozenset(), True))

@@ -1,0 +1,484 @@
+"""What an expression holds: a provider chain, a constant, the provider's version, a dict's keys.
+
+`Evaluator.value` reads an expression as a `values.Value` without emitting anything: a chain
+of attributes, calls and subscripts is followed from its root (a name, `self.X`, a builtin
+call), each step applied to what its base holds. A comparison or boolean test asks the
+`Decider` (`tests`), a call of a consumer guard helper the `Folding` (`folding`): both parts
+sit above this one and are handed to it by the visitor once they exist.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import replace
+from typing import Protocol, TypeVar, get_args
+
+from apiaudit.consumer import guards as g
+from apiaudit.consumer.records import Arg, CallShape, Root, Step
+from apiaudit.consumer.values import (
+    UNKNOWN,
+    Chain,
+    Const,
+    ConsumerRef,
+    DictValue,
+    DistributionMap,
+    Helper,
+    ImportChoice,
+    ParsedVersion,
+    ProviderDistribution,
+    ProviderSpec,
+    ProviderVersion,
+    StrMethod,
+    TupleOf,
+    Unbound,
+    Value,
+    VersionDerived,
+    VersionMethod,
+    VersionPart,
+    VersionPartName,
+    VersionTextMethod,
+    join,
+)
+from apiaudit.consumer.walk.scopes import FORGOTTEN, Scope, assigned_attr_key, is_self
+from apiaudit.consumer.walk.state import WalkState, site_of, text_of
+from apiaudit.infra.astutil import dotted_text
+
+MAX_CHAIN = 200  # longer attribute/call chains are not followed (they degrade to Unknown)
+VERSION_PARSERS = frozenset({"packaging.version.Version", "packaging.version.parse", "pkg_resources.parse_version"})
+METADATA_VERSION = frozenset({"importlib.metadata.version", "importlib_metadata.version"})
+METADATA_DISTRIBUTION = frozenset({"importlib.metadata.distribution", "importlib_metadata.distribution", "pkg_resources.get_distribution"})
+FIND_SPEC = frozenset({"importlib.util.find_spec"})
+IMPORT_MODULE = frozenset({"importlib.import_module"})
+PACKAGES_DISTRIBUTIONS = frozenset({"importlib.metadata.packages_distributions", "importlib_metadata.packages_distributions"})
+_STR_METHODS = frozenset({"replace", "startswith", "endswith", "split", "strip", "lstrip", "rstrip", "lower", "upper"})
+VERSION_PARTS: tuple[VersionPartName, ...] = get_args(VersionPartName)
+_VERSION_TEXT_METHODS: tuple[VersionTextMethod, ...] = get_args(VersionTextMethod)
+_BUILTINS = frozenset(dir(builtins))
+
+Name = TypeVar("Name", bound=str)
+
+
+def _named(text: str, names: tuple[Name, ...]) -> Name | None:
+    """`text` as one of `names` (a Literal's values), typed as that Literal; None when it is none of them."""
+    return next((n for n in names if n == text), None)
+
+
+class Tests(Protocol):
+    """What reading a value asks of the tests (`Decider`)."""
+
+    def decide(self, test: ast.AST, scope: Scope, depth: int = 0, record: bool = True) -> g.Decision: ...
+
+
+class HelperCalls(Protocol):
+    """What reading a value asks of the guard helpers (`Folding`)."""
+
+    def call_helper(self, helper: Helper, node: ast.Call, scope: Scope, depth: int) -> Value: ...
+
+
+class Evaluator:
+    """What expressions hold in one module's walk."""
+
+    __slots__ = ("state", "provider_dist", "tests", "folding")
+
+    # The parts above this one, called back (set by the visitor, emptied after the walk).
+    tests: Tests
+    folding: HelperCalls
+
+    def __init__(self, state: WalkState):
+        self.state = state
+        self.provider_dist = _normal(state.options.provider_distribution) if state.options.provider_distribution else None
+
+    def value(self, node: ast.AST | None, scope: Scope, fresh: bool = False, depth: int = 0) -> Value:
+        """What an expression holds. `fresh` marks its own chain steps for checking."""
+        if node is None:
+            return UNKNOWN
+        spine: list[ast.AST] = []
+        cur = node
+        while True:
+            if isinstance(cur, ast.Attribute):
+                if scope.cls is not None and is_self(cur.value, scope):
+                    break
+                if isinstance(cur.value, ast.Name):
+                    assigned = scope.env.lookup(assigned_attr_key(cur.value.id, cur.attr))
+                    if assigned is not None:  # set by the consumer earlier in this scope
+                        value = assigned
+                        for n in reversed(spine):
+                            value = self._apply(n, value, scope, fresh, depth)
+                        return value
+                spine.append(cur)
+                cur = cur.value
+            elif isinstance(cur, ast.Subscript):
+                spine.append(cur)
+                cur = cur.value
+            elif isinstance(cur, ast.Await):
+                cur = cur.value
+            elif isinstance(cur, ast.Call) and not is_builtin_call(cur, scope, ("getattr", "super", "dict")):
+                spine.append(cur)
+                cur = cur.func
+            else:
+                break
+            if len(spine) > MAX_CHAIN:
+                return UNKNOWN
+        value = self._atom(cur, scope, fresh, depth)
+        for n in reversed(spine):
+            value = self._apply(n, value, scope, fresh, depth)
+        return value
+
+    def _atom(self, node: ast.AST, scope: Scope, fresh: bool, depth: int) -> Value:
+        if isinstance(node, ast.Name):
+            found = scope.env.lookup(node.id)
+            if found is not None:
+                return found
+            return ConsumerRef(f"builtins.{node.id}") if node.id in _BUILTINS else UNKNOWN
+        if isinstance(node, ast.Constant):
+            return Const(node.value) if isinstance(node.value, (str, int, float, bool, type(None))) else UNKNOWN
+        if isinstance(node, ast.Tuple):
+            items = [self.value(e, scope, depth=depth + 1) for e in node.elts] if len(node.elts) <= 16 else []
+            consts = [i for i in items if isinstance(i, Const)]
+            if items and len(consts) == len(items):
+                return Const(tuple(c.value for c in consts))
+            return UNKNOWN
+        if isinstance(node, ast.Dict):
+            return self._dict_literal(node, scope)
+        if isinstance(node, ast.Attribute):  # self.X
+            held = scope.cls.attr_values.get(node.attr) if scope.cls is not None else None
+            if held is not None and held is not FORGOTTEN:
+                return held
+            if held is FORGOTTEN or (scope.cls is not None and node.attr in scope.cls.own_members):
+                return UNKNOWN
+            base = self._atom(node.value, scope, fresh, depth)
+            return self._apply(node, base, scope, fresh, depth)
+        if isinstance(node, ast.Call):
+            return self._builtin_call(node, scope, fresh, depth)
+        if isinstance(node, (ast.Compare, ast.BoolOp)) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
+            if depth > g.MAX_DEPTH:
+                return UNKNOWN
+            # Inside a folded helper, a version compared as text is noted at the call.
+            decision = self.tests.decide(node, scope, depth + 1, record=scope.helper_call is not None)
+            if decision.if_false.dead:
+                return Const(True)
+            if decision.if_true.dead:
+                return Const(False)
+            if scope.helper_call is not None and (decision.if_true.undecided or decision.if_true.conditions):
+                return VersionDerived()  # inside a helper: the release decides it, the engine could not
+            return UNKNOWN
+        if isinstance(node, ast.IfExp):
+            test = self.tests.decide(node.test, scope, depth + 1, record=False)
+            if test.if_false.dead:
+                return self.value(node.body, scope, fresh, depth + 1)
+            if test.if_true.dead:
+                return self.value(node.orelse, scope, fresh, depth + 1)
+            return join(self.value(node.body, scope, False, depth + 1), self.value(node.orelse, scope, False, depth + 1))
+        return UNKNOWN
+
+    def _dict_literal(self, node: ast.Dict, scope: Scope) -> Value:
+        self.state.found.dicts_seen = True
+        keys: set[str] = set()
+        is_open = False
+        for key, val in zip(node.keys, node.values):
+            if key is None:  # {**other}
+                other = self.value(val, scope)
+                if isinstance(other, DictValue):
+                    keys |= other.keys
+                    is_open = is_open or other.open
+                else:
+                    is_open = True
+            elif isinstance(key, ast.Constant) and isinstance(key.value, str):
+                keys.add(key.value)
+            else:
+                is_open = True
+        return DictValue(frozenset(keys), is_open)
+
+    def dict_of_arguments(self, call: ast.Call, scope: Scope, start: DictValue) -> DictValue:
+        """`start` plus the keys `dict(...)` / `.update(...)` arguments add: a mapping or `**splat`
+        whose keys are known adds them; anything else makes the set open."""
+        keys, is_open = set(start.keys), start.open
+        parts = [*call.args, *(kw.value for kw in call.keywords if kw.arg is None)]
+        for part in parts:
+            other = self.value(part, scope)
+            keys |= other.keys if isinstance(other, DictValue) else set()
+            is_open = is_open or not isinstance(other, DictValue) or other.open
+        keys |= {kw.arg for kw in call.keywords if kw.arg is not None}
+        return DictValue(frozenset(keys), is_open)
+
+    def _builtin_call(self, node: ast.Call, scope: Scope, fresh: bool, depth: int) -> Value:
+        if not isinstance(node.func, ast.Name):  # _atom reaches here only for builtin calls (`_is_builtin_call`)
+            return UNKNOWN
+        name = node.func.id
+        if name == "super":
+            return Chain(Root("super", scope.cls.dotted)) if scope.cls is not None else UNKNOWN
+        if name == "dict":
+            self.state.found.dicts_seen = True
+            return self.dict_of_arguments(node, scope, DictValue(frozenset(), False))
+        # getattr
+        if len(node.args) == 3:
+            # Inside a helper, `getattr(provider_module, "__version__", default)` is the version.
+            if scope.helper_call is not None and const_of(node.args[1]) == Const("__version__"):
+                found = self._attribute(self.value(node.args[0], scope, fresh, depth + 1), "__version__", False)
+                if isinstance(found, ProviderVersion):
+                    return found
+            return UNKNOWN  # getattr with a default never raises
+        if len(node.args) != 2:
+            return UNKNOWN
+        base = self.value(node.args[0], scope, fresh, depth + 1)
+        attr = node.args[1]
+        key = self.value(attr, scope)
+        if isinstance(key, Const) and isinstance(key.value, str):
+            return _step_over(base, Step("attr", name=key.value, check=fresh))
+        return _step_over(base, Step("dynamic", check=fresh)) if _has_chain(base) else UNKNOWN
+
+    def _apply(self, node: ast.AST, base: Value, scope: Scope, fresh: bool, depth: int) -> Value:
+        """One step of a chain (attribute, call, subscript) applied to what its base holds."""
+        if isinstance(node, ast.Attribute):
+            if scope.helper_call is not None and isinstance(base, Const) and isinstance(base.value, str) and node.attr in _STR_METHODS:
+                return StrMethod(base.value, node.attr)  # type: ignore[arg-type]
+            return self._attribute(base, node.attr, fresh)
+        if isinstance(node, ast.Subscript):
+            if isinstance(base, VersionDerived):
+                return base
+            if isinstance(base, (TupleOf, DistributionMap)):
+                return self._helper_subscript(base, node, scope)
+            if isinstance(base, Const) and isinstance(base.value, tuple):
+                index = self.value(node.slice, scope)
+                if isinstance(node.slice, ast.Slice):
+                    lo, hi = self.value(node.slice.lower, scope), self.value(node.slice.upper, scope)
+                    lo_v = lo.value if isinstance(lo, Const) and isinstance(lo.value, (int, type(None))) else None if node.slice.lower is None else ...
+                    hi_v = hi.value if isinstance(hi, Const) and isinstance(hi.value, (int, type(None))) else None if node.slice.upper is None else ...
+                    if lo_v is not ... and hi_v is not ... and node.slice.step is None:
+                        try:
+                            return Const(base.value[lo_v:hi_v])
+                        except TypeError:
+                            return UNKNOWN
+                    return UNKNOWN
+                if isinstance(index, Const) and isinstance(index.value, int):
+                    try:
+                        return Const(base.value[index.value])
+                    except IndexError:
+                        return UNKNOWN
+                return UNKNOWN
+            return _step_over(base, Step("subscript", check=fresh))
+        if isinstance(node, ast.Call):
+            return self._call_value(node, base, scope, fresh, depth)
+        return UNKNOWN
+
+    def _attribute(self, base: Value, attr: str, fresh: bool) -> Value:
+        if isinstance(base, ImportChoice):
+            return ImportChoice(self._attribute(base.ok, attr, fresh), self._attribute(base.fallback, attr, fresh), base.imports, base.caught, base.origin)
+        if isinstance(base, Chain):
+            if attr == "__version__" and base.root.kind == "symbol" and all(s.kind == "attr" for s in base.steps):
+                return ProviderVersion("text")
+            return Chain(base.root, base.steps + (Step("attr", name=attr, check=fresh),))
+        if isinstance(base, ProviderVersion) and base.form == "text" and (method := _named(attr, _VERSION_TEXT_METHODS)):
+            return VersionMethod(method)
+        if isinstance(base, ProviderVersion) and base.form == "version" and (part := _named(attr, VERSION_PARTS)):
+            return VersionPart(part)
+        if isinstance(base, ParsedVersion) and attr in VERSION_PARTS:
+            known, obj = self.state.folder.concrete(base)
+            return Const(getattr(obj, attr)) if known else UNKNOWN
+        if isinstance(base, VersionDerived):
+            return base
+        if isinstance(base, ProviderDistribution) and attr == "version":
+            return ProviderVersion("text")
+        if isinstance(base, Const) and isinstance(base.value, tuple) and attr in ("major", "minor", "micro"):
+            i = ("major", "minor", "micro").index(attr)
+            return Const(base.value[i]) if len(base.value) > i else UNKNOWN
+        if isinstance(base, ConsumerRef):
+            return self.state.imports_ctx.consumer_value(f"{base.dotted}.{attr}")
+        if isinstance(base, Unbound) or (isinstance(base, Const) and base.value is None):
+            return base  # None.x / an unbound name: stays what it is (import-failed-use sees it)
+        return UNKNOWN
+
+    def _call_value(self, node: ast.Call, base: Value, scope: Scope, fresh: bool, depth: int) -> Value:
+        if isinstance(base, ImportChoice):
+            ok = self._call_value(node, base.ok, scope, fresh, depth)
+            alt = self._call_value(node, base.fallback, scope, fresh, depth)
+            return ImportChoice(ok, alt, base.imports, base.caught, base.origin)
+        if isinstance(base, Chain):
+            receiver = text_of(node.func.value) if isinstance(node.func, ast.Attribute) else None
+            return Chain(base.root, base.steps + (Step("call", call=self._shape(node, scope), check=fresh, receiver=receiver),))
+        if isinstance(base, Helper):
+            return self.folding.call_helper(base, node, scope, depth)
+        if isinstance(base, VersionMethod):
+            return self._version_method(base, node, scope, depth)
+        if isinstance(base, StrMethod):
+            return self._str_method(base, node, scope, depth)
+        if isinstance(base, ConsumerRef):
+            dotted = base.dotted
+            found = self._module_lookup(dotted, node, scope, depth)
+            if found is not None:
+                return found
+            if dotted in VERSION_PARSERS and node.args:
+                arg = self.value(node.args[0], scope, depth=depth + 1)
+                if isinstance(arg, ProviderVersion):
+                    return ProviderVersion("version")
+                if isinstance(arg, Const) and isinstance(arg.value, str):
+                    return ParsedVersion(arg.value)
+                return UNKNOWN
+            if (dotted in METADATA_VERSION or dotted in METADATA_DISTRIBUTION) and node.args:
+                arg = self.value(node.args[0], scope, depth=depth + 1)
+                if isinstance(arg, Const) and isinstance(arg.value, str) and self.is_provider_dist(arg.value):
+                    return ProviderVersion("text") if dotted in METADATA_VERSION else ProviderDistribution()
+                return UNKNOWN
+            if dotted == "builtins.str" and len(node.args) == 1:
+                arg = self.value(node.args[0], scope, depth=depth + 1)
+                return arg if isinstance(arg, (Const, ProviderVersion)) and (not isinstance(arg, ProviderVersion) or arg.form == "text") else UNKNOWN
+            if dotted == "builtins.int" and len(node.args) == 1:
+                arg = self.value(node.args[0], scope, depth=depth + 1)
+                if isinstance(arg, Const) and isinstance(arg.value, (str, int)) and not isinstance(arg.value, bool):
+                    try:
+                        return Const(int(arg.value))
+                    except ValueError:
+                        return UNKNOWN
+                return arg if isinstance(arg, VersionDerived) else UNKNOWN
+            if dotted == "builtins.tuple" and len(node.args) == 1:
+                arg = self.value(node.args[0], scope, depth=depth + 1)
+                return arg if isinstance(arg, (Const, VersionPart)) else UNKNOWN
+        if isinstance(base, Unbound) or (isinstance(base, Const) and base.value is None):
+            return base
+        return UNKNOWN
+
+    def _module_lookup(self, dotted: str, node: ast.Call, scope: Scope, depth: int) -> Value | None:
+        """`find_spec`, `packages_distributions()`, `import_module` of the provider: what they give on the audited release.
+
+        Only the provider's own top-level package is known to be installed; any other name is not
+        folded (None: not one of these calls)."""
+        if dotted in PACKAGES_DISTRIBUTIONS and not node.args and not node.keywords:
+            return DistributionMap()
+        if dotted not in FIND_SPEC and not (dotted in IMPORT_MODULE and scope.helper_call is not None):
+            return None
+        if len(node.args) != 1 or node.keywords:
+            return UNKNOWN
+        arg = self.value(node.args[0], scope, depth=depth + 1)
+        if not (isinstance(arg, Const) and isinstance(arg.value, str) and arg.value in self.state.options.provider_packages):
+            return UNKNOWN
+        return ProviderSpec() if dotted in FIND_SPEC else self.state.imports_ctx.value_for(arg.value)
+
+    def _helper_subscript(self, base: Value, node: ast.Subscript, scope: Scope) -> Value:
+        """`found_version[1]` of a helper's tuple; `packages_distributions()["NAME"]` of the provider's package."""
+        key = self.value(node.slice, scope)
+        if not isinstance(key, Const):
+            return UNKNOWN
+        if isinstance(base, TupleOf):
+            if isinstance(key.value, int) and not isinstance(key.value, bool) and -len(base.items) <= key.value < len(base.items):
+                return base.items[key.value]
+            return UNKNOWN
+        dist = self.state.options.provider_distribution
+        if dist and isinstance(key.value, str) and key.value in self.state.options.provider_packages:
+            return Const((dist,))
+        return UNKNOWN
+
+    def _str_method(self, method: StrMethod, node: ast.Call, scope: Scope, depth: int) -> Value:
+        args = [self.value(a, scope, depth=depth + 1) for a in node.args]
+        if node.keywords or not all(isinstance(a, Const) and isinstance(a.value, (str, int)) for a in args):
+            return UNKNOWN
+        try:
+            result = getattr(method.text, method.method)(*[a.value for a in args])  # type: ignore[union-attr]
+        except (TypeError, ValueError):
+            return UNKNOWN
+        return Const(tuple(result) if isinstance(result, list) else result)
+
+    def _version_method(self, method: VersionMethod, node: ast.Call, scope: Scope, depth: int) -> Value:
+        """`NAME.__version__.startswith("0.9")`, `.split(".")`: folded on the audited version text."""
+        args = [self.value(a, scope, depth=depth + 1) for a in node.args]
+        consts = [a for a in args if isinstance(a, Const)]
+        if node.keywords or len(consts) != len(args):
+            return UNKNOWN
+        text = self.state.folder.provider_text
+        if text is None:
+            return VersionDerived()
+        try:
+            result = getattr(text, method.method)(*[c.value for c in consts])
+        except (TypeError, ValueError):
+            return UNKNOWN
+        return Const(tuple(result) if isinstance(result, list) else result)
+
+    def is_provider_dist(self, name: str) -> bool:
+        normal = _normal(name)
+        return normal == self.provider_dist or normal in {_normal(p) for p in self.state.options.provider_packages}
+
+    def _shape(self, node: ast.Call, scope: Scope) -> CallShape:
+        args: list[Arg] = []
+        for a in node.args:
+            args.append(Arg("star" if isinstance(a, ast.Starred) else "positional", None, site_of(a)))
+        for k in node.keywords:
+            if k.arg is not None:
+                args.append(Arg("keyword", k.arg, site_of(k)))
+                continue
+            splat = self.value(k.value, scope)
+            if isinstance(splat, DictValue):
+                args += [Arg("keyword", key, site_of(k), via_splat=True) for key in sorted(splat.keys)]
+                if splat.open:
+                    args.append(Arg("starstar", None, site_of(k)))
+            else:
+                args.append(Arg("starstar", None, site_of(k)))
+        return CallShape(tuple(args))
+
+    def annotation_value(self, annotation, scope: Scope) -> Value | None:
+        """`x: Scheduler`, `x: Scheduler | None`, `x: Optional[Scheduler]`, `x: "Scheduler"` -> an instance."""
+        if annotation is None:
+            return None
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return None
+        try:
+            members = _union_members(annotation)
+        except RecursionError:
+            return None
+        if len(members) != 1:
+            return None
+        # Read outside the class (an annotation names no `self` attribute); most scopes are already.
+        return instance_of(self.value(members[0], scope.outside_class()))
+
+
+# ------------------------------------------------------------------ helpers
+def _step_over(base: Value, step: Step) -> Value:
+    if isinstance(base, Chain):
+        return Chain(base.root, base.steps + (step,))
+    if isinstance(base, ImportChoice):
+        return ImportChoice(_step_over(base.ok, step), _step_over(base.fallback, step), base.imports, base.caught, base.origin)
+    return UNKNOWN
+
+
+def _has_chain(value: Value) -> bool:
+    return isinstance(value, (Chain, ImportChoice))
+
+
+def instance_of(value: Value) -> Value | None:
+    if not isinstance(value, Chain) or any(s.kind != "attr" for s in value.steps):
+        return None
+    steps = tuple(replace(s, check=False) for s in value.steps)
+    return Chain(value.root, steps + (Step("instance", check=False),))
+
+
+def is_builtin_call(node: ast.Call, scope: Scope, names: tuple[str, ...]) -> bool:
+    return isinstance(node.func, ast.Name) and node.func.id in names and scope.env.lookup(node.func.id) is None
+
+
+def _union_members(node) -> list:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union_members(node.left) + _union_members(node.right)
+    if isinstance(node, ast.Constant) and node.value is None:
+        return []
+    if isinstance(node, ast.Subscript):
+        head = dotted_text(node.value) or ""
+        tail = head.rsplit(".", 1)[-1]
+        if tail == "Optional":
+            return _union_members(node.slice)
+        if tail == "Union":
+            elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            out = []
+            for e in elts:
+                out += _union_members(e)
+            return out
+    return [node]
+
+
+def const_of(node) -> Value:
+    return Const(node.value) if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))) else UNKNOWN
+
+
+def _normal(name: str) -> str:
+    return name.lower().replace("-", "_").replace(".", "_")

@@ -1,0 +1,242 @@
+"""What the walk emits: provider imports, and at each call site its uses, RPC names, injections.
+
+`Recorder.expr` walks an expression (iteratively: deep expressions are valid code) and records
+each outermost chain that reaches the provider as a `Use`, one per way it can be through import
+fallbacks, under the scope's `Liveness`; the operands of `and`/`or` and the sides of `a if t else
+b` run under the tests before them. At a call it records string RPCs, injected consumer classes
+(by keyword or dict key) and functions bound onto objects (`types.MethodType`, `obj.f = f`,
+`setattr`), and hands the dicts the call touches to `Dicts`.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import cast
+
+from apiaudit.consumer import guards as g
+from apiaudit.consumer.records import Condition, ConditionKind, ImportUse, Injection, MethodBinding, RpcCall, Step, Use
+from apiaudit.consumer.values import UNKNOWN, Chain, Const, ConsumerRef, Helper, ImportChoice, OneOf, Unbound, Value
+from apiaudit.consumer.walk.decide import Decider, may_compare_text
+from apiaudit.consumer.walk.dicts import Dicts
+from apiaudit.consumer.walk.evaluate import Evaluator
+from apiaudit.consumer.walk.scopes import Env, Scope, branch_scope, forget_targets, unchecked
+from apiaudit.consumer.walk.state import WalkState, site_of, text_of
+from apiaudit.infra.astutil import dotted_text
+
+_LEAF_TYPES = frozenset({ast.Name, ast.Constant})
+_CHAIN_TYPES = frozenset({ast.Call, ast.Attribute, ast.Subscript})  # a chain's steps
+
+
+class Recorder:
+    """What one module's walk records at imports and call sites."""
+
+    __slots__ = ("state", "rpc", "injection_keywords", "values", "tests", "dicts")
+
+    def __init__(self, state: WalkState, values: Evaluator, tests: Decider, dicts: Dicts):
+        self.state = state
+        self.rpc = {m: (i, k) for m, i, k in state.options.rpc_methods}
+        self.injection_keywords = frozenset(state.options.injection_keywords)
+        self.values = values
+        self.tests = tests
+        self.dicts = dicts
+
+    def reach(self, stmt: ast.Import | ast.ImportFrom) -> None:
+        """The modules an import statement on a live line may run (consumer/reach.py's edges)."""
+        reaches = self.state.found.reaches
+        if isinstance(stmt, ast.Import):
+            reaches.update(dict.fromkeys(alias.name for alias in stmt.names))
+            return
+        base = self.state.imports_ctx.absolute(stmt.module, stmt.level)
+        if base:
+            reaches[base] = None
+            reaches.update(dict.fromkeys(f"{base}.{alias.name}" for alias in stmt.names if alias.name != "*"))
+
+    def import_use(self, module: str, name: str | None, alias: ast.alias, scope: Scope) -> None:
+        if not scope.emit or not self.state.imports_ctx.is_provider(module):
+            return
+        guard = "TYPE_CHECKING" if scope.type_checking else scope.guard
+        self.state.found.imports.append(
+            ImportUse(module=module, name=name, site=site_of(alias), guarded=guard, live=scope.live, caught=scope.caught if guard and not scope.type_checking else None)
+        )
+
+    def expr(self, root: ast.AST | None, scope: Scope) -> None:
+        """Emit every provider use inside an expression (iteratively: deep expressions are valid code)."""
+        if root is None:
+            return
+        stack: list[tuple[ast.AST, bool]] = [(root, False)]
+        while stack:
+            node, in_chain = stack.pop()
+            kind = type(node)  # parsed nodes are of ast's own classes: one set lookup for the commonest
+            if kind in _LEAF_TYPES:
+                continue
+            if kind in _CHAIN_TYPES:
+                if not in_chain and scope.emit:
+                    self._emit_use(cast(ast.expr, node), scope)
+                if isinstance(node, ast.Call):
+                    if scope.emit:
+                        self._call_facts(node, scope)
+                    self.dicts.effects(node, scope)
+                    # Pushed in reverse, so that they are taken in source order: func, args, keywords.
+                    stack.extend([(k.value, False) for k in reversed(node.keywords)])
+                    stack.extend([(a.value if isinstance(a, ast.Starred) else a, False) for a in reversed(node.args)])
+                    stack.append((node.func, True))
+                elif isinstance(node, ast.Attribute):
+                    stack.append((node.value, True))
+                elif isinstance(node, ast.Subscript):
+                    stack.append((node.slice, False))
+                    stack.append((node.value, True))
+            elif isinstance(node, ast.Await):
+                stack.append((node.value, in_chain))
+            elif isinstance(node, ast.Lambda):
+                inner = scope.child()
+                for a in node.args.args:
+                    inner.env.vars[a.arg] = UNKNOWN
+                self.expr(node.body, inner)
+            elif isinstance(node, ast.NamedExpr):
+                self.expr(node.value, scope)
+                scope.env.vars[node.target.id] = unchecked(self.values.value(node.value, scope))
+            elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                inner = scope.child()
+                for gen in node.generators:
+                    self.expr(gen.iter, inner)
+                    forget_targets(gen.target, inner)
+                    for cond in gen.ifs:
+                        self.expr(cond, inner)
+                for part in ("elt", "key", "value"):
+                    if hasattr(node, part):
+                        self.expr(getattr(node, part), inner)
+            elif isinstance(node, ast.IfExp):
+                # `a if test else b`: each side runs under the test, as an `if` statement's arms do.
+                self.expr(node.test, scope)
+                decision = self.tests.decide(node.test, scope)
+                for branch, side in ((decision.if_true, node.body), (decision.if_false, node.orelse)):
+                    if not branch.dead:
+                        self.expr(side, branch_scope(scope, branch))
+            elif isinstance(node, ast.BoolOp):
+                # `a and b` runs b only when a holds (`or`: when it does not).
+                self.expr(node.values[0], scope)
+                guarded = scope
+                for previous, value in zip(node.values, node.values[1:]):
+                    decision = self.tests.decide(previous, guarded)
+                    branch = decision.if_true if isinstance(node.op, ast.And) else decision.if_false
+                    if branch.dead:
+                        break
+                    guarded = branch_scope(guarded, branch)
+                    self.expr(value, guarded)
+            elif isinstance(node, ast.Dict):
+                if scope.emit:
+                    self._dict_injections(node, scope)
+                stack.extend(reversed([(c, False) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]))
+            elif isinstance(node, ast.Compare) and scope.emit and may_compare_text(node):
+                self.tests.decide(node, scope)  # notes string-compared versions where they are written
+                stack.extend(reversed([(c, False) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]))
+            else:
+                for child in reversed(list(ast.iter_child_nodes(node))):
+                    if isinstance(child, ast.expr):
+                        stack.append((child, False))
+                    elif isinstance(child, ast.keyword):
+                        stack.append((child.value, False))
+
+    def _emit_use(self, node: ast.expr, scope: Scope) -> None:
+        value = self.values.value(node, scope, fresh=True)
+        for chain, conditions, failed in _sides(value):
+            if any(s.check for s in chain.steps) or failed is not None:
+                live = scope.live
+                for c in conditions:
+                    live = live.under(c)
+                self.state.found.uses.append(Use(chain.root, chain.steps, site_of(node), scope.function, text_of(node), live, failed))
+        self._emit_version_reads(node, scope)
+
+    def _emit_version_reads(self, node: ast.expr, scope: Scope) -> None:
+        """`NAME.__version__` folds to the audited release's version, but the read is a use too:
+        on a release whose module defines no `__version__` it raises (issue 27, cause 11)."""
+        cur: ast.expr = node
+        while isinstance(cur, (ast.Call, ast.Attribute, ast.Subscript)):
+            if isinstance(cur, ast.Attribute) and cur.attr == "__version__":
+                base = self.values.value(cur.value, scope)
+                if isinstance(base, Chain) and base.root.kind == "symbol" and all(s.kind == "attr" for s in base.steps):
+                    read = base.steps + (Step("attr", name="__version__"),)
+                    self.state.found.uses.append(Use(base.root, read, site_of(cur), scope.function, text_of(cur), scope.live))
+            cur = cur.func if isinstance(cur, ast.Call) else cur.value
+
+    def _dict_injections(self, node: ast.Dict, scope: Scope) -> None:
+        for key, val in zip(node.keys, node.values):
+            if isinstance(key, ast.Constant) and key.value in self.injection_keywords:
+                self.state.found.injections.append(Injection(key.value, self._class_named(val, scope), site_of(val), scope.live))
+
+    def _class_named(self, node: ast.expr, scope: Scope) -> str | None:
+        """The consumer class a value names: a string constant (dotted), or a class reference."""
+        value = self.values.value(node, scope)
+        if isinstance(value, Const) and isinstance(value.value, str):
+            return value.value
+        if isinstance(value, ConsumerRef):
+            return value.dotted
+        return None
+
+    def _call_facts(self, node: ast.Call, scope: Scope) -> None:
+        for kw in node.keywords:
+            if kw.arg in self.injection_keywords:
+                self.state.found.injections.append(Injection(kw.arg, self._class_named(kw.value, scope), site_of(kw.value), scope.live))
+        if isinstance(node.func, ast.Attribute) and node.func.attr in self.rpc:
+            index, keyword = self.rpc[node.func.attr]
+            name_node = None
+            if index is not None and len(node.args) > index and not any(isinstance(a, ast.Starred) for a in node.args[: index + 1]):
+                name_node = node.args[index]
+            for kw in node.keywords:
+                if keyword and kw.arg == keyword:
+                    name_node = kw.value
+            if name_node is not None:
+                value = self.values.value(name_node, scope)
+                name = value.value if isinstance(value, Const) and isinstance(value.value, str) else None
+                self.state.found.rpc_calls.append(RpcCall(node.func.attr, name, site_of(node), scope.function, scope.live))
+        if isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) == 3 and isinstance(node.args[1], ast.Constant):
+            self.bind_function(node.args[0], self.values.value(node.args[2], scope), scope, node)
+        if dotted_text(node.func) in ("types.MethodType", "MethodType") and len(node.args) == 2:
+            func_value = self.values.value(node.args[0], scope)
+            if isinstance(func_value, (ConsumerRef, Helper)):
+                dotted = func_value.dotted
+                if dotted:
+                    target = self.values.value(node.args[1], scope)
+                    own = self._assigned_attrs(node.args[1], scope)
+                    for option in (target.options if isinstance(target, OneOf) else (target,)):
+                        chain = (option.root, option.steps) if isinstance(option, Chain) else None
+                        self.state.found.method_bindings.append(MethodBinding(dotted, chain, site_of(node), own))
+
+    def bind_function(self, obj: ast.AST, func_value: Value | None, scope: Scope, site_node: ast.AST) -> None:
+        """`obj.forward = f` / `setattr(obj, "forward", f)` of a module function written with `self`
+        first: audited as if bound onto obj (the patching idiom; calls through obj pass obj)."""
+        if not isinstance(func_value, (ConsumerRef, Helper)) or func_value.dotted not in self.state.found.self_functions:
+            return
+        target = self.values.value(obj, scope)
+        own = self._assigned_attrs(obj, scope)
+        for option in (target.options if isinstance(target, OneOf) else (target,)):
+            chain = (option.root, option.steps) if isinstance(option, Chain) else None
+            self.state.found.method_bindings.append(MethodBinding(func_value.dotted, chain, site_of(site_node), own))
+
+    def _assigned_attrs(self, node: ast.AST, scope: Scope) -> tuple[str, ...]:
+        """Attributes the consumer set on the object named `node` (`base._ext = self`): its own members."""
+        if not isinstance(node, ast.Name):
+            return ()
+        prefix = f"{node.id}."
+        names: set[str] = set()
+        env: Env | None = scope.env
+        while env is not None:
+            names.update(k[len(prefix):] for k in env.vars if k.startswith(prefix))
+            env = env.parent
+        return tuple(sorted(names))
+
+
+def _sides(value: Value, conditions: tuple[Condition, ...] = ()):
+    """(chain, conditions, failed import) for each way a value can be, through import choices."""
+    if isinstance(value, Chain):
+        yield value, conditions, None
+    elif isinstance(value, ImportChoice):
+        ok_cond = Condition(ConditionKind.IMPORT_FAILS, False, f"{g.import_ref_text(value.origin)} works", imports=value.imports, caught=value.caught)
+        fail_cond = replace(ok_cond, expect=True, text=f"{g.import_ref_text(value.origin)} fails")
+        yield from _sides(value.ok, conditions + (ok_cond,))
+        if isinstance(value.fallback, Unbound) or (isinstance(value.fallback, Const) and value.fallback.value is None):
+            for chain, conds, _ in _sides(value.ok, ()):
+                yield chain, conditions + (fail_cond,) + conds, value.origin
+        else:
+            yield from _sides(value.fallback, conditions + (fail_cond,))

@@ -1,0 +1,69 @@
+"""What every part of one module's walk shares: `WalkState`, and how a node is shown and placed."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from apiaudit.consumer import guards as g
+from apiaudit.consumer.imports import ImportContext
+from apiaudit.consumer.records import (
+    ClassFacts,
+    ConsumerOptions,
+    GuardStop,
+    ImportUse,
+    Injection,
+    MethodBinding,
+    Note,
+    RpcCall,
+    Site,
+    Use,
+)
+from apiaudit.consumer.walk.scopes import Env
+from apiaudit.infra.astutil import unparse
+
+
+@dataclass(slots=True)
+class Found:
+    """What the walk has found so far: the records it emits, and two facts later statements read."""
+
+    dicts_seen: bool  # a dict value exists (here or imported): until then calls cannot touch one
+    uses: list[Use] = field(default_factory=list, init=False)
+    imports: list[ImportUse] = field(default_factory=list, init=False)
+    classes: list[ClassFacts] = field(default_factory=list, init=False)
+    injections: list[Injection] = field(default_factory=list, init=False)
+    rpc_calls: list[RpcCall] = field(default_factory=list, init=False)
+    method_bindings: list[MethodBinding] = field(default_factory=list, init=False)
+    guard_stops: list[GuardStop] = field(default_factory=list, init=False)
+    notes: dict[tuple[int, int], Note] = field(default_factory=dict, init=False)
+    self_functions: set[str] = field(default_factory=set, init=False)  # module functions whose first parameter is `self`
+    reaches: dict[str, None] = field(default_factory=dict, init=False)  # modules live import statements name, in order
+
+
+@dataclass(frozen=True, slots=True)
+class WalkState:
+    """One module's walk, as every part sees it: what it reads (fixed for the walk) and what it found."""
+
+    module: str
+    options: ConsumerOptions
+    imports_ctx: ImportContext
+    folder: g.Folder  # guards folded on the audited release
+    module_env: Env  # the module's names: what functions and helpers see
+    top_only: bool  # exports(): module level only, no function or class bodies
+    found: Found
+
+
+def site_of(node: ast.AST) -> Site:
+    return Site(getattr(node, "lineno", 1), getattr(node, "col_offset", 0), getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None))
+
+
+def text_of(node, limit: int = 120) -> str:
+    """A node's source as the reports show it: on one line, at most `limit` characters."""
+    if node is None:
+        return ""
+    try:
+        text = unparse(node)
+    except (RecursionError, ValueError, AttributeError):
+        return f"<expression at line {getattr(node, 'lineno', '?')}>"
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,398 @@
+"""Statements in order, and whether the lines after each still run.
+
+`Statements.block` walks a body: names are bound as assignments, imports and definitions
+bind them; an `if`, `assert`, early `return`/`raise` and `try/except` narrow whether the rest
+runs (a branch decided dead on the audited release is not walked; one left to the checks
+runs under its `Condition`s); branches meet again in `scopes.merge`. Names a `try` body binds
+from imports that may fail hold both ways (`ImportChoice`). Expressions are the `Recorder`'s
+to emit and the `Evaluator`'s to read; tests the `Decider`'s; definitions the `Definitions`'.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+
+from apiaudit.consumer import guards as g
+from apiaudit.consumer.imports import ImportContext, import_alias_value
+from apiaudit.consumer.records import CaughtImport, Condition, ConditionKind, GuardStop, ImportRef
+from apiaudit.consumer.values import UNBOUND, UNKNOWN, Chain, DictValue, ImportChoice, Value
+from apiaudit.consumer.walk.decide import Decider
+from apiaudit.consumer.walk.definitions import Definitions
+from apiaudit.consumer.walk.dicts import Dicts
+from apiaudit.consumer.walk.evaluate import Evaluator
+from apiaudit.consumer.walk.record import Recorder
+from apiaudit.consumer.walk.scopes import (
+    Env,
+    Scope,
+    assigned_attr_key,
+    branch_scope,
+    continue_under,
+    forget_self_attr,
+    forget_targets,
+    is_self,
+    merge,
+    set_self_attr,
+    unchecked,
+    under,
+)
+from apiaudit.consumer.walk.state import WalkState, site_of, text_of
+from apiaudit.infra.astutil import dotted_text
+
+_BROAD = {"Exception", "BaseException"}
+
+
+class Statements:
+    """The statements of one module's walk."""
+
+    __slots__ = ("state", "values", "tests", "dicts", "record", "definitions")
+
+    def __init__(self, state: WalkState, values: Evaluator, tests: Decider, dicts: Dicts, record: Recorder, definitions: Definitions):
+        self.state = state
+        self.values = values
+        self.tests = tests
+        self.dicts = dicts
+        self.record = record
+        self.definitions = definitions
+
+    def block(self, body: list[ast.stmt], scope: Scope) -> bool:
+        """Walk statements in order; False when the block cannot complete (return, raise, dead rest)."""
+        for stmt in body:
+            try:
+                if not self._stmt(stmt, scope):
+                    return False
+            except RecursionError:
+                continue  # valid but pathologically deep code: that statement degrades to unknown
+        return True
+
+    def _stmt(self, stmt: ast.stmt, scope: Scope) -> bool:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) and scope.emit:
+            self.record.reach(stmt)
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                self.record.import_use(alias.name, None, alias, scope)
+                name, value = import_alias_value(self.state.imports_ctx, alias, self.state.options)
+                scope.env.vars[name] = value
+        elif isinstance(stmt, ast.ImportFrom):
+            base = self.state.imports_ctx.absolute(stmt.module, stmt.level)
+            for alias in stmt.names:
+                if alias.name == "*":
+                    continue
+                self.record.import_use(base, alias.name, alias, scope)
+                scope.env.vars[alias.asname or alias.name] = self.state.imports_ctx.value_for(f"{base}.{alias.name}")
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in stmt.decorator_list:
+                self.record.expr(d, scope)
+            qual = f"{scope.function}.{stmt.name}" if scope.function != "<module>" else stmt.name
+            if scope.cls is not None:
+                qual = f"{scope.cls.dotted.rsplit('.', 1)[-1]}.{stmt.name}"
+            if scope.function != "<module>" or scope.cls is not None:
+                scope.env.vars[stmt.name] = UNKNOWN if scope.cls is None else scope.env.lookup(stmt.name) or UNKNOWN
+            self.definitions.function_def(stmt, scope, qual)
+        elif isinstance(stmt, ast.ClassDef):
+            self.definitions.class_def(stmt, scope)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            return self._try(stmt, scope)
+        elif isinstance(stmt, ast.If):
+            return self._if(stmt, scope)
+        elif isinstance(stmt, ast.Assign):
+            self.record.expr(stmt.value, scope)
+            value = self.values.value(stmt.value, scope)
+            if isinstance(value, DictValue) and isinstance(stmt.value, (ast.Name, ast.Attribute)):
+                # `other = kw`: two names for one dict; a change through either is not followed.
+                holder = self.dicts.holder(stmt.value, scope)
+                if holder is not None:
+                    holder[1](DictValue(frozenset(), True))
+                value = DictValue(frozenset(), True)
+            for target in stmt.targets:
+                self._assign(target, value, scope)
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                self.record.expr(stmt.value, scope)
+            declared = self.values.annotation_value(stmt.annotation, scope)
+            held = declared or (self.values.value(stmt.value, scope) if stmt.value is not None else None)
+            if stmt.value is None and declared is None and isinstance(stmt.target, ast.Name):
+                return True  # `x: int` binds nothing
+            self._assign(stmt.target, held, scope)
+        elif isinstance(stmt, ast.AugAssign):
+            self.record.expr(stmt.value, scope)
+            self._target_loads(stmt.target, scope)
+            if isinstance(stmt.target, ast.Name):
+                scope.env.vars[stmt.target.id] = UNKNOWN
+            elif isinstance(stmt.target, ast.Attribute):
+                forget_self_attr(stmt.target, scope)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            self.record.expr(stmt.iter, scope)
+            self._loop(stmt, scope, targets=stmt.target)
+        elif isinstance(stmt, ast.While):
+            self.record.expr(stmt.test, scope)
+            self._loop(stmt, scope)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                self.record.expr(item.context_expr, scope)
+                if item.optional_vars is not None:
+                    forget_targets(item.optional_vars, scope)
+            return self.block(stmt.body, scope)
+        elif isinstance(stmt, ast.Match):
+            self.record.expr(stmt.subject, scope)
+            arms = []
+            for case in stmt.cases:
+                arm = scope.child()
+                arms.append((arm, self.block(case.body, arm)))
+            merge(scope, [(a.env, ft) for a, ft in arms] + [(scope.env.child(), True)])
+        elif isinstance(stmt, ast.Delete):
+            for t in stmt.targets:
+                self._target_loads(t, scope)
+                self._delete(t, scope)
+        elif isinstance(stmt, ast.Expr):
+            self.record.expr(stmt.value, scope)
+        elif isinstance(stmt, ast.Assert):
+            self.record.expr(stmt.test, scope)
+            decision = self.tests.decide(stmt.test, scope)
+            return continue_under(scope, decision.if_true)
+        elif isinstance(stmt, (ast.Return, ast.Raise)):
+            for child in ast.iter_child_nodes(stmt):
+                if isinstance(child, ast.expr):
+                    self.record.expr(child, scope)
+            return False
+        elif isinstance(stmt, (ast.Break, ast.Continue)):
+            return False
+        else:
+            for child in ast.iter_child_nodes(stmt):
+                if isinstance(child, ast.expr):
+                    self.record.expr(child, scope)
+        return True
+
+    def _stopping(self, branch: g.Branch, stmt: ast.If, scope: Scope) -> g.Branch:
+        """Mark the narrowing conditions of `branch` as job-stopping, and record each at the guard."""
+        marked = []
+        for c in branch.conditions:
+            if c.kind in (ConditionKind.NARROWS, ConditionKind.IS_INSTANCE) and c.target is not None:
+                c = replace(c, stops=True, line=stmt.test.lineno)
+                if scope.emit:
+                    self.state.found.guard_stops.append(GuardStop(c, site_of(stmt.test), scope.function, scope.live))
+            marked.append(c)
+        narrow = []
+        for name, value in branch.narrow:
+            last_step = value.steps[-1] if isinstance(value, Chain) and value.steps else None
+            if isinstance(value, Chain) and last_step is not None and last_step.kind == "narrow" and last_step.guard is not None:
+                stopping = replace(last_step.guard, stops=True, line=stmt.test.lineno)
+                value = Chain(value.root, value.steps[:-1] + (replace(last_step, guard=stopping),))
+            narrow.append((name, value))
+        return replace(branch, conditions=tuple(marked), narrow=tuple(narrow))
+
+    def _if(self, stmt: ast.If, scope: Scope) -> bool:
+        self.record.expr(stmt.test, scope)
+        if _is_type_checking(stmt.test):
+            # Never runs; its imports are for type checkers (reported as such), its body read as today.
+            typing_arm = replace(scope.child(), type_checking=True, guard="TYPE_CHECKING")
+            self.block(stmt.body, typing_arm)
+            runtime_arm = scope.child()
+            self.block(stmt.orelse, runtime_arm)
+            merge(scope, [(typing_arm.env, True), (runtime_arm.env, True)])
+            return True
+        decision = self.tests.decide(stmt.test, scope)
+        arms: list[tuple[Env, bool]] = []
+        falls: list[g.Branch] = []
+        for branch, body in ((decision.if_true, stmt.body), (decision.if_false, stmt.orelse)):
+            if branch.dead:
+                continue
+            arm = branch_scope(scope, branch)
+            through = self.block(body, arm)
+            arms.append((arm.env, through))
+            if through:
+                falls.append(branch)
+        if not falls:
+            return False
+        merge(scope, arms)
+        if len(falls) == 1 and len(arms) == 2:
+            # The other arm returned or raised: a narrowing guard there stops the job for the
+            # classes that fail it.
+            return continue_under(scope, self._stopping(falls[0], stmt, scope))
+        if len(falls) == 1 and len(arms) == 1:
+            only = falls[0]
+            scope.live = under(scope.live, only)
+        return True
+
+    def _loop(self, stmt, scope: Scope, targets=None) -> None:
+        body = scope.child()
+        if targets is not None:
+            forget_targets(targets, body)
+        self.block(stmt.body, body)
+        # The body may run zero times: what it binds meets what was there before.
+        merge(scope, [(body.env, True), (scope.env.child(), True)])
+        if targets is not None:
+            forget_targets(targets, scope)
+        if stmt.orelse:
+            orelse = scope.child()
+            self.block(stmt.orelse, orelse)
+            merge(scope, [(orelse.env, True), (scope.env.child(), True)])
+
+    def _try(self, stmt, scope: Scope) -> bool:
+        kinds = [_handler_kind(h.type) for h in stmt.handlers]
+        catches_import = any(k in ("ImportError", "ModuleNotFoundError", "broad") for k in kinds)
+        caught: CaughtImport | None = "ImportError" if any(k in ("ImportError", "broad") for k in kinds) else ("ModuleNotFoundError" if catches_import else None)
+        body = scope.child()
+        if catches_import:
+            body.guard = scope.guard or "try/except ImportError"
+            body.caught = caught
+        body_through = self.block(stmt.body, body)
+        refs = _body_imports(stmt.body, self.state.imports_ctx)
+        provider_refs = tuple(r for r in refs if self.state.imports_ctx.is_provider(r.module))
+        only_imports = _only_imports(stmt.body)
+        arms: list[tuple[Env, bool]] = [(body.env, body_through)]
+        import_handler = False
+        for handler, kind in zip(stmt.handlers, kinds):
+            live = scope.live
+            fallback_condition = None
+            if kind in ("ImportError", "ModuleNotFoundError") or (kind == "broad" and only_imports):
+                if provider_refs and len(provider_refs) == len(refs) and (only_imports or kind != "broad"):
+                    fallback_condition = Condition(
+                        ConditionKind.IMPORT_FAILS, True, f"{text_of(stmt.body[0])} fails", imports=provider_refs,
+                        caught="ModuleNotFoundError" if kind == "ModuleNotFoundError" else "ImportError",
+                    )
+                    live = live.under(fallback_condition)
+                    import_handler = True
+                # otherwise: imports from outside the provider, or other code: the handler may run on any release
+            arm = scope.child(live)
+            if handler.name:
+                arm.env.vars[handler.name] = UNKNOWN
+            through = self.block(handler.body, arm)
+            if fallback_condition is not None and through:
+                self._import_choices(scope, body.env, arm.env, fallback_condition, refs)
+                arms.append((arm.env, False))  # merged as choices
+            else:
+                arms.append((arm.env, through))
+        if import_handler:
+            # The body's own bindings, where no choice was made, are kept as the body left them.
+            for name, value in body.env.written().items():
+                if name not in scope.env.vars or not isinstance(scope.env.vars[name], ImportChoice):
+                    scope.env.vars[name] = value
+            for env, through in arms[1:]:
+                if through:
+                    merge(scope, [(env, True), (scope.env.child(), True)])
+        else:
+            merge(scope, arms)
+        if stmt.orelse:
+            orelse = scope.child()
+            self.block(stmt.orelse, orelse)
+            merge(scope, [(orelse.env, True)])
+        if stmt.finalbody:
+            self.block(stmt.finalbody, scope)
+        return body_through or any(ft for _, ft in arms[1:]) or import_handler
+
+    def _import_choices(self, scope: Scope, body: Env, handler: Env, condition: Condition, refs: tuple[ImportRef, ...]) -> None:
+        """Names the try body bound: the body's value when its imports work, the handler's when one fails."""
+        bound = body.written()
+        fallback = handler.written()
+        for name in dict.fromkeys(list(bound) + list(fallback)):
+            ok = bound.get(name, scope.env.lookup(name))
+            alt = fallback.get(name, scope.env.lookup(name))
+            if ok is None and alt is None:
+                continue
+            origin = next((r for r in refs if (r.name or r.module.split(".")[0]) == name or (r.name and r.name == name)), refs[0])
+            scope.env.vars[name] = ImportChoice(
+                ok if ok is not None else UNBOUND, alt if alt is not None else UNBOUND, condition.imports, condition.caught, origin
+            )
+
+    def _assign(self, target, value: Value | None, scope: Scope) -> None:
+        if isinstance(target, ast.Name):
+            scope.env.vars[target.id] = unchecked(value) if value is not None else UNKNOWN
+        elif isinstance(target, ast.Attribute):
+            self._target_loads(target, scope)
+            if scope.cls is not None and is_self(target.value, scope):
+                set_self_attr(scope, target.attr, value if value is not None else UNKNOWN, replace_ok=False)
+            elif isinstance(target.value, ast.Name):
+                self.record.bind_function(target.value, value, scope, target)
+                # `obj.attr = v` creates the attribute (objects without __slots__): later reads of
+                # it here are the consumer's own value, not a provider member to look up.
+                scope.env.vars[assigned_attr_key(target.value.id, target.attr)] = UNKNOWN
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self._assign(elt.value if isinstance(elt, ast.Starred) else elt, None, scope)
+        elif isinstance(target, ast.Subscript):
+            self._target_loads(target, scope)
+            key = target.slice
+            holder = self.dicts.holder(target.value, scope)
+            if holder is not None:
+                current, write = holder
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    write(DictValue(current.keys | {key.value}, current.open))
+                else:
+                    write(DictValue(current.keys, True))
+        else:
+            self._target_loads(target, scope)
+
+    def _delete(self, target, scope: Scope) -> None:
+        if isinstance(target, ast.Subscript):
+            holder = self.dicts.holder(target.value, scope)
+            if holder is not None:
+                current, write = holder
+                key = target.slice
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    write(DictValue(current.keys - {key.value}, current.open))
+                else:
+                    write(DictValue(frozenset(), True))
+        elif isinstance(target, ast.Name):
+            scope.env.vars[target.id] = UNBOUND
+
+    def _target_loads(self, target, scope: Scope) -> None:
+        """`a.b.c = v` loads `a.b`; `a[i] = v` loads `a` and `i`."""
+        if isinstance(target, ast.Attribute):
+            self.record.expr(target.value, scope)
+        elif isinstance(target, ast.Subscript):
+            self.record.expr(target.value, scope)
+            self.record.expr(target.slice, scope)
+
+
+def _is_type_checking(test) -> bool:
+    name = dotted_text(test)
+    return name is not None and name.rsplit(".", 1)[-1] == "TYPE_CHECKING"
+
+
+def _body_imports(body: list[ast.stmt], ctx: ImportContext) -> tuple[ImportRef, ...]:
+    out: list[ImportRef] = []
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            out += [ImportRef(a.name, None, stmt.lineno) for a in stmt.names]
+        elif isinstance(stmt, ast.ImportFrom):
+            base = ctx.absolute(stmt.module, stmt.level)
+            out += [ImportRef(base, a.name, stmt.lineno) for a in stmt.names if a.name != "*"]
+    return tuple(out)
+
+
+def _only_imports(body: list[ast.stmt]) -> bool:
+    """A try body that can fail only at its imports (flags and constants aside)."""
+    for stmt in body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Pass)):
+            continue
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, (ast.Constant, ast.Name)):
+            continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        return False
+    return True
+
+
+def _handler_kind(node) -> str:
+    """'ImportError' | 'ModuleNotFoundError' | 'broad' | 'other': what an except clause catches."""
+    names = _handler_names(node)
+    if names & {"ImportError"}:
+        return "ImportError"
+    if names & _BROAD:
+        return "broad"
+    if names & {"ModuleNotFoundError"}:
+        return "ModuleNotFoundError"
+    return "other"
+
+
+def _handler_names(node) -> set[str]:
+    if node is None:
+        return {"BaseException"}
+    if isinstance(node, ast.Tuple):
+        out: set[str] = set()
+        for e in node.elts:
+            out |= _handler_names(e)
+        return out
+    name = dotted_text(node)
+    return {name.rsplit(".", 1)[-1]} if name else set()

@@ -1,0 +1,55 @@
+"""Function scopes and the class learning pass: what parameters and self.X hold (`walk/definitions.py`)."""
+
+from __future__ import annotations
+
+from tests.consumer.test_visitor import chains, files_of, versioned_files
+
+
+def test_locals_and_self_attributes_carry_types_without_rechecking(tmp_path):
+    f = files_of(tmp_path, b="""
+        from prov.sched import Scheduler
+        class Runner:
+            def __init__(self):
+                self.s = Scheduler(1)
+            def go(self, other: Scheduler | None):
+                self.s.step()
+                other.stop()
+        x = Scheduler(2)
+        x.gone
+    """)["cons/b.py"]
+    found = chains(f)
+    # self.s.step(): the constructor call is replayed unchecked, the method call is checked.
+    assert (7, "symbol", "prov.sched.Scheduler", (("call", None, False), ("attr", "step", True), ("call", None, True))) in found
+    assert (8, "symbol", "prov.sched.Scheduler", (("instance", None, False), ("attr", "stop", True), ("call", None, True))) in found
+    assert (10, "symbol", "prov.sched.Scheduler", (("call", None, False), ("attr", "gone", True))) in found
+
+
+def test_what_self_attributes_hold_is_learned_from_every_method_that_can_change_it(tmp_path):
+    # The class's learning pass skips methods that cannot change what self.X holds: a dict held
+    # by self.X still changes through a call in a method that stores no attribute, and a store
+    # in any method makes the value conflict.
+    f = versioned_files(tmp_path, a="""
+        from prov import Args, Engine, Other
+        class Job:
+            def __init__(self):
+                self.kw = {"a": 1}
+                self.engine = Engine()
+            def widen(self, extra):
+                self.kw.update(extra)
+            def later(self):
+                self.engine = Other()
+            def run(self):
+                Args(**self.kw)
+                self.engine.step()
+        class Plain:
+            def __init__(self):
+                self.kw = {"a": 1}
+            def other(self):
+                Args(a=2)
+            def run(self):
+                Args(**self.kw)
+    """)["cons/a.py"]
+    shapes = [u.steps[-1].call for u in f.uses if u.steps and u.steps[-1].kind == "call" and u.root.name == "prov.Args"]
+    assert [s.has_starstar for s in shapes] == [True, False, False]  # widened by a call elsewhere; known keys
+    assert [sorted(a.name for a in s.keywords) for s in shapes][2] == ["a"]
+    assert not [u for u in f.uses if u.text == "self.engine.step()"]  # conflicting values: nothing known

@@ -1,0 +1,40 @@
+"""What is recorded at call sites: RPC names, injections, functions bound onto objects (`walk/record.py`)."""
+
+from __future__ import annotations
+
+from tests.consumer.test_visitor import files_of, versioned_files
+
+
+def test_rpc_names_injections_and_method_bindings(tmp_path):
+    f = files_of(tmp_path, g="""
+        import types
+        from prov.config import ParallelConfig
+        from prov.executor import Executor
+        def patched(self, x):
+            return self.embed(x)
+        def setup(ex: Executor, model):
+            ParallelConfig(worker_extension_cls="cons.g.Ext")
+            ex.collective_rpc("load", args=())
+            ex.collective_rpc(method=name_from_somewhere)
+            model.forward = types.MethodType(patched, model)
+        class Ext:
+            def load(self):
+                return self.model_runner
+    """)["cons/g.py"]
+    assert [(i.keyword, i.target) for i in f.injections] == [("worker_extension_cls", "cons.g.Ext")]
+    assert [(r.method, r.name) for r in f.rpc_calls] == [("collective_rpc", "load"), ("collective_rpc", None)]
+    assert [b.function for b in f.method_bindings] == ["cons.g.patched"]
+    assert any(u.root.kind == "fself" and u.steps[0].name == "embed" for u in f.uses)
+    assert any(u.root.kind == "self" and u.root.name == "cons.g.Ext" and u.steps[0].name == "model_runner" for u in f.uses)
+
+
+def test_injection_by_name_through_variables_and_dicts(tmp_path):
+    f = versioned_files(tmp_path, a="""
+        from prov import LLM
+        name = "cons.a.Ext"
+        opts = {"worker_cls": "cons.a.Other"}
+        LLM(worker_extension_cls=name, **opts)
+        class Ext: pass
+        class Other: pass
+    """)["cons/a.py"]
+    assert sorted((i.keyword, i.target) for i in f.injections) == [("worker_cls", "cons.a.Other"), ("worker_extension_cls", "cons.a.Ext")]

@@ -1,0 +1,42 @@
+"""Statements narrow whether the lines after them run: imports under guards and fallbacks (`walk/statements.py`)."""
+
+from __future__ import annotations
+
+from tests.consumer.test_visitor import files_of, versioned_files
+
+
+def test_guards_and_relative_imports(tmp_path):
+    f = files_of(tmp_path, d="""
+        from typing import TYPE_CHECKING
+        try:
+            from prov.fast import speedup
+        except ImportError:
+            speedup = None
+        if TYPE_CHECKING:
+            from prov.types import Thing
+        from .e import helper
+    """, e="def helper(): pass\n")["cons/d.py"]
+    assert {(i.name, i.guarded) for i in f.imports} == {("speedup", "try/except ImportError"), ("Thing", "TYPE_CHECKING")}
+
+
+def test_import_fallbacks_become_conditions_the_checks_decide(tmp_path):
+    f = versioned_files(tmp_path, a="""
+        try:
+            from prov.new import thing
+        except ImportError:
+            from prov.old import thing
+        try:
+            from prov.fast import accel
+        except ModuleNotFoundError:
+            accel = None
+        thing()
+        accel.go()
+    """)["cons/a.py"]
+    handler = [i for i in f.imports if i.module == "prov.old"][0]
+    assert handler.live.conditions[0].kind.value == "import-fails" and handler.live.conditions[0].expect
+    body = [i for i in f.imports if i.module == "prov.fast"][0]
+    assert body.caught == "ModuleNotFoundError" and body.guarded
+    thing_uses = [u for u in f.uses if u.site.line == 10]
+    assert {u.root.name for u in thing_uses} == {"prov.new.thing", "prov.old.thing"}
+    failed = [u for u in f.uses if u.site.line == 11 and u.failed_import is not None]
+    assert failed and failed[0].failed_import.line == 7
