@@ -217,7 +217,7 @@ def _override(
             if ("unpack", None) in reported:
                 continue
             reported.add(("unpack", None))
-            shown = " or ".join(str(n) for n in sorted(set(function.returns)))
+            shown = " or ".join(str(n) for n in sorted({n for n in function.returns if n is not None}))
             findings.append(
                 ctx.finding(
                     file, function.site, "override-incompatible",

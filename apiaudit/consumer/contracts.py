@@ -101,9 +101,10 @@ def _return_arities(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int |
                 blocks += [statement.body, statement.orelse]
             elif isinstance(statement, (ast.With, ast.AsyncWith)):
                 blocks.append(statement.body)
-            elif isinstance(statement, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-                blocks += [statement.body, statement.orelse, statement.finalbody, *(h.body for h in statement.handlers)]
-            elif isinstance(statement, getattr(ast, "Match", ())):
+            elif isinstance(statement, ast.Try) or type(statement).__name__ == "TryStar":
+                tried: ast.Try = statement  # type: ignore[assignment]  # TryStar (3.11+) has the same fields
+                blocks += [tried.body, tried.orelse, tried.finalbody, *(h.body for h in tried.handlers)]
+            elif isinstance(statement, ast.Match):
                 blocks += [case.body for case in statement.cases]
     return tuple(arities)
 
@@ -125,8 +126,8 @@ def replacements(tree: ast.Module, module: str, source: str) -> tuple[Replacemen
             assert isinstance(target, ast.Attribute)
             replacement = _replacing(node.value, functions)
             if replacement is not None:
-                function, via = replacement
-                found.append(Replacement(target.attr, function, _dotted(target.value, names), via, via == "method-type", _site(node)))
+                function, assigned = replacement
+                found.append(Replacement(target.attr, function, _dotted(target.value, names), assigned, assigned == "method-type", _site(node)))
         elif isinstance(node, ast.Call) and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
             called = _dotted_text(node.func)
             if called == "setattr" and len(node.args) == 3:

@@ -784,8 +784,8 @@ class ProviderIndex:
         found = self.annotation_class(func.returns, func)
         if found is None:
             members = [m for m in ex.union_members(func.returns) if m is not None]
-            path = ex.canonical(members[0]) if len(members) == 1 else None
-            found = self.class_named(path) if path else None
+            named = ex.canonical(members[0]) if len(members) == 1 else None
+            found = self.class_named(named) if named else None
         return found
 
     def calls_of(self, methods: Iterable[str]) -> dict[str, tuple[ProviderCall, ...]]:
