@@ -13,7 +13,16 @@ from __future__ import annotations
 import ast
 import re
 
-from apiaudit.consumer.records import DefinedFunction, DefKind, DefParam, DefParamKind, Replacement, ReplacementVia, Site
+from apiaudit.consumer.records import (
+    DefinedFunction,
+    DefKind,
+    DefParam,
+    DefParamKind,
+    Replacement,
+    ReplacementVia,
+    Site,
+)
+from apiaudit.infra.astutil import module_names
 
 _DECORATOR_KINDS: dict[str, DefKind] = {"staticmethod": "staticmethod", "classmethod": "classmethod", "property": "property"}
 
@@ -118,7 +127,7 @@ def replacements(tree: ast.Module, module: str, source: str) -> tuple[Replacemen
         r"=\s*(?:" + "|".join(map(re.escape, functions)) + r")\s*$", source, re.M
     ):
         return ()  # most files install no patch: no second walk of their tree
-    names = _module_names(tree, module)
+    names = module_names(tree, module)
     found: list[Replacement] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute):
@@ -155,29 +164,6 @@ def _replacing(value: ast.expr, functions: dict[str, str]) -> tuple[str, Replace
         if isinstance(func, ast.Name) and func.id in functions:
             return functions[func.id], "method-type"
     return None
-
-
-def _module_names(tree: ast.Module, module: str) -> dict[str, str]:
-    """Module-level names -> what they stand for: imports (absolute ones; a relative import
-    is kept relative to `module`'s package) and the module's own classes."""
-    names: dict[str, str] = {}
-    package = module.rpartition(".")[0]
-    for node in tree.body:
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                names[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".") if package else []
-                parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
-                base = ".".join([*parts, *([node.module] if node.module else [])])
-            for alias in node.names:
-                if alias.name != "*":
-                    names[alias.asname or alias.name] = f"{base}.{alias.name}"
-        elif isinstance(node, ast.ClassDef):
-            names[node.name] = f"{module}.{node.name}"
-    return names
 
 
 def _dotted(node: ast.expr, names: dict[str, str]) -> str | None:

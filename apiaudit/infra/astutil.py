@@ -99,3 +99,37 @@ def _argument_text(node: ast.AST) -> str | None:
             return f"'{value}'"
         return None
     return _plain_text(node)
+
+
+def module_names(tree: ast.Module, module: str) -> dict[str, str]:
+    """A module's own top-level names -> the dotted paths they stand for: its imports (also under
+    a module-level `if`/`try`; a relative one made absolute from `module`) and the classes and
+    functions it defines."""
+    names: dict[str, str] = {}
+    package = module.rpartition(".")[0]
+    statements: list[ast.stmt] = list(tree.body)
+    for node in statements:
+        if isinstance(node, ast.If):
+            statements.extend(node.body + node.orelse)
+        elif isinstance(node, ast.Try):
+            statements.extend(node.body + [s for h in node.handlers for s in h.body] + node.orelse)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    names[alias.asname] = alias.name
+                else:
+                    names.setdefault(alias.name.split(".")[0], alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".") if package else []
+                parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
+                base = ".".join([*parts, *([node.module] if node.module else [])])
+            for alias in node.names:
+                if alias.name != "*":
+                    names[alias.asname or alias.name] = f"{base}.{alias.name}"
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            names[node.name] = f"{module}.{node.name}"
+    return names
+

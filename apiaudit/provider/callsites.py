@@ -21,6 +21,7 @@ import ast
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from apiaudit.infra.astutil import module_names
 from apiaudit.provider.records import Found, ProviderCall, SymbolKind
 
 if TYPE_CHECKING:
@@ -40,43 +41,11 @@ def find_calls(index: ProviderIndex, methods: Iterable[str]) -> dict[str, tuple[
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError):
             continue
-        reader = _ModuleCalls(index, module, frozenset(present), _import_map(tree, module), text)
+        reader = _ModuleCalls(index, module, frozenset(present), module_names(tree, module), text)
         reader.read(tree)
         for call in reader.calls:
             found[call[0]].append(call[1])
     return {name: tuple(calls) for name, calls in found.items()}
-
-
-def _import_map(tree: ast.Module, module: str) -> dict[str, str]:
-    """Module-level names -> the dotted paths they stand for (imports at module level, also
-    under `if`/`try`, and the module's own classes and functions)."""
-    names: dict[str, str] = {}
-    package = module.rpartition(".")[0]
-    statements: list[ast.stmt] = list(tree.body)
-    for node in statements:
-        if isinstance(node, ast.If):
-            statements.extend(node.body + node.orelse)
-        elif isinstance(node, ast.Try):
-            statements.extend(node.body + [s for h in node.handlers for s in h.body] + node.orelse)
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    names[alias.asname] = alias.name
-                else:
-                    names.setdefault(alias.name.split(".")[0], alias.name.split(".")[0])
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".") if package else []
-                parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
-                base = ".".join([*parts, *([node.module] if node.module else [])])
-            for alias in node.names:
-                if alias.name != "*":
-                    names[alias.asname or alias.name] = f"{base}.{alias.name}"
-    for node in tree.body:
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            names[node.name] = f"{module}.{node.name}"
-    return names
 
 
 class _ModuleCalls:
