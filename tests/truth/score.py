@@ -37,18 +37,20 @@ def main(argv: list[str]) -> int:
             clean = "clean" if result.found_clean else "not clean"
             print(
                 f"{pair.id:32} recall {len(result.found)}/{len(pair.breaks)}"
-                f"  false {len(result.false_errors)}  violations {len(result.violations)}"
+                f"  false {len(result.false_errors)} (+{len(result.conditional_errors)} conditional)"
+                f"  violations {len(result.violations)}"
                 f"  expected {'clean' if result.expected_clean else 'breaks'}, found {clean}"
             )
             for gap in sorted(result.gaps):
                 print(f"    {gap}")
-    header = ("consumer", "pairs", "recall", "false errors", "violations", "clean expected", "clean found", "clean both")
+    header = ("consumer", "pairs", "recall", "false errors", "conditional", "violations", "clean expected", "clean found", "clean both")
     rows = [
         (
             str(row["consumer"]),
             str(row["pairs"]),
             f"{row['breaks_found']}/{row['breaks_expected']} ({row['recall']:.0%})",
             str(row["false_errors"]),
+            str(row["conditional_errors"]),
             str(row["violations"]),
             str(row["clean_expected"]),
             str(row["clean_found"]),

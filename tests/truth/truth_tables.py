@@ -145,6 +145,9 @@ class Score:
     missed: tuple[ExpectedBreak, ...]
     false_errors: tuple[str, ...]  # "path:line rule" of unconditional errors the table does not expect
     violations: tuple[str, ...]  # "path:line rule" of errors on must_not_flag lines (as their kind forbids)
+    # "path:line rule" of conditional errors in scope the table does not expect: counted apart
+    # (not false errors: the engine says they may never run), reported so they cannot hide
+    conditional_errors: tuple[str, ...] = ()
 
     @property
     def recall(self) -> float:
@@ -197,7 +200,10 @@ def score(pair: Pair, findings: Iterable[Finding]) -> Score:
             and (not f.conditional or quiet.kind is NotFlagKind.DEAD)
         }
     )
-    return Score(pair, found, missed, tuple(false_errors), tuple(violations))
+    conditional = sorted(
+        {_key(f) for f in errors if f.conditional and (f.path, f.line, f.rule) not in expected_places}
+    )
+    return Score(pair, found, missed, tuple(false_errors), tuple(violations), tuple(conditional))
 
 
 def _key(finding: Finding) -> str:
@@ -241,6 +247,7 @@ def summarize(scores: Sequence[Score]) -> list[dict[str, object]]:
                 "breaks_found": found,
                 "recall": 1.0 if expected == 0 else found / expected,
                 "false_errors": sum(len(s.false_errors) for s in mine),
+                "conditional_errors": sum(len(s.conditional_errors) for s in mine),
                 "violations": sum(len(s.violations) for s in mine),
                 "clean_expected": sum(s.expected_clean for s in mine),
                 "clean_found": sum(s.found_clean for s in mine),
