@@ -364,7 +364,7 @@ def scaling(args, cache: Path, scratch: Path) -> bool:
     return ok
 
 
-BEFORE_REF = "5bde386"  # the flow-insensitive visitor, before guards and values
+BEFORE_REF = "9a6e9e2"  # the visitor before the walk was split (after the layout change, whose module names it imports)
 
 
 def _cpu_best(fn, repeat: int) -> float:

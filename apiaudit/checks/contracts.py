@@ -61,8 +61,7 @@ def contract_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
 
 def prefetch_provider_calls(ctx: CheckContext) -> None:
     """Look up, in one pass over the release, the provider's calls of every method the
-    consumer's classes override and every attribute its functions replace (each file's check
-    then reads them from the index's memo)."""
+    consumer's classes override (each file's check then reads them from the index's memo)."""
     functions = ctx.methods_by_class
     names: set[str] = set()
     for file in ctx.files:
@@ -71,7 +70,7 @@ def prefetch_provider_calls(ctx: CheckContext) -> None:
             if heads:
                 methods = _consumer_methods(ctx, facts, functions)
                 names.update(f.dotted.rpartition(".")[2] for f in _overriding(ctx, heads, methods))
-        names.update(r.attribute for r in file.replacements if r.function is not None)
+    # (A replaced attribute is looked up when its object's classes are known: `_replacements`.)
     if names:
         ctx.index.calls_of(names)
 
