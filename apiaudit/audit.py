@@ -184,7 +184,7 @@ def _scan_once(
     rules, full_book = _rules(rules_dirs, provider_tree, cache_dir if use_index_cache else None)
     settings.check_rule_ids(set(rules.known_rules))
     trees = [sources.resolve(spec, cache_dir=cache_dir, progress=progress, check_entry=False) for spec in consumers]
-    dependencies, notices = _dependencies(trees, provider_tree, with_deps, cache_dir, progress)
+    dependencies, notices = _dependencies(trees, provider_tree, with_deps, cache_dir, progress, offline)
     if dependencies:
         consumers = [*consumers, *(d.spec for d in dependencies)]
         trees += [sources.resolve(d.spec, cache_dir=cache_dir, progress=progress, check_entry=False) for d in dependencies]
@@ -298,10 +298,24 @@ def _label(tree: CodeTree) -> str:
     return f"{tree.name} {tree.version}" if tree.version else tree.name
 
 
-def _dependencies(trees: list[CodeTree], provider_tree: CodeTree, with_deps: bool | None, cache_dir: Path, progress: Progress):
+def _dependencies(
+    trees: list[CodeTree], provider_tree: CodeTree, with_deps: bool | None, cache_dir: Path, progress: Progress, offline: bool
+):
     """The declared dependencies that import the provider, of each released or installed consumer
-    that imports none of it itself (or of every one, `with_deps=True`), and what to say about them."""
-    from apiaudit.sources.dependencies import provider_dependencies, uses_provider
+    that imports none of it itself (or of every one, `with_deps=True`), and what to say about them.
+    Offline, only releases already cached are read and no release list is asked for."""
+    from apiaudit.policy.offline import require_cached
+    from apiaudit.sources.dependencies import imports_provider, provider_dependencies
+
+    def resolve(spec: str) -> CodeTree:
+        if offline:
+            require_cached([spec], cache_dir)
+        return sources.resolve(spec, cache_dir=cache_dir, progress=progress)
+
+    def versions(name: str) -> list[str]:
+        if offline:
+            raise InputError("offline: no release list is asked for")
+        return sources.release_versions(name, cache_dir=cache_dir)
 
     found: list = []
     notices: list[str] = []
@@ -310,14 +324,10 @@ def _dependencies(trees: list[CodeTree], provider_tree: CodeTree, with_deps: boo
     for tree in trees:
         if tree.kind == "path" and not with_deps:
             continue  # a checkout's dependencies are the environment's: audit them by name
-        if not with_deps and uses_provider(tree, provider_tree.packages):
+        if not with_deps and imports_provider(tree, provider_tree, cache_dir):
             continue
         progress.start(f"checking {tree.name}'s dependencies for {provider_tree.name} imports", 0)
-        deps, more = provider_dependencies(
-            tree, provider_tree, cache_dir=cache_dir,
-            resolve=lambda spec: sources.resolve(spec, cache_dir=cache_dir, progress=progress),
-            versions=lambda name: sources.release_versions(name, cache_dir=cache_dir),
-        )  # fmt: skip
+        deps, more = provider_dependencies(tree, provider_tree, cache_dir=cache_dir, resolve=resolve, versions=versions)
         notices += more
         for dep in deps:
             if all(d.spec != dep.spec for d in found):

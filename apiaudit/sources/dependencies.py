@@ -50,6 +50,17 @@ def uses_provider(tree: CodeTree, packages: tuple[str, ...]) -> bool:
     return False
 
 
+def imports_provider(tree: CodeTree, provider: CodeTree, cache_dir: Path | None) -> bool:
+    """`uses_provider` of a tree, answered once per release (a release's files never change)."""
+    spec = f"{tree.name}=={tree.version}" if tree.kind == "release" and tree.version else ""
+    answer = _cached_answer(cache_dir, spec, provider) if spec else None
+    if answer is None:
+        answer = uses_provider(tree, provider.packages)
+        if spec:
+            _store_answer(cache_dir, spec, provider, answer)
+    return answer
+
+
 def declared(tree: CodeTree) -> list[str]:
     """The `Requires-Dist` lines of the tree's own dist-info (empty without one)."""
     metadata = _metadata_file(tree)
@@ -100,8 +111,7 @@ def provider_dependencies(
             except Exception as exc:  # noqa: BLE001 - a dependency that cannot be fetched is a notice, not a failure
                 notices.append(f"{consumer} requires {line}: {spec} could not be read ({exc})")
                 continue
-            answer = uses_provider(dependency_tree, provider.packages)
-            _store_answer(cache_dir, spec, provider, answer)
+            answer = imports_provider(dependency_tree, provider, cache_dir)
         if answer:
             name, _, version = spec.partition("==")
             found.append(Dependency(spec, name, version or None, consumer, line))

@@ -66,3 +66,17 @@ def test_speculators_0_9_names_and_audits_its_hs_connectors(release_cache):
         "hs-connectors 0.9.0 audited too: speculators 0.9.0 imports nothing from vllm itself; it requires "
         "hs-connectors==0.9.0, which imports vllm",
     )
+
+
+def test_offline_a_dependency_not_cached_is_said_never_fetched(tmp_path, monkeypatch):
+    from apiaudit import audit, sources
+    from apiaudit.infra.progress import NullProgress
+
+    def no_fetch(*args, **kwargs):
+        raise AssertionError("offline: nothing is fetched or listed")
+
+    monkeypatch.setattr(sources, "release_versions", no_fetch)
+    deps, notices = audit._dependencies([LEAN], PROVIDER, True, tmp_path, NullProgress(), offline=True)
+    assert deps == []
+    assert notices[0].startswith("lean 1.0 requires bridge==2.0: bridge==2.0 could not be read (")
+    assert any("helperlib>=1.0: no release of it could be chosen" in n for n in notices)
