@@ -261,7 +261,7 @@ def _scan_once(
         files_scanned += len(files)
         uses = sum(len(f.imports) + len(f.uses) + len(f.rpc_calls) + len(f.launch_lines) for f in files)
         # With --model, model-facing rules check the consumer whatever the provider is.
-        if not uses and not any(f.error for f in files) and not remote_code_rules and _label(tree) not in coupled:
+        if not uses and not any(f.error for f in files) and not remote_code_rules and tree.origin().name_version not in coupled:
             # Green on nothing checked would be a lie: a typo'd --provider, or the wrong consumer.
             raise InputError(
                 f"{tree.name} never uses {provider_tree.name} (packages {', '.join(provider_tree.packages)}), "
@@ -292,10 +292,6 @@ def _scan_once(
         _note_scan(provider, consumers, cache_dir, rules_dirs, settings, model, provider_version, python_version,
                    results_key, provider_tree, trees, read)  # fmt: skip
     return report, read, rules.known_rules
-
-
-def _label(tree: CodeTree) -> str:
-    return f"{tree.name} {tree.version}" if tree.version else tree.name
 
 
 def _dependencies(

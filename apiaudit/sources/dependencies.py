@@ -85,7 +85,7 @@ def provider_dependencies(
     skip = {canonicalize_name(provider.name)} | {canonicalize_name(Requirement(r).name) for r in _valid(declared(provider))}
     found: list[Dependency] = []
     notices: list[str] = []
-    consumer = f"{tree.name} {tree.version}" if tree.version else tree.name
+    consumer = tree.origin().name_version
     checked = 0
     for line in declared(tree):
         try:
