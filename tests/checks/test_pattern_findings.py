@@ -134,9 +134,8 @@ def test_vllm_patterns_fire_on_speculators_0_3_0_and_not_on_0_4_0(released) -> N
 
     old = fired("speculators==0.3.0")
     generator = "speculators/data_generation/vllm_hidden_states_generator.py"
-    # Rated by what happens when the line runs: the next execute_model(...) raises RuntimeError
-    # ("State error: sample_tokens() must be called ...", vllm/v1/worker/gpu_model_runner.py).
-    assert ("vllm-execute-model-needs-sample-tokens", generator, "error") in old
+    # Certain only when the receiver is vLLM's executor, which a text match cannot prove: a warning.
+    assert ("vllm-execute-model-needs-sample-tokens", generator, "warning") in old
     assert ("vllm-collective-rpc-unique-reply-rank-single-value", generator, "error") in old
     # get_input_embeddings on the bound base model is an attribute-missing error now (the engine
     # knows the model's classes, tests/test_audit_real_wheels.py), explained by vllm-embed-input-ids.

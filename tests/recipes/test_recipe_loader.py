@@ -88,12 +88,11 @@ def test_the_shipped_vllm_rules_load_and_validate() -> None:
         assert pattern.id not in ENGINE_RULES and pattern.severity in (Severity.WARNING, Severity.ERROR)
         assert pattern.recipe is None or book.recipe(pattern.recipe) is not None
         assert re.search(r"\b0\.\d+\.\d+\b", pattern.message)
-    # Errors are the patterns whose calls fail whenever they run (seen on a GPU: bench/gpu/results/;
-    # the second execute_model(...) without sample_tokens(...) raises RuntimeError in vLLM's runner).
+    # Errors are the patterns whose calls fail at run time (seen on a GPU: bench/gpu/results/);
+    # execute_model/sample_tokens fails only on vLLM's executor, which a text match cannot prove.
     assert {p.id for p in book.patterns if p.severity is Severity.ERROR} == {
         "vllm-cache-config-prefix-caching-default",
         "vllm-collective-rpc-unique-reply-rank-single-value",
-        "vllm-execute-model-needs-sample-tokens",
     }
     assert book.rule_infos().keys() == {p.id for p in book.patterns}
     assert [r.method for r in book.rpcs] == ["collective_rpc"] and book.rpcs[0].hosts
