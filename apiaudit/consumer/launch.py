@@ -325,6 +325,9 @@ class _PythonLaunches:
         text = _string_value(node)
         if text is None or not mentions_command(text, self.commands):
             return
+        first = next((line for line in text.splitlines() if line.strip()), "")
+        if not mentions_command(first, self.commands):
+            return  # prose that quotes a command (a help text's example), not a command the code runs
         site = self.site(node)
         start = self.lines.offset(site)
         end = self.lines.offset(Site(site.end_line or site.line, site.end_column or site.column))

@@ -142,3 +142,17 @@ def test_collect_reads_job_files_in_their_place(tmp_path):
     # no [[launch]] rule, no lines looked for
     plain = collect(tree, ConsumerOptions(provider_packages=("prov",)))
     assert all(not f.launch_lines for f in plain)
+
+
+def test_prose_that_quotes_a_command_is_not_a_command():
+    source = textwrap.dedent('''\
+        HELP = """Start the server.
+
+        Examples:
+          prov serve m --made-up-flag
+        """
+        parser.add_parser("serve", epilog="Example:\\n  prov serve m --another")
+        subprocess.run("prov serve m --runs", shell=True)
+    ''')
+    found = python_lines(ast.parse(source), source, COMMANDS)
+    assert [argv(line) for line in found] == [["m", "--runs"]]
