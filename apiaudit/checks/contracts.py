@@ -39,22 +39,24 @@ def contract_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
     judged against the calls the provider makes of it on this release."""
     functions = ctx.methods_by_class
     findings: list[Finding] = []
-    overrides: list[tuple[ClassFacts, DefinedFunction, frozenset[str]]] = []
+    overrides: list[tuple[ClassFacts, DefinedFunction, frozenset[str], frozenset[str]]] = []
     for facts in file.classes:
         heads, provider_mro = _provider_mro(ctx, facts)
         if not heads:
             continue
         methods = _consumer_methods(ctx, facts, functions)
-        overrides.extend((facts, f, frozenset(provider_mro)) for f in _overriding(ctx, heads, methods))
+        overrides.extend((facts, f, frozenset(provider_mro), frozenset(methods)) for f in _overriding(ctx, heads, methods))
         findings.extend(_constructor(ctx, file, facts, provider_mro, methods.get("__init__")))
         findings.extend(_abstract(ctx, file, facts, heads, provider_mro, methods, functions))
     if file.replacements:
         findings.extend(_replacements(ctx, file))
     if overrides:
-        calls = ctx.index.calls_of(f.dotted.rpartition(".")[2] for _, f, _ in overrides)
-        for facts, function, mro in overrides:
+        calls = ctx.index.calls_of(f.dotted.rpartition(".")[2] for _, f, _, _ in overrides)
+        for facts, function, mro, own in overrides:
             name = function.dotted.rpartition(".")[2]
-            reaching = [c for c in calls.get(name, ()) if c.receiver in mro]
+            # a call the provider makes on `self` inside a method the consumer class overrides
+            # never runs on its instances
+            reaching = [c for c in calls.get(name, ()) if c.receiver in mro and c.caller not in own]
             findings.extend(_override(ctx, file, facts, function, reaching))
     return findings
 

@@ -160,6 +160,7 @@ class _ModuleCalls:
                         star=any(isinstance(a, ast.Starred) for a in call.args),
                         starstar=any(k.arg is None for k in call.keywords),
                         unpacks=unpacked.get(id(call)),
+                        caller=node.name if isinstance(call.func.value, ast.Name) and call.func.value.id == first else None,
                     ),
                 )
             )

@@ -206,4 +206,7 @@ class ProviderCall:
     star: bool = False
     starstar: bool = False
     unpacks: int | None = None  # `a, b = recv.m(...)`: the result is unpacked into this many names
+    # For a call on `self`: the method it is made in (a subclass overriding that method never
+    # makes this call on its instances)
+    caller: str | None = None
 
