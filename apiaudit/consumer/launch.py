@@ -326,7 +326,7 @@ class _PythonLaunches:
         if text is None or not mentions_command(text, self.commands):
             return
         first = next((line for line in text.splitlines() if line.strip()), "")
-        if not mentions_command(first, self.commands):
+        if not any(_shell_lines(first, self.commands, lambda words: [LaunchArg(w.text, Site(1, w.offset)) for w in words])):
             return  # prose that quotes a command (a help text's example), not a command the code runs
         site = self.site(node)
         start = self.lines.offset(site)

@@ -146,7 +146,7 @@ def test_collect_reads_job_files_in_their_place(tmp_path):
 
 def test_prose_that_quotes_a_command_is_not_a_command():
     source = textwrap.dedent('''\
-        HELP = """Start the server.
+        HELP = """Launch a server to serve models with prov.
 
         Examples:
           prov serve m --made-up-flag
