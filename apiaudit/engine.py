@@ -99,6 +99,7 @@ def prepare(
         injection_hosts={i.keyword: i.hosts for i in rulebook.injections},
         symbol_patterns=tuple(p for p in rulebook.patterns if p.on_symbol),
         plugins=rulebook.plugins,
+        call_dispatch={d.base: d.method for d in rulebook.call_dispatches},
     )
     deprecations = Forecaster(index, provider_tree.packages)
     return ScanSetup(provider_tree, rulebook, index, model_types, options, hosts, deprecations, remote_code, launch)

@@ -16,6 +16,7 @@ from apiaudit.provider.records import (
     Resolution,
     Symbol,
     ProviderCall,
+    ProviderReference,
     UnresolvedBase,
 )
 
@@ -46,6 +47,9 @@ class Index(Protocol):
     def members(self, owner: str) -> tuple[Symbol, ...]: ...
     def calls_of(self, methods: Iterable[str]) -> dict[str, tuple[ProviderCall, ...]]: ...
     def construction_calls(self, factory: str, class_variable: str) -> tuple[ProviderCall, ...]: ...
+    def references_of(self, methods: Iterable[str]) -> dict[str, tuple[ProviderReference, ...]]: ...
+    def import_guard(self, module: str) -> str | None: ...
+    def instance_calls(self, classes: Iterable[str]) -> tuple[ProviderCall, ...]: ...
     def abstract_members(self, class_path: str) -> tuple[str, ...]: ...
     def class_named(self, path: str) -> Symbol | None: ...
 
@@ -70,6 +74,8 @@ class HostRules:
     symbol_patterns: tuple = ()
     # [[plugin]]s: provider bases whose consumer subclasses the provider's own factory builds
     plugins: tuple = ()
+    # [[call_dispatch]]s: external base -> the method calling an instance runs (`forward`)
+    call_dispatch: dict = field(default_factory=dict)
 
 
 SOURCE_MAX_LINES = 8

@@ -20,9 +20,19 @@ signature is the consumer's (`consumer/contracts.py`), the call is the provider'
   when it is one of several).
 - `patch-target-missing`: the attribute replaced does not exist on the release: the patch
   installs a name nothing calls (a warning).
+
+A provider call counts only where it can run on the consumer's objects: one made on `self` in
+a method the instance never runs binds nothing (`_Entry`), and one that only a configuration
+runs (a branch of an `if/else` chain, a module imported only in one) makes the finding
+conditional, with the provider's guard. Where calling an object runs one of its methods
+(`[[call_dispatch]]`: `torch.nn.Module` -> `forward`), the provider's `self.model(...)` is a
+call of that method too.
 """
 
 from __future__ import annotations
+
+import re
+from dataclasses import replace
 
 from apiaudit.checks.binding import bind
 from apiaudit.checks.context import CheckContext
@@ -57,8 +67,76 @@ def contract_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
             # a call the provider makes on `self` inside a method the consumer class overrides
             # never runs on its instances
             reaching = [c for c in calls.get(name, ()) if c.receiver in mro and c.caller not in own]
-            findings.extend(_override(ctx, file, facts, function, reaching))
+            findings.extend(_override(ctx, file, facts, function, reaching, _Entry(ctx, mro, own)))
     return findings
+
+
+class _Entry:
+    """Whether an instance of the consumer class can come to run a provider method (so that a
+    call the method makes on `self` reaches the override). Asked only of a call that would make
+    a finding: it reads the release's references to the method and, up the chain, its callers'."""
+
+    _DEPTH = 5  # callers followed; beyond, the method counts as run
+
+    def __init__(self, ctx: CheckContext, mro: frozenset[str], own: frozenset[str]):
+        self.ctx, self.mro, self.own = ctx, mro, own
+        self.known: dict[str, bool] = {}
+
+    def reaches(self, call: ProviderCall) -> bool:
+        return call.caller is None or self.runs(call.caller, self._DEPTH)
+
+    def runs(self, method: str, depth: int) -> bool:
+        """False only when the release names `method` somewhere and every place is a call on an
+        object of a class the instance is not, or on `self` inside a method the instance never
+        runs (the consumer overrides it, or nothing runs it); the consumer's own code naming it,
+        or nothing naming it at all (something outside calls it), counts as run."""
+        if method in self.known:
+            return self.known[method]
+        self.known[method] = True  # reached through itself: its other callers decide
+        refs = self.ctx.index.references_of([method])[method]
+        runs = not refs or depth <= 0 or _consumer_names(self.ctx, method)
+        for ref in () if runs else refs:
+            if ref.receiver is None:
+                runs = True  # an object of unknown class, or the name used as a value
+            elif ref.receiver in self.mro and (ref.caller is None or (ref.caller not in self.own and self.runs(ref.caller, depth - 1))):
+                runs = True
+            if runs:
+                break
+        self.known[method] = runs
+        return runs
+
+
+def _consumer_names(ctx: CheckContext, name: str) -> bool:
+    """Whether the consumer's code may call `name`: a call `.name(`, the name as a string, or an
+    attribute read `.name` in a file that never stores it (`self.name = ...` makes it data there,
+    as in `provider/callsites.find_references`)."""
+    word = re.escape(name)
+    called = re.compile(rf"\.{word}\s*\(|[\"']{word}[\"']")
+    read, stored = re.compile(rf"\.{word}\b"), re.compile(rf"\.{word}\s*(?::[^=]*)?=(?!=)")
+    for f in ctx.files:
+        if not any(name in line for line in f.lines):
+            continue
+        text = "\n".join(f.lines)
+        if called.search(text) or (read.search(text) and not stored.search(text)):
+            return True
+    return False
+
+
+def _conditional(ctx: CheckContext, finding: Finding, call: ProviderCall) -> Finding:
+    """The finding, conditional when the provider's call runs only in one configuration: in a
+    branch of an `if/else` chain, or in a module the release imports only in one."""
+    guard = call.guard or ctx.index.import_guard(_module_of(call.location))
+    return replace(finding, conditional=True, guard=f"the provider's {guard}") if guard else finding
+
+
+def _guarded(call: ProviderCall) -> bool:
+    return call.guard is not None
+
+
+def _module_of(location: str) -> str:
+    """`pkg/sub/mod.py:12` -> `pkg.sub.mod` (a package's `__init__.py` -> the package)."""
+    path = location.rpartition(":")[0].removesuffix(".py").removesuffix("/__init__")
+    return path.replace("/", ".")
 
 
 def prefetch_provider_calls(ctx: CheckContext) -> None:
@@ -190,29 +268,30 @@ def _passes(call: ProviderCall) -> str:
 
 
 def _override(
-    ctx: CheckContext, file: ConsumerFile, facts: ClassFacts, function: DefinedFunction, calls: list[ProviderCall]
+    ctx: CheckContext, file: ConsumerFile, facts: ClassFacts, function: DefinedFunction, calls: list[ProviderCall], entry: _Entry
 ) -> list[Finding]:
     name = function.dotted.rpartition(".")[2]
     signature = signature_of(function)
     findings: list[Finding] = []
     reported: set[tuple[str, str | None]] = set()
-    for call in calls:
+    for call in sorted(calls, key=_guarded):  # a problem any unguarded call has is certain
         binding = bind(signature, _shape(call), function.dotted)
         if binding.uncertain:
             continue
-        for problem in binding.problems:
-            if problem.severity is not Severity.ERROR or (problem.rule, problem.param) in reported:
-                continue
+        problems = [p for p in binding.problems if p.severity is Severity.ERROR and (p.rule, p.param) not in reported]
+        if (problems or call.unpacks is not None) and not entry.reaches(call):
+            continue  # made on `self` in a method the consumer's instances never run
+        for problem in problems:
             reported.add((problem.rule, problem.param))
             param = problem.param or _surplus_parameter(ctx, f"{call.receiver}.{name}", "instance", signature)
             findings.append(
-                ctx.finding(
+                _conditional(ctx, ctx.finding(
                     file, function.site, "override-incompatible",
                     f"{call.location} calls {call.receiver.rpartition('.')[2]}.{name}({_passes(call)}), which "
                     f"{facts.dotted.rpartition('.')[2]}.{name} overrides: {problem.message}",
                     callee=f"{call.receiver}.{name}", param=param, provider_location=call.location,
                     signature=signature.render(name),
-                )  # fmt: skip
+                ), call)  # fmt: skip
             )
         if call.unpacks is not None and function.returns and None not in function.returns and call.unpacks not in function.returns:
             if ("unpack", None) in reported:
@@ -220,12 +299,12 @@ def _override(
             reported.add(("unpack", None))
             shown = " or ".join(str(n) for n in sorted({n for n in function.returns if n is not None}))
             findings.append(
-                ctx.finding(
+                _conditional(ctx, ctx.finding(
                     file, function.site, "override-incompatible",
                     f"{call.location} unpacks {name}(...) into {call.unpacks} names; "
                     f"{facts.dotted.rpartition('.')[2]}.{name} returns {shown} values",
                     callee=f"{call.receiver}.{name}", severity=Severity.WARNING, provider_location=call.location,
-                )  # fmt: skip
+                ), call)  # fmt: skip
             )
     return findings
 
@@ -307,7 +386,7 @@ def _replacements(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
         function = functions.get(replacement.function or "")
         if function is None:
             continue
-        classes, bound = _replaced_classes(ctx, file, replacement)
+        classes, bound, complete = _replaced_classes(ctx, file, replacement)
         if not classes:
             continue
         missing = [c for c in classes if isinstance(ctx.index.class_member(c, replacement.attribute, instance=True), Missing)]
@@ -322,10 +401,10 @@ def _replacements(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
             )
             continue
         mros = {c: set(p for p in ctx.index.mro_paths(c) if isinstance(p, str)) for c in classes}
-        calls = ctx.index.calls_of([replacement.attribute])[replacement.attribute]
+        calls = ctx.index.calls_of([replacement.attribute])[replacement.attribute] + _dispatched(ctx, classes, replacement.attribute)
         signature = _as_called(function, bound)
-        certain = len(classes) == 1
-        for call in calls:
+        certain = len(classes) == 1 and complete
+        for call in sorted(calls, key=_guarded):
             if not any(call.receiver in mro for mro in mros.values()):
                 continue
             binding = bind(signature, _shape(call), function.dotted)
@@ -335,7 +414,7 @@ def _replacements(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
             if problem is None:
                 continue
             findings.append(
-                ctx.finding(
+                _conditional(ctx, ctx.finding(
                     file, replacement.site, "replacement-incompatible",
                     f"{call.location} calls {call.receiver.rpartition('.')[2]}.{replacement.attribute}({_passes(call)}), "
                     f"now {function.dotted.rpartition('.')[2]}{signature.render()}: {problem.message}"
@@ -343,26 +422,37 @@ def _replacements(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
                     callee=f"{call.receiver}.{replacement.attribute}", param=problem.param,
                     provider_location=call.location, signature=signature.render(function.dotted.rpartition(".")[2]),
                     severity=Severity.ERROR if certain else Severity.WARNING,
-                )  # fmt: skip
+                ), call)  # fmt: skip
             )
             break  # the first provider call that cannot bind says enough
     return findings
 
 
-def _replaced_classes(ctx: CheckContext, file: ConsumerFile, replacement) -> tuple[list[str], bool]:
+def _dispatched(ctx: CheckContext, classes: list[str], method: str) -> tuple[ProviderCall, ...]:
+    """The provider's calls of instances of `classes` (`self.model(a, b)`) where calling one runs
+    `method`: a base outside the provider whose `__call__` runs it (`[[call_dispatch]]`,
+    `torch.nn.Module` -> `forward`)."""
+    bases = {base for base, runs in ctx.hosts.call_dispatch.items() if runs == method}
+    dispatching = [c for c in classes if bases & set(ctx.index.mro_unknowns(c))] if bases else []
+    return ctx.index.instance_calls(dispatching) if dispatching else ()
+
+
+def _replaced_classes(ctx: CheckContext, file: ConsumerFile, replacement) -> tuple[list[str], bool, bool]:
     """(the provider classes whose attribute is replaced, whether the provider's callers' arguments
-    start at the function's second parameter)."""
+    start at the function's second parameter, whether the object is one of them for certain: a
+    model object may also be of classes the index cannot read, which are neither judged nor
+    counted)."""
     if replacement.target is not None:
         found = ctx.index.class_named(replacement.target)
         # a function set on a class is bound when called on an instance; MethodType binds it too
-        return ([found.path], True) if found is not None else ([], False)
+        return ([found.path], True, True) if found is not None else ([], False, True)
     for binding in file.method_bindings:
         if binding.function == replacement.function and binding.site.line == replacement.site.line and binding.target:
             root, steps = binding.target
             value = ctx.evaluate_chain(ctx, Use(root, steps, _NOWHERE, "", ""))
-            if isinstance(value, InstanceValue) and not value.unjudged:
-                return list(value.classes), True
-    return [], False
+            if isinstance(value, InstanceValue) and value.classes:
+                return list(value.classes), True, not value.unjudged
+    return [], False, True
 
 
 def _as_called(function: DefinedFunction, bound: bool) -> Signature:

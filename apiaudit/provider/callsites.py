@@ -7,12 +7,19 @@ worth parsing; in those, a call is kept when its receiver's class is known stati
 
 - `self.NAME(...)` / `cls.NAME(...)` inside a method of a class (the receiver is that class);
 - a parameter or local annotated with a class (`x: Base`, `x: Base | None`);
-- `self.attr.NAME(...)` where the class annotates or assigns `attr` (the index's `attribute_type`);
+- `self.attr.NAME(...)` where the class annotates or assigns `attr` (the index's `attribute_type`;
+  `self.attr = param` of an annotated parameter holds the annotation's class);
 - `f().NAME(...)` / `x = f(); x.NAME(...)` where `f` is annotated `-> Class`.
 
 Anything else (an untyped receiver) is left out: a call on an object of unknown class is no
 proof that it reaches the consumer's override. Each call keeps its positional count,
-keywords, splats and whether its result is unpacked (`a, b = recv.NAME(...)`).
+keywords, splats and whether its result is unpacked (`a, b = recv.NAME(...)`), and the
+provider's `if` that makes it one configuration's (`branch_guard`).
+
+Two more readings, asked only when a call would make a finding or where rules say calling an
+object runs a method: `find_references` (every place the release names a method, its object
+typed or not: does an instance come to run it?) and `find_instance_calls` (`self.model(...)`
+on an attribute of a known class: `[[call_dispatch]]`).
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from apiaudit.infra.astutil import module_names
-from apiaudit.provider.records import Found, ProviderCall, SymbolKind
+from apiaudit.provider.records import Found, ProviderCall, ProviderReference, SymbolKind
 
 if TYPE_CHECKING:
     from apiaudit.provider.index import ProviderIndex
@@ -58,6 +65,11 @@ class _ModuleCalls:
         self.names = names
         self.file = index.loader.relative(index.loader.module_file(module) or module.replace(".", "/") + ".py")
         self.calls: list[tuple[str, ProviderCall]] = []
+        # set when every reference to the methods is read, typed or not (`find_references`)
+        self.references: list[tuple[str, ProviderReference]] | None = None
+        self.seen_funcs: set[int] = set()  # the calls read as references (by id of their `func`)
+        # set when reading calls of instances of these classes (`obj(...)`: `find_instance_calls`)
+        self.instances: frozenset[str] | None = None
         self._class_nodes: dict[str, ast.ClassDef] = {}
         # (class, attribute) -> the class every `self.attr = ...` of its methods assigns, asked on demand
         self._attributes: dict[tuple[str, str], str | None] = {}
@@ -88,6 +100,8 @@ class _ModuleCalls:
                     continue
                 args = [*method.args.posonlyargs, *method.args.args]
                 first = args[0].arg if args else None
+                # `self.x = x` of an annotated parameter `x: T` holds a T
+                annotated = {a.arg: a.annotation for a in (*args, *method.args.kwonlyargs) if a.annotation is not None}
                 for inner in ast.walk(method):
                     if isinstance(inner, ast.AnnAssign) and _is_self(inner.target, first):
                         assert isinstance(inner.target, ast.Attribute)
@@ -96,7 +110,11 @@ class _ModuleCalls:
                         if not (isinstance(inner.value, ast.Constant) and inner.value.value is None):
                             target = inner.targets[0]
                             assert isinstance(target, ast.Attribute)
-                            found.setdefault(target.attr, []).append(("value", inner.value))
+                            value = inner.value
+                            if isinstance(value, ast.Name) and value.id in annotated:
+                                found.setdefault(target.attr, []).append(("annotation", annotated[value.id]))
+                            else:
+                                found.setdefault(target.attr, []).append(("value", value))
         return found
 
     def read(self, tree: ast.Module) -> None:
@@ -116,7 +134,7 @@ class _ModuleCalls:
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, owner: str | None) -> None:
         segment = "\n".join(self.lines[node.lineno - 1 : node.end_lineno])
-        if not any(needle in segment for needle in self.needles):
+        if self.instances is None and not any(needle in segment for needle in self.needles):
             return  # (a call split across lines as `obj.name\n(` is not seen: rare in practice)
         unpacked: dict[int, int] = {}  # id(call node) -> targets it is unpacked into
         calls: list[ast.Call] = []
@@ -130,7 +148,7 @@ class _ModuleCalls:
                 sources[arg.arg] = ("annotation", arg.annotation)
         for inner in ast.walk(node):
             if isinstance(inner, ast.Call):
-                if isinstance(inner.func, ast.Attribute) and inner.func.attr in self.methods:
+                if isinstance(inner.func, ast.Attribute) and (inner.func.attr in self.methods or self.instances is not None):
                     calls.append(inner)
             elif isinstance(inner, ast.Assign) and isinstance(inner.value, ast.Call):
                 target = inner.targets[0]
@@ -143,27 +161,46 @@ class _ModuleCalls:
         if not calls:
             return
         typed = _LocalTypes(self, sources, owner, first)
+        parents: dict[int, ast.AST] | None = None
         for call in calls:
             assert isinstance(call.func, ast.Attribute)
+            if self.instances is not None:
+                # `self.model(...)`: the attribute's object is the receiver, and it is called
+                held = self._receiver(call.func, owner, first, typed)
+                if held in self.instances:
+                    if parents is None:
+                        parents = parent_map(node)
+                    self.calls.append(("__call__", self._call(call, held, None, unpacked, parents, call.func)))
+                continue
             receiver = self._receiver(call.func.value, owner, first, typed)
+            on_self = _on_self(call.func.value, first)
+            if self.references is not None:
+                self.seen_funcs.add(id(call.func))
+                # `super().name(...)` runs on an instance of this class too (never on an override
+                # below it: no call of the override, only a way into the method it is made in)
+                reached = owner if receiver is None and on_self else receiver
+                self.references.append((call.func.attr, ProviderReference(f"{self.file}:{call.lineno}", reached, node.name if on_self else None)))
+                continue
             if receiver is None:
                 continue
-            keywords = tuple(k.arg for k in call.keywords if k.arg is not None)
-            self.calls.append(
-                (
-                    call.func.attr,
-                    ProviderCall(
-                        location=f"{self.file}:{call.lineno}",
-                        receiver=receiver,
-                        positional=sum(1 for a in call.args if not isinstance(a, ast.Starred)),
-                        keywords=keywords,
-                        star=any(isinstance(a, ast.Starred) for a in call.args),
-                        starstar=any(k.arg is None for k in call.keywords),
-                        unpacks=unpacked.get(id(call)),
-                        caller=node.name if isinstance(call.func.value, ast.Name) and call.func.value.id == first else None,
-                    ),
-                )
-            )
+            if parents is None:
+                parents = parent_map(node)
+            self.calls.append((call.func.attr, self._call(call, receiver, node.name if on_self else None, unpacked, parents, call.func.value)))
+
+    def _call(
+        self, call: ast.Call, receiver: str, caller: str | None, unpacked: dict[int, int], parents: dict[int, ast.AST], target: ast.expr
+    ) -> ProviderCall:
+        return ProviderCall(
+            location=f"{self.file}:{call.lineno}",
+            receiver=receiver,
+            positional=sum(1 for a in call.args if not isinstance(a, ast.Starred)),
+            keywords=tuple(k.arg for k in call.keywords if k.arg is not None),
+            star=any(isinstance(a, ast.Starred) for a in call.args),
+            starstar=any(k.arg is None for k in call.keywords),
+            unpacks=unpacked.get(id(call)),
+            caller=caller,
+            guard=branch_guard(call, target, parents, self.lines, self.file),
+        )
 
     def _receiver(self, node: ast.expr, owner: str | None, first: str | None, typed: _Types) -> str | None:
         """The class the receiver expression is known to be an instance of (or, for self, to derive from)."""
@@ -270,6 +307,126 @@ def _union_members(node: ast.expr) -> list[ast.expr]:
     if isinstance(node, ast.Constant) and node.value is None:
         return []
     return [node]
+
+
+def _on_self(node: ast.expr, first: str | None) -> bool:
+    """`self` (the method's first parameter) or `super()` as a call's receiver."""
+    if isinstance(node, ast.Name):
+        return first is not None and node.id == first
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
+def parent_map(root: ast.AST) -> dict[int, ast.AST]:
+    """id(node) -> its parent, under `root`."""
+    parents: dict[int, ast.AST] = {}
+    for parent in ast.walk(root):
+        for child in ast.iter_child_nodes(parent):
+            parents[id(child)] = parent
+    return parents
+
+
+def branch_guard(node: ast.AST, receiver: ast.expr | None, parents: dict[int, ast.AST], lines: list[str], file: str) -> str | None:
+    """The innermost provider `if` whose branch holds `node`, in a chain with another branch
+    (`if/else`, `if/elif`), whose test does not name `receiver` as a whole (`if self.connector is
+    not None` is the object's own presence, not a choice of configuration): its text and place.
+    A plain `if` without another branch is not counted (the feature the consumer plugs in turns
+    it on); a chain with alternatives runs one of them, as the configuration says."""
+    child: ast.AST = node
+    parent = parents.get(id(node))
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(parent, ast.If) and child is not parent.test:
+            in_else = any(child is s for s in parent.orelse)
+            above = parents.get(id(parent))
+            is_elif = isinstance(above, ast.If) and any(parent is s for s in above.orelse)
+            if (in_else or parent.orelse or is_elif) and not _names(parent.test, receiver):
+                text = lines[parent.lineno - 1].strip() if parent.lineno <= len(lines) else "if ..."
+                return f"{'else of ' if in_else else ''}{text} ({file}:{parent.lineno})"
+        child, parent = parent, parents.get(id(parent))
+    return None
+
+
+def _names(test: ast.expr, receiver: ast.expr | None) -> bool:
+    """Whether `test` uses `receiver` as a whole (`x is not None`, `isinstance(x, C)`), not
+    only as the root of another attribute (`self.is_fsdp_enabled` for a call on `self`)."""
+    if receiver is None:
+        return False
+    wanted = ast.dump(receiver)
+    parents = parent_map(test)
+    return any(
+        ast.dump(n) == wanted and not isinstance(parents.get(id(n)), ast.Attribute) for n in ast.walk(test) if type(n) is type(receiver)
+    )
+
+
+def find_references(index: ProviderIndex, methods: Iterable[str]) -> dict[str, tuple[ProviderReference, ...]]:
+    """method name -> every place the release names it: its calls in functions (receiver typed
+    or not), and any other use of the name (`obj.name` not called there, the name as a string),
+    whose object may be any."""
+    wanted = sorted(set(methods))
+    found: dict[str, list[ProviderReference]] = {name: [] for name in wanted}
+    for module, text in index.loader.source_files():
+        present = [name for name in wanted if name in text]
+        if not present:
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        reader = _ModuleCalls(index, module, frozenset(present), module_names(tree, module), text)
+        reader.references = []
+        reader.read(tree)
+        data = _data_names(tree)
+        for node in ast.walk(tree):
+            # an attribute read or a call at module level, on an object of unknown class, unless
+            # the module itself declares the name as data (`handle: T` in a class, `x.handle = v`)
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in present
+                and isinstance(node.ctx, ast.Load)
+                and id(node) not in reader.seen_funcs
+                and node.attr not in data
+            ):
+                found[node.attr].append(ProviderReference(f"{reader.file}:{node.lineno}", None))
+            elif isinstance(node, ast.Call):
+                # the name passed to a call (`getattr(obj, "name")`, `collective_rpc("name")`)
+                for arg in (*node.args, *(k.value for k in node.keywords)):
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value in present:
+                        found[arg.value].append(ProviderReference(f"{reader.file}:{arg.lineno}", None))
+        for name, reference in reader.references:
+            found[name].append(reference)
+    return {name: tuple(refs) for name, refs in found.items()}
+
+
+def find_instance_calls(index: ProviderIndex, classes: Iterable[str]) -> tuple[ProviderCall, ...]:
+    """Every provider call of an object held in an attribute typed as one of `classes`
+    (`self.model(a, b)`, `self.model` a `LlamaModel`), in file and line order: where calling an
+    instance runs one of its methods (`[[call_dispatch]]`: nn.Module's `forward`). Only files
+    naming one of the classes are read."""
+    wanted = frozenset(classes)
+    shorts = {c.rpartition(".")[2] for c in wanted}
+    found: list[ProviderCall] = []
+    for module, text in index.loader.source_files():
+        if not any(short in text for short in shorts):
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        reader = _ModuleCalls(index, module, frozenset(), module_names(tree, module), text)
+        reader.instances = wanted
+        reader.read(tree)
+        found.extend(call for _, call in reader.calls)
+    return tuple(found)
+
+
+def _data_names(tree: ast.Module) -> set[str]:
+    """Names the module declares as data: annotated in a class body, or stored as `x.name = ...`."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            names.update(s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name))
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+    return names
 
 
 def construction_calls(index: ProviderIndex, factory: str, class_variable: str) -> tuple[ProviderCall, ...]:

@@ -49,6 +49,7 @@ from apiaudit.provider.records import (
     Param,
     ParamKind,
     ProviderCall,
+    ProviderReference,
     ReachedVia,
     Resolution,
     Signature,
@@ -799,6 +800,33 @@ class ProviderIndex:
             for name, calls in find_calls(self, missing).items():
                 self.memo[("provider-calls", name)] = calls
         return {m: self.memo[("provider-calls", m)] for m in wanted}
+
+    def references_of(self, methods: Iterable[str]) -> dict[str, tuple[ProviderReference, ...]]:
+        """method name -> every place the release names it, its object typed or not
+        (`provider/callsites.py`): how an instance may come to run the method."""
+        wanted = sorted(set(methods))
+        missing = [m for m in wanted if ("provider-references", m) not in self.memo]
+        if missing:
+            from apiaudit.provider.callsites import find_references
+
+            for name, refs in find_references(self, missing).items():
+                self.memo[("provider-references", name)] = refs
+        return {m: self.memo[("provider-references", m)] for m in wanted}
+
+    def instance_calls(self, classes: Iterable[str]) -> tuple[ProviderCall, ...]:
+        """The provider's calls of objects held in attributes typed as one of `classes`
+        (`self.model(...)`; `provider/callsites.py`)."""
+        from apiaudit.provider.callsites import find_instance_calls
+
+        key = tuple(sorted(set(classes)))
+        return self._cached(("instance-calls", key), lambda: find_instance_calls(self, key))
+
+    def import_guard(self, module: str) -> str | None:
+        """The guard every import of the provider module `module` sits behind, if one does
+        (`provider/liveness.py`)."""
+        from apiaudit.provider.liveness import import_guard
+
+        return self._cached(("import-guard", module), lambda: import_guard(self, module))
 
     def construction_calls(self, factory: str, class_variable: str) -> tuple[ProviderCall, ...]:
         """How the provider function `factory` calls the class held in its local `class_variable`."""

@@ -209,4 +209,21 @@ class ProviderCall:
     # For a call on `self`: the method it is made in (a subclass overriding that method never
     # makes this call on its instances)
     caller: str | None = None
+    # The provider's own `if` whose branch the call is in, where the chain has another branch
+    # (`elif`/`else`) and the test does not name the receiver: which branch runs is the
+    # configuration's choice (`elif is_fsdp_enabled: self._load(a, b)`), so the call may never
+    # run. Its text and place.
+    guard: str | None = None
+
+
+@dataclass(frozen=True)
+class ProviderReference:
+    """One place the provider's code names a method: a call on a receiver of a known class
+    (`receiver`, with `caller` the method it is made in when the receiver is `self` or
+    `super()`), or a use whose object is unknown (`receiver` None: an untyped receiver, `self.m`
+    passed as a value, the name as a string, a call at module level)."""
+
+    location: str
+    receiver: str | None
+    caller: str | None = None
 

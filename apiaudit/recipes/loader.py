@@ -37,6 +37,7 @@ from apiaudit.recipes.records import (
     LaunchCommand,
     LaunchRegistryRule,
     LaunchRule,
+    CallDispatchRule,
     Pattern,
     Recipe,
     RegistryRule,
@@ -52,7 +53,7 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 _TOP_KEYS = {
     "provider", "recipe", "pattern", "rpc", "injection", "registry", "slot", "factory", "remote_code", "plugin", "launch",
-    "launch_registry",
+    "launch_registry", "call_dispatch",
 }  # fmt: skip
 _PROVIDER_KEYS = {"name", "default_consumers"}
 _RECIPE_COMMON = {"id", "symbol", "versions", "change", "rationale"}
@@ -68,6 +69,7 @@ _REGISTRY_KEYS: tuple[set[str], set[str]] = ({"name", "module", "maps", "package
 _SLOT_KEYS: tuple[set[str], set[str]] = ({"class", "attribute"}, {"registry"})
 _FACTORY_KEYS: tuple[set[str], set[str]] = ({"function"}, {"registry", "architectures_keyword", "nested_config"})
 _PLUGIN_KEYS: tuple[set[str], set[str]] = ({"base", "factory", "class_variable"}, set())
+_CALL_DISPATCH_KEYS: tuple[set[str], set[str]] = ({"base", "method"}, set())
 _REMOTE_CODE_KEYS: tuple[set[str], set[str]] = (
     {"id", "module", "method", "keyword", "auto_map_keys", "files", "message"}, {"severity", "advice"}
 )
@@ -382,6 +384,14 @@ def _plugin(entry: _Entry, raw: dict, source: str) -> PluginRule:
     )  # fmt: skip
 
 
+def _call_dispatch(entry: _Entry, raw: dict, source: str) -> CallDispatchRule:
+    _check_keys(entry, raw, *_CALL_DISPATCH_KEYS)
+    return CallDispatchRule(
+        base=_required_string(entry, raw, "base", _DOTTED, "a dotted class path"),
+        method=_required_string(entry, raw, "method", _IDENT, "a method name"), source=source,
+    )  # fmt: skip
+
+
 def _remote_code(entry: _Entry, raw: dict, source: str) -> RemoteCodeRule:
     _check_keys(entry, raw, *_REMOTE_CODE_KEYS)
     rule_id = _required_string(entry, raw, "id", _ID, "a kebab-case id")
@@ -516,6 +526,7 @@ class RuleFile:
     plugins: tuple[PluginRule, ...] = ()
     launches: tuple[LaunchRule, ...] = ()
     launch_registries: tuple[LaunchRegistryRule, ...] = ()
+    call_dispatches: tuple[CallDispatchRule, ...] = ()
 
 
 def load_rule_file(path: Path) -> RuleFile:
@@ -567,6 +578,7 @@ def load_rule_file(path: Path) -> RuleFile:
         registries=registries, slots=slots, factories=factories, remote_code=entries("remote_code", _remote_code),
         plugins=entries("plugin", _plugin),
         launches=launches, launch_registries=entries("launch_registry", _launch_registry),
+        call_dispatches=entries("call_dispatch", _call_dispatch),
     )  # fmt: skip
 
 
@@ -626,6 +638,7 @@ def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = Tr
         plugins=tuple(x for f in mine for x in f.plugins),
         launches=tuple(x for f in mine for x in f.launches),
         launch_registries=tuple(x for f in mine for x in f.launch_registries),
+        call_dispatches=tuple(x for f in mine for x in f.call_dispatches),
         files=tuple(f.path for f in mine),
         fingerprint=fingerprint,
     )

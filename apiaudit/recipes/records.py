@@ -314,6 +314,17 @@ class PluginRule:
 
 
 @dataclass(frozen=True)
+class CallDispatchRule:
+    """Calling an instance of a class derived from `base` (a base outside the provider) runs
+    its `method`: `torch.nn.Module.__call__` runs `forward`, so the provider's `self.model(a, b)`
+    is a call of the model's `forward` for what the consumer overrides or puts over it."""
+
+    base: str
+    method: str
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class RuleBook:
     provider: str
     default_consumers: tuple[str, ...] = ()
@@ -327,6 +338,7 @@ class RuleBook:
     plugins: tuple[PluginRule, ...] = ()
     launches: tuple[LaunchRule, ...] = ()
     launch_registries: tuple[LaunchRegistryRule, ...] = ()
+    call_dispatches: tuple[CallDispatchRule, ...] = ()
     files: tuple[Path, ...] = ()
     fingerprint: str = ""  # sha256 prefix over the rule files' bytes (Report.rules_version)
 

@@ -6,6 +6,7 @@ consumer `plugin` (fixtures/consumers/plugin): each line's comment says what v2 
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -45,10 +46,45 @@ def test_each_break_on_the_next_release_names_the_provider_call_site():
         ("plugin/connector.py", 16, "override-incompatible", "error", "external_tokens", "hostlib/scheduler.py:12"),
         ("plugin/connector.py", 19, "override-incompatible", "warning", None, "hostlib/scheduler.py:11"),
         ("plugin/executor.py", 7, "override-incompatible", "error", "non_block", "hostlib/executor.py:6"),
-        ("plugin/patches.py", 20, "replacement-incompatible", "error", "metadata", "hostlib/model.py:16"),
-        ("plugin/patches.py", 21, "patch-target-missing", "warning", "old_hook", None),
-        ("plugin/patches.py", 25, "replacement-incompatible", "error", "positions", "hostlib/model.py:19"),
+        ("plugin/models.py", 7, "override-incompatible", "error", "config", "hostlib/positions.py:6"),
+        ("plugin/patches.py", 21, "replacement-incompatible", "error", "metadata", "hostlib/model.py:16"),
+        ("plugin/patches.py", 22, "patch-target-missing", "warning", "old_hook", None),
+        ("plugin/patches.py", 26, "replacement-incompatible", "error", "positions", "hostlib/model.py:19"),
+        # through `self.net(x, None, scale=2.0)`: nn.Module.__call__ runs forward ([[call_dispatch]])
+        ("plugin/patches.py", 34, "replacement-incompatible", "error", "scale", "hostlib/net.py:19"),
+        ("plugin/servers.py", 13, "override-incompatible", "error", "params", "hostlib/serving.py:10"),
+        ("plugin/servers.py", 13, "override-incompatible", "error", "params_list", "hostlib/serving.py:10"),
+        ("plugin/trainers.py", 7, "override-incompatible", "error", "model", "hostlib/trainer.py:19"),
+        ("plugin/trainers.py", 10, "override-incompatible", "error", "model", "hostlib/trainer.py:20"),
     ]
+
+
+def test_a_provider_call_only_one_configuration_runs_makes_a_conditional_finding_with_its_guard():
+    """A call in one branch of the provider's if/elif chain (`elif self.is_fsdp:`), or in a
+    module the release imports only in one branch (`if self.use_v2: from .runner_v2 import`),
+    may never run: the finding is conditional and names the provider's guard. A call outside
+    any such branch stays unconditional (trainers.py:10)."""
+    report = scan(
+        [str(CONSUMER)], str(PROVIDERS / "hostlib_v2" / "hostlib"), rules_dirs=[PROVIDERS],
+        cache_dir=None, use_index_cache=False, settings=Settings(),
+    )  # fmt: skip
+    found = {
+        (f.path, f.line, f.param, f.conditional, f.guard)
+        for f in report.findings
+        if f.rule == "override-incompatible" and f.path in ("plugin/trainers.py", "plugin/models.py")
+    }
+    assert found == {
+        ("plugin/trainers.py", 7, "model", True, "the provider's elif self.is_fsdp: (hostlib/trainer.py:18)"),
+        ("plugin/trainers.py", 10, "model", False, None),
+        ("plugin/models.py", 7, "config", True, "the provider's if self.use_v2: (hostlib/worker.py:9)"),
+    }
+
+
+def test_a_call_made_on_self_in_a_method_the_instance_never_runs_does_not_bind():
+    """hostlib's Serving._pipeline calls _log_inputs(params=) and runs only through handle,
+    which only PoolingServing calls (on itself): MyChat(ChatServing) never runs it, MyPooling
+    does (servers.py:13 above, and nothing at line 8)."""
+    assert [f for f in _findings("2") if f[0] == "plugin/servers.py" and f[1] == 8] == []
 
 
 @pytest.mark.parametrize(
@@ -75,3 +111,41 @@ def test_a_definition_keeps_every_parameter_kind_and_default():
         ("a", "positional-only", False), ("b", "positional-or-keyword", True), ("c", "var-positional", False),
         ("d", "keyword-only", False), ("e", "keyword-only", True), ("g", "var-keyword", False),
     ]  # fmt: skip
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("vllm", ["0.16.0", "0.20.0"])
+def test_speculators_030_patched_forward_is_judged_against_the_model_calls(vllm, released, release_cache, tmp_path):
+    """speculators 0.3.0 binds `_patched_forward(self, input_ids, positions,
+    intermediate_tensors=None, inputs_embeds=None)` over the inner model's forward; vLLM calls
+    that model as an object, `self.model(input_ids, positions, intermediate_tensors,
+    inputs_embeds)` (llama.py, qwen3.py, deepseek_v2.py), which nn.Module.__call__ sends to
+    forward ([[call_dispatch]] in rules/vllm.toml). Those calls are what the patch is judged
+    against: the release's function fits them; one taking two parameters does not."""
+    from apiaudit.provider.index import ProviderIndex
+
+    provider = released(f"vllm=={vllm}")
+    index = ProviderIndex(provider.root, provider.packages)
+    models = "vllm.model_executor.models"
+    passed = {
+        (call.location.rpartition(":")[0], call.positional, call.keywords)
+        for call in index.instance_calls([f"{models}.llama.LlamaModel", f"{models}.qwen3.Qwen3Model", f"{models}.deepseek_v2.DeepseekV2Model"])
+    }
+    for module in ("llama", "qwen3", "deepseek_v2"):
+        assert (f"vllm/model_executor/models/{module}.py", 4, ()) in passed
+
+    consumer = released("speculators==0.3.0")
+    worker = "speculators/data_generation/custom_worker.py"
+    report = scan(["speculators==0.3.0"], f"vllm=={vllm}", cache_dir=release_cache)
+    assert [f for f in report.findings if f.rule == "replacement-incompatible"] == []
+
+    # the same worker with a patch taking two parameters: every model call passes more
+    text = (consumer.root / worker).read_text(encoding="utf-8")
+    narrowed = text.replace("self, input_ids, positions, intermediate_tensors=None, inputs_embeds=None", "self, input_ids, positions", 1)
+    assert narrowed != text
+    copy = tmp_path / "speculators"
+    shutil.copytree(consumer.root / "speculators", copy)  # the worker is injected by another module's launch
+    (tmp_path / worker).write_text(narrowed, encoding="utf-8")
+    found = [f for f in scan([str(copy)], f"vllm=={vllm}", cache_dir=release_cache).findings if f.rule == "replacement-incompatible"]
+    assert [(f.path, f.line) for f in found] == [(worker, 109)]
+    assert found[0].provider_location.startswith("vllm/model_executor/models/")
