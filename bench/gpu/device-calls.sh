@@ -6,7 +6,8 @@
 #   call 6  (nothing carried):                                                             bench/gpu/device-calls.sh vllm-0.3.0
 # The fix-only 0.3.0 run on a fresh machine: stash (wheels + overlay-0.3.0), stash x3 (vllm-1..3),
 #   stack-hf (vllm-4), then fix-only-0.3.0 (nothing carried).
-# The server line: stash (wheels), stash x3 (vllm-1..3), stack-hf (vllm-4), then server-0.7 (nothing carried).
+# The server line: stash (wheels), stash x3 (vllm-1..3), stack-hf (vllm-4), then server-0.7 (nothing carried)
+#   or server-0.9 (carrying .gpu-stack/trainer-0.9: speculators 0.9's trainer with transformers 5.19).
 # Calls follow each other within the machine's warm time: what earlier calls left in /tmp stays.
 # The scripts find everything relative to themselves: where the device tool sends another
 # checkout than this one, export this tree (git archive HEAD) with .gpu-stack/<chunk> into an
@@ -76,5 +77,13 @@ case "${1:-}" in
         python3 bench/gpu/server_pipeline.py all "$W/server-line" --trainer-python "$W/trainer-python"
         (cd "$W/server-line" && tar czf "$OUT/server-0.7.tgz" --ignore-failed-read *.toml *.traceback.txt \
             */*/stage.log */*/manifest.json */extract/server.log */train/trainer.log 2>/dev/null) ;;
-    *) sed -n '2,10p' "$0"; exit 2 ;;
+    server-0.9)  # the server line with speculators 0.9's trainer, in a third target (transformers 5.19, hub 1.x)
+        bench/gpu/gpu-stack.sh stash && bench/gpu/gpu-stack.sh install trainer-0.9 || exit 1
+        printf '#!/bin/sh\nPYTHONPATH="%s/speculators-0.9:$PYTHONPATH" exec python3 "$@"\n' "$GPU_STACK_HOME" > "$W/trainer-python-0.9"
+        chmod +x "$W/trainer-python-0.9"
+        python3 bench/gpu/server_pipeline.py stack "$W" --trainer-python "$W/trainer-python-0.9"
+        python3 bench/gpu/server_pipeline.py all "$W/server-line-0.9" --trainer-python "$W/trainer-python-0.9"
+        (cd "$W/server-line-0.9" && tar czf "$OUT/server-0.9.tgz" --ignore-failed-read *.toml *.traceback.txt \
+            */*/stage.log */*/manifest.json */extract/server.log */train/trainer.log 2>/dev/null) ;;
+    *) sed -n '2,11p' "$0"; exit 2 ;;
 esac

@@ -65,6 +65,8 @@ def test_trainer_command_reads_what_extract_and_vocab_wrote(tmp_path):
     assert argv[start:start + 3] == ["2", "4", "6"] and argv[start + 3].startswith("--")
     assert _flag(argv, "--train-data-ratio") == "0.75" and _flag(argv, "--epochs") == "3"
     assert "--norm-before-residual" in argv and _flag(argv, "--draft-vocab-size") == "500"
+    # Noise augmentation only where the trainer has it (speculators 0.9 dropped --noise-std).
+    assert argv[argv.index("--if-known"):] == ["--if-known", "--noise-std", "0.05"]
 
 
 def test_several_gpus_train_through_torchrun(tmp_path):
