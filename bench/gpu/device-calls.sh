@@ -4,9 +4,9 @@
 #   call 2-4  carry .gpu-stack/vllm-N:                                                     bench/gpu/device-calls.sh stash
 #   call 5  carry .gpu-stack/vllm-4:                                                       bench/gpu/device-calls.sh vllm-0.4.0
 #   call 6  (nothing carried):                                                             bench/gpu/device-calls.sh vllm-0.3.0
-# The fix-only 0.3.0 run on a fresh machine: stash (wheels + overlay-0.3.0), stash x3 (vllm-1..3),
-#   stack-hf (vllm-4), then fix-only-0.3.0 (nothing carried).
-# The server line: stash (wheels), stash x3 (vllm-1..3), stack-hf (vllm-4), then server-0.7 (nothing carried)
+# The fix-only 0.3.0 run on a fresh machine: stash (wheels + overlay-0.3.0), stash (each vllm-N but the last),
+#   stack-hf (the last vllm-N), then fix-only-0.3.0 (nothing carried). (Four parts before 2026-12-02, five since.)
+# The server line: stash (wheels), stash x4 (vllm-1..4), stack-hf (vllm-5), then server-0.7 (nothing carried)
 #   or server-0.9 (carrying .gpu-stack/trainer-0.9: speculators 0.9's trainer with transformers 5.19).
 # Calls follow each other within the machine's warm time: what earlier calls left in /tmp stays.
 # The scripts find everything relative to themselves: where the device tool sends another
@@ -61,7 +61,7 @@ case "${1:-}" in
         check pipeline "$W" vllm-0.3.0-hand3 --backend vllm --overlay "$GPU_STACK_HOME/overlay-0.3.0-hand3" \
             && check load "$W" vllm-0.3.0-hand3
         keep vllm-0.3.0-rerun vllm-0.3.0-cache vllm-0.3.0-hand3 ;;
-    stack-hf)  # a fresh machine, after calls carrying the wheels, the overlay and vllm-1..3: this one carries vllm-4
+    stack-hf)  # a fresh machine, after calls carrying the wheels, the overlay and every vllm-N but the last: this one carries the last
         bench/gpu/gpu-stack.sh stash && bench/gpu/gpu-stack.sh install small && bench/gpu/gpu-stack.sh install vllm || exit 1
         check model "$W" && check pipeline "$W" hf --backend hf
         keep stack-hf hf ;;

@@ -21,8 +21,9 @@ STACK="$ROOT/.gpu-stack"
 LOCK="$HERE/gpu-stack.lock"
 REQUIREMENTS="$HERE/requirements.in"
 PYTHON="${PYTHON:-python3}"
-# One part of the vLLM wheel per device call: a call carries at most 64 MiB, the tree included.
-PART_BYTES="${GPU_STACK_PART_BYTES:-62000000}"
+# One part of the vLLM wheel per device call: a call carries at most 64 MiB on disk, the tree
+# included (about 6.5 MiB now), so five parts.
+PART_BYTES="${GPU_STACK_PART_BYTES:-50000000}"
 GPU_STACK_HOME="${GPU_STACK_HOME:-/tmp/gpu-stack}"
 GPU_STACK_SITE="${GPU_STACK_SITE:-$GPU_STACK_HOME/site}"
 # The server line's trainer: speculators 0.7 in a target of its own (bench/gpu/server_pipeline.py).
@@ -128,7 +129,8 @@ cmd_install() {
     if [[ "$what" == small ]]; then
         grep ' wheels/' "$HERE/gpu-stack.chunks" | sha256sum --quiet -c -
         cp -r wheels/. dl/
-        (cd dl && grep -v ' vllm-' "$LOCK" | sha256sum --quiet -c -) && echo "$(grep -vc ' vllm-' "$LOCK") wheels match the lock"
+        (cd dl && grep -v -e ' vllm-' -e ' speculators-0.9/' "$LOCK" | sha256sum --quiet -c -) \
+            && echo "$(grep -vc -e ' vllm-' -e ' speculators-0.9/' "$LOCK") wheels match the lock"
         python3 -m pip install "${INSTALL_ARGS[@]}" --upgrade --target "$GPU_STACK_SITE" \
             $(find dl -maxdepth 1 -name '*.whl' ! -name 'vllm-*' | LC_ALL=C sort) dl/speculators-0.4.0/*.whl
         python3 -m pip install "${INSTALL_ARGS[@]}" --upgrade \
