@@ -111,6 +111,9 @@ class TrainSection:
     hidden_states_dtype: str = "float32"
     # The server line's trainer environment (speculators 0.7+); default: the runner's own interpreter.
     python: str = ""
+    # The server line: flags for speculators' trainer, passed as they are after the runner's own
+    # (a choice the config has no key for, e.g. speculators 0.9's `--loss-implementation eager`).
+    trainer_flags: tuple[str, ...] = ()
 
     @property
     def world_size(self) -> int:

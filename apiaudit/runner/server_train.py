@@ -124,6 +124,7 @@ def trainer_flags(config: RunConfig, ctx: StageContext, save_path: Path) -> list
         "--hidden-states-dtype", train.hidden_states_dtype,
         "--norm-before-residual" if train.norm_before_residual else "--no-norm-before-residual",
         "--log-dir", str(ctx.stage_dir / "logs"),
+        *train.trainer_flags,
         # Noise augmentation: speculators 0.7-0.8's trainer has it, 0.9's does not.
         IF_KNOWN, "--noise-std", repr(train.noise_std),
     ]

@@ -69,6 +69,13 @@ def test_trainer_command_reads_what_extract_and_vocab_wrote(tmp_path):
     assert argv[argv.index("--if-known"):] == ["--if-known", "--noise-std", "0.05"]
 
 
+def test_trainer_flags_from_the_config_pass_as_they_are(tmp_path):
+    config = _config(tmp_path, train='trainer_flags = ["--loss-implementation", "eager"]\n')
+    ctx = _context(config)
+    argv = trainer_argv(config, ctx, ctx.stage_dir / "checkpoints")
+    assert argv[argv.index("--loss-implementation"):argv.index("--if-known")] == ["--loss-implementation", "eager"]
+
+
 def test_several_gpus_train_through_torchrun(tmp_path):
     config = _config(tmp_path, train='gpus = 2\npython = "/opt/trainer/bin/python"', gpus=2)
     ctx = _context(config)
@@ -100,6 +107,7 @@ def test_other_backends_keep_their_train_config():
     with tempfile.TemporaryDirectory() as folder:
         config = _config(Path(folder), backend="hf")
         assert "python" not in train_config(config)["train"] and "trainer" not in train_config(config)
+        assert "trainer_flags" not in train_config(config)["train"]
 
 
 def test_the_scripts_a_trainer_runs_depend_on_its_release():
