@@ -370,9 +370,10 @@ def _check_server_line(config: RunConfig, where: str, raw_sections: set[str]) ->
     if not config.server_line:
         if "server" in raw_sections:
             raise InputError(f"{where}: [server] applies to extract.backend = \"{SERVER_BACKEND}\" only")
-        if train.python:
-            raise InputError(f"{where}: train.python applies to extract.backend = \"{SERVER_BACKEND}\" only "
-                             "(the other backends train in the runner's own process)")
+        for key, value in (("python", train.python), ("trainer_flags", train.trainer_flags)):
+            if value:
+                raise InputError(f"{where}: train.{key} applies to extract.backend = \"{SERVER_BACKEND}\" only "
+                                 "(the other backends train in the runner's own process)")
         return
     if server.client not in SERVER_CLIENTS:
         raise InputError(f"{where}: server.client must be one of {', '.join(SERVER_CLIENTS)}, not {server.client!r}")
