@@ -370,9 +370,9 @@ def _check_server_line(config: RunConfig, where: str, raw_sections: set[str]) ->
     if not config.server_line:
         if "server" in raw_sections:
             raise InputError(f"{where}: [server] applies to extract.backend = \"{SERVER_BACKEND}\" only")
-        for key, value in (("python", train.python), ("trainer_flags", train.trainer_flags)):
-            if value:
-                raise InputError(f"{where}: train.{key} applies to extract.backend = \"{SERVER_BACKEND}\" only "
+        for name, setting in (("python", train.python), ("trainer_flags", train.trainer_flags)):
+            if setting:
+                raise InputError(f"{where}: train.{name} applies to extract.backend = \"{SERVER_BACKEND}\" only "
                                  "(the other backends train in the runner's own process)")
         return
     if server.client not in SERVER_CLIENTS:
