@@ -178,3 +178,24 @@ def test_a_job_script_given_beside_the_package_reaches_what_it_imports(tmp_path)
     )  # fmt: skip
     dead = {f.path for f in report.findings if f.unreachable}
     assert dead == {"vendored/shim_v0_8/runner.py", "vendored/_legacy.py"}
+
+
+# --- cause 14: a behaviour rule is rated by what happens, where the receiver is shown -------
+
+
+def test_a_behaviour_rule_is_an_error_where_the_receiver_is_shown_to_be_the_provider_class():
+    """generate-needs-drain fails whenever the line runs on the provider's engine: an error where
+    the call binds to a method of engine.core.base.EngineBase (`self.llm = LLM(...)`); the same
+    text on the consumer's own class or an unknown receiver is a warning, with the reason."""
+    report = _scan("stepping/stepping", "engine_v2/engine", (PROVIDERS / "proof_rules",))
+    rule, path = "generate-needs-drain", "stepping/__init__.py"
+    assert {(f.rule, f.severity.value, f.path, f.line) for f in report.findings if f.rule == rule} == {
+        (rule, "error", path, 11),
+        (rule, "warning", path, 26),
+        (rule, "warning", path, 30),
+    }
+    assert {f.line: f.reason for f in report.findings if f.rule == rule} == {
+        11: None,
+        26: "the receiver is matched by its text, not shown to be an instance of engine.core.base.EngineBase",
+        30: "the receiver is matched by its text, not shown to be an instance of engine.core.base.EngineBase",
+    }
