@@ -198,4 +198,60 @@ def test_a_behaviour_rule_is_an_error_where_the_receiver_is_shown_to_be_the_prov
         11: None,
         26: "the receiver is matched by its text, not shown to be an instance of engine.core.base.EngineBase",
         30: "the receiver is matched by its text, not shown to be an instance of engine.core.base.EngineBase",
+
+
+# --- cause 5: version selectors and signature probes decide which code runs -------------------
+
+
+def test_version_selectors_and_signature_probes_decide_which_code_runs():
+    """probeuse against probelib 2.0: `probelib.VERSION >= (1, 5)` and `__version_tuple__` imported
+    under another name are compared with the literals the release binds (`VERSION`, the build's
+    `_version.py`); `"x" in inspect.signature(f).parameters` kept in a module flag or returned by
+    a probe helper (one line, or `sig = ...` then `lru_cache`d) is the probe itself. Every dead
+    branch is quiet; the live branch that reads a removed method is still an error."""
+    found = _found(_scan("probeuse/probeuse", "probelib_v2/probelib"))
+    assert {f for f in found if f[2] in ("probeuse/compat.py", "probeuse/http.py", "probeuse/grpc.py")} == {
+        ("attribute-missing", "error", "probeuse/compat.py", 23, "probelib.engine.EngineClient.get_model_config", None),
+    }
+
+
+# --- cause 12: a feature probe narrows only what it tests --------------------------------------
+
+
+def test_a_class_chosen_at_run_time_is_checked_for_each_choice():
+    """`engine_cls = AsyncLLM if use_async else LLM`, a probe about `seed` filling `**kw`, then
+    `engine_cls(model, device=device, **kw)`: `device=` is gone from both classes on 2.0."""
+    found = _found(_scan("probeuse/probeuse", "probelib_v2/probelib"))
+    assert {f for f in found if f[2] == "probeuse/kwargs.py" and f[3] == 14} == {
+        ("unexpected-keyword", "error", "probeuse/kwargs.py", 14, "probelib.params.AsyncLLM", "device"),
+        ("unexpected-keyword", "error", "probeuse/kwargs.py", 14, "probelib.params.LLM", "device"),
+    }
+
+
+# --- cause 13: keys added in a loop over a literal list ----------------------------------------
+
+
+def test_keys_filled_in_a_loop_over_literals_are_bound():
+    """`for key in ["n", "best_of", "temperature"]: kw[key] = ...; SamplingParams(**kw)`: the splat
+    holds exactly those keys, and `best_of` is gone on 2.0. A call in a parameter annotation runs
+    when the `def` does (confection's `constr(regex=)`), nested or not."""
+    found = _found(_scan("probeuse/probeuse", "probelib_v2/probelib"))
+    assert {f for f in found if f[2] == "probeuse/kwargs.py" and f[3] != 14} == {
+        ("unexpected-keyword", "error", "probeuse/kwargs.py", 21, "probelib.params.SamplingParams", "best_of"),
+        ("unexpected-keyword", "error", "probeuse/kwargs.py", 24, "probelib.params.SamplingParams", "best_of"),
+        ("unexpected-keyword", "error", "probeuse/kwargs.py", 25, "probelib.params.SamplingParams", "best_of"),
+    }
+
+
+# --- cause N9: a private helper whose every call is behind a probe that fails -----------------
+
+
+def test_a_private_helper_called_only_behind_failing_probes_never_runs():
+    """`if find_spec("probelib.profiler.wrapper") is None: return self._legacy()` and `if getattr(envs,
+    "PROFILER_DIR", None) is not None: return self._legacy()`: on 2.0 the module exists and the name
+    is gone, so `_legacy` never runs and its read of the removed name is no finding; `_current`,
+    called behind `find_spec(...) is not None`, runs, and its read is an error."""
+    found = _found(_scan("probeuse/probeuse", "probelib_v2/probelib"))
+    assert {f for f in found if f[2] == "probeuse/profiler.py"} == {
+        ("attribute-missing", "error", "probeuse/profiler.py", 25, "probelib.envs.PROFILER_DIR", None),
     }

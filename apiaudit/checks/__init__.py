@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Callable, TypeVar
 
 from apiaudit.checks.chains import check_use
-from apiaudit.checks.conditions import guard_failures, verdict
+from apiaudit.checks.conditions import dead_helpers, guard_failures, runs_in_dead_helper, verdict
 from apiaudit.checks.contracts import contract_findings
 from apiaudit.checks.context import BoundCall, CheckContext, HostRules
 from apiaudit.checks.imports import check_import
@@ -24,9 +24,12 @@ def check_engine_rules(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
         site = file.error_site or Site(1, 0)
         return [ctx.finding(file, site, "parse-error", f"cannot parse {file.path}: {file.error}", severity=Severity.ERROR)]
     findings: list[Finding] = []
+    dead = dead_helpers(ctx, file) if file.private_calls else frozenset()
+    uses = tuple(u for u in file.uses if not runs_in_dead_helper(u.function, dead)) if dead else file.uses
+    rpc_calls = tuple(r for r in file.rpc_calls if not runs_in_dead_helper(r.function, dead)) if dead else file.rpc_calls
     findings.extend(_judged(ctx, file, file.imports, check_import))
-    findings.extend(_judged(ctx, file, file.uses, check_use))
-    findings.extend(_judged(ctx, file, file.rpc_calls, check_rpc))
+    findings.extend(_judged(ctx, file, uses, check_use))
+    findings.extend(_judged(ctx, file, rpc_calls, check_rpc))
     findings.extend(_judged(ctx, file, file.notes, check_note))
     ctx.site = None
     findings.extend(guard_failures(ctx, file))

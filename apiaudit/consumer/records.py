@@ -98,6 +98,10 @@ class ConditionKind(str, enum.Enum):
     IS_INSTANCE = "is-instance"  # `isinstance(target, name)`: name is a provider class path
     IMPORT_FAILS = "import-fails"  # one of `imports` fails with an exception `caught` catches
     NARROWS = "narrows"  # `name(target)`: name is a provider TypeIs/TypeGuard function
+    # `target <name> operand`: a provider module constant (`VERSION >= (4, 2)`) compared with
+    # a literal; name is the operator (`ast` class name), operand the literal's repr. Not a
+    # literal on the release: a test on run-time data (both sides run), never undecided.
+    COMPARES = "compares"
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +122,7 @@ class Condition:
     name: str | None = None
     imports: tuple[ImportRef, ...] = ()
     caught: CaughtImport = "ImportError"
+    operand: str = ""  # COMPARES: the literal's repr
     # A narrowing guard whose failing side raises/returns: the lines after it run only for the
     # classes that pass; when none passes the job stops there (`guard-fails`), and what follows
     # is still checked, "behind the guard".
@@ -181,6 +186,16 @@ class ImportUse:
     # The exception the enclosing `try` catches: a missing name raises ImportError, which
     # `except ModuleNotFoundError` does not catch.
     caught: CaughtImport | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PrivateCalls:
+    """A private name (`_x`, not a dunder) this file calls directly (`self._x(...)`, `cls._x(...)`,
+    `_x(...)`), and the liveness of each call: a helper whose every call is dead on the release
+    never runs there (its body is not judged)."""
+
+    name: str
+    calls: tuple[Liveness, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,6 +388,9 @@ class ConsumerFile:
     # name (every `from M import n` gives M and M.n), and dotted consumer names its string
     # literals hold (`"pkg.ext.Worker"`, `"pkg.cli:main"`): the edges of the reachability graph.
     reaches: tuple[str, ...] = ()
+    private_calls: tuple[PrivateCalls, ...] = ()
+    # Private names the file uses otherwise (read, passed on, named in a string): they may run.
+    private_refs: tuple[str, ...] = ()
     # Set by `collect` (never cached with the file: it depends on the whole tree): why the module
     # may never run, when nothing reachable imports it (consumer/reach.py).
     unreachable: str | None = None

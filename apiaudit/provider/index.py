@@ -392,6 +392,24 @@ class ProviderIndex:
             or self._installed_by_shim(dotted),
         )
 
+    def constant(self, dotted: str) -> str | None:
+        """The literal a module-level name holds on this release (its repr), followed through
+        `from m import X` re-exports; None when it is not a literal the release alone decides
+        (`VERSION = (5, 0, 3, "final", 0)`, a build-written `__version_tuple__ = (0, 12, 0)`)."""
+        return self._cached(("constant", dotted), lambda: self._constant(dotted, names.MAX_CONSTANT_HOPS))
+
+    def _constant(self, dotted: str, hops: int) -> str | None:
+        module, _, name = dotted.rpartition(".")
+        path = self.loader.module_file(module) if module and self.loader.owns(module) else None
+        if path is None or hops <= 0:
+            return None
+        package = module if path.stem == "__init__" else module.rpartition(".")[0]
+        found = names.module_constant(self.loader.read_text(path), name, package)
+        if found is None:
+            return None
+        kind, value = found
+        return value if kind == "literal" else self._constant(value, hops - 1)
+
     def _installed_by_shim(self, dotted: str) -> bool:
         """A parent package that assigns `sys.modules[...]` may install `dotted` at import time."""
         parts = dotted.split(".")

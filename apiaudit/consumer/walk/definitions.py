@@ -58,6 +58,12 @@ class Definitions:
             env.vars[a.arg] = (self.values.annotation_value(a.annotation, outer) if a.annotation is not None else None) or UNKNOWN
         for default in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
             self.record.expr(default, outer)
+        if not self.state.postponed:
+            # An annotation is evaluated when the `def` runs: a call in it (`x: constr(regex=...)`) is made then.
+            annotations = [a.annotation for a in all_args + list(args.kwonlyargs) + [x for x in (args.vararg, args.kwarg) if x]] + [node.returns]
+            for annotation in annotations:
+                if annotation is not None and any(isinstance(n, ast.Call) for n in ast.walk(annotation)):
+                    self.record.expr(annotation, outer)
         if is_method and first and cls is not None:
             env.vars[first] = Chain(Root("self", cls.dotted))
             if any(_decorator_name(d) == "classmethod" for d in node.decorator_list):

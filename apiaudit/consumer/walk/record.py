@@ -65,10 +65,13 @@ class Recorder:
         if root is None:
             return
         stack: list[tuple[ast.AST, bool]] = [(root, False)]
+        called: set[int] = set()  # the `self._x` of `self._x(...)`: a call, not another use
         while stack:
             node, in_chain = stack.pop()
             kind = type(node)  # parsed nodes are of ast's own classes: one set lookup for the commonest
             if kind in _LEAF_TYPES:
+                if scope.emit and id(node) not in called:
+                    self._private_ref(node)
                 continue
             if kind in _CHAIN_TYPES:
                 if not in_chain and scope.emit:
@@ -76,12 +79,18 @@ class Recorder:
                 if isinstance(node, ast.Call):
                     if scope.emit:
                         self._call_facts(node, scope)
+                        name = _private_callee(node.func, scope)
+                        if name is not None:
+                            self.state.found.private_calls.setdefault(name, []).append(scope.live)
+                            called.add(id(node.func))
                     self.dicts.effects(node, scope)
                     # Pushed in reverse, so that they are taken in source order: func, args, keywords.
                     stack.extend([(k.value, False) for k in reversed(node.keywords)])
                     stack.extend([(a.value if isinstance(a, ast.Starred) else a, False) for a in reversed(node.args)])
                     stack.append((node.func, True))
                 elif isinstance(node, ast.Attribute):
+                    if scope.emit and id(node) not in called and _private(node.attr):
+                        self.state.found.private_refs.add(node.attr)
                     stack.append((node.value, True))
                 elif isinstance(node, ast.Subscript):
                     stack.append((node.slice, False))
@@ -137,6 +146,12 @@ class Recorder:
                         stack.append((child, False))
                     elif isinstance(child, ast.keyword):
                         stack.append((child.value, False))
+
+    def _private_ref(self, node: ast.AST) -> None:
+        """A private name read, or named in a string (`getattr(self, "_x")`): it may run from there."""
+        text = node.id if isinstance(node, ast.Name) else node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+        if text is not None and _private(text):
+            self.state.found.private_refs.add(text)
 
     def _emit_use(self, node: ast.expr, scope: Scope) -> None:
         value = self.values.value(node, scope, fresh=True)
@@ -227,10 +242,26 @@ class Recorder:
         return tuple(sorted(names))
 
 
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.endswith("__") and name.isidentifier() and name != "_"
+
+
+def _private_callee(func: ast.expr, scope: Scope) -> str | None:
+    """`_x` of a direct call `_x(...)`, `self._x(...)` or `cls._x(...)`."""
+    if isinstance(func, ast.Name) and _private(func.id):
+        return func.id
+    if isinstance(func, ast.Attribute) and _private(func.attr) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+        return func.attr
+    return None
+
+
 def _sides(value: Value, conditions: tuple[Condition, ...] = ()):
     """(chain, conditions, failed import) for each way a value can be, through import choices."""
     if isinstance(value, Chain):
         yield value, conditions, None
+    elif isinstance(value, OneOf):
+        for option in value.options:
+            yield option, conditions, None
     elif isinstance(value, ImportChoice):
         ok_cond = Condition(ConditionKind.IMPORT_FAILS, False, f"{g.import_ref_text(value.origin)} works", imports=value.imports, caught=value.caught)
         fail_cond = replace(ok_cond, expect=True, text=f"{g.import_ref_text(value.origin)} fails")

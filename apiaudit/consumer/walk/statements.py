@@ -215,6 +215,8 @@ class Statements:
         return True
 
     def _loop(self, stmt, scope: Scope, targets=None) -> None:
+        filled = _keys_filled(stmt)
+        before = {name: scope.env.lookup(name) for name in filled[0]} if filled else {}
         body = scope.child()
         if targets is not None:
             forget_targets(targets, body)
@@ -223,6 +225,11 @@ class Statements:
         merge(scope, [(body.env, True), (scope.env.child(), True)])
         if targets is not None:
             forget_targets(targets, scope)
+        if filled:
+            # `for key in ["n", "best_of"]: kw[key] = ...`: every item becomes a key.
+            for name, held in before.items():
+                if isinstance(held, DictValue):
+                    scope.env.vars[name] = DictValue(held.keys | filled[1], held.open)
         if stmt.orelse:
             orelse = scope.child()
             self.block(stmt.orelse, orelse)
@@ -343,6 +350,34 @@ class Statements:
         elif isinstance(target, ast.Subscript):
             self.record.expr(target.value, scope)
             self.record.expr(target.slice, scope)
+
+
+def _keys_filled(stmt) -> tuple[frozenset[str], frozenset[str]] | None:
+    """(dict names, keys) for `for k in <literal strings>: d[k] = ...` whose body runs whole for
+    each item (no break/continue/return/raise, no `if`) and touches those names only to store
+    `d[k]`; None otherwise."""
+    if not (isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and not stmt.orelse and isinstance(stmt.iter, (ast.List, ast.Tuple))):
+        return None
+    items = [e.value for e in stmt.iter.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    if not items or len(items) != len(stmt.iter.elts) or len(items) > 64:
+        return None
+    key = stmt.target.id
+    names: set[str] = set()
+    for part in stmt.body:
+        if not isinstance(part, (ast.Assign, ast.Expr, ast.AnnAssign)):
+            return None
+        targets = part.targets if isinstance(part, ast.Assign) else [part.target] if isinstance(part, ast.AnnAssign) else []
+        for t in targets:
+            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and isinstance(t.slice, ast.Name) and t.slice.id == key:
+                names.add(t.value.id)
+            elif not isinstance(t, ast.Name) or t.id == key:
+                return None
+    stored = {id(t.value) for part in stmt.body if isinstance(part, ast.Assign) for t in part.targets if isinstance(t, ast.Subscript)}
+    for part in stmt.body:
+        for node in ast.walk(part):
+            if isinstance(node, ast.Name) and node.id in names and id(node) not in stored:
+                return None  # read, passed on or changed otherwise: not only filled
+    return (frozenset(names), frozenset(items)) if names else None
 
 
 def _is_type_checking(test) -> bool:
