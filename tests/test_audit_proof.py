@@ -198,6 +198,7 @@ def test_a_behaviour_rule_is_an_error_where_the_receiver_is_shown_to_be_the_prov
         11: None,
         26: "the receiver is matched by its text, not shown to be an instance of engine.core.base.EngineBase",
         30: "the receiver is matched by its text, not shown to be an instance of engine.core.base.EngineBase",
+    }
 
 
 # --- cause 5: version selectors and signature probes decide which code runs -------------------
