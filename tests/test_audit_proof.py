@@ -256,3 +256,79 @@ def test_a_private_helper_called_only_behind_failing_probes_never_runs():
     assert {f for f in found if f[2] == "probeuse/profiler.py"} == {
         ("attribute-missing", "error", "probeuse/profiler.py", 25, "probelib.envs.PROFILER_DIR", None),
     }
+
+
+# --- cause 6: cooperative multiple inheritance through **kwargs -----------------------------
+
+
+def test_kwargs_passed_on_by_super_follow_the_mro_of_the_object_being_built():
+    """fieldkit (Django's fields): `DateField(CheckMixin, Field)` and `RelatedField(CacheMixin,
+    Field)` pass `**kwargs` on with `super().__init__`; the mixins define no `__init__`, so Field
+    takes `null`, `blank` and `db_column` (5 false errors on django-model-utils). `class
+    Layer(Base, Dim)`: Base's `super().__init__(**kwargs)` reaches Dim by Layer's MRO, which takes
+    `input_dim` (issue 27's shape). What nothing along the way takes is still an error."""
+    report = _scan("fielduse/fielduse", "fieldkit_v1/fieldkit")
+    assert {f for f in _found(report) if f[2] in ("fielduse/models.py", "fielduse/layers.py")} == {
+        ("unexpected-keyword", "error", "fielduse/models.py", 5, "fieldkit.fields.DateTimeField", "nullable"),
+        ("unexpected-keyword", "error", "fielduse/layers.py", 11, "fieldkit.layers.Base.__init__", "width"),
+    }
+    rejected = {f.line: f.facts.rejected_by for f in report.findings if f.path in ("fielduse/models.py", "fielduse/layers.py")}
+    assert rejected == {5: "fieldkit.fields.Field", 11: "fieldkit.layers.Module"}
+
+
+# --- cause N10: a classmethod subclass used as a decorator ------------------------------------
+
+
+def test_a_classmethod_subclass_decorator_binds_cls():
+    """`@classonlymethod def as_view(cls, **initkwargs)` (Django; `class classonlymethod(classmethod)`)
+    binds `cls` like `@classmethod` (2 false missing-required on djangorestframework's urls.py);
+    a positional argument it has no room for is still an error."""
+    urls = {f for f in _found(_scan("fielduse/fielduse", "fieldkit_v1/fieldkit")) if f[2] == "fielduse/urls.py"}
+    assert urls == {("too-many-positional", "error", "fielduse/urls.py", 5, "fieldkit.views.View.as_view", None)}
+
+
+# --- cause N6: a call probed by `try: ... except TypeError:` ----------------------------------
+
+
+def test_a_call_whose_type_error_the_consumer_handles_is_a_warning():
+    """`try: make_aware(v, tz, is_dst)` / `except TypeError: make_aware(v, tz)` (sentence-transformers'
+    `_tie_encoder_decoder_weights`, vllm-omni's `compute_logits(..., sampling_metadata=)`): the
+    handler takes the other way, so the first call is a warning that names the handler; a handler
+    that re-raises leaves it an error."""
+    report = _scan("fielduse/fielduse", "fieldkit_v1/fieldkit")
+    tz = {f for f in _found(report) if f[2] == "fielduse/tz.py"}
+    assert tz == {
+        ("too-many-positional", "warning", "fielduse/tz.py", 6, "fieldkit.timezone.make_aware", None),
+        ("unexpected-keyword", "warning", "fielduse/tz.py", 13, "fieldkit.timezone.Model.compute_logits", "sampling_metadata"),
+        ("too-many-positional", "error", "fielduse/tz.py", 20, "fieldkit.timezone.make_aware", None),
+    }
+    reasons = {f.line: f.reason for f in report.findings if f.path == "fielduse/tz.py"}
+    assert reasons == {
+        6: "the TypeError it raises is handled by `except TypeError:` at line 7, which does not re-raise",
+        13: "the TypeError it raises is handled by `except TypeError:` at line 14, which does not re-raise",
+        20: None,
+    }
+
+
+# --- cause 10: a line after one that already fails --------------------------------------------
+
+
+def test_a_failure_inside_an_init_the_factory_cannot_call_follows_the_first():
+    """hostlib 2.0's factory passes three arguments to a plugin whose `__init__` takes two: the
+    first failure of that path (`constructor-incompatible`) is the error; the `super().__init__`
+    call in the body, also wrong, never runs when the factory builds the class: a warning that
+    names the first failure. On 1.0 the factory binds, and the same line is the error."""
+    rules = (PROVIDERS,)
+    path = "plugin_chain/connector.py"
+    v2 = _scan("plugin_chain/plugin_chain", "hostlib_v2/hostlib", rules)
+    assert _found(v2) == {
+        ("constructor-incompatible", "error", path, 7, "hostlib.factory.ConnectorFactory.create", "cache_config"),
+        ("unexpected-keyword", "warning", path, 8, "hostlib.connector.ConnectorBase.__init__", "prefix"),
+    }
+    assert {f.line: f.reason for f in v2.findings}[8] == (
+        "follows the failure at line 7: hostlib.factory.ConnectorFactory.create cannot call this __init__ "
+        "(constructor-incompatible), so its body does not run when the provider builds the class"
+    )
+    assert _found(_scan("plugin_chain/plugin_chain", "hostlib_v1/hostlib", rules)) == {
+        ("unexpected-keyword", "error", path, 8, "hostlib.connector.ConnectorBase.__init__", "prefix"),
+    }

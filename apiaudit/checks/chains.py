@@ -58,7 +58,25 @@ def check_use(ctx: CheckContext, file: ConsumerFile, use: Use) -> list[Finding]:
             break
         if value is None:
             break
+    if use.type_error_handler:
+        findings = [_handled(f, use.type_error_handler) for f in findings]
     return findings
+
+
+# What a call that cannot bind raises: TypeError, before the callee's body runs.
+BINDING_RULES = frozenset({"unexpected-keyword", "missing-required", "too-many-positional", "positional-only-by-keyword", "duplicate-argument"})
+
+
+def _handled(finding: Finding, handler_line: int) -> Finding:
+    """A binding error inside `try:` whose `except TypeError:` does not re-raise: the consumer
+    probes the signature and the handler takes the other way, so the line fails only if both do."""
+    if finding.rule not in BINDING_RULES or finding.severity is not Severity.ERROR:
+        return finding
+    return replace(
+        finding,
+        severity=Severity.WARNING,
+        reason=f"the TypeError it raises is handled by `except TypeError:` at line {handler_line}, which does not re-raise",
+    )
 
 
 def evaluate_chain(ctx: CheckContext, use: Use):
@@ -423,8 +441,12 @@ def _call(ctx, file, use, value, step, findings, report):
         defined = ctx.index.class_member(value.owner, "__init__", instance=True)
         init_path = defined.symbol.path if isinstance(defined, Found) and defined.symbol.kind is SymbolKind.FUNCTION else f"{info.callee.path}.__init__"
         info = replace(info, callee=replace(info.callee, path=init_path, kind=SymbolKind.FUNCTION))
+        # The object being built: the consumer class `super()` is in (its MRO decides where
+        # the provider's own `super().__init__(**kwargs)` goes on), else the provider class.
+        instance = _consumer_instance_bases(ctx, use.root.name) if use is not None and use.root.kind == "super" else (value.owner,)
     else:
         info = ctx.call(sym.path, via=value.via)
+        instance = (info.callee.path,) if info.callee.kind is SymbolKind.CLASS else None
     if step.call is None or not report:
         return _returned(ctx, info)
     ctx.calls_checked += 1
@@ -468,7 +490,7 @@ def _call(ctx, file, use, value, step, findings, report):
                 facts=facts if facts != BindingFacts() else None,  # nothing known: as a report reads back
             )
         )
-    findings.extend(_forwarded_keywords(ctx, file, use, info, shown, step))
+    findings.extend(_forwarded_keywords(ctx, file, use, info, shown, step, instance))
     if binding.uncertain and not any(p.severity is Severity.ERROR for p in binding.problems):
         findings.append(_cannot_judge(ctx, file, use, info.callee.path, binding.uncertain))
     return _returned(ctx, info)
@@ -521,8 +543,12 @@ def _symbol_patterns(ctx, file, use, call, paths: tuple[str, ...], info) -> list
 MAX_FORWARD_HOPS = 3
 
 
-def _forwarded_keywords(ctx, file, use, info, shown, step) -> list[Finding]:
-    """Keywords a provider callable's `**kwargs` absorbs and passes on: each must bind at the target."""
+def _forwarded_keywords(ctx, file, use, info, shown, step, instance: tuple[str, ...] | None) -> list[Finding]:
+    """Keywords a provider callable's `**kwargs` absorbs and passes on: each must bind at the target.
+
+    `instance`: the bases of the object's class (one provider class, or a consumer class's
+    provider bases in order), whose MRO a `super().__init__(**kwargs)` follows; None when the
+    call builds no object (a plain function) or its class's MRO is not known."""
     if not any(p.kind.value == "var-keyword" for p in shown.params):
         return []
     surplus = [a for a in step.call.keywords if a.name and shown.param(a.name) is None]
@@ -530,7 +556,7 @@ def _forwarded_keywords(ctx, file, use, info, shown, step) -> list[Finding]:
         return []
     findings = []
     for arg in surplus:
-        rejected = _rejecting_target(ctx, info.callee.path, arg.name, MAX_FORWARD_HOPS)
+        rejected = _rejecting_target(ctx, info.callee.path, arg.name, MAX_FORWARD_HOPS, instance)
         if rejected is None:
             continue
         target, hops = rejected
@@ -550,13 +576,37 @@ def _forwarded_keywords(ctx, file, use, info, shown, step) -> list[Finding]:
     return findings
 
 
-def _rejecting_target(ctx, path: str, keyword: str, hops: int, depth: int = 1) -> tuple[str, int] | None:
+def _consumer_instance_bases(ctx, dotted: str) -> tuple[str, ...] | None:
+    """The provider bases, in MRO order, of a consumer class whose `super().__init__` is called:
+    its own provider bases as written when it has no consumer base (and nothing is injected into
+    it); the one provider class it derives from otherwise. None when the order is not known."""
+    facts = ctx.classes.get(dotted)
+    if facts is None:
+        return None
+    heads = ctx.provider_classes_of(dotted)
+    if facts.consumer_bases or ctx.injected.get(dotted):
+        return heads if len(heads) == 1 else None
+    return heads or None
+
+
+def _rejecting_target(
+    ctx, path: str, keyword: str, hops: int, instance: tuple[str, ...] | None, depth: int = 1
+) -> tuple[str, int] | None:
     """A forwarding target (within `hops`) that certainly rejects `keyword`; None when none certainly does."""
     if hops <= 0:
         return None
-    for target, explicit in ctx.index.forwards(path):
-        if keyword in explicit:
+    for forward in ctx.index.forwards(path):
+        if keyword in forward.explicit:
             continue  # passed twice: a different error, not a rejection by name
+        if forward.via_super:
+            # the next constructor along the MRO of the object being built (not known: not judged)
+            target = ctx.index.next_constructor(instance, forward.target) if instance else None
+            if target is None:
+                continue
+            then = instance
+        else:
+            target = forward.target
+            then = None
         info = ctx.call(target, via="module")
         if info.unknown or not info.signatures:
             continue
@@ -567,12 +617,17 @@ def _rejecting_target(ctx, path: str, keyword: str, hops: int, depth: int = 1) -
         if param is not None and param.kind.value not in ("var-positional", "var-keyword", "positional-only"):
             continue
         if any(p.kind.value == "var-keyword" for p in sig.params):
-            deeper = _rejecting_target(ctx, target, keyword, hops - 1, depth + 1)
+            deeper = _rejecting_target(ctx, target, keyword, hops - 1, then if then is not None else _built(info), depth + 1)
             if deeper is not None:
                 return deeper
             continue
         return target, depth
     return None
+
+
+def _built(info) -> tuple[str, ...] | None:
+    """The class a forwarding target builds (its `super().__init__` follows that class's MRO)."""
+    return (info.callee.path,) if info.callee.kind is SymbolKind.CLASS else None
 
 
 def _annotation(sig, param) -> str | None:

@@ -174,6 +174,9 @@ class Use:
     live: Liveness = ALWAYS
     # The root was bound by an import that may fail while its handler left the name unbound/None.
     failed_import: ImportRef | None = None
+    # The line of the enclosing `except TypeError:` that handles a call failing to bind, without
+    # re-raising (a probe: `try: f(x, new=1)` / `except TypeError: f(x)`); 0: none.
+    type_error_handler: int = 0
 
 
 @dataclass(frozen=True, slots=True)

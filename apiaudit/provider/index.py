@@ -10,7 +10,7 @@ import ast
 import textwrap
 from pathlib import Path
 from collections.abc import Iterable
-from typing import Any, Callable, TypeAlias
+from typing import Any, Callable, Literal, TypeAlias
 
 from apiaudit.infra.lazyimport import lazy_module
 from apiaudit.provider import names
@@ -41,6 +41,7 @@ def returned_callees(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
 from apiaudit.provider.records import (
     AssignedValue,
     CallInfo,
+    Forward,
     Found,
     Membership,
     Missing,
@@ -61,6 +62,16 @@ from apiaudit.provider.records import (
 
 # One class of an MRO: a provider class, an external class's dotted path, or a base nobody resolves.
 MroEntry: TypeAlias = "griffe.Class | str | UnresolvedBase"
+
+# How a method binds its first parameter, and the builtin descriptor classes that decide it
+# (a decorator class deriving from one binds as it does).
+MethodDescriptor: TypeAlias = Literal["classmethod", "staticmethod"]
+_DESCRIPTOR_BASES: dict[str, MethodDescriptor] = {
+    "classmethod": "classmethod",
+    "builtins.classmethod": "classmethod",
+    "staticmethod": "staticmethod",
+    "builtins.staticmethod": "staticmethod",
+}
 
 # External bases that add no constructor parameters and only these attributes.
 TRANSPARENT_BASES: dict[str, frozenset[str]] = {
@@ -589,7 +600,7 @@ class ProviderIndex:
         return self._function_call(target_sym, func, via, drop_first=drop)
 
     def _function_call(self, sym: Symbol, func: griffe.Function, via: ReachedVia, drop_first: bool | None = None) -> CallInfo:
-        drop = _drops_first(func, via) if drop_first is None else drop_first
+        drop = _drops_first(func, via, self._descriptor(func)) if drop_first is None else drop_first
         impl = self._signature(func, drop)
         overloads = tuple(self._signature(o, drop, origin="@overload") for o in (func.overloads or []))
         returns = self.annotation_class(func.returns, func)
@@ -598,6 +609,25 @@ class ProviderIndex:
             fallback = None if facts(func).get("overloads_only") else impl
             return CallInfo(sym, overloads, fallback=fallback, returns=returns)
         return CallInfo(sym, (impl,), returns=returns)
+
+    def _descriptor(self, func: griffe.Function) -> MethodDescriptor | None:
+        """How a method is bound: `@classmethod`/`@staticmethod`, or a decorator that is a provider
+        class deriving from one of them (Django's `class classonlymethod(classmethod)`: its
+        `@classonlymethod def as_view(cls, ...)` binds `cls` like any classmethod)."""
+        for kind in ("classmethod", "staticmethod"):
+            if kind in func.labels:
+                return kind
+        if not isinstance(func.parent, griffe.Class):
+            return None
+        for decorator in func.decorators or ():
+            path = decorator.callable_path
+            res = self.resolve(path) if path else None
+            if not (isinstance(res, Found) and res.symbol.kind is SymbolKind.CLASS):
+                continue
+            for base in self.mro_paths(res.symbol.path)[1:]:
+                if base in _DESCRIPTOR_BASES:
+                    return _DESCRIPTOR_BASES[base]
+        return None
 
     def _signature(self, func: griffe.Function, drop_first: bool, origin: str | None = None) -> Signature:
         params = []
@@ -1071,11 +1101,12 @@ class ProviderIndex:
         return tuple(found)
 
     # ------------------------------------------------------ **kwargs forwarding
-    def forwards(self, path: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        """Where a callable passes its `**kwargs` on: (target callable path, keywords passed beside)."""
+    def forwards(self, path: str) -> tuple[Forward, ...]:
+        """Where a callable passes its `**kwargs` on (a `super().__init__` call is left to the
+        instance's MRO: `next_constructor`)."""
         return self._cached(("forwards", path), lambda: self._forwards(path))
 
-    def _forwards(self, path: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    def _forwards(self, path: str) -> tuple[Forward, ...]:
         res = self.resolve(path)
         if not isinstance(res, Found):
             return ()
@@ -1088,25 +1119,50 @@ class ProviderIndex:
         func = self.object_at(sym.path)
         if not isinstance(func, griffe.Function):
             return ()
-        out: list[tuple[str, tuple[str, ...]]] = []
+        out: list[Forward] = []
         for callee, explicit in facts(func).get("forwards", ()):
+            if callee.startswith("super()."):
+                if callee == "super().__init__" and isinstance(func.parent, griffe.Class):
+                    out.append(Forward(func.parent.path, tuple(explicit), via_super=True))
+                continue
             target = self._forward_target(func, callee)
             if target:
-                out.append((target, tuple(explicit)))
+                out.append(Forward(target, tuple(explicit)))
         return tuple(out)
+
+    def next_constructor(self, bases: tuple[str, ...], after: str) -> str | None:
+        """The class whose `__init__` a `super().__init__(...)` made in `after`'s method reaches, on
+        an instance of a class deriving from `bases` in that order (a provider class's own
+        instance: `bases=(cls,)`). Python follows the instance's MRO, not `after`'s: in
+        `class P(A, B)` A's call reaches B, and a mixin without `__init__` is passed over. None
+        when it cannot be told: a base outside the provider (not a transparent one) or one
+        nobody resolves comes first, or `after` is not in the MRO."""
+        return self._cached(("next-init", bases, after), lambda: self._next_constructor(bases, after))
+
+    def _next_constructor(self, bases: tuple[str, ...], after: str) -> str | None:
+        if len(bases) == 1:
+            mro = list(self.mro(bases[0]))
+        else:
+            heads: list[list[MroEntry]] = [list(self.mro(b)) for b in bases]
+            mro = _c3_merge(heads + [[h[0] for h in heads]])
+        paths = [k.path if isinstance(k, griffe.Class) else k for k in mro]
+        if after not in paths:
+            return None
+        for klass in mro[paths.index(after) + 1 :]:
+            if isinstance(klass, griffe.Class):
+                own = klass.members.get("__init__")
+                if own is not None:
+                    return klass.path if isinstance(own, griffe.Function) else None
+                if self._shape(klass) is not None:
+                    return klass.path  # a synthesized __init__ (dataclass, model...)
+                continue  # a mixin without __init__: the call goes on along the MRO
+            if isinstance(klass, str) and klass in TRANSPARENT_BASES:
+                continue
+            return None
+        return None
 
     def _forward_target(self, func: griffe.Function, callee: str) -> str | None:
         owner = func.parent
-        if callee.startswith("super()."):
-            if not isinstance(owner, griffe.Class) or callee != "super().__init__":
-                return None
-            mro = self.mro(owner.path)
-            for klass in mro[1:]:
-                if isinstance(klass, griffe.Class):
-                    return klass.path  # its constructor receives the keywords
-                if klass not in TRANSPARENT_BASES:
-                    return None
-            return None
         head, _, rest = callee.partition(".")
         scope = owner.parent if isinstance(owner, griffe.Class) else owner
         try:
@@ -1145,12 +1201,12 @@ _PARAM_KIND = {
 }
 
 
-def _drops_first(func: griffe.Function, via: ReachedVia) -> bool:
+def _drops_first(func: griffe.Function, via: ReachedVia, descriptor: MethodDescriptor | None) -> bool:
     if not isinstance(func.parent, griffe.Class):
         return False
-    if "staticmethod" in func.labels:
+    if descriptor == "staticmethod":
         return False
-    if "classmethod" in func.labels:
+    if descriptor == "classmethod":
         return via in ("class", "instance")
     if func.name == "__new__":
         return True

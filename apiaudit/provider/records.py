@@ -210,3 +210,14 @@ class ProviderCall:
     # makes this call on its instances)
     caller: str | None = None
 
+
+
+@dataclass(frozen=True)
+class Forward:
+    """Where a callable passes its `**kwargs` on."""
+
+    target: str  # the callable's path; for `super().__init__`, the class whose method makes the call
+    explicit: tuple[str, ...] = ()  # keywords passed beside the splat (the target gets those too)
+    # `super().__init__(**kwargs)`: the next constructor in the MRO of the *instance's* class,
+    # which a class deriving from several bases decides (`ProviderIndex.next_constructor`)
+    via_super: bool = False

@@ -75,3 +75,19 @@ def test_a_definition_keeps_every_parameter_kind_and_default():
         ("a", "positional-only", False), ("b", "positional-or-keyword", True), ("c", "var-positional", False),
         ("d", "keyword-only", False), ("e", "keyword-only", True), ("g", "var-keyword", False),
     ]  # fmt: skip
+
+
+def test_an_error_in_an_init_the_factory_cannot_call_follows_that_failure():
+    """Issue 27, cause 10: the first failure of a path, once. On hostlib 2.0 the factory cannot
+    call ChainedConnector.__init__, so its body's wrong `super().__init__(...)` is a warning that
+    names the first failure; on 1.0 the factory binds and the same line is an error."""
+
+    def severities(version: str):
+        report = scan(
+            [str(FIXTURES / "consumers" / "plugin_chain" / "plugin_chain")], str(PROVIDERS / f"hostlib_v{version}" / "hostlib"),
+            rules_dirs=[PROVIDERS], cache_dir=None, use_index_cache=False, settings=Settings(),
+        )  # fmt: skip
+        return sorted((f.line, f.rule, f.severity.value, "follows the failure at line 7" in (f.reason or "")) for f in report.findings)
+
+    assert severities("2") == [(7, "constructor-incompatible", "error", False), (8, "unexpected-keyword", "warning", True)]
+    assert severities("1") == [(8, "unexpected-keyword", "error", False)]

@@ -143,6 +143,34 @@ def test_typeguard_is_recorded_too(tmp_path):
     assert (narrowing.kind, narrowing.instance_target.path, narrowing.class_target) == (NarrowKind.TYPE_GUARD, "prov.C", None)
 
 
+def test_a_decorator_deriving_from_classmethod_or_staticmethod_binds_as_it_does(tmp_path):
+    """Django's `class classonlymethod(classmethod)`: `@classonlymethod def as_view(cls, ...)`
+    has `cls` bound through the class and an instance alike (issue 27, cause N10)."""
+    pkg = tmp_path / "prov"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(textwrap.dedent("""
+        class classonlymethod(classmethod): ...
+        class onlystatic(staticmethod): ...
+        class other: ...
+        class View:
+            @classonlymethod
+            def as_view(cls, **initkwargs): ...
+            @onlystatic
+            def tool(a): ...
+            @other
+            def method(self, a): ...
+    """))
+    index = ProviderIndex(tmp_path, ("prov",))
+
+    def names(path, via):
+        return [p.name for p in index.call(path, via=via).signatures[0].params]
+
+    assert names("prov.View.as_view", "class") == names("prov.View.as_view", "instance") == ["initkwargs"]
+    assert names("prov.View.tool", "instance") == ["a"]
+    assert names("prov.View.method", "instance") == ["a"]
+    assert names("prov.View.method", "class") == ["self", "a"]
+
+
 # ------------------------------------------------------------- real wheels
 V = "vllm.model_executor.models."
 

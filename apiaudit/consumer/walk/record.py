@@ -160,7 +160,9 @@ class Recorder:
                 live = scope.live
                 for c in conditions:
                     live = live.under(c)
-                self.state.found.uses.append(Use(chain.root, chain.steps, site_of(node), scope.function, text_of(node), live, failed))
+                self.state.found.uses.append(
+                    Use(chain.root, chain.steps, site_of(node), scope.function, text_of(node), live, failed, scope.type_error_handler)
+                )
         self._emit_version_reads(node, scope)
 
     def _emit_version_reads(self, node: ast.expr, scope: Scope) -> None:

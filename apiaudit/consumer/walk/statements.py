@@ -243,6 +243,9 @@ class Statements:
         if catches_import:
             body.guard = scope.guard or "try/except ImportError"
             body.caught = caught
+        probe = next((h for h in stmt.handlers if "TypeError" in _handler_names(h.type) and not _reraises(h)), None)
+        if probe is not None:
+            body.type_error_handler = probe.lineno
         body_through = self.block(stmt.body, body)
         refs = _body_imports(stmt.body, self.state.imports_ctx)
         provider_refs = tuple(r for r in refs if self.state.imports_ctx.is_provider(r.module))
@@ -419,6 +422,11 @@ def _handler_kind(node) -> str:
     if names & {"ModuleNotFoundError"}:
         return "ModuleNotFoundError"
     return "other"
+
+
+def _reraises(handler: ast.ExceptHandler) -> bool:
+    """A handler whose own statements raise (`raise`, `raise Other(...) from e`): the failure goes on."""
+    return any(isinstance(stmt, ast.Raise) for stmt in handler.body)
 
 
 def _handler_names(node) -> set[str]:
