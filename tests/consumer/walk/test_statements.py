@@ -40,3 +40,22 @@ def test_import_fallbacks_become_conditions_the_checks_decide(tmp_path):
     assert {u.root.name for u in thing_uses} == {"prov.new.thing", "prov.old.thing"}
     failed = [u for u in f.uses if u.site.line == 11 and u.failed_import is not None]
     assert failed and failed[0].failed_import.line == 7
+
+
+def test_a_fallback_def_in_the_import_handler_binds_the_name(tmp_path):
+    """`except ImportError: def f(...)` gives `f` the consumer's own function: a call after the
+    `try` uses the provider's `f` when the import works and the fallback when it fails, never an
+    unbound name (issue 27, cause N2)."""
+    f = versioned_files(tmp_path, a="""
+        try:
+            from prov.processing import set_request_id
+        except ImportError:
+
+            def set_request_id(_request_id):
+                return None
+
+        set_request_id("r1")
+    """)["cons/a.py"]
+    calls = [u for u in f.uses if u.site.line == 9]
+    assert calls and all(u.failed_import is None for u in calls)
+    assert {u.root.name for u in calls} == {"prov.processing.set_request_id"}
