@@ -332,3 +332,69 @@ def test_a_failure_inside_an_init_the_factory_cannot_call_follows_the_first():
     assert _found(_scan("plugin_chain/plugin_chain", "hostlib_v1/hostlib", rules)) == {
         ("unexpected-keyword", "error", path, 8, "hostlib.connector.ConnectorBase.__init__", "prefix"),
     }
+
+
+def _in(report, *paths: str) -> set[tuple]:
+    return {found for found in _found(report) if found[2] in paths}
+
+
+# --- cause 7: a module __getattr__ over a map of names declared under TYPE_CHECKING -------------
+
+
+def test_a_module_getattr_serves_the_keys_of_its_map():
+    """envkit.envs (vLLM's envs.py shape): the names are declared under `if TYPE_CHECKING:` only,
+    and `__getattr__` serves the keys of a map of getters, some added after the literal
+    (`.update({...})`, `env["K"] = ...`). Those exist (that was 9 false errors on vllm-spyre and
+    vllm-omni); a name the map does not serve is missing, declared or not, and one gone from
+    both on 2.0 is the error it is."""
+    paths = ("envuse/__init__.py",)
+    retired = ("attribute-missing", "error", "envuse/__init__.py", 9, "envkit.envs.ENVKIT_RETIRED", None)
+    assert _in(_scan("envuse/envuse", "envkit_v1/envkit"), *paths) == {retired}
+    assert _in(_scan("envuse/envuse", "envkit_v2/envkit"), *paths) == {
+        ("attribute-missing", "error", "envuse/__init__.py", 6, "envkit.envs.ENVKIT_PLUGINS", None),
+        retired,
+    }
+
+
+def test_a_module_getattr_whose_names_cannot_be_read_makes_a_warning():
+    """envkit.computed builds its map's keys in a comprehension: a name outside those read is
+    likely missing, not proven missing, and the reason says why."""
+    report = _scan("envuse/envuse", "envkit_v1/envkit")
+    assert _in(report, "envuse/flags.py") == {("attribute-missing", "warning", "envuse/flags.py", 3, "envkit.computed.ENVKIT_FAST", None)}
+    (finding,) = [f for f in report.findings if f.path == "envuse/flags.py"]
+    assert finding.reason == "envkit.computed defines a module __getattr__ and its names are computed (line 6)"
+
+
+# --- cause N1: a module __getattr__ deprecation shim answering by name comparison ---------------
+
+
+def test_a_deprecation_shim_serves_the_name_and_its_calls_bind_to_the_function_it_returns():
+    """envkit.tokenizer 1.0 answers `get_tokenizer` with `envkit.tokenizers.get_tokenizer` (with a
+    DeprecationWarning): the import works, each call is a deprecation (the shim's own message),
+    and the calls bind to that function (its missing `revision` is found). 2.0 drops the shim:
+    the import fails, and the advice names where the function lives."""
+    paths = ("envuse/tok.py",)
+    report = _scan("envuse/envuse", "envkit_v1/envkit")
+    assert _in(report, *paths) == {
+        ("deprecated-use", "warning", "envuse/tok.py", 3, "envkit.tokenizer.get_tokenizer", None),
+        ("deprecated-use", "warning", "envuse/tok.py", 4, "envkit.tokenizer.get_tokenizer", None),
+        ("unexpected-keyword", "error", "envuse/tok.py", 4, "envkit.tokenizers.get_tokenizer", "revision"),
+    }
+    deprecations = {f.message for f in report.findings if f.rule == "deprecated-use"}
+    assert deprecations == {"get_tokenizer() is deprecated: `envkit.tokenizer.get_tokenizer` has moved to `envkit.tokenizers`"}
+    assert _in(_scan("envuse/envuse", "envkit_v2/envkit"), *paths) == {
+        ("import-missing", "error", "envuse/tok.py", 1, "envkit.tokenizer.get_tokenizer", None),
+    }
+
+
+# --- cause N2: a fallback definition in the ImportError handler binds the name ----------------
+
+
+def test_a_fallback_def_in_the_import_handler_is_what_runs_when_the_import_fails():
+    """`except ImportError: def set_request_id(...)`: on 2.0 the import fails (a warning: it is
+    guarded) and the call runs the consumer's fallback, not an unbound name."""
+    paths = ("envuse/ids.py",)
+    assert _in(_scan("envuse/envuse", "envkit_v1/envkit"), *paths) == set()
+    assert _in(_scan("envuse/envuse", "envkit_v2/envkit"), *paths) == {
+        ("import-missing", "warning", "envuse/ids.py", 2, "envkit.processing.set_request_id", None),
+    }

@@ -405,6 +405,9 @@ def _resolved(ctx, file, use, res, via, owner_path, name, findings, report, rest
                 provider_location=res.owner.location if res.owner else None,
                 advice=f"Use `{res.moved_to[0]}` instead." if res.moved_to else None,
                 facts=AttributeFacts(name, owner_path, moved_to=res.moved_to[0] if res.moved_to else None),
+                # Not proven absent (a module __getattr__ not read whole): likely, with why.
+                severity=Severity.WARNING if res.doubt else None,
+                reason=res.doubt,
             )
         )
     raise _Stop

@@ -252,7 +252,7 @@ def import_failure(ctx, module: str, name: str | None) -> str | None:
     res = ctx.index.resolve(f"{module}.{name}")
     if isinstance(res, Found):
         return "ok"
-    if isinstance(res, Missing):
+    if isinstance(res, Missing) and res.doubt is None:
         return "ImportError"
     return None
 
@@ -273,7 +273,7 @@ def _has_attr(ctx, value, name: str) -> bool | None:
             res = ctx.index.class_member(sym.path, name, instance=False)
         else:
             return None
-        return True if isinstance(res, Found) else False if isinstance(res, Missing) else None
+        return True if isinstance(res, Found) else False if isinstance(res, Missing) and res.doubt is None else None
     if isinstance(value, InstanceValue):
         if name in value.own:
             return True

@@ -246,18 +246,20 @@ class ProviderIndex:
             self._objects[dotted] = module
             return Found(self._symbol(module))
         obj: Any = module
-        for name in parts[i:]:
+        for step, name in enumerate(parts[i:], start=i + 1):
             res = self._member_of(obj, name, seen)
             if not isinstance(res, Found):
                 if isinstance(res, Missing):
                     moved = self.find_definitions(name) if res.owner and res.owner.kind is SymbolKind.MODULE else ()
-                    return Missing(dotted, res.owner, tuple(m for m in moved if m != dotted))
+                    return Missing(dotted, res.owner, tuple(m for m in moved if m != dotted), res.doubt)
                 return res
             sym = res.symbol
             if sym.kind is SymbolKind.EXTERNAL:
                 rest = parts[parts.index(name) + 1 :] if name in parts else []
                 return Found(Symbol(".".join([sym.path] + rest), SymbolKind.EXTERNAL))
             obj = self._objects.get(sym.path) or self._find_object(sym.path)
+            if obj is None and step == len(parts) and sym.kind is SymbolKind.ATTRIBUTE:
+                return res  # a name a module __getattr__ serves, of a value nothing declares
             if obj is None:
                 # A module reached through an alias: continue from it.
                 module = self.loader.load(sym.path)
@@ -298,11 +300,9 @@ class ProviderIndex:
             return Found(self._symbol(submodule))
         if self.loader.is_package_dir(f"{module.path}.{name}"):
             return Found(Symbol(f"{module.path}.{name}", SymbolKind.MODULE))
-        lazy = module_facts.get("lazy_map", {})
-        if name in lazy:
-            lazy_path = _lazy_target(module, lazy[name])
-            if lazy_path:
-                return self._resolve(lazy_path, seen)
+        served = self._served_by_getattr(module, name, seen)
+        if served is not None:
+            return served
         star = self._star_member(module, name, seen)
         if star is not None:
             return star
@@ -310,7 +310,40 @@ class ProviderIndex:
             return Unknown(f"{module.path}.{name}", f"{module.path} defines a module __getattr__")
         if name in MODULE_ATTRIBUTES:
             return Found(Symbol(f"types.ModuleType.{name}", SymbolKind.EXTERNAL))
-        return self._undeclared_module_member(module, name) or Missing(f"{module.path}.{name}", owner)
+        undeclared = self._undeclared_module_member(module, name)
+        if undeclared is not None:
+            return undeclared
+        partial = module_facts.get("getattr_partial")
+        if module_facts.get("has_getattr") and partial:
+            # The names __getattr__ serves were not all read: absent from those read is likely
+            # missing, not proven missing.
+            return Missing(f"{module.path}.{name}", owner, doubt=f"{module.path} defines a module __getattr__ and {partial}")
+        return Missing(f"{module.path}.{name}", owner)
+
+    def _served_by_getattr(self, module: griffe.Module, name: str, seen: tuple[str, ...]) -> Resolution | None:
+        """`name` answered by the module's `__getattr__` (module_getattr.py): its target where
+        the function names one (a lazy import, a deprecation shim's import), else the name as the
+        module declares it under `if TYPE_CHECKING:` (its annotation), else an attribute of
+        unknown value. None: __getattr__ does not serve it (as far as it was read)."""
+        module_facts = facts(module)
+        lazy = module_facts.get("lazy_map", {})
+        if name in lazy:
+            lazy_path = _lazy_target(module, lazy[name])
+            if lazy_path:
+                return self._resolve(lazy_path, seen)
+        declared: Any = module.members.get(name)
+        typing_declared = declared is not None and name in module_facts.get("typing_only", ())
+        if name in module_facts.get("getattr_names", ()) or (typing_declared and module_facts.get("getattr_partial")):
+            # A partly read map: a name the module declares for type checkers is taken as served.
+            if typing_declared and declared.is_alias:
+                return self._resolve(declared.target_path, seen)  # `if TYPE_CHECKING: from .m import X`
+            if typing_declared:
+                self._objects[declared.path] = declared
+                return Found(self._symbol(declared))
+            getattr_def = module.members.get("__getattr__")
+            location = self._symbol(getattr_def).location if getattr_def is not None and not getattr_def.is_alias else None
+            return Found(Symbol(f"{module.path}.{name}", SymbolKind.ATTRIBUTE, location))
+        return None
 
     def _star_member(self, module: griffe.Module, name: str, seen: tuple[str, ...]) -> Resolution | None:
         """`name` through the module's star imports: those the module runs first, then the ones an
@@ -1025,6 +1058,21 @@ class ProviderIndex:
             function=res.symbol, kind=kind, parameter=params[0].name if params else None,
             instance_target=targets.get("instance"), class_target=targets.get("class"),
         )  # fmt: skip
+
+    def getattr_deprecation(self, dotted: str) -> str | None:
+        """The deprecation message a module `__getattr__` gives when it serves `dotted` (a shim
+        kept for a name that moved), or None."""
+        return self._cached(("getattr-deprecation", dotted), lambda: self._getattr_deprecation(dotted))
+
+    def _getattr_deprecation(self, dotted: str) -> str | None:
+        module_path, _, name = dotted.rpartition(".")
+        if not module_path or not self.loader.owns(module_path):
+            return None
+        module = self.loader.load(module_path)
+        if module is None or name in module.members:
+            return None
+        message = facts(module).get("getattr_deprecated", {}).get(name)
+        return message if isinstance(message, str) else None
 
     def module_attribute_type(self, path: str) -> Symbol | None:
         return self._cached(("module-attr-type", path), lambda: self._module_attribute_type(path))

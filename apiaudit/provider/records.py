@@ -104,11 +104,15 @@ class Found:
 
 @dataclass(frozen=True)
 class Missing:
-    """The name certainly does not exist. `owner` is the deepest object that does."""
+    """The name does not exist (certainly, unless `doubt` says why not). `owner` is the deepest
+    object that does."""
 
     path: str
     owner: Symbol | None
     moved_to: tuple[str, ...] = ()  # dotted paths elsewhere in the provider defining that name
+    # Why the absence is likely but not proven (a module __getattr__ whose names were not all
+    # read): the checks then report a warning with this reason, never an error.
+    doubt: str | None = None
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import replace
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import ImportContext, import_alias_value
 from apiaudit.consumer.records import CaughtImport, Condition, ConditionKind, GuardStop, ImportRef
-from apiaudit.consumer.values import UNBOUND, UNKNOWN, Chain, DictValue, ImportChoice, Value
+from apiaudit.consumer.values import UNBOUND, UNKNOWN, Chain, ConsumerRef, DictValue, ImportChoice, Value
 from apiaudit.consumer.walk.decide import Decider
 from apiaudit.consumer.walk.definitions import Definitions
 from apiaudit.consumer.walk.dicts import Dicts
@@ -88,6 +88,11 @@ class Statements:
                 qual = f"{scope.cls.dotted.rsplit('.', 1)[-1]}.{stmt.name}"
             if scope.function != "<module>" or scope.cls is not None:
                 scope.env.vars[stmt.name] = UNKNOWN if scope.cls is None else scope.env.lookup(stmt.name) or UNKNOWN
+            elif scope.env is not self.state.module_env:
+                # A def in a module-level block (an `except ImportError:` fallback, an `if` arm)
+                # binds the name there to the consumer's own function (the module's top-level
+                # defs were bound before the walk).
+                scope.env.vars[stmt.name] = ConsumerRef(f"{self.state.module}.{stmt.name}")
             self.definitions.function_def(stmt, scope, qual)
         elif isinstance(stmt, ast.ClassDef):
             self.definitions.class_def(stmt, scope)
