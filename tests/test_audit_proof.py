@@ -186,7 +186,9 @@ def test_a_job_script_given_beside_the_package_reaches_what_it_imports(tmp_path)
 def test_self_of_a_mixin_is_any_consumer_class_deriving_from_it():
     """`class VisionMixin(SupportsQuant)` reads `self.visual`, which `class Model(nn.Module,
     VisionMixin)` assigns: self may be a Model, so the member is found (12 false errors on
-    vllm-omni). A provider class's self with no such class, its MRO all read, is still an error."""
+    vllm-omni). A provider class's self with no such class, its MRO all read, is still an error; a
+    class with no provider base of its own is not made one by a subclass (`Tracking`, whose
+    subclass exists only if the function making it runs: django-model-utils' tracker)."""
     mixin = {f for f in _found(_scan("selfmro/selfmro", "modelhub_v2/modelhub", (PROVIDERS,))) if f[2] == "selfmro/mixin.py"}
     assert mixin == {
         ("attribute-missing", "error", "selfmro/mixin.py", 24, "modelhub.models.interfaces.SupportsQuant.packed_mapping", None),

@@ -126,12 +126,14 @@ def _self_value(ctx: CheckContext, root) -> InstanceValue | None:
         if root.after is not None and root.after not in ctx.classes:
             return _super_after(ctx, classes, root.after, outside)
         return InstanceValue(classes, ctx.super_members(start), is_super=True, outside=outside) if classes else None
+    if not classes:
+        return None  # no provider base of its own: what its subclasses mix in does not make self theirs
     own = set(ctx.own_members(start))
     for sub in ctx.subclasses_of(start):
         own |= ctx.own_members(sub)
         classes += tuple(c for c in ctx.provider_classes_of(sub) if c not in classes)
         outside += tuple(b for b in ctx.outside_bases(sub) if b not in outside)
-    return InstanceValue(classes, frozenset(own), outside=outside) if classes else None
+    return InstanceValue(classes, frozenset(own), outside=outside)
 
 
 def _super_after(ctx: CheckContext, classes: tuple[str, ...], after: str, outside: tuple[str, ...]) -> InstanceValue | None:
