@@ -398,3 +398,79 @@ def test_a_fallback_def_in_the_import_handler_is_what_runs_when_the_import_fails
     assert _in(_scan("envuse/envuse", "envkit_v2/envkit"), *paths) == {
         ("import-missing", "warning", "envuse/ids.py", 2, "envkit.processing.set_request_id", None),
     }
+
+
+# --- cause 3: self of the consumer's own mixin ----------------------------------------------
+
+
+def test_self_of_a_mixin_is_any_consumer_class_deriving_from_it():
+    """`class VisionMixin(SupportsQuant)` reads `self.visual`, which `class Model(nn.Module,
+    VisionMixin)` assigns: self may be a Model, so the member is found (12 false errors on
+    vllm-omni). A provider class's self with no such class, its MRO all read, is still an error; a
+    class with no provider base of its own is not made one by a subclass (`Tracking`, whose
+    subclass exists only if the function making it runs: django-model-utils' tracker)."""
+    mixin = {f for f in _found(_scan("selfmro/selfmro", "modelhub_v2/modelhub", (PROVIDERS,))) if f[2] == "selfmro/mixin.py"}
+    assert mixin == {
+        ("attribute-missing", "error", "selfmro/mixin.py", 24, "modelhub.models.interfaces.SupportsQuant.packed_mapping", None),
+    }
+
+
+# --- cause 8: bases of the consumer's class from neither side --------------------------------
+
+
+def test_bases_of_the_consumers_class_from_neither_side_may_supply_the_member():
+    """`class Audio(nn.Module, SupportsMultiModal, SupportsQuant)`: nn.Module's members are found
+    (`register_buffer`, `named_parameters`), a name it may serve from a registration is a warning
+    naming it; a runner whose subclass also derives from another package's runner may have any
+    member overridden (its signature, `self.model`'s members): warnings naming that base. The
+    same call on a runner whose bases are all read stays an error."""
+    report = _scan("selfmro/selfmro", "modelhub_v2/modelhub", (PROVIDERS,))
+    path = "selfmro/outside.py"
+    runner = "modelhub.worker.model_runner.ModelRunner.load_model"
+    assert {f for f in _found(report) if f[2] == path} == {
+        ("attribute-missing", "warning", path, 21, "modelhub.models.interfaces.SupportsMultiModal._buf", None),
+        ("unexpected-keyword", "warning", path, 26, runner, "device"),
+        ("attribute-missing", "warning", path, 31, "modelhub.models.dense.DenseForCausalLM.clear_loads", None),
+        ("unexpected-keyword", "error", path, 36, runner, "device"),
+    }
+    assert {f.line: f.reason for f in report.findings if f.path == path} == {
+        21: "base torch.nn.Module lies outside the provider and may define '_buf'",
+        26: "base platformpkg.worker.PlatformModelRunner lies outside the provider and may define 'load_model'",
+        31: "base platformpkg.worker.PlatformModelRunner lies outside the provider and may define 'model'",
+        36: None,
+    }
+
+
+# --- cause 4: a string RPC through the consumer's own override ------------------------------
+
+
+def test_an_rpc_the_consumers_own_override_takes_is_not_judged_against_the_provider():
+    """`self.collective_rpc("init_own_worker")` on a class overriding `collective_rpc` sends to the
+    consumer's own workers (verl's executor); through the provider's method it is still missing."""
+    assert _found(_scan("selfrpc/selfrpc", "engine_v2/engine", (PROVIDERS,))) == {
+        ("rpc-missing", "error", "selfrpc/executor.py", 16, "engine.worker.Worker.init_own_worker", None),
+    }
+
+
+# --- N4: a function nested in a method is not a method ---------------------------------------
+
+
+def test_the_first_parameter_of_a_nested_function_is_not_self():
+    """`def ensure(x)` inside a method: x is a tensor, not self (4 false errors on vllm-omni); the
+    method's own self, seen from a nested function, is still self."""
+    nested = {f for f in _found(_scan("selfmro/selfmro", "modelhub_v2/modelhub", (PROVIDERS,))) if f[2] == "selfmro/nested.py"}
+    assert {f for f in nested if f[3] < 25} == {
+        ("attribute-missing", "error", "selfmro/nested.py", 20, "modelhub.models.interfaces.SupportsQuant.packed_mapping", None),
+    }
+
+
+# --- N5: super(Cls, self) starts after Cls ---------------------------------------------------
+
+
+def test_super_with_an_explicit_class_resolves_past_it():
+    """`super(DenseForCausalLM, self).__init__()` skips DenseForCausalLM's own __init__ (its
+    keyword-only `hub_config`): nn.Module's runs. `super(Own, self)` is `super()`."""
+    nested = {f for f in _found(_scan("selfmro/selfmro", "modelhub_v2/modelhub", (PROVIDERS,))) if f[2] == "selfmro/nested.py"}
+    assert {f for f in nested if f[3] >= 25} == {
+        ("missing-required", "error", "selfmro/nested.py", 32, "modelhub.models.dense.DenseForCausalLM.__init__", "hub_config"),
+    }

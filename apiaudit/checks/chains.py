@@ -14,6 +14,8 @@ from apiaudit.checks.receivers import (
     UnknownBinding,
     describe_classes,
     model_member,
+    outside_supplies,
+    unknown_outside,
 )
 from apiaudit.consumer.records import ConditionKind, ConsumerFile, Step, Use
 from apiaudit.evidence import (
@@ -50,6 +52,9 @@ def check_use(ctx: CheckContext, file: ConsumerFile, use: Use) -> list[Finding]:
         return []
     findings: list[Finding] = []
     steps = use.steps
+    # A base of self's class whose members are not read may override any member (vllm_ascend's
+    # runner over vLLM's): what the provider's member does is not proven to be what runs.
+    overriding = unknown_outside(value) if isinstance(value, InstanceValue) and use.root.kind in ("self", "super") else None
     for i, step in enumerate(steps):
         rest_has_call = any(s.kind == "call" and s.check for s in steps[i:])
         try:
@@ -60,6 +65,12 @@ def check_use(ctx: CheckContext, file: ConsumerFile, use: Use) -> list[Finding]:
             break
     if use.type_error_handler:
         findings = [_handled(f, use.type_error_handler) for f in findings]
+    if overriding is not None and steps and steps[0].name:
+        why = f"base {overriding} lies outside the provider and may define '{steps[0].name}'"
+        findings = [
+            replace(f, severity=Severity.WARNING, reason=why) if f.severity is Severity.ERROR and f.reason is None else f
+            for f in findings
+        ]
     return findings
 
 
@@ -114,14 +125,58 @@ def _root_value(ctx: CheckContext, use: Use):
         # A missing or unknowable import root is reported once, by the import check.
         return SymbolValue(res.symbol) if isinstance(res, Found) and res.symbol.kind is not SymbolKind.EXTERNAL else None
     if root.kind in ("self", "super"):
-        classes = ctx.provider_classes_of(root.name)
-        if not classes:
-            return None
-        own = ctx.super_members(root.name) if root.kind == "super" else ctx.own_members(root.name)
-        return InstanceValue(classes, own, is_super=root.kind == "super")
+        return _self_value(ctx, root)
     if root.kind == "fself":
         return _bound_function_self(ctx, root.name)
     return None
+
+
+def _self_value(ctx: CheckContext, root) -> InstanceValue | None:
+    """`self` (or `super()`) in a method of a consumer class: an instance of the class or of any
+    consumer class deriving from it (a mixin's self is the class that mixes it in), so members
+    those classes define, and their bases from neither side, count."""
+    start = root.name
+    if root.kind == "super" and root.after is not None and root.after in ctx.classes:
+        start = root.after  # super(Base, self) with a consumer Base: as super() inside Base
+    classes = ctx.provider_classes_of(start)
+    outside = ctx.outside_bases(start)
+    if root.kind == "super":
+        if root.after is not None and root.after not in ctx.classes:
+            return _super_after(ctx, classes, root.after, outside)
+        return InstanceValue(classes, ctx.super_members(start), is_super=True, outside=outside) if classes else None
+    if not classes:
+        return None  # no provider base of its own: what its subclasses mix in does not make self theirs
+    own = set(ctx.own_members(start))
+    for sub in ctx.subclasses_of(start):
+        own |= ctx.own_members(sub)
+        classes += tuple(c for c in ctx.provider_classes_of(sub) if c not in classes)
+        outside += tuple(b for b in ctx.outside_bases(sub) if b not in outside)
+    return InstanceValue(classes, frozenset(own), outside=outside)
+
+
+def _super_after(ctx: CheckContext, classes: tuple[str, ...], after: str, outside: tuple[str, ...]) -> InstanceValue | None:
+    """`super(ProviderCls, self)`: the classes after ProviderCls in the MRO of self's provider
+    class; unknown where the next one is not a provider class (its members are not read)."""
+    from apiaudit.provider.index import TRANSPARENT_BASES
+
+    found = ctx.index.resolve(after)
+    path = found.symbol.path if isinstance(found, Found) else after
+    for cls in classes:
+        mro = ctx.index.mro_paths(cls)
+        if path not in mro:
+            continue
+        tail = [k for k in mro[mro.index(path) + 1 :] if not (isinstance(k, str) and k in TRANSPARENT_BASES)]
+        ours = [k for k in tail if isinstance(k, str) and _is_provider_class(ctx, k)]
+        if not ours or ours[0] != tail[0]:
+            return None
+        rest = tuple(str(getattr(k, "text", k)) for k in tail if k not in ours)
+        return InstanceValue(tuple(ours), is_super=True, outside=outside + rest)
+    return None
+
+
+def _is_provider_class(ctx: CheckContext, path: str) -> bool:
+    found = ctx.index.resolve(path)
+    return isinstance(found, Found) and found.symbol.kind is SymbolKind.CLASS
 
 
 def _bound_function_self(ctx: CheckContext, function: str):
@@ -346,11 +401,17 @@ def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
             if report and rest_has_call:
                 findings.append(_cannot_judge(ctx, file, use, f"{value.classes[0]}.{name}", unknown[0].reason))
             raise _Stop
+        supplied, base = outside_supplies(value, name)
+        if supplied:
+            return None  # a base from neither side whose members are known has it
         if report:
             owners = " or ".join(value.classes)
             missing: Missing = results[0][1]
-            # An error is a proof: a declared type may be refined at run time by a subclass that has it.
+            # An error is a proof: a declared type may be refined at run time by a subclass that has
+            # it; a base of the consumer's class from neither side may supply it.
             reason = _refined_by_subclass(ctx, value, name) if value.declared else None
+            if base is not None:
+                reason = f"base {base} lies outside the provider and may define '{name}'"
             findings.append(
                 ctx.finding(
                     file,

@@ -83,6 +83,8 @@ RootKind = Literal["symbol", "self", "super", "fself"]
 class Root:
     kind: RootKind
     name: str  # dotted path: provider symbol, consumer class, or consumer function
+    # "super" as `super(Cls, self)`: the class the lookup starts after (provider or consumer dotted path).
+    after: str | None = None
 
 
 # The import exception an enclosing `try` catches: a missing name raises ImportError, which
@@ -205,9 +207,11 @@ class PrivateCalls:
 class ClassFacts:
     dotted: str
     provider_bases: tuple[str, ...]  # dotted provider paths as imported
-    consumer_bases: tuple[str, ...]
+    consumer_bases: tuple[str, ...]  # consumer classes, or names of neither side (`torch.nn.Module`)
     own_members: frozenset[str]
     site: Site
+    # Bases the walk could not read (a call, a name bound at run time): any member may come from them.
+    unread_bases: tuple[str, ...] = ()
 
 
 DefKind = Literal["function", "method", "staticmethod", "classmethod", "property"]
@@ -271,6 +275,8 @@ class RpcCall:
     site: Site
     function: str
     live: Liveness = ALWAYS
+    # `self.collective_rpc(...)`: the consumer class `self` is (its own override may take the call).
+    receiver: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -225,6 +225,13 @@ Value = Union[
 ]
 
 
+def symbol_path(value: Value | None) -> str | None:
+    """The provider dotted path a chain of plain attributes names (`mod.Class`); None otherwise."""
+    if isinstance(value, Chain) and value.root.kind == "symbol" and all(s.kind == "attr" and s.name for s in value.steps):
+        return ".".join([value.root.name] + [s.name for s in value.steps if s.name is not None])
+    return None
+
+
 def join(a: Value | None, b: Value | None) -> Value:
     """What a name holds after two branches meet."""
     if a == b and a is not None:

@@ -41,6 +41,7 @@ from apiaudit.consumer.values import (
     VersionPartName,
     VersionTextMethod,
     join,
+    symbol_path,
 )
 from apiaudit.consumer.walk.scopes import FORGOTTEN, Scope, assigned_attr_key, is_self
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
@@ -208,12 +209,22 @@ class Evaluator:
         keys |= {kw.arg for kw in call.keywords if kw.arg is not None}
         return DictValue(frozenset(keys), is_open)
 
+    def _super(self, node: ast.Call, scope: Scope, fresh: bool, depth: int) -> Value:
+        """`super()`, or `super(Cls, self)`: the lookup starts after Cls in the MRO of self's class."""
+        if scope.cls is None or (node.args and (len(node.args) != 2 or not is_self(node.args[1], scope))):
+            return UNKNOWN
+        start = self.value(node.args[0], scope, fresh, depth + 1) if node.args else ConsumerRef(scope.cls.dotted)
+        after = start.dotted if isinstance(start, ConsumerRef) else symbol_path(start)
+        if after is None:
+            return UNKNOWN
+        return Chain(Root("super", scope.cls.dotted, None if after == scope.cls.dotted else after))
+
     def _builtin_call(self, node: ast.Call, scope: Scope, fresh: bool, depth: int) -> Value:
         if not isinstance(node.func, ast.Name):  # _atom reaches here only for builtin calls (`_is_builtin_call`)
             return UNKNOWN
         name = node.func.id
         if name == "super":
-            return Chain(Root("super", scope.cls.dotted)) if scope.cls is not None else UNKNOWN
+            return self._super(node, scope, fresh, depth)
         if name == "dict":
             self.state.found.dicts_seen = True
             return self.dict_of_arguments(node, scope, DictValue(frozenset(), False))

@@ -20,7 +20,7 @@ from apiaudit.consumer.values import UNKNOWN, Chain, Const, ConsumerRef, Helper,
 from apiaudit.consumer.walk.decide import Decider, may_compare_text
 from apiaudit.consumer.walk.dicts import Dicts
 from apiaudit.consumer.walk.evaluate import Evaluator
-from apiaudit.consumer.walk.scopes import Env, Scope, branch_scope, forget_targets, unchecked
+from apiaudit.consumer.walk.scopes import Env, Scope, branch_scope, forget_targets, is_self, unchecked
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
 from apiaudit.infra.astutil import dotted_text
 
@@ -206,7 +206,10 @@ class Recorder:
             if name_node is not None:
                 value = self.values.value(name_node, scope)
                 name = value.value if isinstance(value, Const) and isinstance(value.value, str) else None
-                self.state.found.rpc_calls.append(RpcCall(node.func.attr, name, site_of(node), scope.function, scope.live))
+                owner = node.func.value
+                held = scope.env.lookup(owner.id) if isinstance(owner, ast.Name) and is_self(owner, scope) else None
+                receiver = held.root.name if isinstance(held, Chain) else None
+                self.state.found.rpc_calls.append(RpcCall(node.func.attr, name, site_of(node), scope.function, scope.live, receiver))
         if isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) == 3 and isinstance(node.args[1], ast.Constant):
             self.bind_function(node.args[0], self.values.value(node.args[2], scope), scope, node)
         if dotted_text(node.func) in ("types.MethodType", "MethodType") and len(node.args) == 2:
