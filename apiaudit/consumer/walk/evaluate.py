@@ -45,7 +45,7 @@ from apiaudit.consumer.values import (
 )
 from apiaudit.consumer.walk.scopes import FORGOTTEN, Scope, assigned_attr_key, is_self
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
-from apiaudit.infra.astutil import dotted_text
+from apiaudit.infra.astutil import dotted_text, union_members
 
 MAX_CHAIN = 200  # longer attribute/call chains are not followed (they degrade to Unknown)
 VERSION_PARSERS = frozenset({"packaging.version.Version", "packaging.version.parse", "pkg_resources.parse_version"})
@@ -451,7 +451,7 @@ class Evaluator:
             except SyntaxError:
                 return None
         try:
-            members = _union_members(annotation)
+            members = union_members(annotation)
         except RecursionError:
             return None
         if len(members) != 1:
@@ -482,25 +482,6 @@ def instance_of(value: Value) -> Value | None:
 
 def is_builtin_call(node: ast.Call, scope: Scope, names: tuple[str, ...]) -> bool:
     return isinstance(node.func, ast.Name) and node.func.id in names and scope.env.lookup(node.func.id) is None
-
-
-def _union_members(node) -> list:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-        return _union_members(node.left) + _union_members(node.right)
-    if isinstance(node, ast.Constant) and node.value is None:
-        return []
-    if isinstance(node, ast.Subscript):
-        head = dotted_text(node.value) or ""
-        tail = head.rsplit(".", 1)[-1]
-        if tail == "Optional":
-            return _union_members(node.slice)
-        if tail == "Union":
-            elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-            out = []
-            for e in elts:
-                out += _union_members(e)
-            return out
-    return [node]
 
 
 def const_of(node) -> Value:
