@@ -31,7 +31,7 @@ from apiaudit.checks.deprecations import RULE as DEPRECATED_USE
 from apiaudit.checks.deprecations import Forecaster, find_deprecations
 from apiaudit.checks.launch import RULES as LAUNCH_RULES
 from apiaudit.checks.launch import LaunchTarget, PluginUse, launch_findings
-from apiaudit.checks.pattern_findings import findings_of_hits
+from apiaudit.checks.pattern_findings import findings_of_hits, proven_hits
 from apiaudit.checks.recipe_advice import apply_recipes
 from apiaudit.checks.remote_code import remote_code_findings
 from apiaudit.consumer.records import ConsumerFile, ConsumerOptions
@@ -175,7 +175,10 @@ def check_file(
         del ctx.bound[start:]  # handed on here; a scan of many files keeps none
     if file.error is None:
         if file.pattern_hits and wanted(*(h.pattern for h in file.pattern_hits)):
-            findings.extend(findings_of_hits(file.pattern_hits, file.lines, file.path, setup.book.patterns, consumer=ctx.consumer))
+            proven = proven_hits(file.pattern_hits, setup.book.patterns, calls,
+                                 lambda cls, base: base in ctx.index.mro_paths(cls))
+            findings.extend(findings_of_hits(file.pattern_hits, file.lines, file.path, setup.book.patterns,
+                                             consumer=ctx.consumer, proven=proven))
         if file.uses and wanted(DEPRECATED_USE):
             findings.extend(find_deprecations(setup.deprecations, file, ctx.consumer))
         if file.auto_calls and wanted(*remote_ids):

@@ -26,7 +26,9 @@ CPU where the machine is shared). Each ratio is printed against its baseline:
   seconds per 1,000 calls checked. Targets at 1,000 files: cold <= 15 s, warm <= 1.5 s,
   RSS <= 300 MB.
 - plugin contract (in process): the provider call-site lookup for the methods a plugin-style
-  consumer overrides, as a share of its cold scan (issue 25: <= 20%).
+  consumer overrides, as a share of its cold scan (issue 25: <= 20%): cold scans interleaved
+  with and without it (`--plugin-repeat`); its cost is the difference, the time inside it is
+  printed beside (it loads provider modules the checks would load anyway).
 - consumer stage (in process): this visitor against the flow-insensitive one of `--before`
   (a git ref), CPU seconds on both sides, as a share of the warm scan (issue 8: <= 20%).
 
@@ -476,47 +478,53 @@ def modules_loaded(consumer: str, provider: str, cache: Path) -> int:
 def plugin_contract(args, cache: Path, scratch: Path) -> None:
     """The provider-calls-consumer lookup (issue 25) as a share of a cold scan of a plugin-style
     consumer: the provider's call sites of every method the consumer overrides, read from the
-    release in one pass. Target: <= 20%. In process, one cold scan (fresh index and results
-    caches, the releases already fetched); the lookup's time is measured around its one call."""
+    release in one pass. Target: <= 20%. In process, cold scans (fresh index and results caches,
+    the releases already fetched), interleaved with and without the lookup: its cost is what a
+    scan with it spends beyond one without it (the provider modules it loads are partly ones the
+    checks load anyway); the time spent inside it is printed too."""
     from apiaudit.audit import scan
     from apiaudit.policy.config import Settings
-    from apiaudit.provider import callsites, liveness
+    from apiaudit.provider import callsites
 
-    # every lookup of the contract stage: the overridden methods' call sites, the references
-    # deciding whether a caller runs on the instance, calls of model objects, import guards
-    hooked = [(callsites, "find_calls"), (callsites, "find_references"), (callsites, "find_instance_calls"), (liveness, "import_guard")]
+    found = callsites.find_calls
     spent = [0.0]
-    inside = [0]
-    originals = [getattr(module, name) for module, name in hooked]
 
-    def timing(function):
-        def timed(*a, **k):
-            inside[0] += 1
-            started = time.perf_counter()
-            try:
-                return function(*a, **k)
-            finally:
-                inside[0] -= 1
-                if not inside[0]:  # a lookup inside another is counted once
-                    spent[0] += time.perf_counter() - started
-
-        return timed
-
-    for (module, name), function in zip(hooked, originals):
-        setattr(module, name, timing(function))  # the bench's own measurement hook, not the engine's code
-    try:
-        sources.resolve(args.plugin, cache_dir=cache)
-        sources.resolve(args.plugin_provider, cache_dir=cache)
+    def timed(index, methods):
         started = time.perf_counter()
-        report = scan([args.plugin], args.plugin_provider, cache_dir=cache, settings=Settings(), use_index_cache=False)
-        total = time.perf_counter() - started
+        try:
+            return found(index, methods)
+        finally:
+            spent[0] += time.perf_counter() - started
+
+    def skipped(index, methods):
+        return {name: () for name in set(methods)}
+
+    sources.resolve(args.plugin, cache_dir=cache)
+    sources.resolve(args.plugin_provider, cache_dir=cache)
+    runs: dict[str, list[float]] = {"with": [], "without": []}
+    inside: list[float] = []
+    contract = 0
+    try:
+        for _ in range(max(1, args.plugin_repeat)):
+            for mode in ("with", "without"):
+                # the bench's own measurement hook, not the engine's code
+                callsites.find_calls = timed if mode == "with" else skipped
+                spent[0] = 0.0
+                started = time.perf_counter()
+                report = scan([args.plugin], args.plugin_provider, cache_dir=cache, settings=Settings(), use_index_cache=False)
+                runs[mode].append(time.perf_counter() - started)
+                if mode == "with":
+                    inside.append(spent[0])
+                    contract = sum(f.rule in CONTRACT_RULES for f in report.findings)
     finally:
-        for (module, name), function in zip(hooked, originals):
-            setattr(module, name, function)
-    contract = sum(f.rule in CONTRACT_RULES for f in report.findings)
+        callsites.find_calls = found
+    total, without = min(runs["with"]), min(runs["without"])
+    marginal = max(0.0, total - without)
     print()
-    print(f"plugin contract: {args.plugin} x {args.plugin_provider}: cold scan {total:.2f} s, provider call-site lookup "
-          f"{spent[0]:.2f} s = {spent[0] / total:.0%} of it (target <= 20%); {contract} contract finding(s)")
+    print(f"plugin contract: {args.plugin} x {args.plugin_provider}: cold scan {total:.2f} s (best of {len(runs['with'])}), "
+          f"{without:.2f} s without the provider call-site lookup: it costs {marginal:.2f} s = {marginal / total:.0%} "
+          f"(target <= 20%); {min(inside):.2f} s = {min(inside) / total:.0%} spent inside it (modules the checks load "
+          f"anyway included); {contract} contract finding(s)")
 
 
 CONTRACT_RULES = {"override-incompatible", "constructor-incompatible", "abstract-unimplemented", "replacement-incompatible", "patch-target-missing"}
@@ -537,6 +545,7 @@ def main() -> int:
     ap.add_argument("--skip-scaling", action="store_true")
     ap.add_argument("--skip-seed", action="store_true")
     ap.add_argument("--plugin", default="lmcache==0.5.6", help="a plugin-style consumer for the call-site lookup's share")
+    ap.add_argument("--plugin-repeat", type=int, default=3, help="interleaved cold scans with and without the lookup")
     ap.add_argument("--plugin-provider", default="vllm==0.20.0")
     ap.add_argument("--skip-plugin", action="store_true")
     ap.add_argument("--skip-hits", action="store_true", help="skip the warm hits against `python -c pass`")

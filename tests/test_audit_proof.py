@@ -178,3 +178,299 @@ def test_a_job_script_given_beside_the_package_reaches_what_it_imports(tmp_path)
     )  # fmt: skip
     dead = {f.path for f in report.findings if f.unreachable}
     assert dead == {"vendored/shim_v0_8/runner.py", "vendored/_legacy.py"}
+
+
+# --- cause 14: a behaviour rule is rated by what happens, where the receiver is shown -------
+
+
+def test_a_behaviour_rule_is_an_error_where_the_receiver_is_shown_to_be_the_provider_class():
+    """generate-needs-drain fails whenever the line runs on the provider's engine: an error where
+    the call binds to a method of engine.core.base.EngineBase (`self.llm = LLM(...)`); the same
+    text on the consumer's own class or an unknown receiver is a warning, with the reason."""
+    report = _scan("stepping/stepping", "engine_v2/engine", (PROVIDERS / "proof_rules",))
+    rule, path = "generate-needs-drain", "stepping/__init__.py"
+    assert {(f.rule, f.severity.value, f.path, f.line) for f in report.findings if f.rule == rule} == {
+        (rule, "error", path, 11),
+        (rule, "warning", path, 26),
+        (rule, "warning", path, 30),
+    }
+    assert {f.line: f.reason for f in report.findings if f.rule == rule} == {
+        11: None,
+        26: "the receiver is matched by its text, not shown to be an instance of engine.core.base.EngineBase",
+        30: "the receiver is matched by its text, not shown to be an instance of engine.core.base.EngineBase",
+    }
+
+
+# --- cause 5: version selectors and signature probes decide which code runs -------------------
+
+
+def test_version_selectors_and_signature_probes_decide_which_code_runs():
+    """probeuse against probelib 2.0: `probelib.VERSION >= (1, 5)` and `__version_tuple__` imported
+    under another name are compared with the literals the release binds (`VERSION`, the build's
+    `_version.py`); `"x" in inspect.signature(f).parameters` kept in a module flag or returned by
+    a probe helper (one line, or `sig = ...` then `lru_cache`d) is the probe itself. Every dead
+    branch is quiet; the live branch that reads a removed method is still an error."""
+    found = _found(_scan("probeuse/probeuse", "probelib_v2/probelib"))
+    assert {f for f in found if f[2] in ("probeuse/compat.py", "probeuse/http.py", "probeuse/grpc.py")} == {
+        ("attribute-missing", "error", "probeuse/compat.py", 23, "probelib.engine.EngineClient.get_model_config", None),
+    }
+
+
+# --- cause 12: a feature probe narrows only what it tests --------------------------------------
+
+
+def test_a_class_chosen_at_run_time_is_checked_for_each_choice():
+    """`engine_cls = AsyncLLM if use_async else LLM`, a probe about `seed` filling `**kw`, then
+    `engine_cls(model, device=device, **kw)`: `device=` is gone from both classes on 2.0."""
+    found = _found(_scan("probeuse/probeuse", "probelib_v2/probelib"))
+    assert {f for f in found if f[2] == "probeuse/kwargs.py" and f[3] == 14} == {
+        ("unexpected-keyword", "error", "probeuse/kwargs.py", 14, "probelib.params.AsyncLLM", "device"),
+        ("unexpected-keyword", "error", "probeuse/kwargs.py", 14, "probelib.params.LLM", "device"),
+    }
+
+
+# --- cause 13: keys added in a loop over a literal list ----------------------------------------
+
+
+def test_keys_filled_in_a_loop_over_literals_are_bound():
+    """`for key in ["n", "best_of", "temperature"]: kw[key] = ...; SamplingParams(**kw)`: the splat
+    holds exactly those keys, and `best_of` is gone on 2.0. A call in a parameter annotation runs
+    when the `def` does (confection's `constr(regex=)`), nested or not."""
+    found = _found(_scan("probeuse/probeuse", "probelib_v2/probelib"))
+    assert {f for f in found if f[2] == "probeuse/kwargs.py" and f[3] != 14} == {
+        ("unexpected-keyword", "error", "probeuse/kwargs.py", 21, "probelib.params.SamplingParams", "best_of"),
+        ("unexpected-keyword", "error", "probeuse/kwargs.py", 24, "probelib.params.SamplingParams", "best_of"),
+        ("unexpected-keyword", "error", "probeuse/kwargs.py", 25, "probelib.params.SamplingParams", "best_of"),
+    }
+
+
+# --- cause N9: a private helper whose every call is behind a probe that fails -----------------
+
+
+def test_a_private_helper_called_only_behind_failing_probes_never_runs():
+    """`if find_spec("probelib.profiler.wrapper") is None: return self._legacy()` and `if getattr(envs,
+    "PROFILER_DIR", None) is not None: return self._legacy()`: on 2.0 the module exists and the name
+    is gone, so `_legacy` never runs and its read of the removed name is no finding; `_current`,
+    called behind `find_spec(...) is not None`, runs, and its read is an error."""
+    found = _found(_scan("probeuse/probeuse", "probelib_v2/probelib"))
+    assert {f for f in found if f[2] == "probeuse/profiler.py"} == {
+        ("attribute-missing", "error", "probeuse/profiler.py", 25, "probelib.envs.PROFILER_DIR", None),
+    }
+
+
+# --- cause 6: cooperative multiple inheritance through **kwargs -----------------------------
+
+
+def test_kwargs_passed_on_by_super_follow_the_mro_of_the_object_being_built():
+    """fieldkit (Django's fields): `DateField(CheckMixin, Field)` and `RelatedField(CacheMixin,
+    Field)` pass `**kwargs` on with `super().__init__`; the mixins define no `__init__`, so Field
+    takes `null`, `blank` and `db_column` (5 false errors on django-model-utils). `class
+    Layer(Base, Dim)`: Base's `super().__init__(**kwargs)` reaches Dim by Layer's MRO, which takes
+    `input_dim` (issue 27's shape). What nothing along the way takes is still an error."""
+    report = _scan("fielduse/fielduse", "fieldkit_v1/fieldkit")
+    assert {f for f in _found(report) if f[2] in ("fielduse/models.py", "fielduse/layers.py")} == {
+        ("unexpected-keyword", "error", "fielduse/models.py", 5, "fieldkit.fields.DateTimeField", "nullable"),
+        ("unexpected-keyword", "error", "fielduse/layers.py", 11, "fieldkit.layers.Base.__init__", "width"),
+    }
+    rejected = {f.line: f.facts.rejected_by for f in report.findings if f.path in ("fielduse/models.py", "fielduse/layers.py")}
+    assert rejected == {5: "fieldkit.fields.Field", 11: "fieldkit.layers.Module"}
+
+
+# --- cause N10: a classmethod subclass used as a decorator ------------------------------------
+
+
+def test_a_classmethod_subclass_decorator_binds_cls():
+    """`@classonlymethod def as_view(cls, **initkwargs)` (Django; `class classonlymethod(classmethod)`)
+    binds `cls` like `@classmethod` (2 false missing-required on djangorestframework's urls.py);
+    a positional argument it has no room for is still an error."""
+    urls = {f for f in _found(_scan("fielduse/fielduse", "fieldkit_v1/fieldkit")) if f[2] == "fielduse/urls.py"}
+    assert urls == {("too-many-positional", "error", "fielduse/urls.py", 5, "fieldkit.views.View.as_view", None)}
+
+
+# --- cause N6: a call probed by `try: ... except TypeError:` ----------------------------------
+
+
+def test_a_call_whose_type_error_the_consumer_handles_is_a_warning():
+    """`try: make_aware(v, tz, is_dst)` / `except TypeError: make_aware(v, tz)` (sentence-transformers'
+    `_tie_encoder_decoder_weights`, vllm-omni's `compute_logits(..., sampling_metadata=)`): the
+    handler takes the other way, so the first call is a warning that names the handler; a handler
+    that re-raises leaves it an error."""
+    report = _scan("fielduse/fielduse", "fieldkit_v1/fieldkit")
+    tz = {f for f in _found(report) if f[2] == "fielduse/tz.py"}
+    assert tz == {
+        ("too-many-positional", "warning", "fielduse/tz.py", 6, "fieldkit.timezone.make_aware", None),
+        ("unexpected-keyword", "warning", "fielduse/tz.py", 13, "fieldkit.timezone.Model.compute_logits", "sampling_metadata"),
+        ("too-many-positional", "error", "fielduse/tz.py", 20, "fieldkit.timezone.make_aware", None),
+    }
+    reasons = {f.line: f.reason for f in report.findings if f.path == "fielduse/tz.py"}
+    assert reasons == {
+        6: "the TypeError it raises is handled by `except TypeError:` at line 7, which does not re-raise",
+        13: "the TypeError it raises is handled by `except TypeError:` at line 14, which does not re-raise",
+        20: None,
+    }
+
+
+# --- cause 10: a line after one that already fails --------------------------------------------
+
+
+def test_a_failure_inside_an_init_the_factory_cannot_call_follows_the_first():
+    """hostlib 2.0's factory passes three arguments to a plugin whose `__init__` takes two: the
+    first failure of that path (`constructor-incompatible`) is the error; the `super().__init__`
+    call in the body, also wrong, never runs when the factory builds the class: a warning that
+    names the first failure. On 1.0 the factory binds, and the same line is the error."""
+    rules = (PROVIDERS,)
+    path = "plugin_chain/connector.py"
+    v2 = _scan("plugin_chain/plugin_chain", "hostlib_v2/hostlib", rules)
+    assert _found(v2) == {
+        ("constructor-incompatible", "error", path, 7, "hostlib.factory.ConnectorFactory.create", "cache_config"),
+        ("unexpected-keyword", "warning", path, 8, "hostlib.connector.ConnectorBase.__init__", "prefix"),
+    }
+    assert {f.line: f.reason for f in v2.findings}[8] == (
+        "follows the failure at line 7: hostlib.factory.ConnectorFactory.create cannot call this __init__ "
+        "(constructor-incompatible), so its body does not run when the provider builds the class"
+    )
+    assert _found(_scan("plugin_chain/plugin_chain", "hostlib_v1/hostlib", rules)) == {
+        ("unexpected-keyword", "error", path, 8, "hostlib.connector.ConnectorBase.__init__", "prefix"),
+    }
+
+
+def _in(report, *paths: str) -> set[tuple]:
+    return {found for found in _found(report) if found[2] in paths}
+
+
+# --- cause 7: a module __getattr__ over a map of names declared under TYPE_CHECKING -------------
+
+
+def test_a_module_getattr_serves_the_keys_of_its_map():
+    """envkit.envs (vLLM's envs.py shape): the names are declared under `if TYPE_CHECKING:` only,
+    and `__getattr__` serves the keys of a map of getters, some added after the literal
+    (`.update({...})`, `env["K"] = ...`). Those exist (that was 9 false errors on vllm-spyre and
+    vllm-omni); a name the map does not serve is missing, declared or not, and one gone from
+    both on 2.0 is the error it is."""
+    paths = ("envuse/__init__.py",)
+    retired = ("attribute-missing", "error", "envuse/__init__.py", 9, "envkit.envs.ENVKIT_RETIRED", None)
+    assert _in(_scan("envuse/envuse", "envkit_v1/envkit"), *paths) == {retired}
+    assert _in(_scan("envuse/envuse", "envkit_v2/envkit"), *paths) == {
+        ("attribute-missing", "error", "envuse/__init__.py", 6, "envkit.envs.ENVKIT_PLUGINS", None),
+        retired,
+    }
+
+
+def test_a_module_getattr_whose_names_cannot_be_read_makes_a_warning():
+    """envkit.computed builds its map's keys in a comprehension: a name outside those read is
+    likely missing, not proven missing, and the reason says why."""
+    report = _scan("envuse/envuse", "envkit_v1/envkit")
+    assert _in(report, "envuse/flags.py") == {("attribute-missing", "warning", "envuse/flags.py", 3, "envkit.computed.ENVKIT_FAST", None)}
+    (finding,) = [f for f in report.findings if f.path == "envuse/flags.py"]
+    assert finding.reason == "envkit.computed defines a module __getattr__ and its names are computed (line 6)"
+
+
+# --- cause N1: a module __getattr__ deprecation shim answering by name comparison ---------------
+
+
+def test_a_deprecation_shim_serves_the_name_and_its_calls_bind_to_the_function_it_returns():
+    """envkit.tokenizer 1.0 answers `get_tokenizer` with `envkit.tokenizers.get_tokenizer` (with a
+    DeprecationWarning): the import works, each call is a deprecation (the shim's own message),
+    and the calls bind to that function (its missing `revision` is found). 2.0 drops the shim:
+    the import fails, and the advice names where the function lives."""
+    paths = ("envuse/tok.py",)
+    report = _scan("envuse/envuse", "envkit_v1/envkit")
+    assert _in(report, *paths) == {
+        ("deprecated-use", "warning", "envuse/tok.py", 3, "envkit.tokenizer.get_tokenizer", None),
+        ("deprecated-use", "warning", "envuse/tok.py", 4, "envkit.tokenizer.get_tokenizer", None),
+        ("unexpected-keyword", "error", "envuse/tok.py", 4, "envkit.tokenizers.get_tokenizer", "revision"),
+    }
+    deprecations = {f.message for f in report.findings if f.rule == "deprecated-use"}
+    assert deprecations == {"get_tokenizer() is deprecated: `envkit.tokenizer.get_tokenizer` has moved to `envkit.tokenizers`"}
+    assert _in(_scan("envuse/envuse", "envkit_v2/envkit"), *paths) == {
+        ("import-missing", "error", "envuse/tok.py", 1, "envkit.tokenizer.get_tokenizer", None),
+    }
+
+
+# --- cause N2: a fallback definition in the ImportError handler binds the name ----------------
+
+
+def test_a_fallback_def_in_the_import_handler_is_what_runs_when_the_import_fails():
+    """`except ImportError: def set_request_id(...)`: on 2.0 the import fails (a warning: it is
+    guarded) and the call runs the consumer's fallback, not an unbound name."""
+    paths = ("envuse/ids.py",)
+    assert _in(_scan("envuse/envuse", "envkit_v1/envkit"), *paths) == set()
+    assert _in(_scan("envuse/envuse", "envkit_v2/envkit"), *paths) == {
+        ("import-missing", "warning", "envuse/ids.py", 2, "envkit.processing.set_request_id", None),
+    }
+
+
+# --- cause 3: self of the consumer's own mixin ----------------------------------------------
+
+
+def test_self_of_a_mixin_is_any_consumer_class_deriving_from_it():
+    """`class VisionMixin(SupportsQuant)` reads `self.visual`, which `class Model(nn.Module,
+    VisionMixin)` assigns: self may be a Model, so the member is found (12 false errors on
+    vllm-omni). A provider class's self with no such class, its MRO all read, is still an error; a
+    class with no provider base of its own is not made one by a subclass (`Tracking`, whose
+    subclass exists only if the function making it runs: django-model-utils' tracker)."""
+    mixin = {f for f in _found(_scan("selfmro/selfmro", "modelhub_v2/modelhub", (PROVIDERS,))) if f[2] == "selfmro/mixin.py"}
+    assert mixin == {
+        ("attribute-missing", "error", "selfmro/mixin.py", 24, "modelhub.models.interfaces.SupportsQuant.packed_mapping", None),
+    }
+
+
+# --- cause 8: bases of the consumer's class from neither side --------------------------------
+
+
+def test_bases_of_the_consumers_class_from_neither_side_may_supply_the_member():
+    """`class Audio(nn.Module, SupportsMultiModal, SupportsQuant)`: nn.Module's members are found
+    (`register_buffer`, `named_parameters`), a name it may serve from a registration is a warning
+    naming it; a runner whose subclass also derives from another package's runner may have any
+    member overridden (its signature, `self.model`'s members): warnings naming that base. The
+    same call on a runner whose bases are all read stays an error."""
+    report = _scan("selfmro/selfmro", "modelhub_v2/modelhub", (PROVIDERS,))
+    path = "selfmro/outside.py"
+    runner = "modelhub.worker.model_runner.ModelRunner.load_model"
+    assert {f for f in _found(report) if f[2] == path} == {
+        ("attribute-missing", "warning", path, 21, "modelhub.models.interfaces.SupportsMultiModal._buf", None),
+        ("unexpected-keyword", "warning", path, 26, runner, "device"),
+        ("attribute-missing", "warning", path, 31, "modelhub.models.dense.DenseForCausalLM.clear_loads", None),
+        ("unexpected-keyword", "error", path, 36, runner, "device"),
+    }
+    assert {f.line: f.reason for f in report.findings if f.path == path} == {
+        21: "base torch.nn.Module lies outside the provider and may define '_buf'",
+        26: "base platformpkg.worker.PlatformModelRunner lies outside the provider and may define 'load_model'",
+        31: "base platformpkg.worker.PlatformModelRunner lies outside the provider and may define 'model'",
+        36: None,
+    }
+
+
+# --- cause 4: a string RPC through the consumer's own override ------------------------------
+
+
+def test_an_rpc_the_consumers_own_override_takes_is_not_judged_against_the_provider():
+    """`self.collective_rpc("init_own_worker")` on a class overriding `collective_rpc` sends to the
+    consumer's own workers (verl's executor); through the provider's method it is still missing."""
+    assert _found(_scan("selfrpc/selfrpc", "engine_v2/engine", (PROVIDERS,))) == {
+        ("rpc-missing", "error", "selfrpc/executor.py", 16, "engine.worker.Worker.init_own_worker", None),
+    }
+
+
+# --- N4: a function nested in a method is not a method ---------------------------------------
+
+
+def test_the_first_parameter_of_a_nested_function_is_not_self():
+    """`def ensure(x)` inside a method: x is a tensor, not self (4 false errors on vllm-omni); the
+    method's own self, seen from a nested function, is still self."""
+    nested = {f for f in _found(_scan("selfmro/selfmro", "modelhub_v2/modelhub", (PROVIDERS,))) if f[2] == "selfmro/nested.py"}
+    assert {f for f in nested if f[3] < 25} == {
+        ("attribute-missing", "error", "selfmro/nested.py", 20, "modelhub.models.interfaces.SupportsQuant.packed_mapping", None),
+    }
+
+
+# --- N5: super(Cls, self) starts after Cls ---------------------------------------------------
+
+
+def test_super_with_an_explicit_class_resolves_past_it():
+    """`super(DenseForCausalLM, self).__init__()` skips DenseForCausalLM's own __init__ (its
+    keyword-only `hub_config`): nn.Module's runs. `super(Own, self)` is `super()`."""
+    nested = {f for f in _found(_scan("selfmro/selfmro", "modelhub_v2/modelhub", (PROVIDERS,))) if f[2] == "selfmro/nested.py"}
+    assert {f for f in nested if f[3] >= 25} == {
+        ("missing-required", "error", "selfmro/nested.py", 32, "modelhub.models.dense.DenseForCausalLM.__init__", "hub_config"),
+    }

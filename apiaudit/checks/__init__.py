@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Callable, TypeVar
 
 from apiaudit.checks.chains import check_use
-from apiaudit.checks.conditions import guard_failures, verdict
+from apiaudit.checks.conditions import dead_helpers, guard_failures, runs_in_dead_helper, verdict
 from apiaudit.checks.contracts import contract_findings
 from apiaudit.checks.context import BoundCall, CheckContext, HostRules
 from apiaudit.checks.imports import check_import
@@ -24,15 +24,47 @@ def check_engine_rules(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
         site = file.error_site or Site(1, 0)
         return [ctx.finding(file, site, "parse-error", f"cannot parse {file.path}: {file.error}", severity=Severity.ERROR)]
     findings: list[Finding] = []
+    dead = dead_helpers(ctx, file) if file.private_calls else frozenset()
+    uses = tuple(u for u in file.uses if not runs_in_dead_helper(u.function, dead)) if dead else file.uses
+    rpc_calls = tuple(r for r in file.rpc_calls if not runs_in_dead_helper(r.function, dead)) if dead else file.rpc_calls
     findings.extend(_judged(ctx, file, file.imports, check_import))
-    findings.extend(_judged(ctx, file, file.uses, check_use))
-    findings.extend(_judged(ctx, file, file.rpc_calls, check_rpc))
+    findings.extend(_judged(ctx, file, uses, check_use))
+    findings.extend(_judged(ctx, file, rpc_calls, check_rpc))
     findings.extend(_judged(ctx, file, file.notes, check_note))
     ctx.site = None
     findings.extend(guard_failures(ctx, file))
     if file.classes or file.replacements:
         findings.extend(contract_findings(ctx, file))
+        findings = _after_failed_constructors(file, findings)
     return findings
+
+
+def _after_failed_constructors(file: ConsumerFile, findings: list[Finding]) -> list[Finding]:
+    """The first failure of a path, once: where the provider's factory cannot call a plugin's
+    `__init__` (`constructor-incompatible`), nothing in its body runs when the factory builds it,
+    so an error on a line of that body (its `super().__init__(...)`) follows the first one: a
+    warning that names it."""
+    failed = [f for f in findings if f.rule == "constructor-incompatible" and f.severity is Severity.ERROR]
+    if not failed:
+        return findings
+    bodies: list[tuple[int, int, Finding]] = []
+    for f in failed:
+        # the __init__ the finding is on (one a consumer base in another file defines is not here)
+        init = next((d for d in file.functions if (d.site.line, d.site.column) == (f.line, f.column) and d.dotted.endswith(".__init__")), None)
+        if init is not None and init.site.end_line:
+            bodies.append((init.site.line, init.site.end_line, f))
+    out = []
+    for f in findings:
+        first = next((c for start, end, c in bodies if start < f.line <= end), None)
+        if first is not None and f.severity is Severity.ERROR:
+            f = replace(
+                f,
+                severity=Severity.WARNING,
+                reason=f"follows the failure at line {first.line}: {first.callee or 'the factory'} cannot call this "
+                "__init__ (constructor-incompatible), so its body does not run when the provider builds the class",
+            )
+        out.append(f)
+    return out
 
 
 def _judged(

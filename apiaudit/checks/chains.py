@@ -14,6 +14,8 @@ from apiaudit.checks.receivers import (
     UnknownBinding,
     describe_classes,
     model_member,
+    outside_supplies,
+    unknown_outside,
 )
 from apiaudit.consumer.records import ConditionKind, ConsumerFile, Step, Use
 from apiaudit.evidence import (
@@ -50,6 +52,9 @@ def check_use(ctx: CheckContext, file: ConsumerFile, use: Use) -> list[Finding]:
         return []
     findings: list[Finding] = []
     steps = use.steps
+    # A base of self's class whose members are not read may override any member (vllm_ascend's
+    # runner over vLLM's): what the provider's member does is not proven to be what runs.
+    overriding = unknown_outside(value) if isinstance(value, InstanceValue) and use.root.kind in ("self", "super") else None
     for i, step in enumerate(steps):
         rest_has_call = any(s.kind == "call" and s.check for s in steps[i:])
         try:
@@ -58,7 +63,31 @@ def check_use(ctx: CheckContext, file: ConsumerFile, use: Use) -> list[Finding]:
             break
         if value is None:
             break
+    if use.type_error_handler:
+        findings = [_handled(f, use.type_error_handler) for f in findings]
+    if overriding is not None and steps and steps[0].name:
+        why = f"base {overriding} lies outside the provider and may define '{steps[0].name}'"
+        findings = [
+            replace(f, severity=Severity.WARNING, reason=why) if f.severity is Severity.ERROR and f.reason is None else f
+            for f in findings
+        ]
     return findings
+
+
+# What a call that cannot bind raises: TypeError, before the callee's body runs.
+BINDING_RULES = frozenset({"unexpected-keyword", "missing-required", "too-many-positional", "positional-only-by-keyword", "duplicate-argument"})
+
+
+def _handled(finding: Finding, handler_line: int) -> Finding:
+    """A binding error inside `try:` whose `except TypeError:` does not re-raise: the consumer
+    probes the signature and the handler takes the other way, so the line fails only if both do."""
+    if finding.rule not in BINDING_RULES or finding.severity is not Severity.ERROR:
+        return finding
+    return replace(
+        finding,
+        severity=Severity.WARNING,
+        reason=f"the TypeError it raises is handled by `except TypeError:` at line {handler_line}, which does not re-raise",
+    )
 
 
 def evaluate_chain(ctx: CheckContext, use: Use):
@@ -96,14 +125,58 @@ def _root_value(ctx: CheckContext, use: Use):
         # A missing or unknowable import root is reported once, by the import check.
         return SymbolValue(res.symbol) if isinstance(res, Found) and res.symbol.kind is not SymbolKind.EXTERNAL else None
     if root.kind in ("self", "super"):
-        classes = ctx.provider_classes_of(root.name)
-        if not classes:
-            return None
-        own = ctx.super_members(root.name) if root.kind == "super" else ctx.own_members(root.name)
-        return InstanceValue(classes, own, is_super=root.kind == "super")
+        return _self_value(ctx, root)
     if root.kind == "fself":
         return _bound_function_self(ctx, root.name)
     return None
+
+
+def _self_value(ctx: CheckContext, root) -> InstanceValue | None:
+    """`self` (or `super()`) in a method of a consumer class: an instance of the class or of any
+    consumer class deriving from it (a mixin's self is the class that mixes it in), so members
+    those classes define, and their bases from neither side, count."""
+    start = root.name
+    if root.kind == "super" and root.after is not None and root.after in ctx.classes:
+        start = root.after  # super(Base, self) with a consumer Base: as super() inside Base
+    classes = ctx.provider_classes_of(start)
+    outside = ctx.outside_bases(start)
+    if root.kind == "super":
+        if root.after is not None and root.after not in ctx.classes:
+            return _super_after(ctx, classes, root.after, outside)
+        return InstanceValue(classes, ctx.super_members(start), is_super=True, outside=outside) if classes else None
+    if not classes:
+        return None  # no provider base of its own: what its subclasses mix in does not make self theirs
+    own = set(ctx.own_members(start))
+    for sub in ctx.subclasses_of(start):
+        own |= ctx.own_members(sub)
+        classes += tuple(c for c in ctx.provider_classes_of(sub) if c not in classes)
+        outside += tuple(b for b in ctx.outside_bases(sub) if b not in outside)
+    return InstanceValue(classes, frozenset(own), outside=outside)
+
+
+def _super_after(ctx: CheckContext, classes: tuple[str, ...], after: str, outside: tuple[str, ...]) -> InstanceValue | None:
+    """`super(ProviderCls, self)`: the classes after ProviderCls in the MRO of self's provider
+    class; unknown where the next one is not a provider class (its members are not read)."""
+    from apiaudit.provider.index import TRANSPARENT_BASES
+
+    found = ctx.index.resolve(after)
+    path = found.symbol.path if isinstance(found, Found) else after
+    for cls in classes:
+        mro = ctx.index.mro_paths(cls)
+        if path not in mro:
+            continue
+        tail = [k for k in mro[mro.index(path) + 1 :] if not (isinstance(k, str) and k in TRANSPARENT_BASES)]
+        ours = [k for k in tail if isinstance(k, str) and _is_provider_class(ctx, k)]
+        if not ours or ours[0] != tail[0]:
+            return None
+        rest = tuple(str(getattr(k, "text", k)) for k in tail if k not in ours)
+        return InstanceValue(tuple(ours), is_super=True, outside=outside + rest)
+    return None
+
+
+def _is_provider_class(ctx: CheckContext, path: str) -> bool:
+    found = ctx.index.resolve(path)
+    return isinstance(found, Found) and found.symbol.kind is SymbolKind.CLASS
 
 
 def _bound_function_self(ctx: CheckContext, function: str):
@@ -328,11 +401,17 @@ def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
             if report and rest_has_call:
                 findings.append(_cannot_judge(ctx, file, use, f"{value.classes[0]}.{name}", unknown[0].reason))
             raise _Stop
+        supplied, base = outside_supplies(value, name)
+        if supplied:
+            return None  # a base from neither side whose members are known has it
         if report:
             owners = " or ".join(value.classes)
             missing: Missing = results[0][1]
-            # An error is a proof: a declared type may be refined at run time by a subclass that has it.
+            # An error is a proof: a declared type may be refined at run time by a subclass that has
+            # it; a base of the consumer's class from neither side may supply it.
             reason = _refined_by_subclass(ctx, value, name) if value.declared else None
+            if base is not None:
+                reason = f"base {base} lies outside the provider and may define '{name}'"
             findings.append(
                 ctx.finding(
                     file,
@@ -387,6 +466,9 @@ def _resolved(ctx, file, use, res, via, owner_path, name, findings, report, rest
                 provider_location=res.owner.location if res.owner else None,
                 advice=f"Use `{res.moved_to[0]}` instead." if res.moved_to else None,
                 facts=AttributeFacts(name, owner_path, moved_to=res.moved_to[0] if res.moved_to else None),
+                # Not proven absent (a module __getattr__ not read whole): likely, with why.
+                severity=Severity.WARNING if res.doubt else None,
+                reason=res.doubt,
             )
         )
     raise _Stop
@@ -423,8 +505,12 @@ def _call(ctx, file, use, value, step, findings, report):
         defined = ctx.index.class_member(value.owner, "__init__", instance=True)
         init_path = defined.symbol.path if isinstance(defined, Found) and defined.symbol.kind is SymbolKind.FUNCTION else f"{info.callee.path}.__init__"
         info = replace(info, callee=replace(info.callee, path=init_path, kind=SymbolKind.FUNCTION))
+        # The object being built: the consumer class `super()` is in (its MRO decides where
+        # the provider's own `super().__init__(**kwargs)` goes on), else the provider class.
+        instance = _consumer_instance_bases(ctx, use.root.name) if use is not None and use.root.kind == "super" else (value.owner,)
     else:
         info = ctx.call(sym.path, via=value.via)
+        instance = (info.callee.path,) if info.callee.kind is SymbolKind.CLASS else None
     if step.call is None or not report:
         return _returned(ctx, info)
     ctx.calls_checked += 1
@@ -468,7 +554,7 @@ def _call(ctx, file, use, value, step, findings, report):
                 facts=facts if facts != BindingFacts() else None,  # nothing known: as a report reads back
             )
         )
-    findings.extend(_forwarded_keywords(ctx, file, use, info, shown, step))
+    findings.extend(_forwarded_keywords(ctx, file, use, info, shown, step, instance))
     if binding.uncertain and not any(p.severity is Severity.ERROR for p in binding.problems):
         findings.append(_cannot_judge(ctx, file, use, info.callee.path, binding.uncertain))
     return _returned(ctx, info)
@@ -521,8 +607,12 @@ def _symbol_patterns(ctx, file, use, call, paths: tuple[str, ...], info) -> list
 MAX_FORWARD_HOPS = 3
 
 
-def _forwarded_keywords(ctx, file, use, info, shown, step) -> list[Finding]:
-    """Keywords a provider callable's `**kwargs` absorbs and passes on: each must bind at the target."""
+def _forwarded_keywords(ctx, file, use, info, shown, step, instance: tuple[str, ...] | None) -> list[Finding]:
+    """Keywords a provider callable's `**kwargs` absorbs and passes on: each must bind at the target.
+
+    `instance`: the bases of the object's class (one provider class, or a consumer class's
+    provider bases in order), whose MRO a `super().__init__(**kwargs)` follows; None when the
+    call builds no object (a plain function) or its class's MRO is not known."""
     if not any(p.kind.value == "var-keyword" for p in shown.params):
         return []
     surplus = [a for a in step.call.keywords if a.name and shown.param(a.name) is None]
@@ -530,7 +620,7 @@ def _forwarded_keywords(ctx, file, use, info, shown, step) -> list[Finding]:
         return []
     findings = []
     for arg in surplus:
-        rejected = _rejecting_target(ctx, info.callee.path, arg.name, MAX_FORWARD_HOPS)
+        rejected = _rejecting_target(ctx, info.callee.path, arg.name, MAX_FORWARD_HOPS, instance)
         if rejected is None:
             continue
         target, hops = rejected
@@ -550,13 +640,37 @@ def _forwarded_keywords(ctx, file, use, info, shown, step) -> list[Finding]:
     return findings
 
 
-def _rejecting_target(ctx, path: str, keyword: str, hops: int, depth: int = 1) -> tuple[str, int] | None:
+def _consumer_instance_bases(ctx, dotted: str) -> tuple[str, ...] | None:
+    """The provider bases, in MRO order, of a consumer class whose `super().__init__` is called:
+    its own provider bases as written when it has no consumer base (and nothing is injected into
+    it); the one provider class it derives from otherwise. None when the order is not known."""
+    facts = ctx.classes.get(dotted)
+    if facts is None:
+        return None
+    heads = ctx.provider_classes_of(dotted)
+    if facts.consumer_bases or ctx.injected.get(dotted):
+        return heads if len(heads) == 1 else None
+    return heads or None
+
+
+def _rejecting_target(
+    ctx, path: str, keyword: str, hops: int, instance: tuple[str, ...] | None, depth: int = 1
+) -> tuple[str, int] | None:
     """A forwarding target (within `hops`) that certainly rejects `keyword`; None when none certainly does."""
     if hops <= 0:
         return None
-    for target, explicit in ctx.index.forwards(path):
-        if keyword in explicit:
+    for forward in ctx.index.forwards(path):
+        if keyword in forward.explicit:
             continue  # passed twice: a different error, not a rejection by name
+        if forward.via_super:
+            # the next constructor along the MRO of the object being built (not known: not judged)
+            target = ctx.index.next_constructor(instance, forward.target) if instance else None
+            if target is None:
+                continue
+            then = instance
+        else:
+            target = forward.target
+            then = None
         info = ctx.call(target, via="module")
         if info.unknown or not info.signatures:
             continue
@@ -567,12 +681,17 @@ def _rejecting_target(ctx, path: str, keyword: str, hops: int, depth: int = 1) -
         if param is not None and param.kind.value not in ("var-positional", "var-keyword", "positional-only"):
             continue
         if any(p.kind.value == "var-keyword" for p in sig.params):
-            deeper = _rejecting_target(ctx, target, keyword, hops - 1, depth + 1)
+            deeper = _rejecting_target(ctx, target, keyword, hops - 1, then if then is not None else _built(info), depth + 1)
             if deeper is not None:
                 return deeper
             continue
         return target, depth
     return None
+
+
+def _built(info) -> tuple[str, ...] | None:
+    """The class a forwarding target builds (its `super().__init__` follows that class's MRO)."""
+    return (info.callee.path,) if info.callee.kind is SymbolKind.CLASS else None
 
 
 def _annotation(sig, param) -> str | None:

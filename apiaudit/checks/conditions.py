@@ -7,6 +7,8 @@ undecided one makes its findings conditional, naming the guard.
 
 from __future__ import annotations
 
+import ast
+import operator
 from dataclasses import dataclass
 
 from apiaudit.checks.receivers import (
@@ -50,11 +52,45 @@ def verdict(ctx, live: Liveness) -> Verdict:
                 continue
             if result is None and _model_union(ctx, condition.target):
                 continue  # the narrowed value carries the classes that pass
+        if result is None and condition.kind is ConditionKind.COMPARES:
+            continue  # not a constant of the release: run-time data, both sides run
         if result is None:
             undecided.append(condition.text)
         elif result != condition.expect:
             return DEAD
     return Verdict(False, " and ".join(dict.fromkeys(undecided)) if undecided else None, tuple(dict.fromkeys(behind)))
+
+
+def dead_helpers(ctx, file) -> frozenset[str]:
+    """Private helpers (`_x`) of this file that never run on the release: every call of the
+    name is behind a guard decided against it, nothing else uses the name here or in another
+    file (read, passed on, named in a string), and no provider base of a class defining it
+    declares it (the provider could call its own hook)."""
+    dead: set[str] = set()
+    for entry in file.private_calls:
+        if entry.name in file.private_refs or not all(verdict(ctx, live).dead for live in entry.calls):
+            continue
+        if any(entry.name in f.private_refs or any(c.name == entry.name for c in f.private_calls) for f in ctx.files if f.path != file.path):
+            continue
+        if any(_provider_declares(ctx, cls.dotted, entry.name, 0) for cls in file.classes if entry.name in cls.own_members):
+            continue
+        dead.add(entry.name)
+    return frozenset(dead)
+
+
+def runs_in_dead_helper(function: str, dead: frozenset[str]) -> bool:
+    return bool(dead) and any(part in dead for part in function.split("."))
+
+
+def _provider_declares(ctx, class_path: str, name: str, depth: int) -> bool:
+    facts = ctx.classes.get(class_path)
+    if facts is None or depth > 8:
+        return True  # not known: the provider may call it
+    for base in facts.provider_bases:
+        res = ctx.index.resolve(base)
+        if not isinstance(res, Found) or not isinstance(ctx.index.class_member(res.symbol.path, name, instance=False), Missing):
+            return True
+    return any(_provider_declares(ctx, b, name, depth + 1) for b in facts.consumer_bases)
 
 
 def record_injections(ctx) -> None:
@@ -111,7 +147,7 @@ def _model_union(ctx, target) -> bool:
 
 
 def decide(ctx, condition: Condition) -> bool | None:
-    key = ("condition", condition.kind, condition.target, condition.name, condition.imports, condition.caught)
+    key = ("condition", condition.kind, condition.target, condition.name, condition.imports, condition.caught, condition.operand)
     if key not in ctx.condition_memo:
         ctx.condition_memo[key] = _decide(ctx, condition)
     return ctx.condition_memo[key]
@@ -120,6 +156,8 @@ def decide(ctx, condition: Condition) -> bool | None:
 def _decide(ctx, condition: Condition) -> bool | None:
     if condition.kind is ConditionKind.IMPORT_FAILS:
         return import_fails(ctx, condition.imports, condition.caught)
+    if condition.kind is ConditionKind.COMPARES:
+        return _compares(ctx, condition)
     value = _target_value(ctx, condition.target)
     if value is None:
         return None
@@ -169,6 +207,26 @@ def _narrows(ctx, value, function_path: str) -> bool | None:
     return _union(answers)
 
 
+_ORDER = {
+    "Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le, "Gt": operator.gt, "GtE": operator.ge,
+}  # fmt: skip
+
+
+def _compares(ctx, condition: Condition) -> bool | None:
+    """A provider module constant against a literal, as Python compares them on this release."""
+    root, steps = condition.target or (None, ())
+    if root is None or root.kind != "symbol" or any(s.kind != "attr" for s in steps):
+        return None
+    text = ctx.index.constant(".".join([root.name, *(s.name or "" for s in steps)]))
+    compare = _ORDER.get(condition.name or "")
+    if text is None or compare is None:
+        return None
+    try:
+        return bool(compare(ast.literal_eval(text), ast.literal_eval(condition.operand)))
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        return None
+
+
 def import_fails(ctx, imports, caught: str) -> bool | None:
     """Does one of the imports raise an exception `caught` catches? (Stops at the first failure, as Python does.)"""
     for ref in imports:
@@ -194,7 +252,7 @@ def import_failure(ctx, module: str, name: str | None) -> str | None:
     res = ctx.index.resolve(f"{module}.{name}")
     if isinstance(res, Found):
         return "ok"
-    if isinstance(res, Missing):
+    if isinstance(res, Missing) and res.doubt is None:
         return "ImportError"
     return None
 
@@ -215,7 +273,7 @@ def _has_attr(ctx, value, name: str) -> bool | None:
             res = ctx.index.class_member(sym.path, name, instance=False)
         else:
             return None
-        return True if isinstance(res, Found) else False if isinstance(res, Missing) else None
+        return True if isinstance(res, Found) else False if isinstance(res, Missing) and res.doubt is None else None
     if isinstance(value, InstanceValue):
         if name in value.own:
             return True

@@ -12,6 +12,7 @@ from apiaudit.findings import ENGINE_RULES, Finding, Severity
 from apiaudit.provider.index import MroEntry
 from apiaudit.provider.records import (
     CallInfo,
+    Forward,
     ReachedVia,
     Resolution,
     Symbol,
@@ -33,6 +34,7 @@ class Index(Protocol):
 
     def resolve(self, dotted: str) -> Resolution: ...
     def module_exists(self, dotted: str) -> bool: ...
+    def constant(self, dotted: str) -> str | None: ...
     def class_member(self, class_path: str, name: str, *, instance: bool) -> Resolution: ...
     def call(self, path: str, *, via: ReachedVia) -> CallInfo: ...
     def mro(self, class_path: str) -> tuple[MroEntry, ...]: ...
@@ -43,7 +45,8 @@ class Index(Protocol):
     def module_attribute_type(self, path: str) -> Symbol | None: ...
     def find_definitions(self, name: str) -> tuple[str, ...]: ...
     def find_modules(self, leaf: str) -> tuple[str, ...]: ...
-    def forwards(self, path: str) -> tuple[tuple[str, tuple[str, ...]], ...]: ...
+    def forwards(self, path: str) -> tuple[Forward, ...]: ...
+    def next_constructor(self, bases: tuple[str, ...], after: str) -> str | None: ...
     def members(self, owner: str) -> tuple[Symbol, ...]: ...
     def calls_of(self, methods: Iterable[str]) -> dict[str, tuple[ProviderCall, ...]]: ...
     def construction_calls(self, factory: str, class_variable: str) -> tuple[ProviderCall, ...]: ...
@@ -134,6 +137,7 @@ class CheckContext:
         self.calls_checked = 0
         self._methods_by_class: dict[str, dict[str, DefinedFunction]] | None = None
         self._functions: dict[str, DefinedFunction] | None = None
+        self._derived: dict[str, list[str]] | None = None  # consumer class -> consumer classes naming it as a base
 
     def call(self, path: str, *, via: ReachedVia) -> CallInfo:
         """The index's answer for calling `path`, recorded in `bound`."""
@@ -181,6 +185,34 @@ class CheckContext:
         for base in facts.consumer_bases:
             members |= self.own_members(base, frozenset({dotted}))
         return frozenset(members)
+
+    def outside_bases(self, dotted: str, seen: frozenset[str] = frozenset()) -> tuple[str, ...]:
+        """Bases of a consumer class (and of its consumer bases) from neither side: a name no
+        consumer class statement defines (`torch.nn.Module`, another package's class) or one
+        the walk could not read."""
+        facts = self.classes.get(dotted)
+        if facts is None or dotted in seen:
+            return ()
+        out = list(facts.unread_bases)
+        for base in facts.consumer_bases:
+            out.extend(self.outside_bases(base, seen | {dotted}) if base in self.classes else (base,))
+        return tuple(dict.fromkeys(out))
+
+    def subclasses_of(self, dotted: str) -> tuple[str, ...]:
+        """Consumer classes deriving from a consumer class, at any depth (built once)."""
+        if self._derived is None:
+            self._derived = {}
+            for facts in self.classes.values():
+                for base in facts.consumer_bases:
+                    self._derived.setdefault(base, []).append(facts.dotted)
+        out: dict[str, None] = {}
+        todo = list(self._derived.get(dotted, ()))
+        while todo:
+            sub = todo.pop()
+            if sub not in out and sub != dotted:
+                out[sub] = None
+                todo.extend(self._derived.get(sub, ()))
+        return tuple(out)
 
     def provider_classes_of(self, dotted: str, seen: frozenset[str] = frozenset()) -> tuple[str, ...]:
         """Provider classes a consumer class's instances are: its provider bases, or injection hosts."""

@@ -2,7 +2,8 @@
 
 A provider callable is deprecated when it (or its class) is decorated with PEP 702's
 `deprecated` (`typing_extensions` or `warnings`), or when its body warns with
-`DeprecationWarning`/`FutureWarning` unconditionally. A keyword is deprecated when the body
+`DeprecationWarning`/`FutureWarning` unconditionally, or when the name it is called by is served
+by a module `__getattr__` that warns so (a shim kept for a name that moved). A keyword is deprecated when the body
 warns only under a test of that parameter (`if old is not None: warnings.warn(...)`), or when
 a decorator from the provider that itself warns so is given the keyword's name as a string
 (a `deprecate_kwargs("old")`-style decorator). Each such use is a `deprecated-use` warning;
@@ -101,6 +102,10 @@ class Forecaster:
         return result
 
     def _compute(self, dotted: str) -> tuple[str, Deprecation] | None:
+        shim = self.index.getattr_deprecation(dotted) if hasattr(self.index, "getattr_deprecation") else None
+        if shim is not None:
+            # Served by a module __getattr__ that warns: the old name is what is deprecated.
+            return dotted, Deprecation(shim)
         found = self._definition(dotted)
         if found is None:
             return None

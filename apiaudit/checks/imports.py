@@ -27,14 +27,15 @@ def check_import(ctx: CheckContext, file: ConsumerFile, imp: ImportUse) -> list[
             from dataclasses import replace
 
             loose = replace(imp, guarded=None)
-            finding = _missing(ctx, file, loose, target, f"cannot import name '{imp.name}' from '{imp.module}'", res.moved_to)
+            finding = _missing(ctx, file, loose, target, f"cannot import name '{imp.name}' from '{imp.module}'", res.moved_to, res.doubt)
             return [replace(finding, message=finding.message + " (ImportError: `except ModuleNotFoundError` does not catch a missing name)")]
-        return [_missing(ctx, file, imp, target, f"cannot import name '{imp.name}' from '{imp.module}'", res.moved_to)]
+        return [_missing(ctx, file, imp, target, f"cannot import name '{imp.name}' from '{imp.module}'", res.moved_to, res.doubt)]
     return [_unknown(ctx, file, imp, target, res.reason)]
 
 
-def _missing(ctx, file, imp: ImportUse, target: str, message: str, moved: tuple[str, ...]) -> Finding:
-    severity = Severity.WARNING if imp.guarded else Severity.ERROR
+def _missing(ctx, file, imp: ImportUse, target: str, message: str, moved: tuple[str, ...], doubt: str | None = None) -> Finding:
+    # `doubt`: the index could not prove the name absent (a module __getattr__ not read whole).
+    severity = Severity.WARNING if imp.guarded or doubt else Severity.ERROR
     if imp.guarded:
         message += f" (guarded by {imp.guarded}, so the run takes the fallback path)"
     advice = None
@@ -48,7 +49,7 @@ def _missing(ctx, file, imp: ImportUse, target: str, message: str, moved: tuple[
         message += f"; '{moved[0].rsplit('.', 1)[-1]}' now lives in {', '.join(m.rsplit('.', 1)[0] for m in moved)}"
         advice = f"Import it from `{moved_to}`."
     facts = ImportFacts(imp.module, imp.name, candidates=tuple(moved), moved_to=moved_to, guarded=imp.guarded or None)
-    return ctx.finding(file, imp.site, "import-missing", message, callee=target, severity=severity, advice=advice, facts=facts)
+    return ctx.finding(file, imp.site, "import-missing", message, callee=target, severity=severity, advice=advice, facts=facts, reason=doubt)
 
 
 def _unknown(ctx, file, imp: ImportUse, target: str, reason: str) -> Finding:

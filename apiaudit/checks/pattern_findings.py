@@ -9,20 +9,44 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from apiaudit.checks.context import source_text
+from apiaudit.checks.context import BoundCall, source_text
 from apiaudit.consumer import parse_quietly
 from apiaudit.consumer.patterns import pattern_hits
 from apiaudit.consumer.positions import to_characters
 from apiaudit.consumer.records import PatternHit
 from apiaudit.evidence import PatternFacts, RecipeFacts
-from apiaudit.findings import Finding
+from apiaudit.findings import Finding, Severity
 from apiaudit.recipes.records import Pattern
 
 
+def proven_hits(hits: Iterable[PatternHit], patterns: Sequence[Pattern], calls: Sequence[BoundCall], derives) -> set[PatternHit]:
+    """The hits of patterns naming a `receiver_class` whose call the checks bound, at the same
+    site, to the pattern's method on a class derived from it (`derives(class, base)`): the
+    receiver is that class's instance, so the hit is a proof, not a text match."""
+    by_id = {p.id: p for p in patterns if p.receiver_class}
+    bound: dict[tuple[int, int], list[str]] = {}
+    for call in calls:
+        if call.site is not None:
+            bound.setdefault((call.site.line, call.site.column), []).append(call.info.callee.path)
+    proven = set()
+    for hit in hits:
+        pattern = by_id.get(hit.pattern)
+        if pattern is None or pattern.receiver_class is None:
+            continue
+        for callee in bound.get((hit.site.line, hit.site.column), ()):
+            owner, _, method = callee.rpartition(".")
+            if method == pattern.method and owner and derives(owner, pattern.receiver_class):
+                proven.add(hit)
+                break
+    return proven
+
+
 def findings_of_hits(
-    hits: Iterable[PatternHit], lines: tuple[str, ...], path: str, patterns: Sequence[Pattern], *, consumer: str
+    hits: Iterable[PatternHit], lines: tuple[str, ...], path: str, patterns: Sequence[Pattern], *, consumer: str,
+    proven: set[PatternHit] | None = None,
 ) -> list[Finding]:
-    """The findings a file's pattern hits stand for (columns already characters), in report order."""
+    """The findings a file's pattern hits stand for (columns already characters), in report order.
+    A hit of a pattern naming a `receiver_class` is a warning unless it is in `proven`."""
     by_id = {p.id: p for p in reversed(patterns)}  # the first pattern of an id wins
     findings: list[Finding] = []
     for hit in hits:
@@ -30,10 +54,15 @@ def findings_of_hits(
         if pattern is None:
             continue  # a pattern not in force here
         site = hit.site
+        severity, reason = pattern.severity, None
+        if pattern.receiver_class and hit not in (proven or set()) and severity is Severity.ERROR:
+            severity = Severity.WARNING
+            reason = f"the receiver is matched by its text, not shown to be an instance of {pattern.receiver_class}"
         findings.append(
             Finding(
                 rule=pattern.id,
-                severity=pattern.severity,
+                severity=severity,
+                reason=reason,
                 consumer=consumer,
                 path=path,
                 line=site.line,

@@ -40,6 +40,9 @@ class InstanceValue:
     # The class is what the consumer declares (a parameter's or variable's annotation, an
     # isinstance test), not what built the object: at run time it may be a subclass.
     declared: bool = False
+    # `self` of a consumer class: its bases (or those of a consumer class deriving from it) from
+    # neither side, which may supply a member the provider classes lack.
+    outside: tuple[str, ...] = ()
 
     def architectures(self, classes) -> tuple[str, ...]:
         found = dict(self.origins)
@@ -70,6 +73,25 @@ class NotInProvider:
 
     missing: Missing
     base: str  # the first base outside the provider
+
+
+def outside_supplies(value: InstanceValue, name: str) -> tuple[bool, str | None]:
+    """(supplied, base): whether a base of `value.outside` surely has `name` (an external base
+    whose members are all known lists it), else the first base that may still supply it. On a
+    consumer's class even a known base may serve a name it does not list: torch's nn.Module
+    serves what is registered on the instance, and consumer code anywhere may register it."""
+    from apiaudit.provider.index import KNOWN_EXTERNAL_MEMBERS, TRANSPARENT_BASES
+
+    if any(name in KNOWN_EXTERNAL_MEMBERS.get(b, ()) or name in TRANSPARENT_BASES.get(b, ()) for b in value.outside):
+        return True, None
+    return False, next((b for b in value.outside if b not in TRANSPARENT_BASES), None)
+
+
+def unknown_outside(value: InstanceValue) -> str | None:
+    """The first base of `value.outside` whose members are not known: it may override any member."""
+    from apiaudit.provider.index import KNOWN_EXTERNAL_MEMBERS, TRANSPARENT_BASES
+
+    return next((b for b in value.outside if b not in TRANSPARENT_BASES and b not in KNOWN_EXTERNAL_MEMBERS), None)
 
 
 def model_member(ctx, class_path: str, name: str):

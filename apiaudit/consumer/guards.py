@@ -23,6 +23,7 @@ from apiaudit.consumer.values import (
     Const,
     ImportChoice,
     ParsedVersion,
+    Probe,
     ProviderSpec,
     ProviderVersion,
     Unbound,
@@ -76,6 +77,22 @@ def constant(flag: bool) -> Decision:
 def symbolic(condition: Condition, narrow_true: tuple = (), narrow_false: tuple = ()) -> Decision:
     negated = replace(condition, expect=not condition.expect)
     return Decision(Branch(conditions=(condition,), narrow=narrow_true), Branch(conditions=(negated,), narrow=narrow_false))
+
+
+def probe_of(d: Decision) -> Probe | None:
+    """A test the checks decide, kept as a value: only when each side is its conditions alone."""
+    sides = (d.if_true, d.if_false)
+    if any(b.dead or b.undecided or not b.conditions for b in sides):
+        return None  # (a narrowing holds at the test only: a kept value drops it)
+    return Probe(d.if_true.conditions, d.if_false.conditions)
+
+
+def from_probe(probe: Probe, text: str | None = None) -> Decision:
+    """`if HAS_X:` on a kept probe; `text` (the test as written here) names it in findings."""
+    if text is None:
+        return Decision(Branch(conditions=probe.if_true), Branch(conditions=probe.if_false))
+    shown = (text, f"not ({text})")
+    return Decision(*(Branch(conditions=tuple(replace(c, text=t) for c in side)) for side, t in zip((probe.if_true, probe.if_false), shown)))
 
 
 def negate(d: Decision) -> Decision:

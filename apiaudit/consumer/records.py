@@ -83,6 +83,8 @@ RootKind = Literal["symbol", "self", "super", "fself"]
 class Root:
     kind: RootKind
     name: str  # dotted path: provider symbol, consumer class, or consumer function
+    # "super" as `super(Cls, self)`: the class the lookup starts after (provider or consumer dotted path).
+    after: str | None = None
 
 
 # The import exception an enclosing `try` catches: a missing name raises ImportError, which
@@ -98,6 +100,10 @@ class ConditionKind(str, enum.Enum):
     IS_INSTANCE = "is-instance"  # `isinstance(target, name)`: name is a provider class path
     IMPORT_FAILS = "import-fails"  # one of `imports` fails with an exception `caught` catches
     NARROWS = "narrows"  # `name(target)`: name is a provider TypeIs/TypeGuard function
+    # `target <name> operand`: a provider module constant (`VERSION >= (4, 2)`) compared with
+    # a literal; name is the operator (`ast` class name), operand the literal's repr. Not a
+    # literal on the release: a test on run-time data (both sides run), never undecided.
+    COMPARES = "compares"
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +124,7 @@ class Condition:
     name: str | None = None
     imports: tuple[ImportRef, ...] = ()
     caught: CaughtImport = "ImportError"
+    operand: str = ""  # COMPARES: the literal's repr
     # A narrowing guard whose failing side raises/returns: the lines after it run only for the
     # classes that pass; when none passes the job stops there (`guard-fails`), and what follows
     # is still checked, "behind the guard".
@@ -169,6 +176,9 @@ class Use:
     live: Liveness = ALWAYS
     # The root was bound by an import that may fail while its handler left the name unbound/None.
     failed_import: ImportRef | None = None
+    # The line of the enclosing `except TypeError:` that handles a call failing to bind, without
+    # re-raising (a probe: `try: f(x, new=1)` / `except TypeError: f(x)`); 0: none.
+    type_error_handler: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,12 +194,24 @@ class ImportUse:
 
 
 @dataclass(frozen=True, slots=True)
+class PrivateCalls:
+    """A private name (`_x`, not a dunder) this file calls directly (`self._x(...)`, `cls._x(...)`,
+    `_x(...)`), and the liveness of each call: a helper whose every call is dead on the release
+    never runs there (its body is not judged)."""
+
+    name: str
+    calls: tuple[Liveness, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ClassFacts:
     dotted: str
     provider_bases: tuple[str, ...]  # dotted provider paths as imported
-    consumer_bases: tuple[str, ...]
+    consumer_bases: tuple[str, ...]  # consumer classes, or names of neither side (`torch.nn.Module`)
     own_members: frozenset[str]
     site: Site
+    # Bases the walk could not read (a call, a name bound at run time): any member may come from them.
+    unread_bases: tuple[str, ...] = ()
 
 
 DefKind = Literal["function", "method", "staticmethod", "classmethod", "property"]
@@ -253,6 +275,8 @@ class RpcCall:
     site: Site
     function: str
     live: Liveness = ALWAYS
+    # `self.collective_rpc(...)`: the consumer class `self` is (its own override may take the call).
+    receiver: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,6 +397,9 @@ class ConsumerFile:
     # name (every `from M import n` gives M and M.n), and dotted consumer names its string
     # literals hold (`"pkg.ext.Worker"`, `"pkg.cli:main"`): the edges of the reachability graph.
     reaches: tuple[str, ...] = ()
+    private_calls: tuple[PrivateCalls, ...] = ()
+    # Private names the file uses otherwise (read, passed on, named in a string): they may run.
+    private_refs: tuple[str, ...] = ()
     # Set by `collect` (never cached with the file: it depends on the whole tree): why the module
     # may never run, when nothing reachable imports it (consumer/reach.py).
     unreachable: str | None = None

@@ -10,7 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Union
 
-from apiaudit.consumer.records import CaughtImport, ImportRef, Root, Site, Step
+from apiaudit.consumer.records import (
+    CaughtImport,
+    Condition,
+    ImportRef,
+    Root,
+    Site,
+    Step,
+)
 
 
 @dataclass(frozen=True)
@@ -187,13 +194,42 @@ class OneOf:
     options: tuple[Chain, ...]
 
 
+@dataclass(frozen=True)
+class Probe:
+    """What a feature test evaluates to (`"x" in inspect.signature(f).parameters`, `hasattr(m, "x")`)
+    when it is kept in a name (`HAS_X = ...`) or returned by a helper (`def has_arg(f, n): return
+    n in inspect.signature(f).parameters`): true exactly where the conditions of `if_true` hold on
+    the audited release, false where those of `if_false` do. The checks decide them, so a later
+    `if HAS_X:` is the probe itself, not a test on run-time data."""
+
+    if_true: tuple[Condition, ...]
+    if_false: tuple[Condition, ...]
+
+
+@dataclass(frozen=True)
+class SignatureOf:
+    """`inspect.signature(f)` of a provider callable (`parameters`: its `.parameters`), kept in a
+    name so that `"x" in sig.parameters` is the same probe as when written in one line."""
+
+    target: Chain
+    parameters: bool = False
+
+
 MAX_OPTIONS = 8  # more ways than this and the name is Unknown
 
 
 Value = Union[
     Unknown, Const, ProviderVersion, ParsedVersion, VersionPart, VersionMethod, VersionDerived, ProviderDistribution, Chain, ConsumerRef,
-    External, DictValue, Unbound, ImportChoice, Helper, OneOf, TupleOf, ProviderSpec, DistributionMap, StrMethod,
+    External, DictValue, Unbound, ImportChoice, Helper, OneOf, TupleOf, ProviderSpec, DistributionMap, StrMethod, Probe,
+    SignatureOf,
 ]
+
+
+def symbol_path(value: Value | None) -> str | None:
+    """The provider dotted path a chain of plain attributes names (`mod.Class`); None otherwise."""
+    if isinstance(value, Chain) and value.root.kind == "symbol" and all(s.kind == "attr" and s.name for s in value.steps):
+        return ".".join([value.root.name] + [s.name for s in value.steps if s.name is not None])
+    return None
 
 
 def join(a: Value | None, b: Value | None) -> Value:

@@ -17,7 +17,7 @@ import ast
 
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import ConsumerNames, ImportContext, module_imports
-from apiaudit.consumer.records import ConsumerFile, ConsumerOptions
+from apiaudit.consumer.records import ConsumerFile, ConsumerOptions, PrivateCalls
 from apiaudit.consumer.values import (
     Const,
     ConsumerRef,
@@ -25,6 +25,7 @@ from apiaudit.consumer.values import (
     Helper,
     ImportChoice,
     ParsedVersion,
+    Probe,
     ProviderVersion,
     Value,
     VersionPart,
@@ -56,7 +57,7 @@ class ModuleVisitor:
         self.imports_ctx = ImportContext(module, is_package, options, names)
 
     def run(self, tree: ast.Module) -> ConsumerFile:
-        with _Walk(self._state(top_only=False)) as walk:
+        with _Walk(self._state(top_only=False, postponed=_postponed(tree))) as walk:
             walk.module(tree, emit=True)
         found = walk.state.found
         return ConsumerFile(
@@ -72,6 +73,8 @@ class ModuleVisitor:
             notes=tuple(found.notes.values()),
             lines=tuple(self.source.splitlines()),
             reaches=tuple(found.reaches),
+            private_calls=tuple(PrivateCalls(name, tuple(lives)) for name, lives in sorted(found.private_calls.items())),
+            private_refs=tuple(sorted(found.private_refs)),
         )
 
     def exports(self, tree: ast.Module) -> dict[str, Value]:
@@ -82,15 +85,25 @@ class ModuleVisitor:
             for name, value in walk.state.module_env.vars.items():
                 if isinstance(value, Helper):
                     out[f"{self.module}.{name}"] = walk.folding.capture(value)
-                elif isinstance(value, (Const, ProviderVersion, ParsedVersion, VersionPart, DictValue, ImportChoice)):
+                elif isinstance(value, (Const, ProviderVersion, ParsedVersion, VersionPart, DictValue, ImportChoice, Probe)):
                     out[f"{self.module}.{name}"] = value
         return out
 
-    def _state(self, top_only: bool) -> WalkState:
+    def _state(self, top_only: bool, postponed: bool = False) -> WalkState:
         # No dict value yet (here or imported): calls cannot touch one.
         found = Found(self.imports_ctx.names.has_dicts)
         # By position: built once per file, and cheaper so.
-        return WalkState(self.module, self.options, self.imports_ctx, _folder(self.options), Env(), top_only, found)
+        return WalkState(self.module, self.options, self.imports_ctx, _folder(self.options), Env(), top_only, found, postponed)
+
+
+def _postponed(tree: ast.Module) -> bool:
+    """`from __future__ import annotations` (PEP 563): no annotation is evaluated at run time."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__" and any(a.name == "annotations" for a in stmt.names):
+            return True
+        if not (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__") and not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
+            return False  # future imports come first
+    return False
 
 
 # The release folders made so far, by (provider version, Python version): a folder is read

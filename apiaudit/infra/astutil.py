@@ -17,6 +17,22 @@ def dotted_text(node: ast.AST) -> str | None:
     return ".".join(reversed(parts))
 
 
+def union_members(node: ast.AST) -> list[ast.AST]:
+    """The members an annotation names: `A | B`, `Optional[A]`, `Union[A, B]` (None left out)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return union_members(node.left) + union_members(node.right)
+    if isinstance(node, ast.Constant) and node.value is None:
+        return []
+    if isinstance(node, ast.Subscript):
+        tail = (dotted_text(node.value) or "").rsplit(".", 1)[-1]
+        if tail == "Optional":
+            return union_members(node.slice)
+        if tail == "Union":
+            elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            return [member for element in elements for member in union_members(element)]
+    return [node]
+
+
 def descendants(node: ast.AST):
     """`node` and every node under it, in no promised order: `ast.walk` (breadth first) costs
     about twice as much, and a search for any or every node of a kind needs no order."""

@@ -28,7 +28,7 @@ import ast
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from apiaudit.infra.astutil import module_names
+from apiaudit.infra.astutil import module_names, union_members
 from apiaudit.provider.records import Found, ProviderCall, ProviderReference, SymbolKind
 
 if TYPE_CHECKING:
@@ -255,8 +255,8 @@ class _ModuleCalls:
                 node = ast.parse(node.value, mode="eval").body
             except SyntaxError:
                 return None
-        members = _union_members(node)
-        if len(members) != 1:
+        members = union_members(node)
+        if len(members) != 1 or not isinstance(members[0], ast.expr):
             return None
         path = self._dotted(members[0])
         return self._class_path(path) if path else None
@@ -293,20 +293,6 @@ class _LocalTypes(_Types):
 def _is_self(node: ast.expr, first: str | None) -> bool:
     """`self.<attribute>` as a store target (`first` is the method's first parameter)."""
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == first
-
-
-def _union_members(node: ast.expr) -> list[ast.expr]:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-        return _union_members(node.left) + _union_members(node.right)
-    if isinstance(node, ast.Subscript) and isinstance(node.value, (ast.Name, ast.Attribute)):
-        name = node.value.attr if isinstance(node.value, ast.Attribute) else node.value.id
-        if name == "Optional":
-            return _union_members(node.slice)
-        if name == "Union" and isinstance(node.slice, ast.Tuple):
-            return [m for e in node.slice.elts for m in _union_members(e)]
-    if isinstance(node, ast.Constant) and node.value is None:
-        return []
-    return [node]
 
 
 def _on_self(node: ast.expr, first: str | None) -> bool:

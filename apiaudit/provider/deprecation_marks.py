@@ -126,6 +126,15 @@ def _is_deprecation_warn(call: ast.Call) -> bool:
     return False
 
 
+def warning_in(body: list[ast.stmt]) -> str | None:
+    """The message of a deprecation warning the block gives (`warnings.warn(msg, DeprecationWarning)`)."""
+    for stmt in body:
+        call = _warns(stmt)
+        if call is not None:
+            return _message(call)
+    return None
+
+
 def _warns(node: ast.AST) -> ast.Call | None:
     for sub in ast.walk(node):
         if isinstance(sub, ast.Call) and _is_deprecation_warn(sub):

@@ -4,7 +4,8 @@
   every `self.NAME` assigned in any method (Griffe only records those in `__init__`);
 - per function: the names and `extra=` literals its body uses (a dataclass_transform
   decorator's runtime behaviour: pydantic or not, extras forbidden or not);
-- per module: a lazy `__getattr__` and the string map it serves (`{"Name": ".mod:Name"}`);
+- per module: what its `__getattr__` serves (module_getattr.py: the names, their targets where
+  they can be named, whether every other name raises AttributeError);
 - per function and class, what its own source says about its deprecation (`deprecation_marks`:
   read here, from the tree Griffe parsed, so no provider file is parsed twice);
 - per class, for light inference of what an attribute holds: each `self.NAME = callee(...)`
@@ -23,7 +24,7 @@ from typing import Any, TypeAlias, TypeGuard
 import griffe
 
 from apiaudit.infra.astutil import absolute_import, descendants, dotted_text
-from apiaudit.provider import deprecation_marks
+from apiaudit.provider import deprecation_marks, module_getattr
 
 KEY = "apiaudit"
 
@@ -123,22 +124,21 @@ class FactsExtension(griffe.Extension):
         fallbacks = fallback_star_imports(node, mod.path if mod.is_init_module else mod.path.rpartition(".")[0])
         if fallbacks:
             mod.extra.setdefault(KEY, {})["fallback_stars"] = fallbacks
-        getattr_defs = [n for n in _top_level(node.body) if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"]
-        if not getattr_defs:
+        package = mod.path if mod.is_init_module else mod.path.rpartition(".")[0]
+        service = module_getattr.read(node, mod.path, package)
+        if service is None:
             return
-        used = {n.id for g in getattr_defs for n in ast.walk(g) if isinstance(n, ast.Name)}
-        lazy: dict[str, str] = {}
-        for stmt in _top_level(node.body):
-            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Dict):
-                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                if not any(isinstance(t, ast.Name) and t.id in used for t in targets):
-                    continue
-                for k, v in zip(stmt.value.keys, stmt.value.values):
-                    if isinstance(k, ast.Constant) and isinstance(k.value, str):
-                        if isinstance(v, ast.Constant) and isinstance(v.value, str):
-                            lazy[k.value] = v.value
-        closed = all(_only_serves_map(g) for g in getattr_defs)
-        mod.extra.setdefault(KEY, {}).update({"has_getattr": True, "lazy_map": lazy, "lazy_map_closed": closed})
+        mod.extra.setdefault(KEY, {}).update({
+            "has_getattr": True,
+            # names served with a target to follow (a lazy import, a deprecation shim's import)
+            "lazy_map": {name: target for name, target in service.targets if target},
+            # names served whose value cannot be named (`return env_vars[name]()`)
+            "getattr_names": sorted(name for name, target in service.targets if not target),
+            "lazy_map_closed": service.closed,
+            "getattr_partial": service.partial,
+            # names served with a DeprecationWarning (a shim kept for a moved name): the message
+            "getattr_deprecated": dict(service.deprecated),
+        })
 
 
 def import_time_nodes(module: ast.Module):
@@ -308,20 +308,6 @@ def only_raises_not_implemented(func: ast.FunctionDef | ast.AsyncFunctionDef) ->
     return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
 
 
-def _top_level(body: list[ast.stmt]):
-    """Module statements, looking inside if/else and try blocks (TYPE_CHECKING splits)."""
-    for stmt in body:
-        yield stmt
-        if isinstance(stmt, ast.If):
-            yield from _top_level(stmt.body)
-            yield from _top_level(stmt.orelse)
-        elif isinstance(stmt, ast.Try):
-            yield from _top_level(stmt.body)
-            for h in stmt.handlers:
-                yield from _top_level(h.body)
-            yield from _top_level(stmt.orelse)
-
-
 def _self_assignments(func: ast.AST, me: str, calls: dict[str, list] | None = None,
                       annotations: dict[str, str] | None = None, expressions: bool = True) -> tuple[set[str], bool]:
     """Names assigned on `me` (and whether attributes are computed); fills `calls`/`annotations`
@@ -474,23 +460,6 @@ def _typing_only_names(body) -> set[str]:
         if isinstance(stmt, ast.If) and _is_type_checking(stmt.test):
             typing_names |= _bound_names(stmt.body)
     return typing_names - _bound_names(body)
-
-
-def _only_serves_map(func: ast.FunctionDef) -> bool:
-    """A module __getattr__ that serves its map and otherwise raises AttributeError."""
-    last = func.body[-1] if func.body else None
-    if _raises_attribute_error(last):
-        return True
-    if isinstance(last, ast.If) and last.orelse and _raises_attribute_error(last.orelse[-1]):
-        return True
-    return False
-
-
-def _raises_attribute_error(stmt) -> bool:
-    if not isinstance(stmt, ast.Raise) or stmt.exc is None:
-        return False
-    exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
-    return isinstance(exc, ast.Name) and exc.id == "AttributeError"
 
 
 # ------------------------------------------------------------- **kwargs forwarding

@@ -10,7 +10,7 @@ import ast
 import textwrap
 from pathlib import Path
 from collections.abc import Iterable
-from typing import Any, Callable, TypeAlias
+from typing import Any, Callable, Literal, TypeAlias
 
 from apiaudit.infra.lazyimport import lazy_module
 from apiaudit.provider import names
@@ -41,6 +41,7 @@ def returned_callees(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
 from apiaudit.provider.records import (
     AssignedValue,
     CallInfo,
+    Forward,
     Found,
     Membership,
     Missing,
@@ -62,6 +63,16 @@ from apiaudit.provider.records import (
 
 # One class of an MRO: a provider class, an external class's dotted path, or a base nobody resolves.
 MroEntry: TypeAlias = "griffe.Class | str | UnresolvedBase"
+
+# How a method binds its first parameter, and the builtin descriptor classes that decide it
+# (a decorator class deriving from one binds as it does).
+MethodDescriptor: TypeAlias = Literal["classmethod", "staticmethod"]
+_DESCRIPTOR_BASES: dict[str, MethodDescriptor] = {
+    "classmethod": "classmethod",
+    "builtins.classmethod": "classmethod",
+    "staticmethod": "staticmethod",
+    "builtins.staticmethod": "staticmethod",
+}
 
 # External bases that add no constructor parameters and only these attributes.
 TRANSPARENT_BASES: dict[str, frozenset[str]] = {
@@ -236,18 +247,20 @@ class ProviderIndex:
             self._objects[dotted] = module
             return Found(self._symbol(module))
         obj: Any = module
-        for name in parts[i:]:
+        for step, name in enumerate(parts[i:], start=i + 1):
             res = self._member_of(obj, name, seen)
             if not isinstance(res, Found):
                 if isinstance(res, Missing):
                     moved = self.find_definitions(name) if res.owner and res.owner.kind is SymbolKind.MODULE else ()
-                    return Missing(dotted, res.owner, tuple(m for m in moved if m != dotted))
+                    return Missing(dotted, res.owner, tuple(m for m in moved if m != dotted), res.doubt)
                 return res
             sym = res.symbol
             if sym.kind is SymbolKind.EXTERNAL:
                 rest = parts[parts.index(name) + 1 :] if name in parts else []
                 return Found(Symbol(".".join([sym.path] + rest), SymbolKind.EXTERNAL))
             obj = self._objects.get(sym.path) or self._find_object(sym.path)
+            if obj is None and step == len(parts) and sym.kind is SymbolKind.ATTRIBUTE:
+                return res  # a name a module __getattr__ serves, of a value nothing declares
             if obj is None:
                 # A module reached through an alias: continue from it.
                 module = self.loader.load(sym.path)
@@ -288,11 +301,9 @@ class ProviderIndex:
             return Found(self._symbol(submodule))
         if self.loader.is_package_dir(f"{module.path}.{name}"):
             return Found(Symbol(f"{module.path}.{name}", SymbolKind.MODULE))
-        lazy = module_facts.get("lazy_map", {})
-        if name in lazy:
-            lazy_path = _lazy_target(module, lazy[name])
-            if lazy_path:
-                return self._resolve(lazy_path, seen)
+        served = self._served_by_getattr(module, name, seen)
+        if served is not None:
+            return served
         star = self._star_member(module, name, seen)
         if star is not None:
             return star
@@ -300,7 +311,40 @@ class ProviderIndex:
             return Unknown(f"{module.path}.{name}", f"{module.path} defines a module __getattr__")
         if name in MODULE_ATTRIBUTES:
             return Found(Symbol(f"types.ModuleType.{name}", SymbolKind.EXTERNAL))
-        return self._undeclared_module_member(module, name) or Missing(f"{module.path}.{name}", owner)
+        undeclared = self._undeclared_module_member(module, name)
+        if undeclared is not None:
+            return undeclared
+        partial = module_facts.get("getattr_partial")
+        if module_facts.get("has_getattr") and partial:
+            # The names __getattr__ serves were not all read: absent from those read is likely
+            # missing, not proven missing.
+            return Missing(f"{module.path}.{name}", owner, doubt=f"{module.path} defines a module __getattr__ and {partial}")
+        return Missing(f"{module.path}.{name}", owner)
+
+    def _served_by_getattr(self, module: griffe.Module, name: str, seen: tuple[str, ...]) -> Resolution | None:
+        """`name` answered by the module's `__getattr__` (module_getattr.py): its target where
+        the function names one (a lazy import, a deprecation shim's import), else the name as the
+        module declares it under `if TYPE_CHECKING:` (its annotation), else an attribute of
+        unknown value. None: __getattr__ does not serve it (as far as it was read)."""
+        module_facts = facts(module)
+        lazy = module_facts.get("lazy_map", {})
+        if name in lazy:
+            lazy_path = _lazy_target(module, lazy[name])
+            if lazy_path:
+                return self._resolve(lazy_path, seen)
+        declared: Any = module.members.get(name)
+        typing_declared = declared is not None and name in module_facts.get("typing_only", ())
+        if name in module_facts.get("getattr_names", ()) or (typing_declared and module_facts.get("getattr_partial")):
+            # A partly read map: a name the module declares for type checkers is taken as served.
+            if typing_declared and declared.is_alias:
+                return self._resolve(declared.target_path, seen)  # `if TYPE_CHECKING: from .m import X`
+            if typing_declared:
+                self._objects[declared.path] = declared
+                return Found(self._symbol(declared))
+            getattr_def = module.members.get("__getattr__")
+            location = self._symbol(getattr_def).location if getattr_def is not None and not getattr_def.is_alias else None
+            return Found(Symbol(f"{module.path}.{name}", SymbolKind.ATTRIBUTE, location))
+        return None
 
     def _star_member(self, module: griffe.Module, name: str, seen: tuple[str, ...]) -> Resolution | None:
         """`name` through the module's star imports: those the module runs first, then the ones an
@@ -392,6 +436,24 @@ class ProviderIndex:
             or self.loader.compiled_prefix(dotted) is not None
             or self._installed_by_shim(dotted),
         )
+
+    def constant(self, dotted: str) -> str | None:
+        """The literal a module-level name holds on this release (its repr), followed through
+        `from m import X` re-exports; None when it is not a literal the release alone decides
+        (`VERSION = (5, 0, 3, "final", 0)`, a build-written `__version_tuple__ = (0, 12, 0)`)."""
+        return self._cached(("constant", dotted), lambda: self._constant(dotted, names.MAX_CONSTANT_HOPS))
+
+    def _constant(self, dotted: str, hops: int) -> str | None:
+        module, _, name = dotted.rpartition(".")
+        path = self.loader.module_file(module) if module and self.loader.owns(module) else None
+        if path is None or hops <= 0:
+            return None
+        package = module if path.stem == "__init__" else module.rpartition(".")[0]
+        found = names.module_constant(self.loader.read_text(path), name, package)
+        if found is None:
+            return None
+        kind, value = found
+        return value if kind == "literal" else self._constant(value, hops - 1)
 
     def _installed_by_shim(self, dotted: str) -> bool:
         """A parent package that assigns `sys.modules[...]` may install `dotted` at import time."""
@@ -572,7 +634,7 @@ class ProviderIndex:
         return self._function_call(target_sym, func, via, drop_first=drop)
 
     def _function_call(self, sym: Symbol, func: griffe.Function, via: ReachedVia, drop_first: bool | None = None) -> CallInfo:
-        drop = _drops_first(func, via) if drop_first is None else drop_first
+        drop = _drops_first(func, via, self._descriptor(func)) if drop_first is None else drop_first
         impl = self._signature(func, drop)
         overloads = tuple(self._signature(o, drop, origin="@overload") for o in (func.overloads or []))
         returns = self.annotation_class(func.returns, func)
@@ -581,6 +643,25 @@ class ProviderIndex:
             fallback = None if facts(func).get("overloads_only") else impl
             return CallInfo(sym, overloads, fallback=fallback, returns=returns)
         return CallInfo(sym, (impl,), returns=returns)
+
+    def _descriptor(self, func: griffe.Function) -> MethodDescriptor | None:
+        """How a method is bound: `@classmethod`/`@staticmethod`, or a decorator that is a provider
+        class deriving from one of them (Django's `class classonlymethod(classmethod)`: its
+        `@classonlymethod def as_view(cls, ...)` binds `cls` like any classmethod)."""
+        for kind in ("classmethod", "staticmethod"):
+            if kind in func.labels:
+                return kind
+        if not isinstance(func.parent, griffe.Class):
+            return None
+        for decorator in func.decorators or ():
+            path = decorator.callable_path
+            res = self.resolve(path) if path else None
+            if not (isinstance(res, Found) and res.symbol.kind is SymbolKind.CLASS):
+                continue
+            for base in self.mro_paths(res.symbol.path)[1:]:
+                if base in _DESCRIPTOR_BASES:
+                    return _DESCRIPTOR_BASES[base]
+        return None
 
     def _signature(self, func: griffe.Function, drop_first: bool, origin: str | None = None) -> Signature:
         params = []
@@ -1006,6 +1087,21 @@ class ProviderIndex:
             instance_target=targets.get("instance"), class_target=targets.get("class"),
         )  # fmt: skip
 
+    def getattr_deprecation(self, dotted: str) -> str | None:
+        """The deprecation message a module `__getattr__` gives when it serves `dotted` (a shim
+        kept for a name that moved), or None."""
+        return self._cached(("getattr-deprecation", dotted), lambda: self._getattr_deprecation(dotted))
+
+    def _getattr_deprecation(self, dotted: str) -> str | None:
+        module_path, _, name = dotted.rpartition(".")
+        if not module_path or not self.loader.owns(module_path):
+            return None
+        module = self.loader.load(module_path)
+        if module is None or name in module.members:
+            return None
+        message = facts(module).get("getattr_deprecated", {}).get(name)
+        return message if isinstance(message, str) else None
+
     def module_attribute_type(self, path: str) -> Symbol | None:
         return self._cached(("module-attr-type", path), lambda: self._module_attribute_type(path))
 
@@ -1081,11 +1177,12 @@ class ProviderIndex:
         return tuple(found)
 
     # ------------------------------------------------------ **kwargs forwarding
-    def forwards(self, path: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        """Where a callable passes its `**kwargs` on: (target callable path, keywords passed beside)."""
+    def forwards(self, path: str) -> tuple[Forward, ...]:
+        """Where a callable passes its `**kwargs` on (a `super().__init__` call is left to the
+        instance's MRO: `next_constructor`)."""
         return self._cached(("forwards", path), lambda: self._forwards(path))
 
-    def _forwards(self, path: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    def _forwards(self, path: str) -> tuple[Forward, ...]:
         res = self.resolve(path)
         if not isinstance(res, Found):
             return ()
@@ -1098,25 +1195,50 @@ class ProviderIndex:
         func = self.object_at(sym.path)
         if not isinstance(func, griffe.Function):
             return ()
-        out: list[tuple[str, tuple[str, ...]]] = []
+        out: list[Forward] = []
         for callee, explicit in facts(func).get("forwards", ()):
+            if callee.startswith("super()."):
+                if callee == "super().__init__" and isinstance(func.parent, griffe.Class):
+                    out.append(Forward(func.parent.path, tuple(explicit), via_super=True))
+                continue
             target = self._forward_target(func, callee)
             if target:
-                out.append((target, tuple(explicit)))
+                out.append(Forward(target, tuple(explicit)))
         return tuple(out)
+
+    def next_constructor(self, bases: tuple[str, ...], after: str) -> str | None:
+        """The class whose `__init__` a `super().__init__(...)` made in `after`'s method reaches, on
+        an instance of a class deriving from `bases` in that order (a provider class's own
+        instance: `bases=(cls,)`). Python follows the instance's MRO, not `after`'s: in
+        `class P(A, B)` A's call reaches B, and a mixin without `__init__` is passed over. None
+        when it cannot be told: a base outside the provider (not a transparent one) or one
+        nobody resolves comes first, or `after` is not in the MRO."""
+        return self._cached(("next-init", bases, after), lambda: self._next_constructor(bases, after))
+
+    def _next_constructor(self, bases: tuple[str, ...], after: str) -> str | None:
+        if len(bases) == 1:
+            mro = list(self.mro(bases[0]))
+        else:
+            heads: list[list[MroEntry]] = [list(self.mro(b)) for b in bases]
+            mro = _c3_merge(heads + [[h[0] for h in heads]])
+        paths = [k.path if isinstance(k, griffe.Class) else k for k in mro]
+        if after not in paths:
+            return None
+        for klass in mro[paths.index(after) + 1 :]:
+            if isinstance(klass, griffe.Class):
+                own = klass.members.get("__init__")
+                if own is not None:
+                    return klass.path if isinstance(own, griffe.Function) else None
+                if self._shape(klass) is not None:
+                    return klass.path  # a synthesized __init__ (dataclass, model...)
+                continue  # a mixin without __init__: the call goes on along the MRO
+            if isinstance(klass, str) and klass in TRANSPARENT_BASES:
+                continue
+            return None
+        return None
 
     def _forward_target(self, func: griffe.Function, callee: str) -> str | None:
         owner = func.parent
-        if callee.startswith("super()."):
-            if not isinstance(owner, griffe.Class) or callee != "super().__init__":
-                return None
-            mro = self.mro(owner.path)
-            for klass in mro[1:]:
-                if isinstance(klass, griffe.Class):
-                    return klass.path  # its constructor receives the keywords
-                if klass not in TRANSPARENT_BASES:
-                    return None
-            return None
         head, _, rest = callee.partition(".")
         scope = owner.parent if isinstance(owner, griffe.Class) else owner
         try:
@@ -1155,12 +1277,12 @@ _PARAM_KIND = {
 }
 
 
-def _drops_first(func: griffe.Function, via: ReachedVia) -> bool:
+def _drops_first(func: griffe.Function, via: ReachedVia, descriptor: MethodDescriptor | None) -> bool:
     if not isinstance(func.parent, griffe.Class):
         return False
-    if "staticmethod" in func.labels:
+    if descriptor == "staticmethod":
         return False
-    if "classmethod" in func.labels:
+    if descriptor == "classmethod":
         return via in ("class", "instance")
     if func.name == "__new__":
         return True

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 _TOP_LEVEL = re.compile(r"^(?:class\s+(\w+)|(?:async\s+)?def\s+(\w+)|(\w+)\s*(?::[^=\n]+)?=(?!=))", re.M)
@@ -86,3 +86,86 @@ def runtime_bindings(text: str | None) -> RuntimeBindings:
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
     return RuntimeBindings(frozenset(names), opaque)
+
+
+MAX_CONSTANT_HOPS = 4  # `from ._version import X` re-exported through a few modules
+
+
+def module_constant(text: str | None, name: str, package: str) -> tuple[str, str] | None:
+    """What `name` is bound to at the top level of a module when its imports work:
+    ("literal", repr of a literal) or ("import", dotted path it is imported from); None when
+    it is bound otherwise, or under an `if`/loop (the release would not decide it alone).
+
+    A `try:` body counts and its handlers do not (`except ImportError: X = (0, 0, "dev")`
+    runs only when the import fails); `if TYPE_CHECKING:` never runs. `package` resolves a
+    relative import (the module's own package)."""
+    if text is None:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    found: tuple[str, str] | None = None
+    for stmt, compound in _running(tree.body):
+        if compound:
+            if name in _bound_names(stmt):
+                found = None  # bound under a test or a loop: the release alone does not decide it
+        elif isinstance(stmt, ast.ImportFrom):
+            for alias in stmt.names:
+                if (alias.asname or alias.name) == name and alias.name != "*":
+                    base = _absolute(stmt, package)
+                    found = ("import", f"{base}.{alias.name}") if base else None
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if stmt.value is None or not any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                continue
+            try:
+                found = ("literal", repr(ast.literal_eval(stmt.value)))
+            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                found = None
+        elif name in _bound_names(stmt):
+            found = None
+    return found
+
+
+def _running(body: list[ast.stmt]) -> Iterator[tuple[ast.stmt, bool]]:
+    """(statement, compound) for the top-level statements that run when nothing fails; a
+    compound one (an `if`, a loop, a `with`) is handed on whole, for the names it binds."""
+    for stmt in body:
+        if isinstance(stmt, ast.Try):
+            yield from _running(stmt.body + stmt.orelse + stmt.finalbody)
+        elif isinstance(stmt, ast.If) and (dotted_name(stmt.test) or "").rpartition(".")[2] == "TYPE_CHECKING":
+            yield from _running(stmt.orelse)
+        else:
+            yield stmt, isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.AsyncFor, ast.AsyncWith, ast.Match))
+
+
+def dotted_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted_name(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def _bound_names(node: ast.stmt) -> set[str]:
+    out: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+            out.add(sub.id)
+        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in sub.names)
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(sub.name)
+    return out
+
+
+def _absolute(stmt: ast.ImportFrom, package: str) -> str | None:
+    if not stmt.level:
+        return stmt.module
+    parts = package.split(".")
+    if stmt.level - 1 > len(parts) - 1 and stmt.level > 1:
+        return None
+    base = parts[: len(parts) - (stmt.level - 1)] if stmt.level > 1 else parts
+    return ".".join(base + ([stmt.module] if stmt.module else []))

@@ -104,11 +104,15 @@ class Found:
 
 @dataclass(frozen=True)
 class Missing:
-    """The name certainly does not exist. `owner` is the deepest object that does."""
+    """The name does not exist (certainly, unless `doubt` says why not). `owner` is the deepest
+    object that does."""
 
     path: str
     owner: Symbol | None
     moved_to: tuple[str, ...] = ()  # dotted paths elsewhere in the provider defining that name
+    # Why the absence is likely but not proven (a module __getattr__ whose names were not all
+    # read): the checks then report a warning with this reason, never an error.
+    doubt: str | None = None
 
 
 @dataclass(frozen=True)
@@ -227,3 +231,14 @@ class ProviderReference:
     receiver: str | None
     caller: str | None = None
 
+
+
+@dataclass(frozen=True)
+class Forward:
+    """Where a callable passes its `**kwargs` on."""
+
+    target: str  # the callable's path; for `super().__init__`, the class whose method makes the call
+    explicit: tuple[str, ...] = ()  # keywords passed beside the splat (the target gets those too)
+    # `super().__init__(**kwargs)`: the next constructor in the MRO of the *instance's* class,
+    # which a class deriving from several bases decides (`ProviderIndex.next_constructor`)
+    via_super: bool = False

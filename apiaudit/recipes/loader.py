@@ -60,9 +60,10 @@ _RECIPE_COMMON = {"id", "symbol", "versions", "change", "rationale"}
 _PATTERN_REQUIRED = {"id", "versions", "kind", "message"}
 _PATTERN_OPTIONAL = {
     "method", "severity", "advice", "then", "same_receiver", "when_keyword", "subscript", "min_args", "recipe", "symbol", "keyword",
+    "receiver_class",
 }  # fmt: skip
 _SYMBOL_PATTERN_KEYS = {"symbol", "keyword"}
-_TEXT_PATTERN_ONLY = {"method", "then", "same_receiver", "when_keyword", "subscript", "min_args"}
+_TEXT_PATTERN_ONLY = {"method", "then", "same_receiver", "when_keyword", "subscript", "min_args", "receiver_class"}
 _RPC_KEYS: tuple[set[str], set[str]] = ({"method", "hosts"}, {"name_arg", "name_keyword"})
 _INJECTION_KEYS: tuple[set[str], set[str]] = ({"keyword", "hosts"}, set())
 _REGISTRY_KEYS: tuple[set[str], set[str]] = ({"name", "module", "maps", "package"}, {"target"})
@@ -287,6 +288,7 @@ def _pattern(entry: _Entry, raw: dict, source: str) -> Pattern:
         message=_required_string(entry, raw, "message"), advice=_string(entry, raw, "advice"), then=then, same_receiver=same_receiver,
         when_keyword=_string(entry, raw, "when_keyword", _IDENT, "an identifier"), subscript=subscript,
         min_args=min_args, recipe=_string(entry, raw, "recipe", _ID, "a kebab-case id"), source=source,
+        receiver_class=_string(entry, raw, "receiver_class", _DOTTED, "a dotted provider class path"),
     )  # fmt: skip
 
 

@@ -110,6 +110,10 @@ class Pattern:
         that unpacks ``**kwargs`` is not matched (it may pass it).
     `when_keyword` restricts the call to those passing that keyword; `min_args` to those
     with at least that many positional arguments. `recipe` names a recipe that fixes it.
+    `receiver_class` (text kinds): a provider class the receiver must be for the hit to be a
+    proof; a hit whose call the checks bound to a method of a class derived from it takes
+    `severity` (what happens when the line runs), any other hit is a warning, since text alone
+    cannot tell the provider's object from the consumer's own (docs/rules.md, "An error is a proof").
     """
 
     id: str
@@ -127,6 +131,7 @@ class Pattern:
     recipe: str | None = None
     symbol: str | None = None  # call-without-keyword: the provider callable's dotted path
     keyword: str | None = None  # call-without-keyword: the keyword the call must pass
+    receiver_class: str | None = None  # text kinds: the class a receiver must be shown to be for `severity`
     source: str = ""
 
     @property

@@ -111,6 +111,9 @@ class TrainSection:
     hidden_states_dtype: str = "float32"
     # The server line's trainer environment (speculators 0.7+); default: the runner's own interpreter.
     python: str = ""
+    # The server line: flags for speculators' trainer, passed as they are after the runner's own
+    # (a choice the config has no key for, e.g. speculators 0.9's `--loss-implementation eager`).
+    trainer_flags: tuple[str, ...] = ()
 
     @property
     def world_size(self) -> int:
@@ -367,9 +370,10 @@ def _check_server_line(config: RunConfig, where: str, raw_sections: set[str]) ->
     if not config.server_line:
         if "server" in raw_sections:
             raise InputError(f"{where}: [server] applies to extract.backend = \"{SERVER_BACKEND}\" only")
-        if train.python:
-            raise InputError(f"{where}: train.python applies to extract.backend = \"{SERVER_BACKEND}\" only "
-                             "(the other backends train in the runner's own process)")
+        for name, setting in (("python", train.python), ("trainer_flags", train.trainer_flags)):
+            if setting:
+                raise InputError(f"{where}: train.{name} applies to extract.backend = \"{SERVER_BACKEND}\" only "
+                                 "(the other backends train in the runner's own process)")
         return
     if server.client not in SERVER_CLIENTS:
         raise InputError(f"{where}: server.client must be one of {', '.join(SERVER_CLIENTS)}, not {server.client!r}")

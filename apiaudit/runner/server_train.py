@@ -27,6 +27,9 @@ ENTRY = Path(__file__).resolve().parents[1] / "trainer_env" / "speculators_train
 ENTRY_0_7 = ENTRY.with_name("speculators_train_0_7.py")
 # The first release whose wheel has the trainer (`speculators.train.cli`).
 TRAINER_IN_WHEEL_SINCE = (0, 8)
+# Flags after this marker are passed only where the trainer's parser has them: a later release
+# dropped them (speculators 0.9's trainer has no --noise-std), and an unknown flag stops argparse.
+IF_KNOWN = "--if-known"
 _PROBE = (
     "import importlib.metadata as m, importlib.util as u, json, sys\n"
     "def v(n):\n"
@@ -114,7 +117,6 @@ def trainer_flags(config: RunConfig, ctx: StageContext, save_path: Path) -> list
         "--total-seq-len", str(train.total_seq_len),
         "--ttt-steps", str(train.ttt_steps),
         "--ttt-step-loss-decay", repr(train.ttt_step_loss_decay),
-        "--noise-std", repr(train.noise_std),
         "--train-data-ratio", repr(round(1.0 - train.val_ratio, 6)),
         "--num-workers", str(train.num_workers),
         "--scheduler-type", train.scheduler,
@@ -122,6 +124,9 @@ def trainer_flags(config: RunConfig, ctx: StageContext, save_path: Path) -> list
         "--hidden-states-dtype", train.hidden_states_dtype,
         "--norm-before-residual" if train.norm_before_residual else "--no-norm-before-residual",
         "--log-dir", str(ctx.stage_dir / "logs"),
+        *train.trainer_flags,
+        # Noise augmentation: speculators 0.7-0.8's trainer has it, 0.9's does not.
+        IF_KNOWN, "--noise-std", repr(train.noise_std),
     ]
 
 

@@ -57,7 +57,9 @@ def train_config(config: RunConfig) -> dict:
 
         return server_train_config(config)
     train = config.section("train")
-    train.pop("python")  # the server line's trainer environment; this trainer runs in the runner
+    # The server line's trainer environment and flags; this trainer runs in the runner.
+    train.pop("python")
+    train.pop("trainer_flags")
     return {"train": train, "model": str(config.model.path)}
 
 

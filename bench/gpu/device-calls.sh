@@ -4,9 +4,11 @@
 #   call 2-4  carry .gpu-stack/vllm-N:                                                     bench/gpu/device-calls.sh stash
 #   call 5  carry .gpu-stack/vllm-4:                                                       bench/gpu/device-calls.sh vllm-0.4.0
 #   call 6  (nothing carried):                                                             bench/gpu/device-calls.sh vllm-0.3.0
-# The fix-only 0.3.0 run on a fresh machine: stash (wheels + overlay-0.3.0), stash x3 (vllm-1..3),
-#   stack-hf (vllm-4), then fix-only-0.3.0 (nothing carried).
-# The server line: stash (wheels), stash x3 (vllm-1..3), stack-hf (vllm-4), then server-0.7 (nothing carried).
+# The fix-only 0.3.0 run on a fresh machine: stash (wheels + overlay-0.3.0), stash (each vllm-N but the last),
+#   stack-hf (the last vllm-N), then fix-only-0.3.0 (nothing carried). (Four parts before 2026-12-02, five since.)
+# The server line: stash (wheels), stash x4 (vllm-1..4), stack-hf (vllm-5), then server-0.7 (nothing carried)
+#   or server-0.9 (carrying .gpu-stack/trainer-0.9: speculators 0.9's trainer with transformers 5.19);
+#   `stack` in place of stack-hf installs without the hf bench run (server-N makes its own).
 # Calls follow each other within the machine's warm time: what earlier calls left in /tmp stays.
 # The scripts find everything relative to themselves: where the device tool sends another
 # checkout than this one, export this tree (git archive HEAD) with .gpu-stack/<chunk> into an
@@ -60,7 +62,9 @@ case "${1:-}" in
         check pipeline "$W" vllm-0.3.0-hand3 --backend vllm --overlay "$GPU_STACK_HOME/overlay-0.3.0-hand3" \
             && check load "$W" vllm-0.3.0-hand3
         keep vllm-0.3.0-rerun vllm-0.3.0-cache vllm-0.3.0-hand3 ;;
-    stack-hf)  # a fresh machine, after calls carrying the wheels, the overlay and vllm-1..3: this one carries vllm-4
+    stack)  # the stack alone (what server-0.7/0.9 need): after the calls stashing all but the last chunk, carrying it
+        bench/gpu/gpu-stack.sh stash && bench/gpu/gpu-stack.sh install small && bench/gpu/gpu-stack.sh install vllm ;;
+    stack-hf)  # a fresh machine, after calls carrying the wheels, the overlay and every vllm-N but the last: this one carries the last
         bench/gpu/gpu-stack.sh stash && bench/gpu/gpu-stack.sh install small && bench/gpu/gpu-stack.sh install vllm || exit 1
         check model "$W" && check pipeline "$W" hf --backend hf
         keep stack-hf hf ;;
@@ -76,5 +80,16 @@ case "${1:-}" in
         python3 bench/gpu/server_pipeline.py all "$W/server-line" --trainer-python "$W/trainer-python"
         (cd "$W/server-line" && tar czf "$OUT/server-0.7.tgz" --ignore-failed-read *.toml *.traceback.txt \
             */*/stage.log */*/manifest.json */extract/server.log */train/trainer.log 2>/dev/null) ;;
-    *) sed -n '2,10p' "$0"; exit 2 ;;
+    server-0.9)  # the server line with speculators 0.9's trainer, in a third target (transformers 5.19, hub 1.x)
+        bench/gpu/gpu-stack.sh stash && bench/gpu/gpu-stack.sh install trainer-0.9 || exit 1
+        printf '#!/bin/sh\nPYTHONPATH="%s/speculators-0.9:$PYTHONPATH" exec python3 "$@"\n' "$GPU_STACK_HOME" > "$W/trainer-python-0.9"
+        chmod +x "$W/trainer-python-0.9"
+        python3 bench/gpu/server_pipeline.py stack "$W" --trainer-python "$W/trainer-python-0.9"
+        # speculators 0.9's fused loss kernel fails under torch 2.11's compiler (dynamo: "ListVariable ...
+        # is already tracked for mutation", the Triton autotune configs of losses/fused.py): its eager loss.
+        python3 bench/gpu/server_pipeline.py all "$W/server-line-0.9" --trainer-python "$W/trainer-python-0.9" \
+            --trainer-flags '["--loss-implementation", "eager"]'
+        (cd "$W/server-line-0.9" && tar czf "$OUT/server-0.9.tgz" --ignore-failed-read *.toml *.traceback.txt \
+            */*/stage.log */*/manifest.json */extract/server.log */train/trainer.log 2>/dev/null) ;;
+    *) sed -n '2,11p' "$0"; exit 2 ;;
 esac

@@ -21,8 +21,9 @@ STACK="$ROOT/.gpu-stack"
 LOCK="$HERE/gpu-stack.lock"
 REQUIREMENTS="$HERE/requirements.in"
 PYTHON="${PYTHON:-python3}"
-# One part of the vLLM wheel per device call: a call carries at most 64 MiB, the tree included.
-PART_BYTES="${GPU_STACK_PART_BYTES:-62000000}"
+# One part of the vLLM wheel per device call: a call carries at most 64 MiB on disk, the tree
+# included (about 6.5 MiB now), so five parts.
+PART_BYTES="${GPU_STACK_PART_BYTES:-50000000}"
 GPU_STACK_HOME="${GPU_STACK_HOME:-/tmp/gpu-stack}"
 GPU_STACK_SITE="${GPU_STACK_SITE:-$GPU_STACK_HOME/site}"
 # The server line's trainer: speculators 0.7 in a target of its own (bench/gpu/server_pipeline.py).
@@ -30,6 +31,12 @@ SERVER_SPECULATORS="0.7.0.2"
 # ... with datasets 5.0.1 in front of the stack's 4.6.0: 4.x's torch formatter imports torchvision.io's
 # VideoReader whenever torchvision is loaded, which the image's torchvision no longer has (5.0 catches it).
 SERVER_DATASETS="5.0.1"
+# speculators 0.9's trainer needs transformers >= 5.0 (vLLM 0.20 excludes only 5.0-5.5.0, so 5.19
+# fits both): a third target, carried as its own chunk (.gpu-stack/trainer-0.9) with what
+# transformers 5 and huggingface-hub 1.x need newer than the image or the stack holds.
+TRAINER_NEXT=(speculators==0.9.0 hs-connectors==0.9.0 transformers==5.19.0 tokenizers==0.23.3
+    huggingface-hub==1.33.0 safetensors==0.8.0 regex==2026.11.19 click==8.4.2 hf-xet==1.6.0
+    "datasets==$SERVER_DATASETS")
 # The machine runs CPython 3.12 on x86-64 (glibc new enough for manylinux_2_35).
 PLATFORM_ARGS=(--python-version 3.12 --implementation cp --only-binary=:all:)
 for tag in 2_35 2_34 2_31 2_28 2_27 2_26 2_24 2_17; do PLATFORM_ARGS+=(--platform "manylinux_${tag}_x86_64"); done
@@ -56,6 +63,9 @@ cmd_download() {
         $(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$HERE/server-requirements.in" | grep -v '^$'))
     (cd "$STACK/dl" && "$PYTHON" -m pip download -q --no-deps --only-binary=:all: -d "$STACK/dl/speculators-0.7" \
         "speculators==$SERVER_SPECULATORS" "datasets==$SERVER_DATASETS")
+    mkdir -p "$STACK/dl/speculators-0.9"
+    (cd "$STACK/dl" && "$PYTHON" -m pip download -q --no-deps "${PLATFORM_ARGS[@]}" -d "$STACK/dl/speculators-0.9" \
+        "${TRAINER_NEXT[@]}")
     if [[ -f "$LOCK" ]]; then (cd "$STACK/dl" && sha256sum --quiet -c "$LOCK") && echo "all wheels match $LOCK"; fi
 }
 
@@ -67,19 +77,21 @@ cmd_lock() {
 cmd_check() { "$PYTHON" "$HERE/stack_check.py" "$STACK/dl" "$LOCK"; }
 
 cmd_chunks() {
-    rm -rf "$STACK/wheels" "$STACK"/vllm-*
-    mkdir -p "$STACK/wheels"
-    (cd "$STACK/dl" && find . -name '*.whl' ! -name 'vllm-*' -printf '%P\n' | while read -r f; do
+    rm -rf "$STACK/wheels" "$STACK"/vllm-* "$STACK"/trainer-0.9
+    mkdir -p "$STACK/wheels" "$STACK/trainer-0.9"
+    (cd "$STACK/dl" && find . -name '*.whl' ! -name 'vllm-*' ! -path './speculators-0.9/*' -printf '%P\n' | while read -r f; do
         mkdir -p "$STACK/wheels/$(dirname "$f")"; cp "$f" "$STACK/wheels/$f"; done)
+    # The 0.9 trainer's target does not fit beside the small wheels in one call: a chunk of its own.
+    [[ -d "$STACK/dl/speculators-0.9" ]] && cp "$STACK"/dl/speculators-0.9/*.whl "$STACK/trainer-0.9/"
     local wheel; wheel="$(cd "$STACK/dl" && ls vllm-*.whl)"
     local n=0
     split -b "$PART_BYTES" -d -a 1 "$STACK/dl/$wheel" "$STACK/part."
     for part in "$STACK"/part.*; do
         n=$((n + 1)); mkdir -p "$STACK/vllm-$n"; mv "$part" "$STACK/vllm-$n/$wheel.${part##*.}"
     done
-    (cd "$STACK" && find wheels vllm-* -type f | LC_ALL=C sort | xargs sha256sum) > "$HERE/gpu-stack.chunks"
-    du -sb "$STACK/wheels" "$STACK"/vllm-*
-    echo "carry, one call each: .gpu-stack/wheels $(cd "$STACK" && ls -d vllm-* | sed 's|^|.gpu-stack/|' | tr '\n' ' ')"
+    (cd "$STACK" && find wheels vllm-* trainer-0.9 -type f | LC_ALL=C sort | xargs sha256sum) > "$HERE/gpu-stack.chunks"
+    du -sb "$STACK/wheels" "$STACK"/vllm-* "$STACK/trainer-0.9"
+    echo "carry, one call each: .gpu-stack/wheels $(cd "$STACK" && ls -d vllm-* | sed 's|^|.gpu-stack/|' | tr '\n' ' ')(and .gpu-stack/trainer-0.9 with the server-0.9 call)"
 }
 
 cmd_dryrun() {
@@ -93,22 +105,32 @@ cmd_dryrun() {
 cmd_stash() {
     mkdir -p "$GPU_STACK_HOME"
     local moved=0
-    for dir in "$STACK"/wheels "$STACK"/vllm-* "$STACK"/overlay-*; do
+    for dir in "$STACK"/wheels "$STACK"/vllm-* "$STACK"/overlay-* "$STACK"/trainer-*; do
         [[ -d "$dir" ]] || continue
         cp -r "$dir" "$GPU_STACK_HOME/" && rm -rf "$dir" && moved=$((moved + 1))
     done
     echo "stashed $moved folder(s); in $GPU_STACK_HOME: $(cd "$GPU_STACK_HOME" && ls | tr "\n" " ")"
 }
 
-# `install small`: every wheel but vLLM's (enough for the hf backend); `install vllm`: join its parts, then it.
+# `install small`: every wheel but vLLM's (enough for the hf backend); `install vllm`: join its parts, then it;
+# `install trainer-0.9`: speculators 0.9's trainer target (after the trainer-0.9 chunk is stashed).
 cmd_install() {
     local what="${1:-small}"
     cd "$GPU_STACK_HOME"
     mkdir -p dl
+    if [[ "$what" == trainer-0.9 ]]; then
+        grep ' trainer-0.9/' "$HERE/gpu-stack.chunks" | sha256sum --quiet -c -
+        mkdir -p dl/speculators-0.9 && cp trainer-0.9/*.whl dl/speculators-0.9/
+        (cd dl && grep ' speculators-0.9/' "$LOCK" | sha256sum --quiet -c -)
+        python3 -m pip install "${INSTALL_ARGS[@]}" --upgrade --target "$GPU_STACK_HOME/speculators-0.9" dl/speculators-0.9/*.whl
+        echo "installed speculators 0.9's trainer target into $GPU_STACK_HOME/speculators-0.9"
+        return
+    fi
     if [[ "$what" == small ]]; then
         grep ' wheels/' "$HERE/gpu-stack.chunks" | sha256sum --quiet -c -
         cp -r wheels/. dl/
-        (cd dl && grep -v ' vllm-' "$LOCK" | sha256sum --quiet -c -) && echo "$(grep -vc ' vllm-' "$LOCK") wheels match the lock"
+        (cd dl && grep -v -e ' vllm-' -e ' speculators-0.9/' "$LOCK" | sha256sum --quiet -c -) \
+            && echo "$(grep -vc -e ' vllm-' -e ' speculators-0.9/' "$LOCK") wheels match the lock"
         python3 -m pip install "${INSTALL_ARGS[@]}" --upgrade --target "$GPU_STACK_SITE" \
             $(find dl -maxdepth 1 -name '*.whl' ! -name 'vllm-*' | LC_ALL=C sort) dl/speculators-0.4.0/*.whl
         python3 -m pip install "${INSTALL_ARGS[@]}" --upgrade \

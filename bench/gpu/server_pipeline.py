@@ -99,6 +99,8 @@ def config_text(args, name: str) -> str:
     if args.backend == "vllm-server":
         if args.trainer_python:
             text += f'python = "{args.trainer_python}"\n'
+        if args.trainer_flags:
+            text += f"trainer_flags = {json.dumps(json.loads(args.trainer_flags))}\n"
         text += "[server]\nstartup_timeout_s = 900\nextra_args = [\"--enforce-eager\"]\n"
         if args.server_command:
             text += f"command = {json.dumps(json.loads(args.server_command))}\n"
@@ -232,6 +234,7 @@ def main() -> int:
         p.add_argument("--trainer-python", default=None)
         p.add_argument("--server-command", default=None, help="a JSON list: the server's launcher (default: vLLM's CLI)")
         p.add_argument("--samples", type=int, default=256)
+        p.add_argument("--trainer-flags", default=None, help="a JSON list: [train] trainer_flags (the server line)")
         if name in ("pipeline", "load"):
             p.add_argument("name")
         if name == "pipeline":

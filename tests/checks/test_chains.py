@@ -10,6 +10,7 @@ model's base model after a guard-and-raise (guarded.py) or hasattr branches (bra
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,60 @@ def test_dense_model_is_checked_as_its_one_class(version, expected):
     for f in report.findings:
         if f.rule == "attribute-missing":
             assert f.message == "'DenseModel' object has no attribute 'get_input_embeddings'"
+
+
+def _scan_sources(tmp_path, provider: str, consumer: str):
+    prov = tmp_path / "prov" / "coop"
+    prov.mkdir(parents=True)
+    (prov / "__init__.py").write_text(textwrap.dedent(provider))
+    cons = tmp_path / "cons" / "user"
+    cons.mkdir(parents=True)
+    (cons / "__init__.py").write_text(textwrap.dedent(consumer))
+    report = scan([str(cons)], str(prov), cache_dir=None, use_index_cache=False)
+    return {(f.rule, f.severity.value, f.line, f.param) for f in report.findings}
+
+
+COOPERATIVE = """
+    class Root:
+        def __init__(self): ...
+    class A(Root):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+    class B(Root):
+        def __init__(self, dim, **kw):
+            super().__init__(**kw)
+"""
+
+
+def test_super_init_kwargs_follow_the_consumer_class_mro_only_where_it_is_known(tmp_path):
+    """`class P(A, B)`: A's `super().__init__(**kw)` reaches B, which takes `dim` (and Root
+    rejects `width`). With a consumer base in between, the order of the provider bases is not
+    known: the forwarded keywords are not judged (issue 27, cause 6)."""
+    got = _scan_sources(tmp_path, COOPERATIVE, """
+        from coop import A, B
+        class P(A, B):
+            def __init__(self):
+                super().__init__(dim=1)
+        class Q(A, B):
+            def __init__(self):
+                super().__init__(dim=1, width=2)
+        class Mixin:
+            pass
+        class R(Mixin, A):
+            pass
+        class S(R, B):
+            def __init__(self):
+                super().__init__(dim=1, width=2)
+    """)
+    assert got == {("unexpected-keyword", "error", 8, "width")}
+
+
+def test_a_forwarded_keyword_under_a_type_error_handler_is_a_warning(tmp_path):
+    got = _scan_sources(tmp_path, COOPERATIVE, """
+        from coop import A
+        try:
+            A(width=2)
+        except TypeError:
+            A()
+    """)
+    assert got == {("unexpected-keyword", "warning", 4, "width")}

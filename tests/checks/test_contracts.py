@@ -149,3 +149,19 @@ def test_speculators_030_patched_forward_is_judged_against_the_model_calls(vllm,
     found = [f for f in scan([str(copy)], f"vllm=={vllm}", cache_dir=release_cache).findings if f.rule == "replacement-incompatible"]
     assert [(f.path, f.line) for f in found] == [(worker, 109)]
     assert found[0].provider_location.startswith("vllm/model_executor/models/")
+
+
+def test_an_error_in_an_init_the_factory_cannot_call_follows_that_failure():
+    """Issue 27, cause 10: the first failure of a path, once. On hostlib 2.0 the factory cannot
+    call ChainedConnector.__init__, so its body's wrong `super().__init__(...)` is a warning that
+    names the first failure; on 1.0 the factory binds and the same line is an error."""
+
+    def severities(version: str):
+        report = scan(
+            [str(FIXTURES / "consumers" / "plugin_chain" / "plugin_chain")], str(PROVIDERS / f"hostlib_v{version}" / "hostlib"),
+            rules_dirs=[PROVIDERS], cache_dir=None, use_index_cache=False, settings=Settings(),
+        )  # fmt: skip
+        return sorted((f.line, f.rule, f.severity.value, "follows the failure at line 7" in (f.reason or "")) for f in report.findings)
+
+    assert severities("2") == [(7, "constructor-incompatible", "error", False), (8, "unexpected-keyword", "warning", True)]
+    assert severities("1") == [(8, "unexpected-keyword", "error", False)]

@@ -48,3 +48,30 @@ def test_a_conjunction_of_run_time_tests_runs_both_ways_unconditionally():
     cond = Condition(ConditionKind.HAS_ATTR, True, "hasattr(x, 'm')", name="m")
     mixed = g.conjoin(g.RUNTIME, g.symbolic(cond), "a and hasattr(x, 'm')")
     assert mixed.if_false == g.ALWAYS and mixed.if_true.conditions == (cond,)
+
+
+def test_a_feature_test_kept_in_a_name_is_the_same_probe_where_it_is_tested():
+    """`HAS_X = "x" in inspect.signature(f).parameters` then `if HAS_X:` (issue 27, cause 5)."""
+    cond = Condition(ConditionKind.HAS_PARAM, True, "'x' in sig.parameters", name="x")
+    probe = g.probe_of(g.symbolic(cond))
+    assert probe is not None and probe.if_true == (cond,) and probe.if_false[0].expect is False
+    assert g.from_probe(probe) == g.symbolic(cond)
+    shown = g.from_probe(probe, "has_arg(f, 'x')")
+    assert shown.if_true.conditions[0].text == "has_arg(f, 'x')" and shown.if_false.conditions[0].text == "not (has_arg(f, 'x'))"
+    # Only a test the checks decide is kept: folded, undecided or run-time tests are not probes.
+    assert g.probe_of(g.TRUE) is None and g.probe_of(g.RUNTIME) is None and g.probe_of(g.undecided("t")) is None
+    assert g.probe_of(g.conjoin(g.symbolic(cond), g.symbolic(cond), "a and b")) is None  # a disjunction on one side
+
+
+def test_a_module_constant_is_read_as_the_release_binds_it():
+    """`VERSION = (5, 0, 3, "final", 0)`; a version tuple re-exported from a build-written module;
+    a fallback in an import handler does not run; a name bound under a test is not decided."""
+    from apiaudit.provider.names import module_constant
+
+    assert module_constant('VERSION = (5, 0, 3, "final", 0)\n', "VERSION", "pkg") == ("literal", "(5, 0, 3, 'final', 0)")
+    text = "try:\n    from ._version import __version_tuple__\nexcept Exception:\n    __version_tuple__ = (0, 0, 'dev')\n"
+    assert module_constant(text, "__version_tuple__", "pkg") == ("import", "pkg._version.__version_tuple__")
+    assert module_constant("__version_tuple__ = version_tuple = (0, 12, 0)\n", "version_tuple", "pkg") == ("literal", "(0, 12, 0)")
+    assert module_constant("import sys\nif sys.platform == 'win32':\n    X = 1\nelse:\n    X = 2\n", "X", "pkg") is None
+    assert module_constant("X = compute()\n", "X", "pkg") is None
+    assert module_constant("if TYPE_CHECKING:\n    X = 1\nX = 2\n", "X", "pkg") == ("literal", "2")

@@ -9,6 +9,7 @@ import griffe
 from apiaudit.audit import scan
 from apiaudit.provider.index import ProviderIndex
 from apiaudit.provider.loader import ModuleLoader
+from apiaudit.provider.records import Forward
 
 
 def _provider(tmp_path):
@@ -34,9 +35,11 @@ def _provider(tmp_path):
 def test_forwarding_targets_resolve_through_names_and_super(tmp_path):
     prov = _provider(tmp_path)
     index = ProviderIndex(prov.parent, ("tinyprov",))
-    assert index.forwards("tinyprov.mid.build") == (("tinyprov.args.Args", ()),)
-    assert index.forwards("tinyprov.mid.Holder") == (("tinyprov.args.Args", ()),)
-    assert index.forwards("tinyprov.mid.Child") == (("tinyprov.mid.Holder", ()),)
+    assert index.forwards("tinyprov.mid.build") == (Forward("tinyprov.args.Args"),)
+    assert index.forwards("tinyprov.mid.Holder") == (Forward("tinyprov.args.Args"),)
+    # super().__init__: the class making the call; where it goes is the instance's MRO's to say
+    assert index.forwards("tinyprov.mid.Child") == (Forward("tinyprov.mid.Child", via_super=True),)
+    assert index.next_constructor(("tinyprov.mid.Child",), "tinyprov.mid.Child") == "tinyprov.mid.Holder"
     assert index.find_definitions("get_ip") == ("tinyprov.net.get_ip",)
     assert index.find_modules("net") == ("tinyprov.net",)
 
@@ -66,3 +69,40 @@ def test_warm_scan_reports_forwarded_keywords_and_moves_without_reading_the_prov
     monkeypatch.setattr(griffe, "visit", nothing)
     monkeypatch.setattr(ModuleLoader, "source_files", nothing)
     assert scan([str(cons)], str(prov), cache_dir=cache).findings == cold.findings
+
+
+def test_super_init_goes_on_along_the_instance_mro(tmp_path):
+    """`super().__init__` in A reaches what follows A in the MRO of the object's class: in
+    `P(A, B)` that is B, not A's own base; a mixin without `__init__` is passed over; a base
+    outside the provider (not a transparent one) makes it unknown."""
+    prov = tmp_path / "prov" / "mroprov"
+    prov.mkdir(parents=True)
+    (prov / "__init__.py").write_text(textwrap.dedent("""
+        import dataclasses
+        from torch import nn
+        class Root:
+            def __init__(self): ...
+        class A(Root):
+            def __init__(self, **kw):
+                super().__init__(**kw)
+        class B(Root):
+            def __init__(self, dim, **kw):
+                super().__init__(**kw)
+        class Mixin:
+            def helper(self): ...
+        class C(Mixin, Root): ...
+        @dataclasses.dataclass
+        class Data:
+            x: int = 0
+        class D(Mixin, Data): ...
+        class E(Mixin, nn.Module): ...
+    """))
+    index = ProviderIndex(prov.parent, ("mroprov",))
+    assert index.next_constructor(("mroprov.A",), "mroprov.A") == "mroprov.Root"
+    assert index.next_constructor(("mroprov.A", "mroprov.B"), "mroprov.A") == "mroprov.B"
+    assert index.next_constructor(("mroprov.A", "mroprov.B"), "mroprov.B") == "mroprov.Root"
+    assert index.next_constructor(("mroprov.C",), "mroprov.C") == "mroprov.Root"
+    assert index.next_constructor(("mroprov.D",), "mroprov.D") == "mroprov.Data"
+    assert index.next_constructor(("mroprov.E",), "mroprov.E") is None
+    assert index.next_constructor(("mroprov.Root",), "mroprov.Root") is None  # object: nothing follows
+    assert index.next_constructor(("mroprov.A",), "mroprov.B") is None  # B is not in A's MRO

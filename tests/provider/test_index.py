@@ -143,6 +143,34 @@ def test_typeguard_is_recorded_too(tmp_path):
     assert (narrowing.kind, narrowing.instance_target.path, narrowing.class_target) == (NarrowKind.TYPE_GUARD, "prov.C", None)
 
 
+def test_a_decorator_deriving_from_classmethod_or_staticmethod_binds_as_it_does(tmp_path):
+    """Django's `class classonlymethod(classmethod)`: `@classonlymethod def as_view(cls, ...)`
+    has `cls` bound through the class and an instance alike (issue 27, cause N10)."""
+    pkg = tmp_path / "prov"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(textwrap.dedent("""
+        class classonlymethod(classmethod): ...
+        class onlystatic(staticmethod): ...
+        class other: ...
+        class View:
+            @classonlymethod
+            def as_view(cls, **initkwargs): ...
+            @onlystatic
+            def tool(a): ...
+            @other
+            def method(self, a): ...
+    """))
+    index = ProviderIndex(tmp_path, ("prov",))
+
+    def names(path, via):
+        return [p.name for p in index.call(path, via=via).signatures[0].params]
+
+    assert names("prov.View.as_view", "class") == names("prov.View.as_view", "instance") == ["initkwargs"]
+    assert names("prov.View.tool", "instance") == ["a"]
+    assert names("prov.View.method", "instance") == ["a"]
+    assert names("prov.View.method", "class") == ["self", "a"]
+
+
 # ------------------------------------------------------------- real wheels
 V = "vllm.model_executor.models."
 
@@ -238,3 +266,56 @@ def test_transformers_trainer_is_the_real_class(released, spec):
     assert _path(index.resolve("transformers.Trainer").symbol) == "transformers.trainer.Trainer"
     assert _path(index.resolve("transformers.TrainingArguments").symbol) == "transformers.training_args.TrainingArguments"
     assert _path(index.resolve("transformers.PreTrainedModel").symbol) == "transformers.modeling_utils.PreTrainedModel"
+
+
+def test_names_a_module_getattr_serves(tmp_path):
+    """A name only a module __getattr__ serves: as the module declares it under TYPE_CHECKING
+    (an import there is followed), else an attribute of unknown value; the rest are missing,
+    for certain where the served names were all read, with a doubt where they were not."""
+    from apiaudit.provider.records import Found, Missing, SymbolKind
+
+    pkg = tmp_path / "prov"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "impl.py").write_text("class Engine: ...\n")
+    (pkg / "lazy.py").write_text(textwrap.dedent("""
+        import warnings
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            from prov.impl import Engine
+            FLAG: bool = True
+        env = {"FLAG": lambda: True, "HOME": lambda: "/"}
+        __all__ = ["Engine"]
+        def __getattr__(name):
+            if name in env:
+                return env[name]()
+            if name in __all__:
+                import importlib
+                return getattr(importlib.import_module("prov.impl"), name)
+            if name == "OldEngine":
+                warnings.warn("use Engine", DeprecationWarning)
+                from prov.impl import Engine
+                return Engine
+            raise AttributeError(name)
+    """))
+    (pkg / "computed.py").write_text(textwrap.dedent("""
+        names = {f"X_{i}": i for i in range(3)}
+        def __getattr__(name):
+            if name in names:
+                return names[name]
+            raise AttributeError(name)
+    """))
+    index = ProviderIndex(tmp_path, ("prov",))
+    flag = index.resolve("prov.lazy.FLAG")
+    assert isinstance(flag, Found) and flag.symbol.kind is SymbolKind.ATTRIBUTE and flag.symbol.location == "prov/lazy.py:6"
+    home = index.resolve("prov.lazy.HOME")
+    assert isinstance(home, Found) and home.symbol.kind is SymbolKind.ATTRIBUTE and home.symbol.location == "prov/lazy.py:9"
+    assert index.resolve("prov.lazy.Engine") == Found(index.resolve("prov.impl.Engine").symbol)
+    assert index.resolve("prov.lazy.OldEngine") == Found(index.resolve("prov.impl.Engine").symbol)
+    assert index.getattr_deprecation("prov.lazy.OldEngine") == "use Engine"
+    assert index.getattr_deprecation("prov.lazy.Engine") is None
+    missing = index.resolve("prov.lazy.USER")
+    assert isinstance(missing, Missing) and missing.doubt is None
+    doubted = index.resolve("prov.computed.X_9")
+    assert isinstance(doubted, Missing)
+    assert doubted.doubt == "prov.computed defines a module __getattr__ and its names are computed (line 2)"

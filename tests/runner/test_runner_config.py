@@ -125,6 +125,7 @@ SERVER = '[extract]\nbackend = "vllm-server"\n'
     [
         ('[server]\nport = 8000\n', r'\[server\] applies to extract\.backend = "vllm-server" only'),
         ('[train]\npython = "/opt/x/bin/python"\n', r'train\.python applies to extract\.backend = "vllm-server" only'),
+        ('[train]\ntrainer_flags = ["--x"]\n', r'train\.trainer_flags applies to extract\.backend = "vllm-server" only'),
         (SERVER + '[server]\nclient = "grpc"\n', r"server\.client must be one of auto, speculators, http"),
         (SERVER + "[server]\nport = 70000\n", r"server\.port must be 0 \(a free port\) or a port number"),
         (SERVER + "[server]\nstartup_timeout_s = 0\n", r"server\.startup_timeout_s must be positive"),

@@ -65,6 +65,15 @@ def test_trainer_command_reads_what_extract_and_vocab_wrote(tmp_path):
     assert argv[start:start + 3] == ["2", "4", "6"] and argv[start + 3].startswith("--")
     assert _flag(argv, "--train-data-ratio") == "0.75" and _flag(argv, "--epochs") == "3"
     assert "--norm-before-residual" in argv and _flag(argv, "--draft-vocab-size") == "500"
+    # Noise augmentation only where the trainer has it (speculators 0.9 dropped --noise-std).
+    assert argv[argv.index("--if-known"):] == ["--if-known", "--noise-std", "0.05"]
+
+
+def test_trainer_flags_from_the_config_pass_as_they_are(tmp_path):
+    config = _config(tmp_path, train='trainer_flags = ["--loss-implementation", "eager"]\n')
+    ctx = _context(config)
+    argv = trainer_argv(config, ctx, ctx.stage_dir / "checkpoints")
+    assert argv[argv.index("--loss-implementation"):argv.index("--if-known")] == ["--loss-implementation", "eager"]
 
 
 def test_several_gpus_train_through_torchrun(tmp_path):
@@ -98,6 +107,7 @@ def test_other_backends_keep_their_train_config():
     with tempfile.TemporaryDirectory() as folder:
         config = _config(Path(folder), backend="hf")
         assert "python" not in train_config(config)["train"] and "trainer" not in train_config(config)
+        assert "trainer_flags" not in train_config(config)["train"]
 
 
 def test_the_scripts_a_trainer_runs_depend_on_its_release():

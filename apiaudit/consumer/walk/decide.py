@@ -19,12 +19,11 @@ from typing import Protocol
 
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.records import Condition, ConditionKind, Note, Root, Step
-from apiaudit.consumer.values import UNKNOWN, Chain, Const, ConsumerRef, Helper, ImportChoice, Value, VersionDerived
-from apiaudit.consumer.walk.evaluate import Evaluator, HelperCalls, instance_of, is_builtin_call
+from apiaudit.consumer.values import UNKNOWN, Chain, Const, ConsumerRef, Helper, ImportChoice, Probe, SignatureOf, Value, VersionDerived
+from apiaudit.consumer.walk.evaluate import SIGNATURE, Evaluator, HelperCalls, instance_of, is_builtin_call
 from apiaudit.consumer.walk.scopes import Env, Scope
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
 
-SIGNATURE = frozenset({"inspect.signature"})
 _OP_TEXT = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
 
 
@@ -68,6 +67,8 @@ class Decider:
         if isinstance(test, ast.NamedExpr):
             return self.decide(test.value, scope, depth + 1, record)
         value = self.values.value(test, scope, depth=depth + 1)
+        if isinstance(value, Probe):
+            return g.from_probe(value)
         if isinstance(value, ImportChoice):
             return g.choice_truth(self.state.folder, value, text_of(test), test.id if isinstance(test, ast.Name) else None)
         truth = g.truthiness(self.state.folder, value)
@@ -108,6 +109,9 @@ class Decider:
                     if attr is not None:
                         d = g.symbolic(Condition(ConditionKind.HAS_ATTR, True, text(), target=attr[0], name=attr[1]))
                         return d if isinstance(op, ast.IsNot) else g.negate(d)
+        constant = _constant_compare(left, op, right, text)
+        if constant is not None:
+            return constant
         known, result, as_text = g.compare(self.state.folder, left, op, right)
         if as_text and record and (scope.emit or scope.caller_emits):
             site_node = scope.helper_call or whole
@@ -161,6 +165,8 @@ class Decider:
                     return self._isinstance(test.args[0], cls_value, scope, node)
                 return None
             value = self.folding.call_helper(func, test, scope, depth)
+            if isinstance(value, Probe):
+                return g.from_probe(value, text_of(node))
             truth = g.truthiness(self.state.folder, value)
             if truth is None and isinstance(value, VersionDerived):
                 return g.undecided(text_of(node))  # the release may decide it, the engine could not
@@ -218,6 +224,9 @@ class Decider:
         """The callable of `inspect.signature(f).parameters` (or `.parameters.keys()`)."""
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "keys" and not node.args:
             node = node.func.value
+        held = self.values.value(node, scope)
+        if isinstance(held, SignatureOf) and held.parameters:  # `sig = inspect.signature(f)`; `"x" in sig.parameters`
+            return g.chain_target(held.target)
         if not (isinstance(node, ast.Attribute) and node.attr == "parameters" and isinstance(node.value, ast.Call)):
             return None
         call = node.value
@@ -225,6 +234,23 @@ class Decider:
         if not (isinstance(func, ConsumerRef) and func.dotted in SIGNATURE and call.args):
             return None
         return g.chain_target(self.values.value(call.args[0], scope))
+
+
+_FLIPPED = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE, ast.Eq: ast.Eq, ast.NotEq: ast.NotEq}
+
+
+def _constant_compare(left: Value, op: ast.cmpop, right: Value, text: Callable[[], str]) -> g.Decision | None:
+    """A provider module attribute compared with a literal (`django.VERSION >= (4, 2)`, a
+    version tuple imported under another name): a `COMPARES` condition the checks decide from
+    the literal the release binds it to."""
+    if type(op) not in _FLIPPED:
+        return None
+    for attr, other, flip in ((left, right, False), (right, left, True)):
+        if isinstance(attr, Chain) and attr.root.kind == "symbol" and all(s.kind == "attr" for s in attr.steps) and isinstance(other, Const):
+            target = g.chain_target(attr)
+            name = (_FLIPPED[type(op)] if flip else type(op)).__name__
+            return g.symbolic(Condition(ConditionKind.COMPARES, True, text(), target=target, name=name, operand=repr(other.value)))
+    return None
 
 
 def _and_text(values: list[ast.expr]) -> str:

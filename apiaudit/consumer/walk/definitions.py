@@ -13,10 +13,11 @@ once it exists).
 from __future__ import annotations
 
 import ast
+import builtins
 from typing import Protocol
 
 from apiaudit.consumer.records import ClassFacts, Root
-from apiaudit.consumer.values import UNKNOWN, Chain, ConsumerRef, DictValue
+from apiaudit.consumer.values import UNKNOWN, Chain, ConsumerRef, DictValue, symbol_path
 from apiaudit.consumer.walk.evaluate import Evaluator
 from apiaudit.consumer.walk.record import Recorder
 from apiaudit.consumer.walk.scopes import ClassScope, Env, Scope
@@ -47,17 +48,26 @@ class Definitions:
         if self.state.top_only:
             return
         cls = outer.cls
+        # A function defined in the class body is a method; one nested in a method is a plain
+        # function (its first parameter is not self) that sees the method's names, `self` included.
+        in_body = cls is not None and not _in_method(outer.function, cls)
         # Methods see module names, not the class body's; nested functions see their enclosing scope.
-        env = Env(self.state.module_env if cls is not None else outer.env)
+        env = Env(self.state.module_env if in_body else outer.env)
         scope = Scope(env, cls, qual, live=outer.live, emit=outer.emit)
         args = node.args
         all_args = list(args.posonlyargs) + list(args.args)
         first = all_args[0].arg if all_args else None
-        is_method = cls is not None and not any(_decorator_name(d) == "staticmethod" for d in node.decorator_list)
+        is_method = in_body and not any(_decorator_name(d) == "staticmethod" for d in node.decorator_list)
         for a in all_args + list(args.kwonlyargs) + [x for x in (args.vararg, args.kwarg) if x]:
             env.vars[a.arg] = (self.values.annotation_value(a.annotation, outer) if a.annotation is not None else None) or UNKNOWN
         for default in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
             self.record.expr(default, outer)
+        if not self.state.postponed:
+            # An annotation is evaluated when the `def` runs: a call in it (`x: constr(regex=...)`) is made then.
+            annotations = [a.annotation for a in all_args + list(args.kwonlyargs) + [x for x in (args.vararg, args.kwarg) if x]] + [node.returns]
+            for annotation in annotations:
+                if annotation is not None and any(isinstance(n, ast.Call) for n in ast.walk(annotation)):
+                    self.record.expr(annotation, outer)
         if is_method and first and cls is not None:
             env.vars[first] = Chain(Root("self", cls.dotted))
             if any(_decorator_name(d) == "classmethod" for d in node.decorator_list):
@@ -76,14 +86,24 @@ class Definitions:
         scope.env.vars[node.name] = ConsumerRef(dotted)
         if self.state.top_only:
             return
-        provider_bases, consumer_bases = [], []
+        provider_bases, consumer_bases, unread = [], [], []
         for base in node.bases:
             self.record.expr(base, scope)
-            value = self.values.value(base, scope)
-            if isinstance(value, Chain) and value.root.kind == "symbol" and all(s.kind == "attr" for s in value.steps):
-                provider_bases.append(".".join([value.root.name] + [s.name for s in value.steps if s.name is not None]))
+            # `Base[T]`: the class is Base's (its subscript only parametrizes it).
+            read = base.value if isinstance(base, ast.Subscript) else base
+            value = self.values.value(read, scope)
+            path = symbol_path(value)
+            if path is not None:
+                if read is base:
+                    provider_bases.append(path)
             elif isinstance(value, ConsumerRef):
                 consumer_bases.append(value.dotted)
+            elif isinstance(read, ast.Name) and scope.env.lookup(read.id) is None and hasattr(builtins, read.id):
+                if read.id != "object":
+                    consumer_bases.append(f"builtins.{read.id}")  # `str`, `Exception`: a class of neither side
+            else:
+                # A base the walk cannot name may supply any member: the checks prove nothing missing.
+                unread.append(dotted_text(read) or "<computed base>")
         for kw in node.keywords:
             self.record.expr(kw.value, scope)
         for d in node.decorator_list:
@@ -97,7 +117,15 @@ class Definitions:
         second = Scope(scope.env.child(), cls, function, live=scope.live, emit=scope.emit)
         self.statements.block(node.body, second)
         if scope.emit:
-            self.state.found.classes.append(ClassFacts(dotted, tuple(provider_bases), tuple(consumer_bases), frozenset(own), site_of(node)))
+            self.state.found.classes.append(
+                ClassFacts(dotted, tuple(provider_bases), tuple(consumer_bases), frozenset(own), site_of(node), tuple(unread))
+            )
+
+
+def _in_method(function: str, cls: ClassScope) -> bool:
+    """Whether a scope whose function is `function` runs inside a method of `cls` (its body's
+    functions are named `Class.name`; the class body itself runs in the enclosing function)."""
+    return function.startswith(cls.dotted.rsplit(".", 1)[-1] + ".")
 
 
 def _may_teach(node: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassScope) -> bool:

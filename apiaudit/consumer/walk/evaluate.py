@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Protocol, TypeVar, get_args
 
 from apiaudit.consumer import guards as g
-from apiaudit.consumer.records import Arg, CallShape, Root, Step
+from apiaudit.consumer.records import Arg, CallShape, ImportRef, Root, Step
 from apiaudit.consumer.values import (
     UNKNOWN,
     Chain,
@@ -25,10 +25,12 @@ from apiaudit.consumer.values import (
     DistributionMap,
     Helper,
     ImportChoice,
+    OneOf,
     ParsedVersion,
     ProviderDistribution,
     ProviderSpec,
     ProviderVersion,
+    SignatureOf,
     StrMethod,
     TupleOf,
     Unbound,
@@ -39,10 +41,11 @@ from apiaudit.consumer.values import (
     VersionPartName,
     VersionTextMethod,
     join,
+    symbol_path,
 )
 from apiaudit.consumer.walk.scopes import FORGOTTEN, Scope, assigned_attr_key, is_self
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
-from apiaudit.infra.astutil import dotted_text
+from apiaudit.infra.astutil import dotted_text, union_members
 
 MAX_CHAIN = 200  # longer attribute/call chains are not followed (they degrade to Unknown)
 VERSION_PARSERS = frozenset({"packaging.version.Version", "packaging.version.parse", "pkg_resources.parse_version"})
@@ -50,6 +53,7 @@ METADATA_VERSION = frozenset({"importlib.metadata.version", "importlib_metadata.
 METADATA_DISTRIBUTION = frozenset({"importlib.metadata.distribution", "importlib_metadata.distribution", "pkg_resources.get_distribution"})
 FIND_SPEC = frozenset({"importlib.util.find_spec"})
 IMPORT_MODULE = frozenset({"importlib.import_module"})
+SIGNATURE = frozenset({"inspect.signature"})
 PACKAGES_DISTRIBUTIONS = frozenset({"importlib.metadata.packages_distributions", "importlib_metadata.packages_distributions"})
 _STR_METHODS = frozenset({"replace", "startswith", "endswith", "split", "strip", "lstrip", "rstrip", "lower", "upper"})
 VERSION_PARTS: tuple[VersionPartName, ...] = get_args(VersionPartName)
@@ -160,6 +164,9 @@ class Evaluator:
                 return Const(True)
             if decision.if_true.dead:
                 return Const(False)
+            probe = g.probe_of(decision)
+            if probe is not None:
+                return probe  # a feature test kept in a name or returned: the checks decide it
             if scope.helper_call is not None and (decision.if_true.undecided or decision.if_true.conditions):
                 return VersionDerived()  # inside a helper: the release decides it, the engine could not
             return UNKNOWN
@@ -202,12 +209,22 @@ class Evaluator:
         keys |= {kw.arg for kw in call.keywords if kw.arg is not None}
         return DictValue(frozenset(keys), is_open)
 
+    def _super(self, node: ast.Call, scope: Scope, fresh: bool, depth: int) -> Value:
+        """`super()`, or `super(Cls, self)`: the lookup starts after Cls in the MRO of self's class."""
+        if scope.cls is None or (node.args and (len(node.args) != 2 or not is_self(node.args[1], scope))):
+            return UNKNOWN
+        start = self.value(node.args[0], scope, fresh, depth + 1) if node.args else ConsumerRef(scope.cls.dotted)
+        after = start.dotted if isinstance(start, ConsumerRef) else symbol_path(start)
+        if after is None:
+            return UNKNOWN
+        return Chain(Root("super", scope.cls.dotted, None if after == scope.cls.dotted else after))
+
     def _builtin_call(self, node: ast.Call, scope: Scope, fresh: bool, depth: int) -> Value:
         if not isinstance(node.func, ast.Name):  # _atom reaches here only for builtin calls (`_is_builtin_call`)
             return UNKNOWN
         name = node.func.id
         if name == "super":
-            return Chain(Root("super", scope.cls.dotted)) if scope.cls is not None else UNKNOWN
+            return self._super(node, scope, fresh, depth)
         if name == "dict":
             self.state.found.dicts_seen = True
             return self.dict_of_arguments(node, scope, DictValue(frozenset(), False))
@@ -283,6 +300,8 @@ class Evaluator:
         if isinstance(base, Const) and isinstance(base.value, tuple) and attr in ("major", "minor", "micro"):
             i = ("major", "minor", "micro").index(attr)
             return Const(base.value[i]) if len(base.value) > i else UNKNOWN
+        if isinstance(base, SignatureOf) and not base.parameters and attr == "parameters":
+            return SignatureOf(base.target, parameters=True)
         if isinstance(base, ConsumerRef):
             return self.state.imports_ctx.consumer_value(f"{base.dotted}.{attr}")
         if isinstance(base, Unbound) or (isinstance(base, Const) and base.value is None):
@@ -297,6 +316,8 @@ class Evaluator:
         if isinstance(base, Chain):
             receiver = text_of(node.func.value) if isinstance(node.func, ast.Attribute) else None
             return Chain(base.root, base.steps + (Step("call", call=self._shape(node, scope), check=fresh, receiver=receiver),))
+        if isinstance(base, OneOf):  # `cls = A if use_async else B; cls(...)`: each way is checked
+            return OneOf(tuple(Chain(o.root, o.steps + (Step("call", call=self._shape(node, scope), check=fresh),)) for o in base.options))
         if isinstance(base, Helper):
             return self.folding.call_helper(base, node, scope, depth)
         if isinstance(base, VersionMethod):
@@ -308,6 +329,9 @@ class Evaluator:
             found = self._module_lookup(dotted, node, scope, depth)
             if found is not None:
                 return found
+            if dotted in SIGNATURE and len(node.args) == 1:
+                arg = self.value(node.args[0], scope, depth=depth + 1)
+                return SignatureOf(arg) if isinstance(arg, Chain) else UNKNOWN
             if dotted in VERSION_PARSERS and node.args:
                 arg = self.value(node.args[0], scope, depth=depth + 1)
                 if isinstance(arg, ProviderVersion):
@@ -350,6 +374,9 @@ class Evaluator:
         if len(node.args) != 1 or node.keywords:
             return UNKNOWN
         arg = self.value(node.args[0], scope, depth=depth + 1)
+        if dotted in FIND_SPEC and isinstance(arg, Const) and isinstance(arg.value, str) and "." in arg.value and self.state.imports_ctx.is_provider(arg.value):
+            ref = ImportRef(arg.value, None, node.lineno)  # a provider submodule: found when importing it works (the checks ask)
+            return ImportChoice(ProviderSpec(), Const(None), (ref,), "ModuleNotFoundError", ref)
         if not (isinstance(arg, Const) and isinstance(arg.value, str) and arg.value in self.state.options.provider_packages):
             return UNKNOWN
         return ProviderSpec() if dotted in FIND_SPEC else self.state.imports_ctx.value_for(arg.value)
@@ -424,7 +451,7 @@ class Evaluator:
             except SyntaxError:
                 return None
         try:
-            members = _union_members(annotation)
+            members = union_members(annotation)
         except RecursionError:
             return None
         if len(members) != 1:
@@ -455,25 +482,6 @@ def instance_of(value: Value) -> Value | None:
 
 def is_builtin_call(node: ast.Call, scope: Scope, names: tuple[str, ...]) -> bool:
     return isinstance(node.func, ast.Name) and node.func.id in names and scope.env.lookup(node.func.id) is None
-
-
-def _union_members(node) -> list:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-        return _union_members(node.left) + _union_members(node.right)
-    if isinstance(node, ast.Constant) and node.value is None:
-        return []
-    if isinstance(node, ast.Subscript):
-        head = dotted_text(node.value) or ""
-        tail = head.rsplit(".", 1)[-1]
-        if tail == "Optional":
-            return _union_members(node.slice)
-        if tail == "Union":
-            elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-            out = []
-            for e in elts:
-                out += _union_members(e)
-            return out
-    return [node]
 
 
 def const_of(node) -> Value:

@@ -24,6 +24,7 @@ from apiaudit.consumer.values import (
     Helper,
     HelperForm,
     ParsedVersion,
+    Probe,
     ProviderDistribution,
     ProviderVersion,
     TupleOf,
@@ -37,7 +38,7 @@ from apiaudit.consumer.walk.scopes import Env, Scope
 from apiaudit.consumer.walk.state import WalkState, text_of
 from apiaudit.infra.astutil import descendants, dotted_text
 
-_FOLDED = (Const, TupleOf, ProviderVersion, ParsedVersion, VersionPart, VersionDerived)  # what a body helper may return
+_FOLDED = (Const, TupleOf, ProviderVersion, ParsedVersion, VersionPart, VersionDerived, Probe)  # what a body helper may return
 _LOCAL = "\x00local:"  # a Helper.expr naming a helper of the module being read (its AST is at hand)
 
 
@@ -190,7 +191,8 @@ class Folding:
             any(isinstance(a, VersionDerived) or (isinstance(a, Const) and isinstance(a.value, str) and self.values.is_provider_dist(a.value)) for a in args)
             or self._reads_provider(body, inner.env)
         )
-        if not all(isinstance(a, (Const, ProviderVersion, ParsedVersion, VersionPart)) for a in args):
+        # A provider callable may be handed in too: a probe helper (`"x" in inspect.signature(f).parameters`).
+        if not all(isinstance(a, (Const, ProviderVersion, ParsedVersion, VersionPart, Chain)) for a in args):
             return VersionDerived() if about_provider else UNKNOWN
         state: h.State = {name: UNBOUND for name in h.local_names(body)}
         state.update({name: inner.env.vars[name] for name in helper.params})
@@ -210,6 +212,8 @@ class Folding:
         except (h.Unfoldable, RecursionError):
             return VersionDerived() if about_provider or run.undecided_seen else UNKNOWN
         result = _folded_only(result)  # a helper folds to what a guard tests, never to an object
+        if isinstance(result, Probe):
+            return result
         if g.truthiness(self.state.folder, result) is None and (run.undecided_seen or g.Folder.involves_provider(result)):
             return VersionDerived()
         return result

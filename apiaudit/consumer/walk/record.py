@@ -20,7 +20,7 @@ from apiaudit.consumer.values import UNKNOWN, Chain, Const, ConsumerRef, Helper,
 from apiaudit.consumer.walk.decide import Decider, may_compare_text
 from apiaudit.consumer.walk.dicts import Dicts
 from apiaudit.consumer.walk.evaluate import Evaluator
-from apiaudit.consumer.walk.scopes import Env, Scope, branch_scope, forget_targets, unchecked
+from apiaudit.consumer.walk.scopes import Env, Scope, branch_scope, forget_targets, is_self, unchecked
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
 from apiaudit.infra.astutil import dotted_text
 
@@ -65,10 +65,13 @@ class Recorder:
         if root is None:
             return
         stack: list[tuple[ast.AST, bool]] = [(root, False)]
+        called: set[int] = set()  # the `self._x` of `self._x(...)`: a call, not another use
         while stack:
             node, in_chain = stack.pop()
             kind = type(node)  # parsed nodes are of ast's own classes: one set lookup for the commonest
             if kind in _LEAF_TYPES:
+                if scope.emit and id(node) not in called:
+                    self._private_ref(node)
                 continue
             if kind in _CHAIN_TYPES:
                 if not in_chain and scope.emit:
@@ -76,12 +79,18 @@ class Recorder:
                 if isinstance(node, ast.Call):
                     if scope.emit:
                         self._call_facts(node, scope)
+                        name = _private_callee(node.func, scope)
+                        if name is not None:
+                            self.state.found.private_calls.setdefault(name, []).append(scope.live)
+                            called.add(id(node.func))
                     self.dicts.effects(node, scope)
                     # Pushed in reverse, so that they are taken in source order: func, args, keywords.
                     stack.extend([(k.value, False) for k in reversed(node.keywords)])
                     stack.extend([(a.value if isinstance(a, ast.Starred) else a, False) for a in reversed(node.args)])
                     stack.append((node.func, True))
                 elif isinstance(node, ast.Attribute):
+                    if scope.emit and id(node) not in called and _private(node.attr):
+                        self.state.found.private_refs.add(node.attr)
                     stack.append((node.value, True))
                 elif isinstance(node, ast.Subscript):
                     stack.append((node.slice, False))
@@ -138,6 +147,12 @@ class Recorder:
                     elif isinstance(child, ast.keyword):
                         stack.append((child.value, False))
 
+    def _private_ref(self, node: ast.AST) -> None:
+        """A private name read, or named in a string (`getattr(self, "_x")`): it may run from there."""
+        text = node.id if isinstance(node, ast.Name) else node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+        if text is not None and _private(text):
+            self.state.found.private_refs.add(text)
+
     def _emit_use(self, node: ast.expr, scope: Scope) -> None:
         value = self.values.value(node, scope, fresh=True)
         for chain, conditions, failed in _sides(value):
@@ -145,7 +160,9 @@ class Recorder:
                 live = scope.live
                 for c in conditions:
                     live = live.under(c)
-                self.state.found.uses.append(Use(chain.root, chain.steps, site_of(node), scope.function, text_of(node), live, failed))
+                self.state.found.uses.append(
+                    Use(chain.root, chain.steps, site_of(node), scope.function, text_of(node), live, failed, scope.type_error_handler)
+                )
         self._emit_version_reads(node, scope)
 
     def _emit_version_reads(self, node: ast.expr, scope: Scope) -> None:
@@ -189,7 +206,10 @@ class Recorder:
             if name_node is not None:
                 value = self.values.value(name_node, scope)
                 name = value.value if isinstance(value, Const) and isinstance(value.value, str) else None
-                self.state.found.rpc_calls.append(RpcCall(node.func.attr, name, site_of(node), scope.function, scope.live))
+                owner = node.func.value
+                held = scope.env.lookup(owner.id) if isinstance(owner, ast.Name) and is_self(owner, scope) else None
+                receiver = held.root.name if isinstance(held, Chain) else None
+                self.state.found.rpc_calls.append(RpcCall(node.func.attr, name, site_of(node), scope.function, scope.live, receiver))
         if isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) == 3 and isinstance(node.args[1], ast.Constant):
             self.bind_function(node.args[0], self.values.value(node.args[2], scope), scope, node)
         if dotted_text(node.func) in ("types.MethodType", "MethodType") and len(node.args) == 2:
@@ -227,10 +247,26 @@ class Recorder:
         return tuple(sorted(names))
 
 
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.endswith("__") and name.isidentifier() and name != "_"
+
+
+def _private_callee(func: ast.expr, scope: Scope) -> str | None:
+    """`_x` of a direct call `_x(...)`, `self._x(...)` or `cls._x(...)`."""
+    if isinstance(func, ast.Name) and _private(func.id):
+        return func.id
+    if isinstance(func, ast.Attribute) and _private(func.attr) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+        return func.attr
+    return None
+
+
 def _sides(value: Value, conditions: tuple[Condition, ...] = ()):
     """(chain, conditions, failed import) for each way a value can be, through import choices."""
     if isinstance(value, Chain):
         yield value, conditions, None
+    elif isinstance(value, OneOf):
+        for option in value.options:
+            yield option, conditions, None
     elif isinstance(value, ImportChoice):
         ok_cond = Condition(ConditionKind.IMPORT_FAILS, False, f"{g.import_ref_text(value.origin)} works", imports=value.imports, caught=value.caught)
         fail_cond = replace(ok_cond, expect=True, text=f"{g.import_ref_text(value.origin)} fails")

@@ -72,11 +72,15 @@ class Scope:
     helper_call: ast.AST | None = None
     caller_live: Liveness | None = None
     caller_emits: bool = False
+    # The line of an enclosing `except TypeError:` that does not re-raise (0: none): a call
+    # here that cannot bind is a probe the handler answers, not a crash.
+    type_error_handler: int = 0
 
     def child(self, live: Liveness | None = None) -> Scope:
         return Scope(
             Env(self.env), self.cls, self.function, self.live if live is None else live, self.emit,
             self.type_checking, self.guard, self.caught, self.helper_call, self.caller_live, self.caller_emits,
+            self.type_error_handler,
         )
 
     def outside_class(self) -> Scope:
@@ -86,6 +90,7 @@ class Scope:
         return Scope(
             self.env, None, self.function, self.live, self.emit,
             self.type_checking, self.guard, self.caught, self.helper_call, self.caller_live, self.caller_emits,
+            self.type_error_handler,
         )
 
 

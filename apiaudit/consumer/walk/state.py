@@ -13,6 +13,7 @@ from apiaudit.consumer.records import (
     GuardStop,
     ImportUse,
     Injection,
+    Liveness,
     MethodBinding,
     Note,
     RpcCall,
@@ -38,6 +39,8 @@ class Found:
     notes: dict[tuple[int, int], Note] = field(default_factory=dict, init=False)
     self_functions: set[str] = field(default_factory=set, init=False)  # module functions whose first parameter is `self`
     reaches: dict[str, None] = field(default_factory=dict, init=False)  # modules live import statements name, in order
+    private_calls: dict[str, list[Liveness]] = field(default_factory=dict, init=False)  # `self._x(...)`: each call's liveness
+    private_refs: set[str] = field(default_factory=set, init=False)  # private names used otherwise
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +54,7 @@ class WalkState:
     module_env: Env  # the module's names: what functions and helpers see
     top_only: bool  # exports(): module level only, no function or class bodies
     found: Found
+    postponed: bool = False  # `from __future__ import annotations`: annotations are never evaluated
 
 
 def site_of(node: ast.AST) -> Site:

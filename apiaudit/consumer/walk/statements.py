@@ -16,7 +16,7 @@ from dataclasses import replace
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import ImportContext, import_alias_value
 from apiaudit.consumer.records import CaughtImport, Condition, ConditionKind, GuardStop, ImportRef
-from apiaudit.consumer.values import UNBOUND, UNKNOWN, Chain, DictValue, ImportChoice, Value
+from apiaudit.consumer.values import UNBOUND, UNKNOWN, Chain, ConsumerRef, DictValue, ImportChoice, Value
 from apiaudit.consumer.walk.decide import Decider
 from apiaudit.consumer.walk.definitions import Definitions
 from apiaudit.consumer.walk.dicts import Dicts
@@ -88,6 +88,11 @@ class Statements:
                 qual = f"{scope.cls.dotted.rsplit('.', 1)[-1]}.{stmt.name}"
             if scope.function != "<module>" or scope.cls is not None:
                 scope.env.vars[stmt.name] = UNKNOWN if scope.cls is None else scope.env.lookup(stmt.name) or UNKNOWN
+            elif scope.env is not self.state.module_env:
+                # A def in a module-level block (an `except ImportError:` fallback, an `if` arm)
+                # binds the name there to the consumer's own function (the module's top-level
+                # defs were bound before the walk).
+                scope.env.vars[stmt.name] = ConsumerRef(f"{self.state.module}.{stmt.name}")
             self.definitions.function_def(stmt, scope, qual)
         elif isinstance(stmt, ast.ClassDef):
             self.definitions.class_def(stmt, scope)
@@ -215,6 +220,8 @@ class Statements:
         return True
 
     def _loop(self, stmt, scope: Scope, targets=None) -> None:
+        filled = _keys_filled(stmt)
+        before = {name: scope.env.lookup(name) for name in filled[0]} if filled else {}
         body = scope.child()
         if targets is not None:
             forget_targets(targets, body)
@@ -223,6 +230,11 @@ class Statements:
         merge(scope, [(body.env, True), (scope.env.child(), True)])
         if targets is not None:
             forget_targets(targets, scope)
+        if filled:
+            # `for key in ["n", "best_of"]: kw[key] = ...`: every item becomes a key.
+            for name, held in before.items():
+                if isinstance(held, DictValue):
+                    scope.env.vars[name] = DictValue(held.keys | filled[1], held.open)
         if stmt.orelse:
             orelse = scope.child()
             self.block(stmt.orelse, orelse)
@@ -236,6 +248,9 @@ class Statements:
         if catches_import:
             body.guard = scope.guard or "try/except ImportError"
             body.caught = caught
+        probe = next((h for h in stmt.handlers if "TypeError" in _handler_names(h.type) and not _reraises(h)), None)
+        if probe is not None:
+            body.type_error_handler = probe.lineno
         body_through = self.block(stmt.body, body)
         refs = _body_imports(stmt.body, self.state.imports_ctx)
         provider_refs = tuple(r for r in refs if self.state.imports_ctx.is_provider(r.module))
@@ -345,6 +360,34 @@ class Statements:
             self.record.expr(target.slice, scope)
 
 
+def _keys_filled(stmt) -> tuple[frozenset[str], frozenset[str]] | None:
+    """(dict names, keys) for `for k in <literal strings>: d[k] = ...` whose body runs whole for
+    each item (no break/continue/return/raise, no `if`) and touches those names only to store
+    `d[k]`; None otherwise."""
+    if not (isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and not stmt.orelse and isinstance(stmt.iter, (ast.List, ast.Tuple))):
+        return None
+    items = [e.value for e in stmt.iter.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    if not items or len(items) != len(stmt.iter.elts) or len(items) > 64:
+        return None
+    key = stmt.target.id
+    names: set[str] = set()
+    for part in stmt.body:
+        if not isinstance(part, (ast.Assign, ast.Expr, ast.AnnAssign)):
+            return None
+        targets = part.targets if isinstance(part, ast.Assign) else [part.target] if isinstance(part, ast.AnnAssign) else []
+        for t in targets:
+            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and isinstance(t.slice, ast.Name) and t.slice.id == key:
+                names.add(t.value.id)
+            elif not isinstance(t, ast.Name) or t.id == key:
+                return None
+    stored = {id(t.value) for part in stmt.body if isinstance(part, ast.Assign) for t in part.targets if isinstance(t, ast.Subscript)}
+    for part in stmt.body:
+        for node in ast.walk(part):
+            if isinstance(node, ast.Name) and node.id in names and id(node) not in stored:
+                return None  # read, passed on or changed otherwise: not only filled
+    return (frozenset(names), frozenset(items)) if names else None
+
+
 def _is_type_checking(test) -> bool:
     name = dotted_text(test)
     return name is not None and name.rsplit(".", 1)[-1] == "TYPE_CHECKING"
@@ -384,6 +427,11 @@ def _handler_kind(node) -> str:
     if names & {"ModuleNotFoundError"}:
         return "ModuleNotFoundError"
     return "other"
+
+
+def _reraises(handler: ast.ExceptHandler) -> bool:
+    """A handler whose own statements raise (`raise`, `raise Other(...) from e`): the failure goes on."""
+    return any(isinstance(stmt, ast.Raise) for stmt in handler.body)
 
 
 def _handler_names(node) -> set[str]:

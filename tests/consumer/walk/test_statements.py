@@ -40,3 +40,50 @@ def test_import_fallbacks_become_conditions_the_checks_decide(tmp_path):
     assert {u.root.name for u in thing_uses} == {"prov.new.thing", "prov.old.thing"}
     failed = [u for u in f.uses if u.site.line == 11 and u.failed_import is not None]
     assert failed and failed[0].failed_import.line == 7
+
+
+def test_a_call_under_a_type_error_handler_that_does_not_reraise_records_the_handler(tmp_path):
+    """`try: f(x, new=1)` / `except TypeError: f(x)` probes a signature (issue 27, cause N6): each
+    use in the body records the handler's line; a handler that raises, one that catches something
+    else, the handler's own body and a function defined in the body record none."""
+    f = files_of(tmp_path, d="""
+        from prov.api import f, g, h, k
+        try:
+            f(1, new=2)
+        except (TypeError, ValueError):
+            f(1)
+        try:
+            g(1, new=2)
+        except TypeError as exc:
+            raise RuntimeError("no") from exc
+        try:
+            h(1, new=2)
+            def later():
+                k(1)
+        except TypeError:
+            pass
+        try:
+            f(1, new=2)
+        except KeyError:
+            pass
+    """)["cons/d.py"]
+    assert {u.site.line: u.type_error_handler for u in f.uses} == {4: 5, 6: 0, 8: 0, 12: 15, 14: 0, 18: 0}
+
+
+def test_a_fallback_def_in_the_import_handler_binds_the_name(tmp_path):
+    """`except ImportError: def f(...)` gives `f` the consumer's own function: a call after the
+    `try` uses the provider's `f` when the import works and the fallback when it fails, never an
+    unbound name (issue 27, cause N2)."""
+    f = versioned_files(tmp_path, a="""
+        try:
+            from prov.processing import set_request_id
+        except ImportError:
+
+            def set_request_id(_request_id):
+                return None
+
+        set_request_id("r1")
+    """)["cons/a.py"]
+    calls = [u for u in f.uses if u.site.line == 9]
+    assert calls and all(u.failed_import is None for u in calls)
+    assert {u.root.name for u in calls} == {"prov.processing.set_request_id"}
