@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from collections.abc import Iterable
 from typing import Callable, Protocol
 
-from apiaudit.consumer.records import ClassFacts, ConsumerFile, DefinedFunction, Site, Use
+from apiaudit.consumer.records import AttributeStore, ClassFacts, ConsumerFile, DefinedFunction, Site, Use
 from apiaudit.evidence import Facts, RecipeFacts
 from apiaudit.findings import ENGINE_RULES, Finding, Severity
 from apiaudit.provider.index import MroEntry
@@ -118,6 +118,8 @@ class CheckContext:
         self.hosts = hosts
         self.classes: dict[str, ClassFacts] = {c.dotted: c for f in files for c in f.classes}
         self.condition_memo: dict[tuple, bool | None] = {}
+        # a model slot's classes -> the provider classes along their MROs (checks.chains.slot_filler)
+        self.slot_bases: dict[tuple[str, ...], frozenset[str]] = {}
         # consumer class -> provider classes it is mixed into, via injection keywords (filled by
         # `checks.conditions.record_injections`, which knows which injections are live)
         self.injected: dict[str, set[str]] = {}
@@ -128,6 +130,12 @@ class CheckContext:
         for f in files:
             for b in f.method_bindings:
                 self.bound_functions.setdefault(b.function, []).append(b)
+        # attribute name -> (file path, store) where the consumer adds it to an object
+        self.stores: dict[str, list[tuple[str, AttributeStore]]] = {}
+        for f in files:
+            if f.unreachable is None:
+                for store in f.attribute_stores:
+                    self.stores.setdefault(store.name, []).append((f.path, store))
         self.calls_checked = 0
         self._methods_by_class: dict[str, dict[str, DefinedFunction]] | None = None
         self._functions: dict[str, DefinedFunction] | None = None

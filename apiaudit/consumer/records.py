@@ -289,6 +289,20 @@ class MethodBinding:
     own: tuple[str, ...] = ()  # attributes the consumer set on obj itself (not provider members)
 
 
+@dataclass(frozen=True, slots=True)
+class AttributeStore:
+    """`obj.name = v` / `setattr(obj, "name", v)` on an object that is not the class's own `self`:
+    the consumer adds `name` to it (any object without __slots__ takes it), so a read of `name`
+    elsewhere may be the consumer's own member, not a provider one."""
+
+    name: str
+    target: tuple[Root, tuple[Step, ...]] | None  # the chain of obj, when it reaches the provider
+    site: Site
+    # obj's own last attribute name (`session.config._x = v`: "config"), None for a plain name:
+    # an object whose type is not known is matched to a read through an attribute of that name.
+    holder: str | None = None
+
+
 NoteKind = Literal["version-compared-as-string"]
 
 
@@ -383,6 +397,7 @@ class ConsumerFile:
     injections: tuple[Injection, ...] = ()
     rpc_calls: tuple[RpcCall, ...] = ()
     method_bindings: tuple[MethodBinding, ...] = ()
+    attribute_stores: tuple[AttributeStore, ...] = ()
     guard_stops: tuple[GuardStop, ...] = ()
     notes: tuple[Note, ...] = ()
     pattern_hits: tuple[PatternHit, ...] = ()
