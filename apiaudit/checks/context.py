@@ -73,6 +73,8 @@ class HostRules:
     symbol_patterns: tuple = ()
     # [[plugin]]s: provider bases whose consumer subclasses the provider's own factory builds
     plugins: tuple = ()
+    # [[entry_point]]s: entry-point groups the provider loads and calls what they name
+    entry_points: tuple = ()
 
 
 SOURCE_MAX_LINES = 8
@@ -137,6 +139,11 @@ class CheckContext:
                 for store in f.attribute_stores:
                     self.stores.setdefault(store.name, []).append((f.path, store))
         self.calls_checked = 0
+        # The entry points the consumer's distribution declares (`consumer.records.EntryPoint`).
+        self.entry_points: tuple = ()
+        self._cli_flags: frozenset[str] | None = None
+        # consumer class -> the [[plugin]] rules whose factory it is named for (checks.contracts)
+        self.named_plugins_memo: dict | None = None
         self._methods_by_class: dict[str, dict[str, DefinedFunction]] | None = None
         self._functions: dict[str, DefinedFunction] | None = None
         self._derived: dict[str, list[str]] | None = None  # consumer class -> consumer classes naming it as a base
@@ -146,6 +153,13 @@ class CheckContext:
         info = self.index.call(path, via=via)
         self.bound.append(BoundCall(self.site, info))
         return info
+
+    @property
+    def cli_flags(self) -> frozenset[str]:
+        """The flags the consumer's own CLI adds to the provider's parser (every file's)."""
+        if self._cli_flags is None:
+            self._cli_flags = frozenset(flag for f in self.files for flag in f.cli_flags)
+        return self._cli_flags
 
     @property
     def methods_by_class(self) -> dict[str, dict[str, DefinedFunction]]:

@@ -388,6 +388,28 @@ class LaunchLine:
 
 
 @dataclass(frozen=True, slots=True)
+class PluginName:
+    """A consumer class named for the provider to build (`module`, `name`): by a registration call
+    or a dict setting a plugin rule's keys (`via`: the call or the key), at `site`."""
+
+    module: str
+    name: str
+    via: str
+    site: Site
+
+
+@dataclass(frozen=True, slots=True)
+class EntryPoint:
+    """One entry point the consumer distribution declares: `group`, its `name`, and the object it
+    names (`module`, `attr`: "" for the module itself)."""
+
+    group: str
+    name: str
+    module: str
+    attr: str
+
+
+@dataclass(frozen=True, slots=True)
 class ConsumerFile:
     path: str  # relative to the consumer root, posix
     module: str
@@ -405,6 +427,11 @@ class ConsumerFile:
     functions: tuple[DefinedFunction, ...] = ()
     replacements: tuple[Replacement, ...] = ()
     launch_lines: tuple[LaunchLine, ...] = ()
+    # Options the file adds (`.add_argument("--x")`) to a parser it builds with a [[launch]]
+    # parser function: flags of the provider's command as the consumer's own CLI runs it.
+    cli_flags: tuple[str, ...] = ()
+    # Classes the file names for a provider factory to build ([[plugin]] register/keys).
+    plugin_names: tuple[PluginName, ...] = ()
     lines: tuple[str, ...] = ()
     error: str | None = None  # a parse error: nothing else was extracted
     error_site: Site | None = None
@@ -442,3 +469,9 @@ class ConsumerOptions:
     remote_code: tuple[RemoteCodeRule, ...] = ()
     # The provider command lines to find ([[launch]] rules): (rule name, command) pairs.
     launch_commands: tuple[tuple[str, LaunchCommand], ...] = ()
+    # The [[launch]] rules' parser functions (dotted): a file building one records the flags it adds.
+    launch_parsers: tuple[str, ...] = ()
+    # How a class is named for a [[plugin]] factory: (call name, module arg, class arg) and
+    # (module key, class key).
+    plugin_calls: tuple[tuple[str, int, int], ...] = ()
+    plugin_keys: tuple[tuple[str, str], ...] = ()
