@@ -216,7 +216,7 @@ def _scan_once(
         if results_key is not None:
             results_key = _results_key(provider_tree, rules.digest, model, python_version, trees, read, cache_dir, launch_key)
     from apiaudit.consumer import collect
-    from apiaudit.consumer.reach import reached_across
+    from apiaudit.consumer.reach import entry_points, reached_across
     from apiaudit.engine import check_files, consumer_context, prepare, warm_index
     from apiaudit.infra.workers import worker_count
     from apiaudit.provider.cache import save_index
@@ -256,7 +256,7 @@ def _scan_once(
         collected = reached_across(trees, collected)
     for tree, label, files in zip(trees, labels, collected):
         progress.start(f"checking {tree.name} against {provider_tree.name}", len(files))
-        context = consumer_context(setup, label, files, model=model)
+        context = consumer_context(setup, label, files, model=model, entry_points=entry_points(tree))
         findings.extend(check_files(setup, files, context, workers=workers, on_file=progress.advance))
         files_scanned += len(files)
         uses = sum(len(f.imports) + len(f.uses) + len(f.rpc_calls) + len(f.launch_lines) for f in files)

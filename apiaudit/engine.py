@@ -34,7 +34,7 @@ from apiaudit.checks.launch import LaunchTarget, PluginUse, launch_findings
 from apiaudit.checks.pattern_findings import findings_of_hits, proven_hits
 from apiaudit.checks.recipe_advice import apply_recipes
 from apiaudit.checks.remote_code import remote_code_findings
-from apiaudit.consumer.records import ConsumerFile, ConsumerOptions
+from apiaudit.consumer.records import ConsumerFile, ConsumerOptions, EntryPoint
 from apiaudit.findings import Finding
 from apiaudit.infra.workers import plan, run_split
 from apiaudit.model import ModelFacts
@@ -93,12 +93,19 @@ def prepare(
         patterns=tuple(p for p in rulebook.patterns if not p.on_symbol),
         remote_code=remote_code,
         launch_commands=tuple((r.name, c) for r in launch.launches for c in r.commands) if launch else (),
-    )
+        launch_parsers=tuple(p for r in launch.launches for p in r.parsers) if launch else (),
+        plugin_calls=tuple(
+            (p.register, p.module_arg, p.class_arg) for p in rulebook.plugins
+            if p.register and p.module_arg is not None and p.class_arg is not None
+        ),
+        plugin_keys=tuple((p.module_key, p.class_key) for p in rulebook.plugins if p.module_key and p.class_key),
+    )  # fmt: skip
     hosts = HostRules(
         rpc_hosts={r.method: r.hosts for r in rulebook.rpcs},
         injection_hosts={i.keyword: i.hosts for i in rulebook.injections},
         symbol_patterns=tuple(p for p in rulebook.patterns if p.on_symbol),
         plugins=rulebook.plugins,
+        entry_points=rulebook.entry_points,
         call_dispatch={d.base: d.method for d in rulebook.call_dispatches},
     )
     deprecations = Forecaster(index, provider_tree.packages)
@@ -112,12 +119,19 @@ def launch_target(provider_tree: CodeTree, rulebook: RuleBook, open_index: Calla
 
 
 def consumer_context(
-    setup: ScanSetup, consumer: str, files: tuple[ConsumerFile, ...], *, model: ModelFacts | None = None
+    setup: ScanSetup,
+    consumer: str,
+    files: tuple[ConsumerFile, ...],
+    *,
+    model: ModelFacts | None = None,
+    entry_points: tuple[EntryPoint, ...] = (),
 ) -> CheckContext:
     """What checking one consumer's files shares (its classes, injections and bound functions
     across files, the memo of decided guards), for `check_file(..., consumer=)`. `consumer`
-    names it in findings; `model` is the model the job loads (None: every registered one)."""
+    names it in findings; `model` is the model the job loads (None: every registered one);
+    `entry_points`: those its distribution declares (the provider loads some by group)."""
     ctx = CheckContext(consumer, setup.index, files, setup.hosts, setup.model_types, model, evaluate_chain=evaluate_chain)
+    ctx.entry_points = entry_points
     record_injections(ctx)
     prefetch_provider_calls(ctx)
     return ctx
@@ -185,7 +199,7 @@ def check_file(
             findings.extend(remote_code_findings(ctx.consumer, file, ctx.model, setup.remote_code))
     plugins: tuple[PluginUse, ...] = ()
     if file.launch_lines and setup.launch is not None and wanted(*LAUNCH_RULES, "cannot-judge"):
-        launched = launch_findings(setup.launch, file, ctx.consumer)
+        launched = launch_findings(setup.launch, file, ctx.consumer, ctx.cli_flags)
         findings.extend(launched.findings)
         plugins = tuple(launched.plugins)
     if only is not None:

@@ -94,6 +94,8 @@ ENGINE_RULES: dict[str, RuleInfo] = {
                  "Accept what the provider passes there (add `{param}`, or `*args, **kwargs`), or pin the provider.", FixKind.ADD_PARAMETER),
         RuleInfo("constructor-incompatible", Severity.ERROR, "the provider's factory builds a consumer class with arguments its __init__ cannot take",
                  "Accept what the factory passes (`{param}`), or pin the provider.", FixKind.ADD_PARAMETER),
+        RuleInfo("entry-point-incompatible", Severity.ERROR, "the provider calls a function the consumer declares as an entry point with arguments it cannot take",
+                 "Accept what the provider passes (`{param}`), or pin the provider.", FixKind.ADD_PARAMETER),
         RuleInfo("abstract-unimplemented", Severity.ERROR, "a consumer class leaves undefined a member its provider base declares abstract",
                  "Define `{param}` on the class (the provider now requires it)."),
         RuleInfo("replacement-incompatible", Severity.ERROR, "a consumer function put over a provider method cannot take what the provider's calls of it pass",

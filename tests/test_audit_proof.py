@@ -474,3 +474,83 @@ def test_super_with_an_explicit_class_resolves_past_it():
     assert {f for f in nested if f[3] >= 25} == {
         ("missing-required", "error", "selfmro/nested.py", 32, "modelhub.models.dense.DenseForCausalLM.__init__", "hub_config"),
     }
+
+
+# --- cause 2 (continued): a provider's annotation is a claim too ------------------------------
+
+
+def test_a_provider_annotation_is_a_claim_a_subclass_may_refine():
+    """claimkit: a factory `-> RequestQueue` builds FCFSRequestQueue(deque, RequestQueue), whose
+    deque (outside the provider) may supply popleft/append; an attribute the provider annotates
+    `ModelConfig` may hold the consumer's own subclass; a parameter the consumer annotates
+    `EngineClient` may be passed its own engine of no provider base; isinstance narrows a declared
+    Collector to its subclass Class (it may pass, and past it the object is judged as a Class, not
+    conditionally). Members nothing can supply stay errors."""
+    report = _scan("claims/claims", "claimkit_v1/claimkit")
+    queue, model, client = "claimkit.queues.RequestQueue", "claimkit.config.ModelConfig", "claimkit.client.EngineClient"
+    assert {f for f in _found(report) if f[2] != "claims/adds.py"} == {
+        ("attribute-missing", "warning", "claims/sched.py", 12, f"{queue}.popleft", None),
+        ("attribute-missing", "warning", "claims/sched.py", 13, f"{queue}.append", None),
+        ("attribute-missing", "warning", "claims/sched.py", 14, f"{queue}.peek_all", None),
+        ("attribute-missing", "warning", "claims/configs.py", 16, f"{model}.async_chunk", None),
+        ("attribute-missing", "error", "claims/configs.py", 18, f"{model}.max_len", None),
+        ("attribute-missing", "warning", "claims/configs.py", 19, f"{model}.stage", None),
+        ("attribute-missing", "warning", "claims/duck.py", 16, f"{client}.get_app_config", None),
+        ("attribute-missing", "error", "claims/duck.py", 17, f"{client}.is_sleeping", None),
+        ("attribute-missing", "error", "claims/hooks.py", 16, "claimkit.nodes.Class.cls_name", None),
+    }
+    assert not any(f.conditional for f in report.findings)
+    reasons = {(f.path, f.line): f.reason for f in report.findings}
+    assert reasons[("claims/sched.py", 12)] == "declared RequestQueue (a provider annotation); a subclass may define 'popleft' (FCFSRequestQueue)"
+    assert reasons[("claims/configs.py", 19)] == (
+        "declared ModelConfig (a provider annotation); the consumer's StageModelConfig derives from it and defines 'stage'"
+    )
+    assert reasons[("claims/duck.py", 16)] == "annotated EngineClient; the consumer's OmniEngine defines 'get_app_config' and may be what is passed"
+    assert reasons[("claims/configs.py", 18)] is None and reasons[("claims/duck.py", 17)] is None
+
+
+# --- cause N3: members the consumer itself adds to a provider object ---------------------------
+
+
+def test_an_attribute_the_consumer_sets_on_the_object_is_not_proven_missing():
+    """`setattr(out, "multimodal_output", {})` just before the read, and `session.config._thing =
+    ...` in one hook read as `session.config._thing` in another (in an augmented assignment's
+    value): warnings naming where the consumer sets it. `_other`, which nothing sets, is an error."""
+    report = _scan("claims/claims", "claimkit_v1/claimkit")
+    assert {f for f in _found(report) if f[2] == "claims/adds.py"} == {
+        ("attribute-missing", "warning", "claims/adds.py", 17, "claimkit.outputs.CompletionOutput.multimodal_output", None),
+        ("attribute-missing", "warning", "claims/adds.py", 25, "claimkit.nodes.Config._thing", None),
+        ("attribute-missing", "error", "claims/adds.py", 26, "claimkit.nodes.Config._other", None),
+    }
+    reasons = {f.line: f.reason for f in report.findings if f.path == "claims/adds.py"}
+    assert reasons == {
+        17: "the consumer sets 'multimodal_output' on such an object itself (claims/adds.py:16)",
+        25: "the consumer sets '_thing' on such an object itself (claims/adds.py:21)",
+        26: None,
+    }
+
+
+# --- causes N7 and N8: the consumer's own model classes fill the model slot ---------------------
+
+
+def test_the_consumers_own_model_class_may_fill_the_model_slot():
+    """modelplug's OmniModel (nn.Module, modelhub's SupportsQuant) is the plugin's model, which its
+    own registry puts in the runner's slot: members only it defines, and a call its method takes
+    but the registry's classes' do not, are warnings naming it; a member no class has is an error."""
+    path, dense = "modelplug/runner.py", "modelhub.models.dense.DenseForCausalLM"
+    v1 = _scan("modelplug/modelplug", "modelhub_v1/modelhub", (PROVIDERS,))
+    v2 = _scan("modelplug/modelplug", "modelhub_v2/modelhub", (PROVIDERS,))
+    common = {
+        ("attribute-missing", "warning", path, 8, f"{dense}.has_preprocess", None),
+        ("attribute-missing", "warning", path, 10, f"{dense}.make_omni_output", None),
+        ("attribute-missing", "error", path, 12, f"{dense}.compile_graphs", None),
+    }
+    assert _found(v1) == common | {("attribute-missing", "warning", path, 11, f"{dense}.embed_input_ids", None)}
+    assert _found(v2) == common | {
+        ("model-attribute-missing", "warning", path, 11, "modelhub.models.moe.MoeForCausalLM.embed_input_ids", None),
+        ("unexpected-keyword", "warning", path, 11, f"{dense}.embed_input_ids", "multimodal_embeddings"),
+    }
+    reasons = {(f.line, f.rule): f.reason for f in v2.findings}
+    assert reasons[(10, "attribute-missing")] == "the model object may be the consumer's own OmniModel, which defines 'make_omni_output'"
+    assert reasons[(11, "unexpected-keyword")] == "the model object may be the consumer's own OmniModel, which defines 'embed_input_ids'"
+    assert reasons[(12, "attribute-missing")] is None

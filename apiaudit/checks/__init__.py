@@ -33,7 +33,7 @@ def check_engine_rules(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
     findings.extend(_judged(ctx, file, file.notes, check_note))
     ctx.site = None
     findings.extend(guard_failures(ctx, file))
-    if file.classes or file.replacements:
+    if file.classes or file.replacements or any(e.module == file.module for e in ctx.entry_points):
         findings.extend(contract_findings(ctx, file))
         findings = _after_failed_constructors(file, findings)
     return findings

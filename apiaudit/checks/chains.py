@@ -254,7 +254,7 @@ def _step(ctx: CheckContext, file, use, value, step: Step, findings: list, rest_
     if step.kind == "instance":
         # The consumer's annotation (or isinstance test): the object's class or a subclass of it.
         if isinstance(value, SymbolValue) and value.symbol.kind is SymbolKind.CLASS:
-            return InstanceValue((value.symbol.path,), declared=True)
+            return InstanceValue((value.symbol.path,), declared="consumer")
         return None
     if step.kind == "dynamic":
         if report:
@@ -269,6 +269,9 @@ def _narrow(ctx, value, step: Step):
     if not isinstance(value, InstanceValue) or step.guard is None or len(value.classes) < 1:
         return value
     guard = step.guard
+    refined = _refined_by_isinstance(ctx, value, guard)
+    if refined is not None:
+        return refined
     answers = [(c, class_passes(ctx, c, guard)) for c in value.classes]
     keep = [c for c, passes in answers if passes in (guard.expect, None)]
     if guard.kind is ConditionKind.HAS_ATTR and guard.expect and guard.name:
@@ -286,6 +289,37 @@ def _narrow(ctx, value, step: Step):
     if len(keep) == len(value.classes):
         return value
     return value.only(keep)
+
+
+def slot_filler(ctx, value: InstanceValue, name: str) -> str | None:
+    """A consumer class that defines `name` and may be the model object: one deriving from a
+    provider class (a model class, or an interface like SupportsMultiModal) in the MRO of a class
+    the slot's union holds: the consumer's own models, which it registers itself. None: none."""
+    owners = [d for d in sorted(ctx.classes) if name in ctx.own_members(d)]
+    if not owners:
+        return None
+    shared = ctx.slot_bases.get(value.classes)
+    if shared is None:
+        shared = frozenset(p for c in value.classes for p in ctx.index.mro_paths(c) if isinstance(p, str))
+        ctx.slot_bases[value.classes] = shared
+    for dotted in owners:
+        if any(base in shared for base in ctx.provider_classes_of(dotted)):
+            return dotted
+    return None
+
+
+def _refined_by_isinstance(ctx, value: InstanceValue, guard):
+    """`isinstance(x, Sub)` holds for `x` declared as a base of Sub: from here x is a Sub (still a
+    declared class: a subclass of Sub may be what runs)."""
+    if not value.declared or guard.kind is not ConditionKind.IS_INSTANCE or not guard.expect or not guard.name:
+        return None
+    res = ctx.index.resolve(guard.name)
+    if not isinstance(res, Found) or res.symbol.kind is not SymbolKind.CLASS:
+        return None
+    wanted = res.symbol.path
+    if wanted in value.classes or not all(c in ctx.index.mro_paths(wanted) for c in value.classes):
+        return None
+    return replace(value, classes=(wanted,), origins=())
 
 
 def _model_attr(ctx, file, use, value: InstanceValue, step, findings, report, rest_has_call):
@@ -312,8 +346,14 @@ def _model_attr(ctx, file, use, value: InstanceValue, step, findings, report, re
                 else f"no class the object can be has attribute '{name}'{where}: {describe_classes(ctx, value, failing)}{more}"
             )
             # An error is a proof: where a base outside the provider may supply the member, the
-            # provider's code alone cannot prove it missing (a recipe that says it is gone can).
-            reason = f"base {external} lies outside the provider and may define '{name}'" if external else None
+            # provider's code alone cannot prove it missing (a recipe that says it is gone can);
+            # nor where the consumer's own model classes, which may fill the slot, define it.
+            filler = slot_filler(ctx, value, name)
+            reason = (
+                f"base {external} lies outside the provider and may define '{name}'" if external
+                else f"the model object may be the consumer's own {filler.rpartition('.')[2]}, which defines '{name}'" if filler
+                else None
+            )  # fmt: skip
             findings.append(
                 ctx.finding(file, use.site, "attribute-missing", message, callee=f"{failing[0]}.{name}",
                             provider_location=first.owner.location if first.owner else None, facts=facts,
@@ -337,7 +377,9 @@ def _model_attr(ctx, file, use, value: InstanceValue, step, findings, report, re
     # Go on with the classes that have it.
     members = [(c, r.symbol) for c, r in found]
     if any(sym.kind is not SymbolKind.ATTRIBUTE for _, sym in members):
-        return _member_value(ctx, members[0][1], "instance", members[0][0])
+        method = _member_value(ctx, members[0][1], "instance", members[0][0])
+        filler = slot_filler(ctx, value, name) if isinstance(method, SymbolValue) else None
+        return replace(method, filled_by=filler) if filler else method
     classes: dict[str, tuple[str, ...]] = {}
     unjudged: list[str] = list(unknown)
     source = dict(value.origins)
@@ -379,7 +421,7 @@ def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
             via = "class"
         elif sym.kind is SymbolKind.ATTRIBUTE:
             typ = ctx.index.attribute_type(value.owner, sym.name) if value.owner else ctx.index.module_attribute_type(sym.path)
-            return _attr(ctx, file, use, InstanceValue((typ.path,)), step, findings, report, rest_has_call) if typ else None
+            return _attr(ctx, file, use, InstanceValue((typ.path,), declared="provider"), step, findings, report, rest_has_call) if typ else None
         else:
             return None
         return _resolved(ctx, file, use, res, via, sym.path, name, findings, report, rest_has_call, owner=sym.path if via == "class" else None)
@@ -407,9 +449,10 @@ def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
         if report:
             owners = " or ".join(value.classes)
             missing: Missing = results[0][1]
-            # An error is a proof: a declared type may be refined at run time by a subclass that has
-            # it; a base of the consumer's class from neither side may supply it.
-            reason = _refined_by_subclass(ctx, value, name) if value.declared else None
+            # An error is a proof: a declared type may be refined at run time by a subclass that
+            # has it, the consumer may add the attribute itself, and a base of the consumer's class
+            # from neither side may supply it.
+            reason = (_refined_by_subclass(ctx, value, name) if value.declared else None) or added_by_consumer(ctx, value, name, _holder(use, step))
             if base is not None:
                 reason = f"base {base} lies outside the provider and may define '{name}'"
             findings.append(
@@ -429,20 +472,62 @@ def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
     return None
 
 
+def added_by_consumer(ctx, value: InstanceValue, name: str, holder: str | None) -> str | None:
+    """Where the consumer adds `name` to an object that may be this one (`obj.name = v`,
+    `setattr(obj, "name", v)`): one of a related class, or one of a type the engine cannot tell
+    reached through an attribute of the same name as this receiver (`session.config._x = v`,
+    read as `item.config._x`). None: nowhere."""
+    for path, store in ctx.stores.get(name, ()):
+        if store.target is not None:
+            same = _may_be_same(ctx, store.target, value.classes)
+        else:
+            same = store.holder is not None and store.holder == holder
+        if same:
+            return f"the consumer sets '{name}' on such an object itself ({path}:{store.site.line})"
+    return None
+
+
+def _holder(use, step: Step) -> str | None:
+    """The attribute the receiver of `step` was read as (`a.config.x`: "config")."""
+    steps = use.steps
+    at = next((i for i, s in enumerate(steps) if s is step), 0)
+    before = steps[at - 1] if at > 0 else None
+    return before.name if before is not None and before.kind == "attr" else None
+
+
+def _may_be_same(ctx, target, classes: tuple[str, ...]) -> bool:
+    root, steps = target
+    held = evaluate_chain(ctx, _pseudo_use(root, steps))
+    if isinstance(held, SymbolValue) and held.symbol.kind is SymbolKind.CLASS:
+        held = InstanceValue((held.symbol.path,))  # a class attribute: every instance has it
+    if not isinstance(held, InstanceValue):
+        return False  # a module, a function, or what the engine cannot follow
+    return any(c in ctx.index.mro_paths(h) or h in ctx.index.mro_paths(c) for c in classes for h in held.classes)
+
+
 def _refined_by_subclass(ctx, value: InstanceValue, name: str) -> str | None:
     """Why an attribute the declared class lacks may still be there: the provider classes derived
-    from it that have it, or a consumer class mixed into it that defines it (None: none does, and
-    the missing attribute is proven for every class the object can be)."""
+    from it that have it, or a consumer class mixed into it that defines it, or (the consumer's
+    own annotation) a consumer class of no provider base that defines it, whose objects the
+    consumer may pass where it declares the provider's class. None: none does, and the missing
+    attribute is proven for every class the object can be."""
     declared = value.classes[0]
     shown = declared.rpartition(".")[2]
+    said = f"annotated {shown}" if value.declared == "consumer" else f"declared {shown} (a provider annotation)"
     subclasses = ctx.index.subclasses_defining(declared, name)
     if subclasses:
-        return f"annotated {shown}; a subclass may define '{name}' ({', '.join(c.rpartition('.')[2] for c in subclasses)})"
+        return f"{said}; a subclass may define '{name}' ({', '.join(c.rpartition('.')[2] for c in subclasses)})"
+    duck = None
     for dotted in sorted(ctx.classes):
-        if name in ctx.own_members(dotted) and any(
-            declared in ctx.index.mro_paths(base) for base in ctx.provider_classes_of(dotted)
-        ):
-            return f"annotated {shown}; the consumer's {dotted.rpartition('.')[2]} derives from it and defines '{name}'"
+        if name not in ctx.own_members(dotted):
+            continue
+        bases = ctx.provider_classes_of(dotted)
+        if any(declared in ctx.index.mro_paths(base) for base in bases):
+            return f"{said}; the consumer's {dotted.rpartition('.')[2]} derives from it and defines '{name}'"
+        if not bases and duck is None:
+            duck = dotted
+    if duck is not None and value.declared == "consumer":
+        return f"{said}; the consumer's {duck.rpartition('.')[2]} defines '{name}' and may be what is passed"
     return None
 
 
@@ -486,7 +571,8 @@ def _member_value(ctx, symbol: Symbol, via: ReachedVia, owner: str | None):
             return InstanceValue(found.classes, registry=True, origins=ctx.model_types.origins(found))
     if symbol.kind is SymbolKind.ATTRIBUTE and owner is not None:
         typ = ctx.index.attribute_type(owner, symbol.name)
-        return InstanceValue((typ.path,)) if typ else SymbolValue(symbol, via, owner)
+        # The attribute's annotation (or what its assignment is annotated to return): a claim.
+        return InstanceValue((typ.path,), declared="provider") if typ else SymbolValue(symbol, via, owner)
     return SymbolValue(symbol, via, owner)
 
 
@@ -540,6 +626,8 @@ def _call(ctx, file, use, value, step, findings, report):
                 max_positional=len(positional),
                 positional_given=step.call.positional,
             )
+        # The model object may be the consumer's own class, whose method is not this one.
+        filled = value.filled_by if problem.severity is Severity.ERROR else None
         findings.append(
             ctx.finding(
                 file,
@@ -548,7 +636,8 @@ def _call(ctx, file, use, value, step, findings, report):
                 problem.message,
                 callee=info.callee.path,
                 param=problem.param,
-                severity=problem.severity,
+                severity=Severity.WARNING if filled else problem.severity,
+                reason=f"the model object may be the consumer's own {filled.rpartition('.')[2]}, which defines '{callee_name}'" if filled else None,
                 provider_location=shown.location or info.callee.location,
                 signature=signature,
                 facts=facts if facts != BindingFacts() else None,  # nothing known: as a report reads back
@@ -562,10 +651,13 @@ def _call(ctx, file, use, value, step, findings, report):
 
 def _returned(ctx, info):
     """An instance of the callee's return class; unknown when that class is a Protocol (the
-    object is some class that has its members, not the protocol itself)."""
+    object is some class that has its members, not the protocol itself). Calling the class
+    itself builds exactly it; any other callee's return annotation may be a subclass at run time
+    (a factory `-> RequestQueue` returning FCFSRequestQueue)."""
     if info.returns is None or ctx.index.is_protocol(info.returns.path):
         return None
-    return InstanceValue((info.returns.path,))
+    built = info.callee.kind is SymbolKind.CLASS or info.callee.path == f"{info.returns.path}.__init__"
+    return InstanceValue((info.returns.path,), declared=None if built else "provider")
 
 
 def _without_init(path: str) -> str:

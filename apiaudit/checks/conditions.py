@@ -50,7 +50,7 @@ def verdict(ctx, live: Liveness) -> Verdict:
             if result is not None and result != condition.expect:
                 behind.append((condition.line, condition.text))
                 continue
-            if result is None and _model_union(ctx, condition.target):
+            if result is None and (_model_union(ctx, condition.target) or _declared_base_of(ctx, condition)):
                 continue  # the narrowed value carries the classes that pass
         if result is None and condition.kind is ConditionKind.COMPARES:
             continue  # not a constant of the release: run-time data, both sides run
@@ -144,6 +144,20 @@ def guard_failures(ctx, file) -> list:
 def _model_union(ctx, target) -> bool:
     value = _target_value(ctx, target)
     return isinstance(value, InstanceValue) and value.registry
+
+
+def _declared_base_of(ctx, condition: Condition) -> bool:
+    """`isinstance(x, Sub)` on `x` declared as a base of Sub: past the guard, x is a Sub (the
+    chain walk narrows it so), not an undecided object."""
+    if condition.kind is not ConditionKind.IS_INSTANCE or not condition.name:
+        return False
+    value = _target_value(ctx, condition.target)
+    if not isinstance(value, InstanceValue) or not value.declared:
+        return False
+    wanted = ctx.index.resolve(condition.name)
+    if not isinstance(wanted, Found):
+        return False
+    return all(c in ctx.index.mro_paths(wanted.symbol.path) for c in value.classes)
 
 
 def decide(ctx, condition: Condition) -> bool | None:
@@ -316,6 +330,8 @@ def _is_instance(ctx, value, class_path: str) -> bool | None:
         paths = [k for k in ctx.index.mro_paths(cls) if not isinstance(k, UnresolvedBase)]
         if wanted in paths:
             answers.append(True)
+        elif value.declared and cls in ctx.index.mro_paths(wanted):
+            answers.append(None)  # declared `cls`: at run time it may be `wanted`, a subclass of it
         elif ctx.index.mro_unknowns(cls):
             answers.append(None)
         else:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from collections.abc import Iterable
 from typing import Callable, Protocol
 
-from apiaudit.consumer.records import ClassFacts, ConsumerFile, DefinedFunction, Site, Use
+from apiaudit.consumer.records import AttributeStore, ClassFacts, ConsumerFile, DefinedFunction, Site, Use
 from apiaudit.evidence import Facts, RecipeFacts
 from apiaudit.findings import ENGINE_RULES, Finding, Severity
 from apiaudit.provider.index import MroEntry
@@ -77,6 +77,8 @@ class HostRules:
     symbol_patterns: tuple = ()
     # [[plugin]]s: provider bases whose consumer subclasses the provider's own factory builds
     plugins: tuple = ()
+    # [[entry_point]]s: entry-point groups the provider loads and calls what they name
+    entry_points: tuple = ()
     # [[call_dispatch]]s: external base -> the method calling an instance runs (`forward`)
     call_dispatch: dict = field(default_factory=dict)
 
@@ -124,6 +126,8 @@ class CheckContext:
         self.hosts = hosts
         self.classes: dict[str, ClassFacts] = {c.dotted: c for f in files for c in f.classes}
         self.condition_memo: dict[tuple, bool | None] = {}
+        # a model slot's classes -> the provider classes along their MROs (checks.chains.slot_filler)
+        self.slot_bases: dict[tuple[str, ...], frozenset[str]] = {}
         # consumer class -> provider classes it is mixed into, via injection keywords (filled by
         # `checks.conditions.record_injections`, which knows which injections are live)
         self.injected: dict[str, set[str]] = {}
@@ -134,7 +138,18 @@ class CheckContext:
         for f in files:
             for b in f.method_bindings:
                 self.bound_functions.setdefault(b.function, []).append(b)
+        # attribute name -> (file path, store) where the consumer adds it to an object
+        self.stores: dict[str, list[tuple[str, AttributeStore]]] = {}
+        for f in files:
+            if f.unreachable is None:
+                for store in f.attribute_stores:
+                    self.stores.setdefault(store.name, []).append((f.path, store))
         self.calls_checked = 0
+        # The entry points the consumer's distribution declares (`consumer.records.EntryPoint`).
+        self.entry_points: tuple = ()
+        self._cli_flags: frozenset[str] | None = None
+        # consumer class -> the [[plugin]] rules whose factory it is named for (checks.contracts)
+        self.named_plugins_memo: dict | None = None
         self._methods_by_class: dict[str, dict[str, DefinedFunction]] | None = None
         self._functions: dict[str, DefinedFunction] | None = None
         self._derived: dict[str, list[str]] | None = None  # consumer class -> consumer classes naming it as a base
@@ -144,6 +159,13 @@ class CheckContext:
         info = self.index.call(path, via=via)
         self.bound.append(BoundCall(self.site, info))
         return info
+
+    @property
+    def cli_flags(self) -> frozenset[str]:
+        """The flags the consumer's own CLI adds to the provider's parser (every file's)."""
+        if self._cli_flags is None:
+            self._cli_flags = frozenset(flag for f in self.files for flag in f.cli_flags)
+        return self._cli_flags
 
     @property
     def methods_by_class(self) -> dict[str, dict[str, DefinedFunction]]:

@@ -12,6 +12,10 @@ signature is the consumer's (`consumer/contracts.py`), the call is the provider'
   warning.
 - `constructor-incompatible`: the provider's factory (a `[[plugin]]` rule) builds the consumer
   class and none of its construction calls binds to the class's `__init__`.
+  A class the consumer names for the factory (`named_plugins`) is checked so whatever its bases.
+- `entry-point-incompatible`: the provider loads an entry point the consumer declares in a group
+  an [[entry_point]] rule names and calls the function it names with arguments it cannot take
+  (a class named there is `constructor-incompatible`).
 - `abstract-unimplemented`: a concrete consumer class (it declares no abstract method and no
   consumer class derives from it) leaves an abstract member of its provider bases undefined.
 - `replacement-incompatible`: a consumer function put where a provider method was (`Cls.m = f`,
@@ -40,6 +44,7 @@ from apiaudit.checks.receivers import InstanceValue
 from apiaudit.consumer.records import Arg, CallShape, ClassFacts, ConsumerFile, DefinedFunction, Site, Use
 from apiaudit.findings import Finding, Severity
 from apiaudit.provider.records import Found, Missing, Param, ParamKind, ProviderCall, ReachedVia, Signature, SymbolKind
+from apiaudit.recipes.records import PluginRule
 
 _NOWHERE = Site(0, 0)
 
@@ -50,14 +55,18 @@ def contract_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
     functions = ctx.methods_by_class
     findings: list[Finding] = []
     overrides: list[tuple[ClassFacts, DefinedFunction, frozenset[str], frozenset[str]]] = []
+    named = named_plugins(ctx)
     for facts in file.classes:
         heads, provider_mro = _provider_mro(ctx, facts)
-        if not heads:
+        by_name = named.get(facts.dotted, ())
+        if not heads and not by_name:
             continue
         methods = _consumer_methods(ctx, facts, functions)
         overrides.extend((facts, f, frozenset(provider_mro), frozenset(methods)) for f in _overriding(ctx, heads, methods))
-        findings.extend(_constructor(ctx, file, facts, provider_mro, methods.get("__init__")))
-        findings.extend(_abstract(ctx, file, facts, heads, provider_mro, methods, functions))
+        findings.extend(_constructor(ctx, file, facts, provider_mro, methods.get("__init__"), by_name))
+        if heads:
+            findings.extend(_abstract(ctx, file, facts, heads, provider_mro, methods, functions, bool(by_name)))
+    findings.extend(_entry_points(ctx, file))
     if file.replacements:
         findings.extend(_replacements(ctx, file))
     if overrides:
@@ -309,34 +318,89 @@ def _override(
     return findings
 
 
+def named_plugins(ctx: CheckContext) -> dict[str, tuple[PluginRule, ...]]:
+    """consumer class -> the [[plugin]] rules whose factory builds it because the consumer names
+    it (a registration call, a dict or launch-line JSON setting the rule's keys), whatever its
+    bases: the provider imports the module and builds the class by name."""
+    memo = ctx.named_plugins_memo
+    if memo is not None:
+        return memo
+    found: dict[str, dict[PluginRule, None]] = {}
+    for f in ctx.files:
+        for name in f.plugin_names:
+            for plugin in ctx.hosts.plugins:
+                if name.via in (plugin.register, plugin.module_key):
+                    found.setdefault(f"{name.module}.{name.name}", {})[plugin] = None
+    memo = {dotted: tuple(rules) for dotted, rules in found.items()}
+    ctx.named_plugins_memo = memo  # once per consumer
+    return memo
+
+
 def _constructor(
-    ctx: CheckContext, file: ConsumerFile, facts: ClassFacts, provider_mro: list[str], init: DefinedFunction | None
+    ctx: CheckContext,
+    file: ConsumerFile,
+    facts: ClassFacts,
+    provider_mro: list[str],
+    init: DefinedFunction | None,
+    named: tuple[PluginRule, ...] = (),
 ) -> list[Finding]:
     if init is None:
         return []  # the provider's own __init__ receives what its factory passes
-    for plugin in ctx.hosts.plugins:
-        if plugin.base not in provider_mro:
-            continue
+    for plugin in dict.fromkeys((*named, *(p for p in ctx.hosts.plugins if p.base in provider_mro))):
         calls = ctx.index.construction_calls(plugin.factory, plugin.class_variable)
-        if not calls:
-            continue
-        signature = signature_of(init)
-        bindings = [bind(signature, _shape(call), facts.dotted) for call in calls]
-        if any(b.uncertain or not any(p.severity is Severity.ERROR for p in b.problems) for b in bindings):
-            continue
-        first = next(p for p in bindings[0].problems if p.severity is Severity.ERROR)
-        param = first.param or _surplus_parameter(ctx, plugin.base, "module", signature)
-        where = ", ".join(f"{c.location} ({_passes(c)})" for c in calls)
-        return [
-            ctx.finding(
-                file, init.site, "constructor-incompatible",
-                f"{plugin.factory} builds {facts.dotted.rpartition('.')[2]} as {where}; none binds to "
-                f"{signature.render('__init__')}: {first.message}",
-                callee=plugin.factory, param=param, provider_location=calls[0].location,
-                signature=signature.render("__init__"),
-            )  # fmt: skip
-        ]
+        found = _built(ctx, file, facts.dotted, init, calls, plugin.factory, "constructor-incompatible", plugin.base)
+        if found is not None:
+            return [found]
     return []
+
+
+def _built(
+    ctx: CheckContext, file: ConsumerFile, dotted: str, function: DefinedFunction, calls: tuple[ProviderCall, ...],
+    caller: str, rule: str, base: str | None,
+) -> Finding | None:
+    """The finding when none of the provider's `calls` (alternatives `caller` chooses between)
+    binds to `function` (a class's `__init__`, or a function the provider calls)."""
+    if not calls:
+        return None
+    signature = signature_of(function)
+    name = function.dotted.rpartition(".")[2]
+    bindings = [bind(signature, _shape(call), dotted) for call in calls]
+    if any(b.uncertain or not any(p.severity is Severity.ERROR for p in b.problems) for b in bindings):
+        return None
+    first = next(p for p in bindings[0].problems if p.severity is Severity.ERROR)
+    param = first.param or (_surplus_parameter(ctx, base, "module", signature) if base else None)
+    where = ", ".join(f"{c.location} ({_passes(c)})" for c in calls)
+    verb = "builds" if name == "__init__" else "calls"
+    return ctx.finding(
+        file, function.site, rule,
+        f"{caller} {verb} {dotted.rpartition('.')[2]} as {where}; none binds to "
+        f"{signature.render(name)}: {first.message}",
+        callee=caller, param=param, provider_location=calls[0].location, signature=signature.render(name),
+    )  # fmt: skip
+
+
+def _entry_points(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
+    """The objects of `file`'s module that the consumer's entry points name in a group the
+    provider loads ([[entry_point]]): a function must take what the provider's calls of it pass,
+    a class's `__init__` likewise (the call builds it)."""
+    findings: list[Finding] = []
+    for entry in ctx.entry_points:
+        if entry.module != file.module or not entry.attr:
+            continue
+        for rule in ctx.hosts.entry_points:
+            if rule.group != entry.group:
+                continue
+            dotted = f"{entry.module}.{entry.attr}"
+            init = ctx.methods_by_class.get(dotted, {}).get("__init__")
+            function = init if init is not None else ctx.functions.get(dotted)
+            if function is None or (init is None and dotted in ctx.classes):
+                continue  # a class without its own __init__, or not defined here
+            calls = ctx.index.construction_calls(rule.caller, rule.variable)
+            kind = "constructor-incompatible" if init is not None else "entry-point-incompatible"
+            found = _built(ctx, file, dotted, function, calls, rule.caller, kind, None)
+            if found is not None:
+                findings.append(found)
+    return findings
 
 
 def _abstract(
@@ -347,6 +411,7 @@ def _abstract(
     provider_mro: list[str],
     methods: dict[str, DefinedFunction],
     functions: dict[str, dict[str, DefinedFunction]],
+    named: bool = False,
 ) -> list[Finding]:
     if any(f.abstract for f in functions.get(facts.dotted, {}).values()):
         return []  # an abstract class of the consumer's own
@@ -365,7 +430,7 @@ def _abstract(
             abstract[name] = first
     if not abstract:
         return []
-    built = any(plugin.base in provider_mro for plugin in ctx.hosts.plugins)
+    built = named or any(plugin.base in provider_mro for plugin in ctx.hosts.plugins)
     names = ", ".join(abstract)
     return [
         ctx.finding(

@@ -108,19 +108,23 @@ class LaunchResult:
     plugins: list[PluginUse] = field(default_factory=list)
 
 
-def launch_findings(target: LaunchTarget, file: ConsumerFile, consumer: str) -> LaunchResult:
-    """Every launch rule's findings (and the plugins named) for one file's launch lines."""
+def launch_findings(target: LaunchTarget, file: ConsumerFile, consumer: str, own_flags: frozenset[str] = frozenset()) -> LaunchResult:
+    """Every launch rule's findings (and the plugins named) for one file's launch lines.
+    `own_flags`: the flags the consumer's own CLI adds to the provider's parser (a consumer that
+    builds its command on the provider's parser runs its lines with those flags known)."""
     result = LaunchResult()
     for line in file.launch_lines:
         rule = target.rule(line.launch)
         if rule is not None:
-            _LineCheck(target, rule, file, consumer, line, result).run()
+            _LineCheck(target, rule, file, consumer, line, result, own_flags).run()
     return result
 
 
 class _LineCheck:
-    def __init__(self, target: LaunchTarget, rule: LaunchRule, file: ConsumerFile, consumer: str, line: LaunchLine, out: LaunchResult):
+    def __init__(self, target: LaunchTarget, rule: LaunchRule, file: ConsumerFile, consumer: str, line: LaunchLine, out: LaunchResult,
+                 own_flags: frozenset[str] = frozenset()):  # fmt: skip
         self.target, self.rule, self.file, self.consumer, self.line, self.out = target, rule, file, consumer, line, out
+        self.own_flags = own_flags
 
     # ------------------------------------------------------------------ findings
     def finding(self, rule: str, site: Site, message: str, *, param: str | None, callee: str | None = None,
@@ -226,6 +230,8 @@ class _LineCheck:
         self.unknown_flag(arg, name, text, [])
 
     def unknown_flag(self, arg: LaunchArg, name: str, written: str, ambiguous: list[str]) -> None:
+        if not ambiguous and name in self.own_flags:
+            return  # the consumer's own command adds it to the provider's parser
         spec: CliSpec = self.spec
         known = tuple(ambiguous) or tuple(difflib.get_close_matches(name, [o for o in self.options if o.startswith("--")], n=3))
         facts = LaunchFacts(self.rule.name, name, known=known)

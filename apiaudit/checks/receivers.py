@@ -5,6 +5,7 @@ which members a model class has. Read by the chain walk and by the guard decisio
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from apiaudit.provider.records import Found, Missing, ReachedVia, Symbol, Unknown
 
@@ -16,6 +17,9 @@ class SymbolValue:
     symbol: Symbol
     via: ReachedVia = "module"
     owner: str | None = None  # the class it was looked up on (for attribute types)
+    # A method of the model object, read where the consumer's own model classes may fill the slot
+    # and define it: why a call of it that does not bind here is not proven to fail.
+    filled_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -23,6 +27,9 @@ class UnknownBinding:
     """`self` of a function bound with types.MethodType to an object whose type cannot be known."""
 
     function: str  # the consumer function's dotted path
+
+
+DeclaredBy = Literal["consumer", "provider"]
 
 
 @dataclass(frozen=True)
@@ -37,9 +44,11 @@ class InstanceValue:
     origins: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # candidates whose class the index cannot read (external or unresolved): neither pass nor fail
     unjudged: tuple[str, ...] = ()
-    # The class is what the consumer declares (a parameter's or variable's annotation, an
-    # isinstance test), not what built the object: at run time it may be a subclass.
-    declared: bool = False
+    # The class is what an annotation declares, not what built the object: at run time it may
+    # be a subclass. "consumer": the consumer's own (a parameter's or variable's annotation, an
+    # isinstance test: an object of any consumer class may be passed there); "provider": a
+    # provider attribute's annotation or a function's return annotation (`-> RequestQueue`).
+    declared: DeclaredBy | None = None
     # `self` of a consumer class: its bases (or those of a consumer class deriving from it) from
     # neither side, which may supply a member the provider classes lack.
     outside: tuple[str, ...] = ()

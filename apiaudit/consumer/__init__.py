@@ -17,6 +17,7 @@ from apiaudit.consumer.imports import ConsumerNames, module_imports, names_of
 from apiaudit.consumer.launch import job_file, python_lines
 from apiaudit.consumer.one_pass import RecordingNames, import_order, still_valid
 from apiaudit.consumer.patterns import pattern_hits
+from apiaudit.consumer.plugins import added_flags, launch_plugin_names, plugin_names
 from apiaudit.consumer.positions import to_characters
 from apiaudit.consumer.reach import mark_unreachable, named_modules
 from apiaudit.consumer.records import ConsumerFile, ConsumerOptions, Site
@@ -85,7 +86,23 @@ def collect_file(
     )
     found = to_characters(found, found.lines)
     launches = python_lines(syntax, source, options.launch_commands) if options.launch_commands else ()
-    return replace(found, launch_lines=launches) if launches else found
+    if launches:
+        found = replace(found, launch_lines=launches)
+    flags = added_flags(syntax, module, options.launch_parsers)
+    given = plugin_names(syntax, options.plugin_calls, options.plugin_keys)
+    if flags or given:
+        found = replace(found, cli_flags=flags, plugin_names=given)
+    return _with_plugins(found, options)
+
+
+def _with_plugins(found: ConsumerFile, options: ConsumerOptions) -> ConsumerFile:
+    """`found` with the classes its launch lines name for a provider factory, and the modules of
+    every class it names made edges of reachability (the provider imports them by name)."""
+    named = found.plugin_names + tuple(launch_plugin_names(found.launch_lines, options.plugin_keys))
+    if not named:
+        return found
+    reaches = tuple(dict.fromkeys(found.reaches + tuple(p.module for p in named)))
+    return replace(found, plugin_names=named, reaches=reaches)
 
 
 def _rule_matches(found: ConsumerFile, syntax: ast.Module, options: ConsumerOptions, source: str) -> ConsumerFile:
@@ -128,12 +145,16 @@ def collect(
     Job files (shell scripts, YAML/TOML configs) are read for the provider command lines in
     them only (`apiaudit.consumer.launch`), each in its place among the results."""
     given = list(files if files is not None else tree.files())
-    jobs = {p: job_file(tree.root, p, options.launch_commands) for p in given if p.suffix != ".py"}
+    jobs = {p: _with_plugins(job_file(tree.root, p, options.launch_commands), options) for p in given if p.suffix != ".py"}
     if jobs:
         for path in jobs:
             if on_file:
                 on_file(path.name)
         python = collect(tree, options, on_file, [p for p in given if p not in jobs], cache_dir, workers, on_read) if len(jobs) < len(given) else ()
+        named = [m for job in jobs.values() for m in job.reaches]
+        if named and python:
+            # a job script runs what its command lines name (a connector module the server loads)
+            python = mark_unreachable(tree, python, named)
         in_order = iter(python)
         return tuple(jobs[p] if p in jobs else next(in_order) for p in given)
     paths = given

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from apiaudit.consumer.records import ConsumerFile
+from apiaudit.consumer.records import ConsumerFile, EntryPoint
 from apiaudit.sources.base import CodeTree
 
 # A release number in a module or package name: `0_6`, `v0_6_3`, `2_1` (two parts or more).
@@ -57,7 +57,9 @@ def unreachable_modules(tree: CodeTree, files: Sequence[ConsumerFile], also_reac
     dotted names the other consumers of the scan reach (job scripts given beside the package)."""
     if not tree.packages or tree.only:
         return frozenset()
-    modules = {f.module: f for f in files}
+    # a job file (no module) runs what its command lines name
+    also_reached = [*also_reached, *(name for f in files if not f.module for name in f.reaches)]
+    modules = {f.module: f for f in files if f.module}
     scripts = {p.relative_to(tree.root).as_posix() for p in tree.scripts if p.is_relative_to(tree.root)}
     queue = [f.module for f in files if f.path in scripts or _runs_by_itself(f.module, f.path)]
     queue += [m for m in entry_point_modules(tree) if m in modules]
@@ -116,29 +118,52 @@ def _runs_by_itself(module: str, path: str) -> bool:
 
 def entry_point_modules(tree: CodeTree) -> tuple[str, ...]:
     """Modules the distribution's entry points name (console scripts, plugins)."""
-    specs: list[str] = []
+    return tuple(dict.fromkeys(e.module for e in entry_points(tree)))
+
+
+def entry_points(tree: CodeTree) -> tuple[EntryPoint, ...]:
+    """The entry points the distribution declares: its `*.dist-info/entry_points.txt` (a wheel),
+    or `[project.scripts]`/`[project.gui-scripts]`/`[project.entry-points.GROUP]` of a
+    `pyproject.toml` beside the package (a source tree)."""
+    found: list[EntryPoint] = []
     for info in sorted(tree.root.glob("*.dist-info")) if tree.root.is_dir() else ():
-        parser = configparser.ConfigParser(interpolation=None)
+        parser = configparser.ConfigParser(interpolation=None, delimiters=("=",))
+        parser.optionxform = str  # type: ignore[assignment, method-assign]  # names keep their case
         try:
             parser.read(info / "entry_points.txt", encoding="utf-8")
         except (configparser.Error, OSError, UnicodeDecodeError):
             continue
-        specs += [value for section in parser.sections() for value in parser[section].values()]
+        found += [_entry(section, name, value) for section in parser.sections() for name, value in parser[section].items()]
     for folder in (tree.root, tree.root.parent):
-        specs += _pyproject_entry_points(folder / "pyproject.toml")
-    return tuple(dict.fromkeys(spec.partition(":")[0].strip() for spec in specs if spec.strip()))
+        found += [_entry(group, name, value) for group, name, value in _pyproject_entry_points(folder / "pyproject.toml")]
+    return tuple(e for e in dict.fromkeys(found) if e.module)
 
 
-def _pyproject_entry_points(path: Path) -> Iterable[str]:
+def _entry(group: str, name: str, value: str) -> EntryPoint:
+    """`module:attr [extras]` -> its parts."""
+    spec = value.partition("[")[0].strip()
+    module, _, attr = spec.partition(":")
+    return EntryPoint(group, name.strip(), module.strip(), attr.strip())
+
+
+def _pyproject_entry_points(path: Path) -> list[tuple[str, str, str]]:
     if not path.is_file():
-        return ()
+        return []
     from apiaudit.infra.tomlcompat import tomllib  # only where there is a file to parse
 
     try:
         project = tomllib.loads(path.read_text(encoding="utf-8")).get("project", {})
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return ()
+        return []
     if not isinstance(project, dict):
-        return ()
-    tables = [project.get("scripts"), project.get("gui-scripts"), *(project.get("entry-points") or {}).values()]
-    return [v for table in tables if isinstance(table, dict) for v in table.values() if isinstance(v, str)]
+        return []
+    groups = {"console_scripts": project.get("scripts"), "gui_scripts": project.get("gui-scripts")}
+    extra = project.get("entry-points")
+    groups.update(extra if isinstance(extra, dict) else {})
+    return [
+        (group, name, value)
+        for group, table in groups.items()
+        if isinstance(table, dict)
+        for name, value in table.items()
+        if isinstance(value, str)
+    ]

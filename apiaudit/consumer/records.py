@@ -289,6 +289,20 @@ class MethodBinding:
     own: tuple[str, ...] = ()  # attributes the consumer set on obj itself (not provider members)
 
 
+@dataclass(frozen=True, slots=True)
+class AttributeStore:
+    """`obj.name = v` / `setattr(obj, "name", v)` on an object that is not the class's own `self`:
+    the consumer adds `name` to it (any object without __slots__ takes it), so a read of `name`
+    elsewhere may be the consumer's own member, not a provider one."""
+
+    name: str
+    target: tuple[Root, tuple[Step, ...]] | None  # the chain of obj, when it reaches the provider
+    site: Site
+    # obj's own last attribute name (`session.config._x = v`: "config"), None for a plain name:
+    # an object whose type is not known is matched to a read through an attribute of that name.
+    holder: str | None = None
+
+
 NoteKind = Literal["version-compared-as-string"]
 
 
@@ -374,6 +388,28 @@ class LaunchLine:
 
 
 @dataclass(frozen=True, slots=True)
+class PluginName:
+    """A consumer class named for the provider to build (`module`, `name`): by a registration call
+    or a dict setting a plugin rule's keys (`via`: the call or the key), at `site`."""
+
+    module: str
+    name: str
+    via: str
+    site: Site
+
+
+@dataclass(frozen=True, slots=True)
+class EntryPoint:
+    """One entry point the consumer distribution declares: `group`, its `name`, and the object it
+    names (`module`, `attr`: "" for the module itself)."""
+
+    group: str
+    name: str
+    module: str
+    attr: str
+
+
+@dataclass(frozen=True, slots=True)
 class ConsumerFile:
     path: str  # relative to the consumer root, posix
     module: str
@@ -383,6 +419,7 @@ class ConsumerFile:
     injections: tuple[Injection, ...] = ()
     rpc_calls: tuple[RpcCall, ...] = ()
     method_bindings: tuple[MethodBinding, ...] = ()
+    attribute_stores: tuple[AttributeStore, ...] = ()
     guard_stops: tuple[GuardStop, ...] = ()
     notes: tuple[Note, ...] = ()
     pattern_hits: tuple[PatternHit, ...] = ()
@@ -390,6 +427,11 @@ class ConsumerFile:
     functions: tuple[DefinedFunction, ...] = ()
     replacements: tuple[Replacement, ...] = ()
     launch_lines: tuple[LaunchLine, ...] = ()
+    # Options the file adds (`.add_argument("--x")`) to a parser it builds with a [[launch]]
+    # parser function: flags of the provider's command as the consumer's own CLI runs it.
+    cli_flags: tuple[str, ...] = ()
+    # Classes the file names for a provider factory to build ([[plugin]] register/keys).
+    plugin_names: tuple[PluginName, ...] = ()
     lines: tuple[str, ...] = ()
     error: str | None = None  # a parse error: nothing else was extracted
     error_site: Site | None = None
@@ -427,3 +469,9 @@ class ConsumerOptions:
     remote_code: tuple[RemoteCodeRule, ...] = ()
     # The provider command lines to find ([[launch]] rules): (rule name, command) pairs.
     launch_commands: tuple[tuple[str, LaunchCommand], ...] = ()
+    # The [[launch]] rules' parser functions (dotted): a file building one records the flags it adds.
+    launch_parsers: tuple[str, ...] = ()
+    # How a class is named for a [[plugin]] factory: (call name, module arg, class arg) and
+    # (module key, class key).
+    plugin_calls: tuple[tuple[str, int, int], ...] = ()
+    plugin_keys: tuple[tuple[str, str], ...] = ()

@@ -69,6 +69,7 @@ class ModuleVisitor:
             injections=tuple(found.injections),
             rpc_calls=tuple(found.rpc_calls),
             method_bindings=tuple(found.method_bindings),
+            attribute_stores=tuple(found.attribute_stores),
             guard_stops=tuple(found.guard_stops),
             notes=tuple(found.notes.values()),
             lines=tuple(self.source.splitlines()),

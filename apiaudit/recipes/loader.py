@@ -31,14 +31,15 @@ from apiaudit.recipes.records import (
     PATTERN_KINDS,
     SUBSCRIPT_KINDS,
     SYMBOL_PATTERN_KINDS,
+    EntryPointRule,
     FactoryRule,
-    PluginRule,
     InjectionRule,
     LaunchCommand,
     LaunchRegistryRule,
     LaunchRule,
     CallDispatchRule,
     Pattern,
+    PluginRule,
     Recipe,
     RegistryRule,
     RemoteCodeRule,
@@ -53,7 +54,7 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 _TOP_KEYS = {
     "provider", "recipe", "pattern", "rpc", "injection", "registry", "slot", "factory", "remote_code", "plugin", "launch",
-    "launch_registry", "call_dispatch",
+    "launch_registry", "entry_point", "call_dispatch",
 }  # fmt: skip
 _PROVIDER_KEYS = {"name", "default_consumers"}
 _RECIPE_COMMON = {"id", "symbol", "versions", "change", "rationale"}
@@ -69,7 +70,10 @@ _INJECTION_KEYS: tuple[set[str], set[str]] = ({"keyword", "hosts"}, set())
 _REGISTRY_KEYS: tuple[set[str], set[str]] = ({"name", "module", "maps", "package"}, {"target"})
 _SLOT_KEYS: tuple[set[str], set[str]] = ({"class", "attribute"}, {"registry"})
 _FACTORY_KEYS: tuple[set[str], set[str]] = ({"function"}, {"registry", "architectures_keyword", "nested_config"})
-_PLUGIN_KEYS: tuple[set[str], set[str]] = ({"base", "factory", "class_variable"}, set())
+_PLUGIN_KEYS: tuple[set[str], set[str]] = (
+    {"base", "factory", "class_variable"}, {"register", "module_arg", "class_arg", "module_key", "class_key"}
+)
+_ENTRY_POINT_KEYS: tuple[set[str], set[str]] = ({"group", "caller", "variable"}, set())
 _CALL_DISPATCH_KEYS: tuple[set[str], set[str]] = ({"base", "method"}, set())
 _REMOTE_CODE_KEYS: tuple[set[str], set[str]] = (
     {"id", "module", "method", "keyword", "auto_map_keys", "files", "message"}, {"severity", "advice"}
@@ -382,7 +386,20 @@ def _plugin(entry: _Entry, raw: dict, source: str) -> PluginRule:
     return PluginRule(
         base=_required_string(entry, raw, "base", _DOTTED, "a dotted class path"),
         factory=_required_string(entry, raw, "factory", _DOTTED, "a dotted function path"),
-        class_variable=_required_string(entry, raw, "class_variable", _IDENT, "a local variable name"), source=source,
+        class_variable=_required_string(entry, raw, "class_variable", _IDENT, "a local variable name"),
+        register=_string(entry, raw, "register", _IDENT, "a function or method name"),
+        module_arg=_position(entry, raw, "module_arg", None), class_arg=_position(entry, raw, "class_arg", None),
+        module_key=_string(entry, raw, "module_key", _IDENT, "a config key"),
+        class_key=_string(entry, raw, "class_key", _IDENT, "a config key"), source=source,
+    )  # fmt: skip
+
+
+def _entry_point(entry: _Entry, raw: dict, source: str) -> EntryPointRule:
+    _check_keys(entry, raw, *_ENTRY_POINT_KEYS)
+    return EntryPointRule(
+        group=_required_string(entry, raw, "group", _DOTTED, "an entry-point group"),
+        caller=_required_string(entry, raw, "caller", _DOTTED, "a dotted function path"),
+        variable=_required_string(entry, raw, "variable", _IDENT, "a local variable name"), source=source,
     )  # fmt: skip
 
 
@@ -528,6 +545,7 @@ class RuleFile:
     plugins: tuple[PluginRule, ...] = ()
     launches: tuple[LaunchRule, ...] = ()
     launch_registries: tuple[LaunchRegistryRule, ...] = ()
+    entry_points: tuple[EntryPointRule, ...] = ()
     call_dispatches: tuple[CallDispatchRule, ...] = ()
 
 
@@ -580,6 +598,7 @@ def load_rule_file(path: Path) -> RuleFile:
         registries=registries, slots=slots, factories=factories, remote_code=entries("remote_code", _remote_code),
         plugins=entries("plugin", _plugin),
         launches=launches, launch_registries=entries("launch_registry", _launch_registry),
+        entry_points=entries("entry_point", _entry_point),
         call_dispatches=entries("call_dispatch", _call_dispatch),
     )  # fmt: skip
 
@@ -638,6 +657,7 @@ def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = Tr
         slots=tuple(s for f in mine for s in f.slots),
         factories=tuple(x for f in mine for x in f.factories),
         plugins=tuple(x for f in mine for x in f.plugins),
+        entry_points=tuple(x for f in mine for x in f.entry_points),
         launches=tuple(x for f in mine for x in f.launches),
         launch_registries=tuple(x for f in mine for x in f.launch_registries),
         call_dispatches=tuple(x for f in mine for x in f.call_dispatches),

@@ -310,11 +310,33 @@ class PluginRule:
     """The provider builds instances of consumer subclasses of `base` itself, in `factory`:
     each call there of the local name `class_variable` (the class it looked up by a registered
     name, a dotted path in a config value or an entry point) is what their `__init__` receives.
-    Several such calls are alternatives the factory chooses between; one must bind."""
+    Several such calls are alternatives the factory chooses between; one must bind.
+
+    How a consumer names the class the factory builds (each makes the named class live and
+    checked as a plugin, whatever its bases): a call `register` (its last name) with the module at
+    `module_arg` and the class at `class_arg`, as string literals; or a dict (a Python literal, or
+    the JSON a launch line passes) setting `module_key` to the module and `class_key` to the class."""
 
     base: str
     factory: str
     class_variable: str
+    register: str | None = None
+    module_arg: int | None = None
+    class_arg: int | None = None
+    module_key: str | None = None
+    class_key: str | None = None
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class EntryPointRule:
+    """The provider loads the objects a distribution declares in entry-point `group` and, in the
+    provider function `caller`, calls each through the local name `variable` ([[entry_point]]):
+    those calls are what the consumer's function (or its class's `__init__`) receives."""
+
+    group: str
+    caller: str
+    variable: str
     source: str = ""
 
 
@@ -341,6 +363,7 @@ class RuleBook:
     slots: tuple[SlotRule, ...] = ()
     factories: tuple[FactoryRule, ...] = ()
     plugins: tuple[PluginRule, ...] = ()
+    entry_points: tuple[EntryPointRule, ...] = ()
     launches: tuple[LaunchRule, ...] = ()
     launch_registries: tuple[LaunchRegistryRule, ...] = ()
     call_dispatches: tuple[CallDispatchRule, ...] = ()

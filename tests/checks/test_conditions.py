@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -54,8 +55,11 @@ def test_feature_conditions_read_the_release():
     generate = (Root("symbol", "shim"), (Step("attr", name="engine", check=False), Step("attr", name="Engine", check=False), Step("attr", name="generate", check=False)))
     has_param = Condition(ConditionKind.HAS_PARAM, True, "'progress' in ...", target=generate, name="progress")
     assert decide(ctx_for("v1"), has_param) is False and decide(ctx_for("v2"), has_param) is True
-    is_async = Condition(ConditionKind.IS_INSTANCE, True, "isinstance(e, AsyncEngine)", target=engine, name="shim.engine.AsyncEngine")
+    # `e = Engine(...)` is an Engine; `e: Engine` (an annotation) may be its subclass AsyncEngine.
+    built = (Root("symbol", "shim"), (Step("attr", name="engine", check=False), Step("attr", name="Engine", check=False), Step("call", check=False)))
+    is_async = Condition(ConditionKind.IS_INSTANCE, True, "isinstance(e, AsyncEngine)", target=built, name="shim.engine.AsyncEngine")
     assert decide(ctx_for("v1"), is_async) is False
+    assert decide(ctx_for("v1"), replace(is_async, target=engine)) is None
     layer = Condition(ConditionKind.HAS_ATTR, True, "hasattr(l, 'fused')", target=_instance("shim.layers.Layer"), name="fused")
     assert decide(ctx_for("v1"), layer) is None  # torch.nn.Module lies outside the provider
 

@@ -20,6 +20,7 @@ PROVIDERS = FIXTURES / "providers"
 CONSUMER = FIXTURES / "consumers" / "plugin" / "plugin"
 CONTRACT_RULES = {
     "override-incompatible", "constructor-incompatible", "abstract-unimplemented", "replacement-incompatible", "patch-target-missing",
+    "entry-point-incompatible",
 }  # fmt: skip
 
 
@@ -39,8 +40,23 @@ def test_nothing_breaks_on_the_release_the_plugin_was_written_for():
     assert _findings("1") == []
 
 
+def test_modules_only_the_provider_loads_by_name_are_live():
+    """`_boot` (an entry point the host loads), `_named` (registered by name) and `_configured`
+    (a config value's module path) are imported by nothing in the package: each is live."""
+    report = scan(
+        [str(CONSUMER)], str(PROVIDERS / "hostlib_v2" / "hostlib"), rules_dirs=[PROVIDERS],
+        cache_dir=None, use_index_cache=False, settings=Settings(),
+    )  # fmt: skip
+    named = [f for f in report.findings if f.path in ("plugin/_boot.py", "plugin/_named.py", "plugin/_configured.py")]
+    assert len(named) == 3 and not any(f.conditional or f.unreachable for f in named)
+
+
 def test_each_break_on_the_next_release_names_the_provider_call_site():
     assert _findings("2") == [
+        # named, not derived: an entry point the host calls, a registration, a config value
+        ("plugin/_boot.py", 6, "entry-point-incompatible", "error", None, "hostlib/plugins.py:7"),
+        ("plugin/_configured.py", 5, "constructor-incompatible", "error", "cache_config", "hostlib/factory.py:14"),
+        ("plugin/_named.py", 5, "constructor-incompatible", "error", "cache_config", "hostlib/factory.py:14"),
         ("plugin/connector.py", 6, "abstract-unimplemented", "error", "finish", None),
         ("plugin/connector.py", 7, "constructor-incompatible", "error", "cache_config", "hostlib/factory.py:14"),
         ("plugin/connector.py", 16, "override-incompatible", "error", "external_tokens", "hostlib/scheduler.py:12"),

@@ -218,3 +218,32 @@ def test_job_scripts_start_the_stack_server(tmp_path):
                    launch_provider=str(tmp_path / "nowhere" / "launcher"), use_index_cache=False)  # fmt: skip
     assert [(f.rule, f.param) for f in missing.findings] == [("cannot-judge", None)]
     assert "no such file or directory" in missing.findings[0].message
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_a_connector_a_launch_line_names_by_module_is_live_and_checked(version):
+    """serve.sh names hsconn._store.StoreConnector through "connector_module": the module, imported
+    by nothing, is live, and its class is checked as the factory builds it (a [[plugin]] rule)."""
+    report = scan([str(FIXTURES / "consumers" / "launch_plugin")], provider(version), rules_dirs=[PROVIDERS], use_index_cache=False)
+    found = {(f.rule, f.path, f.line, f.param, f.provider_location, f.conditional) for f in report.findings}
+    expected = {("constructor-incompatible", "hsconn/_store.py", 5, "cache", "launcher/connectors.py:31", False)}
+    assert found == (expected if version == "v2" else set())
+
+
+def test_a_flag_the_consumers_own_cli_adds_to_the_servers_parser_is_known(tmp_path):
+    """hsconn/cli/serve.py builds its `serve` on launcher.server.make_parser and adds --turbo: its
+    usage line `launch serve [model_tag] --turbo` is no launch-flag-unknown; without the
+    add_argument it is."""
+    import shutil
+
+    folder = FIXTURES / "consumers" / "launch_plugin"
+    report = scan([str(folder)], provider("v1"), rules_dirs=[PROVIDERS], use_index_cache=False)
+    assert [f for f in report.findings if f.rule == "launch-flag-unknown"] == []
+    copy = tmp_path / "launch_plugin"
+    shutil.copytree(folder, copy)
+    serve = copy / "hsconn" / "cli" / "serve.py"
+    serve.write_text(serve.read_text().replace('parser.add_argument("--turbo", action="store_true")', "pass"))
+    report = scan([str(copy)], provider("v1"), rules_dirs=[PROVIDERS], use_index_cache=False)
+    assert [(f.rule, f.path, f.line, f.param) for f in report.findings] == [
+        ("launch-flag-unknown", "hsconn/cli/serve.py", 8, "--turbo")
+    ]

@@ -61,3 +61,23 @@ def test_imports_and_the_packages_on_the_way_are_reached(tmp_path):
 def test_dotted_names_in_strings_are_edges():
     tree = ast.parse('W = "pkg.ext.Worker"\nE = "pkg.cli:main"\nX = "pkg"\nY = "other.mod.C"\nZ = "pkg.a b"\n')
     assert named_modules(tree, "pkg") == ("pkg.ext.Worker", "pkg.cli")
+
+
+def test_entry_points_keep_their_group_name_and_object(tmp_path):
+    from apiaudit.consumer.reach import entry_points
+    from apiaudit.consumer.records import EntryPoint
+
+    root = tmp_path / "site"
+    info = root / "pkg-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "entry_points.txt").write_text("[vllm.general_plugins]\nMyPlug = pkg._boot:register [extra]\n")
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "pkg"\n[project.scripts]\npkg = "pkg.cli:main"\n'
+        '[project.entry-points."vllm.platform_plugins"]\nplat = "pkg.platform:resolve"\n'
+    )
+    tree = CodeTree("pkg", None, root, ("pkg",))
+    assert entry_points(tree) == (
+        EntryPoint("vllm.general_plugins", "MyPlug", "pkg._boot", "register"),
+        EntryPoint("console_scripts", "pkg", "pkg.cli", "main"),
+        EntryPoint("vllm.platform_plugins", "plat", "pkg.platform", "resolve"),
+    )

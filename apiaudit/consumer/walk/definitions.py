@@ -109,7 +109,7 @@ class Definitions:
         for d in node.decorator_list:
             self.record.expr(d, scope)
         own = _own_members(node)
-        cls = ClassScope(dotted=dotted, own_members=own)
+        cls = ClassScope(dotted=dotted, own_members=own, property_attrs=_property_attrs(node))
         # Pass 1 learns what each self.X holds; pass 2 emits uses with that knowledge.
         first = Scope(scope.env.child(), cls, function, live=scope.live, emit=False)
         self.statements.block(node.body, first)
@@ -160,6 +160,27 @@ def _own_members(node: ast.ClassDef) -> set[str]:
                 if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id in ("self", "cls"):
                     own.add(leaf.attr)
     return own
+
+
+def _property_attrs(node: ast.ClassDef) -> dict[str, str]:
+    """`@property def table(self): ...; return self._table`: property -> the self attribute every
+    `return` under its body returns; a read of the property is what that attribute holds."""
+    found: dict[str, str] = {}
+    for stmt in node.body:
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or not stmt.args.args:
+            continue
+        if not any(_decorator_name(d) == "property" for d in stmt.decorator_list):
+            continue
+        me = stmt.args.args[0].arg
+        returned = {
+            r.value.attr if isinstance(r.value, ast.Attribute) and isinstance(r.value.value, ast.Name) and r.value.value.id == me else None
+            for r in _statements(stmt.body)
+            if isinstance(r, ast.Return)
+        }
+        attr = returned.pop() if len(returned) == 1 else None
+        if attr is not None:
+            found[stmt.name] = attr
+    return found
 
 
 def _statements(body: list[ast.stmt]):

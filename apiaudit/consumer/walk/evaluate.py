@@ -146,7 +146,10 @@ class Evaluator:
         if isinstance(node, ast.Dict):
             return self._dict_literal(node, scope)
         if isinstance(node, ast.Attribute):  # self.X
-            held = scope.cls.attr_values.get(node.attr) if scope.cls is not None else None
+            attr = node.attr
+            if scope.cls is not None and attr in scope.cls.property_attrs:
+                attr = scope.cls.property_attrs[attr]  # a property returning self.Y: what self.Y holds
+            held = scope.cls.attr_values.get(attr) if scope.cls is not None else None
             if held is not None and held is not FORGOTTEN:
                 return held
             if held is FORGOTTEN or (scope.cls is not None and node.attr in scope.cls.own_members):

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import cast
 
 from apiaudit.consumer import guards as g
-from apiaudit.consumer.records import Condition, ConditionKind, ImportUse, Injection, MethodBinding, RpcCall, Step, Use
+from apiaudit.consumer.records import AttributeStore, Condition, ConditionKind, ImportUse, Injection, MethodBinding, RpcCall, Step, Use
 from apiaudit.consumer.values import UNKNOWN, Chain, Const, ConsumerRef, Helper, ImportChoice, OneOf, Unbound, Value
 from apiaudit.consumer.walk.decide import Decider, may_compare_text
 from apiaudit.consumer.walk.dicts import Dicts
@@ -212,6 +212,8 @@ class Recorder:
                 self.state.found.rpc_calls.append(RpcCall(node.func.attr, name, site_of(node), scope.function, scope.live, receiver))
         if isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) == 3 and isinstance(node.args[1], ast.Constant):
             self.bind_function(node.args[0], self.values.value(node.args[2], scope), scope, node)
+            if isinstance(node.args[1].value, str):
+                self.store(node.args[0], node.args[1].value, scope, node)
         if dotted_text(node.func) in ("types.MethodType", "MethodType") and len(node.args) == 2:
             func_value = self.values.value(node.args[0], scope)
             if isinstance(func_value, (ConsumerRef, Helper)):
@@ -233,6 +235,17 @@ class Recorder:
         for option in (target.options if isinstance(target, OneOf) else (target,)):
             chain = (option.root, option.steps) if isinstance(option, Chain) else None
             self.state.found.method_bindings.append(MethodBinding(func_value.dotted, chain, site_of(site_node), own))
+
+    def store(self, obj: ast.AST, name: str, scope: Scope, site_node: ast.AST) -> None:
+        """The consumer adds `name` to the object `obj` holds (see `AttributeStore`)."""
+        if not scope.emit:
+            return
+        target = self.values.value(obj, scope)
+        holder = obj.attr if isinstance(obj, ast.Attribute) else None
+        for option in (target.options if isinstance(target, OneOf) else (target,)):
+            chain = (option.root, option.steps) if isinstance(option, Chain) else None
+            if chain is not None or holder is not None:
+                self.state.found.attribute_stores.append(AttributeStore(name, chain, site_of(site_node), holder))
 
     def _assigned_attrs(self, node: ast.AST, scope: Scope) -> tuple[str, ...]:
         """Attributes the consumer set on the object named `node` (`base._ext = self`): its own members."""

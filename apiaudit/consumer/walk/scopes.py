@@ -14,7 +14,7 @@ from typing import Any
 
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.records import ALWAYS, CaughtImport, Liveness
-from apiaudit.consumer.values import UNKNOWN, Chain, ImportChoice, Value, join
+from apiaudit.consumer.values import UNKNOWN, Chain, Const, ImportChoice, Value, join
 from apiaudit.infra.astutil import descendants
 
 _ABSENT: Any = object()  # not bound in an Env
@@ -53,6 +53,8 @@ class ClassScope:
     dotted: str
     own_members: set[str]
     attr_values: dict[str, Value] = field(default_factory=dict)  # self.X -> value (UNKNOWN: conflicting)
+    # property name -> the self attribute every `return` of its body returns (`return self._table`)
+    property_attrs: dict[str, str] = field(default_factory=dict)
     learning: bool = True  # pass 1 learns what self.X holds; pass 2 only reads it
 
 
@@ -175,16 +177,29 @@ def is_self(node, scope: Scope) -> bool:
     return isinstance(value, Chain) and value.root.kind == "self" and not value.steps
 
 
+NONE = Const(None)
+
+
 def set_self_attr(scope: Scope, name: str, value: Value, replace_ok: bool) -> None:
     cls = scope.cls
     if cls is None or not cls.learning:
         return
     value = unchecked(value)
     current = cls.attr_values.get(name)
-    if current is None or (replace_ok and scope.function.endswith(".__init__")):
+    if current is None or (replace_ok and scope.function.endswith(".__init__")) or current == NONE:
+        # `self._x = None` as a placeholder, the object assigned later: a member read on it is
+        # read on that object (on None it fails as well).
         cls.attr_values[name] = value
-    elif current != value:
+    elif current != value and value != NONE and not _same_object(current, value):
         cls.attr_values[name] = FORGOTTEN
+
+
+def _same_object(a: Value, b: Value) -> bool:
+    """Two assignments of one kind of object: the same chain but for call arguments
+    (`Table(name, meta)` here, `Table(name, meta, autoload=True)` there)."""
+    if not isinstance(a, Chain) or not isinstance(b, Chain) or a.root != b.root or len(a.steps) != len(b.steps):
+        return False
+    return all(x.kind == y.kind and x.name == y.name and x.guard == y.guard for x, y in zip(a.steps, b.steps))
 
 
 def forget_self_attr(target: ast.Attribute, scope: Scope) -> None:

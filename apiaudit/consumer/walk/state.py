@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import ImportContext
 from apiaudit.consumer.records import (
+    AttributeStore,
     ClassFacts,
     ConsumerOptions,
     GuardStop,
@@ -35,6 +36,7 @@ class Found:
     injections: list[Injection] = field(default_factory=list, init=False)
     rpc_calls: list[RpcCall] = field(default_factory=list, init=False)
     method_bindings: list[MethodBinding] = field(default_factory=list, init=False)
+    attribute_stores: list[AttributeStore] = field(default_factory=list, init=False)
     guard_stops: list[GuardStop] = field(default_factory=list, init=False)
     notes: dict[tuple[int, int], Note] = field(default_factory=dict, init=False)
     self_functions: set[str] = field(default_factory=set, init=False)  # module functions whose first parameter is `self`

@@ -317,7 +317,9 @@ class Statements:
             self._target_loads(target, scope)
             if scope.cls is not None and is_self(target.value, scope):
                 set_self_attr(scope, target.attr, value if value is not None else UNKNOWN, replace_ok=False)
-            elif isinstance(target.value, ast.Name):
+                return
+            self.record.store(target.value, target.attr, scope, target)
+            if isinstance(target.value, ast.Name):
                 self.record.bind_function(target.value, value, scope, target)
                 # `obj.attr = v` creates the attribute (objects without __slots__): later reads of
                 # it here are the consumer's own value, not a provider member to look up.

@@ -38,3 +38,20 @@ def test_injection_by_name_through_variables_and_dicts(tmp_path):
         class Other: pass
     """)["cons/a.py"]
     assert sorted((i.keyword, i.target) for i in f.injections) == [("worker_cls", "cons.a.Other"), ("worker_extension_cls", "cons.a.Ext")]
+
+
+def test_attributes_the_consumer_sets_on_objects_are_recorded(tmp_path):
+    """`obj.x = v` and `setattr(obj, "x", v)` on anything but the class's own self (issue 27, N3)."""
+    f = files_of(tmp_path, s="""
+        from prov import make
+        def start(session):
+            session.config._thing = 1
+        def attach():
+            out = make()
+            setattr(out, "extra", {})
+        class C:
+            def __init__(self):
+                self.own = 1
+    """)["cons/s.py"]
+    stores = [(s.name, s.target[0].name if s.target else None, s.holder, s.site.line) for s in f.attribute_stores]
+    assert stores == [("_thing", None, "config", 4), ("extra", "prov.make", None, 7)]

@@ -1,0 +1,49 @@
+"""What a consumer hands the provider to run by name (apiaudit.consumer.plugins): classes named
+for a factory, and flags its own CLI adds to the provider's parser."""
+
+from __future__ import annotations
+
+import ast
+
+from apiaudit.consumer.plugins import added_flags, launch_plugin_names, plugin_names
+from apiaudit.consumer.records import LaunchArg, LaunchLine, Site
+
+PARSERS = ("prov.cli.make_arg_parser",)
+
+
+def test_flags_added_to_a_parser_built_with_the_providers_parser_function():
+    source = (
+        "from prov.cli import make_arg_parser\n"
+        "def init(sub):\n"
+        "    p = make_arg_parser(sub.add_parser('serve'))\n"
+        "    g = p.add_argument_group('own')\n"
+        "    g.add_argument('--omni', action='store_true')\n"
+        "    p.add_argument('-x', '--stage-id', type=int)\n"
+    )
+    assert added_flags(ast.parse(source), "pkg.cli", PARSERS) == ("--omni", "--stage-id")
+
+
+def test_a_parser_of_the_consumers_own_adds_no_provider_flags():
+    source = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--omni')\n"
+    assert added_flags(ast.parse(source), "pkg.cli", PARSERS) == ()
+
+
+def test_classes_named_by_registration_and_by_config_keys():
+    source = (
+        "Factory.register_connector('Mine', 'pkg._conn', 'MyConnector')\n"
+        "register_connector('Dyn', name, 'X')\n"  # a module computed at run time: not named
+        "CONFIG = {'kv_connector': 'Other', 'kv_connector_module_path': 'pkg.other'}\n"
+        "PARTIAL = {'kv_connector': 'Builtin'}\n"
+    )
+    found = plugin_names(ast.parse(source), [("register_connector", 1, 2)], [("kv_connector_module_path", "kv_connector")])
+    assert [(p.module, p.name, p.via, p.site.line) for p in found] == [
+        ("pkg._conn", "MyConnector", "register_connector", 1),
+        ("pkg.other", "Other", "kv_connector_module_path", 3),
+    ]
+
+
+def test_a_launch_lines_json_names_a_class_by_module():
+    arg = LaunchArg('{"kv_connector": "FP8", "kv_connector_module_path": "hs.connectors", "kv_role": "x"}', Site(3, 4))
+    line = LaunchLine("server", "prov.cli.main", "prov serve", Site(1, 0), (LaunchArg("--kv-transfer-config", Site(2, 2)), arg))
+    found = list(launch_plugin_names([line], [("kv_connector_module_path", "kv_connector")]))
+    assert [(p.module, p.name, p.site.line) for p in found] == [("hs.connectors", "FP8", 3)]
