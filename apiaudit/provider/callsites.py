@@ -350,7 +350,8 @@ def find_references(index: ProviderIndex, methods: Iterable[str]) -> dict[str, t
     wanted = sorted(set(methods))
     found: dict[str, list[ProviderReference]] = {name: [] for name in wanted}
     for module, text in index.loader.source_files():
-        present = [name for name in wanted if name in text]
+        # only a file naming it as an attribute or a string can refer to it (no parse otherwise)
+        present = [name for name in wanted if f".{name}" in text or f'"{name}"' in text or f"'{name}'" in text]
         if not present:
             continue
         try:
