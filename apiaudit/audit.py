@@ -446,7 +446,7 @@ def _results_key(provider_tree, rule_files_digest, model, python_version, trees,
         digests = scans.file_digests(files.root, files.paths)
         if digests is None:
             return None
-        consumers.append(scans.ConsumerInput(tree.name, tree.version, str(files.root.resolve()), files.label, digests))
+        consumers.append(scans.ConsumerInput(tree.name, tree.version, str(files.root.resolve()), files.label, digests, tree.kind))
     return scans.scan_key(
         provider_tree, rule_files_digest, repr(model), tuple(python_version or sys.version_info[:3]), tuple(consumers), cache_dir,
         launch=launch,

@@ -115,6 +115,9 @@ class ConsumerInput:
     root: str
     label: str
     files: tuple[tuple[str, str], ...]  # (path relative to the root, sha256)
+    # How it was given (a fetched release, a path, an installed distribution): the report names
+    # it so, and a release folder given as a path is otherwise the same files at the same root.
+    kind: str = "path"
 
 
 def file_digests(root: Path, relative_paths: tuple[str, ...]) -> tuple[tuple[str, str], ...] | None:

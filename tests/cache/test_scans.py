@@ -152,3 +152,16 @@ def test_the_engine_is_known_by_its_content_its_files_read_once(tmp_path, monkey
     assert scans._source_digests(str(one), cache) != first
     (one / "stage" / "c.py").write_text("")
     assert [rel for rel, _ in scans._source_digests(str(one), cache)] == ["a.py", "stage/b.py", "stage/c.py"]
+
+
+def test_how_a_consumer_was_given_is_part_of_the_key(tmp_path):
+    """A fetched release's folder given as a path is the same files at the same root as the
+    release given by name; the report names the two differently, so they are two entries."""
+    from apiaudit.cache.scans import ConsumerInput, scan_key
+    from apiaudit.sources.base import CodeTree
+
+    provider = CodeTree("prov", "1.0", tmp_path, ("prov",))
+    files = (("cons/__init__.py", "0" * 64),)
+    by_name = ConsumerInput("cons", "1.0", str(tmp_path), "cons 1.0", files, "release")
+    by_path = ConsumerInput("cons", "1.0", str(tmp_path), "cons 1.0", files, "path")
+    assert scan_key(provider, "r", "", (3, 11), (by_name,)) != scan_key(provider, "r", "", (3, 11), (by_path,))
