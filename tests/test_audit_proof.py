@@ -554,3 +554,21 @@ def test_the_consumers_own_model_class_may_fill_the_model_slot():
     assert reasons[(10, "attribute-missing")] == "the model object may be the consumer's own OmniModel, which defines 'make_omni_output'"
     assert reasons[(11, "unexpected-keyword")] == "the model object may be the consumer's own OmniModel, which defines 'embed_input_ids'"
     assert reasons[(12, "attribute-missing")] is None
+
+
+# --- N3, continued: a member the consumer sets on a provider module ---------------------------
+
+
+def test_a_module_attribute_the_consumer_sets_itself_is_not_proven_missing():
+    """`engine.worker._GROUP = None` in one function, read in another (by attribute and by
+    `from ... import`): the consumer's own member, a warning naming where it is set; a name
+    nothing sets is still proven missing."""
+    report = _scan("modstore/modstore", "engine_v2/engine")
+    path = "modstore/__init__.py"
+    assert _found(report) == {
+        ("import-missing", "warning", path, 11, "engine.worker._GROUP", None),
+        ("attribute-missing", "warning", path, 13, "engine.worker._GROUP", None),
+        ("attribute-missing", "error", path, 17, "engine.worker._NEVER_SET", None),
+    }
+    reason = "the consumer sets '_GROUP' on engine.worker itself (modstore/__init__.py:7)"
+    assert {f.line: f.reason for f in report.findings} == {11: reason, 13: reason, 17: None}

@@ -487,6 +487,19 @@ def added_by_consumer(ctx, value: InstanceValue, name: str, holder: str | None) 
     return None
 
 
+def set_by_consumer(ctx, owner_path: str, name: str) -> str | None:
+    """Where the consumer sets `name` on the provider module or class `owner_path` itself
+    (`pkg.state._GROUP = None`, `Config.extra = 1`): reading it then is the consumer's own
+    member, not proven missing. None: nowhere."""
+    for path, store in ctx.stores.get(name, ()):
+        if store.target is None:
+            continue
+        held = evaluate_chain(ctx, _pseudo_use(*store.target))
+        if isinstance(held, SymbolValue) and held.symbol.path == owner_path:
+            return f"the consumer sets '{name}' on {owner_path} itself ({path}:{store.site.line})"
+    return None
+
+
 def _holder(use, step: Step) -> str | None:
     """The attribute the receiver of `step` was read as (`a.config.x`: "config")."""
     steps = use.steps
@@ -541,6 +554,8 @@ def _resolved(ctx, file, use, res, via, owner_path, name, findings, report, rest
     if report:
         moved = ", ".join(res.moved_to)
         message = f"'{owner_path}' has no attribute '{name}'" + (f"; it is defined in {moved}" if moved else "")
+        # Not proven absent: a module __getattr__ not read whole, or the consumer sets it there itself.
+        doubt = res.doubt or set_by_consumer(ctx, owner_path, name)
         findings.append(
             ctx.finding(
                 file,
@@ -551,9 +566,8 @@ def _resolved(ctx, file, use, res, via, owner_path, name, findings, report, rest
                 provider_location=res.owner.location if res.owner else None,
                 advice=f"Use `{res.moved_to[0]}` instead." if res.moved_to else None,
                 facts=AttributeFacts(name, owner_path, moved_to=res.moved_to[0] if res.moved_to else None),
-                # Not proven absent (a module __getattr__ not read whole): likely, with why.
-                severity=Severity.WARNING if res.doubt else None,
-                reason=res.doubt,
+                severity=Severity.WARNING if doubt else None,
+                reason=doubt,
             )
         )
     raise _Stop

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from apiaudit.checks.chains import set_by_consumer
 from apiaudit.checks.context import CheckContext
 from apiaudit.consumer.records import ConsumerFile, ImportUse
 from apiaudit.evidence import ImportFacts
@@ -29,7 +30,9 @@ def check_import(ctx: CheckContext, file: ConsumerFile, imp: ImportUse) -> list[
             loose = replace(imp, guarded=None)
             finding = _missing(ctx, file, loose, target, f"cannot import name '{imp.name}' from '{imp.module}'", res.moved_to, res.doubt)
             return [replace(finding, message=finding.message + " (ImportError: `except ModuleNotFoundError` does not catch a missing name)")]
-        return [_missing(ctx, file, imp, target, f"cannot import name '{imp.name}' from '{imp.module}'", res.moved_to, res.doubt)]
+        # The consumer may set the name on the module itself before importing it (not proven absent).
+        doubt = res.doubt or set_by_consumer(ctx, imp.module, imp.name)
+        return [_missing(ctx, file, imp, target, f"cannot import name '{imp.name}' from '{imp.module}'", res.moved_to, doubt)]
     return [_unknown(ctx, file, imp, target, res.reason)]
 
 

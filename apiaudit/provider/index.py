@@ -341,6 +341,11 @@ class ProviderIndex:
             if typing_declared:
                 self._objects[declared.path] = declared
                 return Found(self._symbol(declared))
+            # Declared through a star import (`if TYPE_CHECKING: from .types import *`, as
+            # pydantic's lazy package does for every name its map serves): that declaration.
+            star = self._star_member(module, name, seen)
+            if isinstance(star, Found):
+                return star
             getattr_def = module.members.get("__getattr__")
             location = self._symbol(getattr_def).location if getattr_def is not None and not getattr_def.is_alias else None
             return Found(Symbol(f"{module.path}.{name}", SymbolKind.ATTRIBUTE, location))

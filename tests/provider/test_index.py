@@ -319,3 +319,28 @@ def test_names_a_module_getattr_serves(tmp_path):
     doubted = index.resolve("prov.computed.X_9")
     assert isinstance(doubted, Missing)
     assert doubted.doubt == "prov.computed defines a module __getattr__ and its names are computed (line 2)"
+
+
+def test_a_lazy_package_serves_what_its_type_checking_star_imports_declare(tmp_path):
+    """pydantic 2's shape: `__getattr__` looks names up in a map of `(__spec__.parent, '.mod')`
+    pairs (no literal target), and `if TYPE_CHECKING: from .types import *` declares them: a
+    name the map serves is the class or function that star import binds, not a value of unknown
+    kind (which left every `BaseModel` and `constr(...)` call unjudged)."""
+    pkg = tmp_path / "prov"
+    pkg.mkdir()
+    (pkg / "types.py").write_text("def constr(*, pattern=None): ...\nclass Model: ...\n")
+    (pkg / "__init__.py").write_text(textwrap.dedent("""
+        import typing
+        if typing.TYPE_CHECKING:
+            from .types import *
+        _dynamic = {'constr': (__spec__.parent, '.types'), 'Model': (__spec__.parent, '.types')}
+        def __getattr__(name):
+            package, module_name = _dynamic[name]
+            from importlib import import_module
+            if module_name == '__module__':
+                return import_module(f'.{name}', package=package)
+            return getattr(import_module(module_name, package=package), name)
+    """))
+    index = ProviderIndex(tmp_path, ("prov",))
+    assert index.resolve("prov.constr").symbol.path == "prov.types.constr"
+    assert index.resolve("prov.Model").symbol.path == "prov.types.Model"
