@@ -128,6 +128,20 @@ def _root_value(ctx: CheckContext, use: Use):
         return _self_value(ctx, root)
     if root.kind == "fself":
         return _bound_function_self(ctx, root.name)
+    if root.kind == "param":
+        return _overridden_parameter(ctx, root)
+    return None
+
+
+def _overridden_parameter(ctx: CheckContext, root) -> InstanceValue | None:
+    """An unannotated parameter of a consumer method that overrides a provider method: the
+    provider passes it what the overridden method's annotation names, a claim as strong as any
+    provider annotation (a subclass may be passed). The first provider base of the consumer class
+    whose MRO defines the method decides; none, or no class annotated there: unknown."""
+    for cls in ctx.provider_classes_of(root.name):
+        defines, typ = ctx.index.overridden_parameter(cls, root.method, root.param, root.position)
+        if defines:
+            return InstanceValue((typ.path,), declared="provider") if typ is not None else None
     return None
 
 

@@ -75,8 +75,9 @@ class Step:
     guard: "Condition | None" = None
 
 
-# "symbol": a provider dotted path; "self": a consumer class; "super"; "fself": a function bound as method.
-RootKind = Literal["symbol", "self", "super", "fself"]
+# "symbol": a provider dotted path; "self": a consumer class; "super"; "fself": a function bound as method;
+# "param": an unannotated parameter of a consumer method, typed by the provider method it overrides.
+RootKind = Literal["symbol", "self", "super", "fself", "param"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +86,12 @@ class Root:
     name: str  # dotted path: provider symbol, consumer class, or consumer function
     # "super" as `super(Cls, self)`: the class the lookup starts after (provider or consumer dotted path).
     after: str | None = None
+    # "param" (`name` is the consumer class): the method, the parameter's name and its position
+    # among the positional parameters, self included (-1: keyword-only). The checks stage reads
+    # the annotation of the provider method it overrides; the walk never sees the provider.
+    method: str | None = None
+    param: str | None = None
+    position: int = -1
 
 
 # The import exception an enclosing `try` catches: a missing name raises ImportError, which

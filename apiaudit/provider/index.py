@@ -136,6 +136,10 @@ _GRIFFE_KIND = {
 }
 
 
+# Griffe's parameter kinds by name: a splat takes no name; a positional one can be matched by place.
+_SPLATS = frozenset({"var_positional", "var_keyword"})
+_POSITIONAL = frozenset({"positional_only", "positional_or_keyword"})
+
 _MISSING = object()
 # Memo answers that hold live Griffe objects: never stored, never handed to another process.
 LIVE_OBJECT_ANSWERS = ("mro-objects",)
@@ -744,6 +748,29 @@ class ProviderIndex:
                 return self.annotation_class(member.returns, klass)
             return None
         return self._inferred_instance(class_path, name)
+
+    def overridden_parameter(self, class_path: str, method: str, param: str, position: int) -> tuple[bool, Symbol | None]:
+        """(whether the class's MRO defines `method`, the provider class its first definition
+        annotates the parameter with): by the parameter's name, else by its position where the
+        definition's parameter there is positional. What the provider passes an override."""
+        key = ("overridden-param", class_path, method, param, position)
+        return self._cached(key, lambda: self._overridden_parameter(class_path, method, param, position))
+
+    def _overridden_parameter(self, class_path: str, method: str, param: str, position: int) -> tuple[bool, Symbol | None]:
+        for klass in self.mro(class_path):
+            if not isinstance(klass, griffe.Class):
+                continue
+            member = klass.members.get(method)
+            if member is None or member.is_alias:
+                continue
+            if not isinstance(member, griffe.Function) or member.labels & {"property", "staticmethod", "classmethod"}:
+                return True, None
+            params = list(member.parameters)
+            named = [p for p in params if p.name == param and p.kind.name not in _SPLATS]
+            if not named and 0 < position < len(params) and params[position].kind.name in _POSITIONAL:
+                named = [params[position]]
+            return True, (self.annotation_class(named[0].annotation, member) if named else None)
+        return False, None
 
     def _inferred_instance(self, class_path: str, name: str) -> Symbol | None:
         value = self.attribute_value(class_path, name)

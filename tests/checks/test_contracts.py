@@ -103,6 +103,43 @@ def test_a_call_made_on_self_in_a_method_the_instance_never_runs_does_not_bind()
     assert [f for f in _findings("2") if f[0] == "plugin/servers.py" and f[1] == 8] == []
 
 
+def _attribute_findings(consumer: Path, provider: Path, rules_dirs=()):
+    report = scan(
+        [str(consumer)], str(provider), rules_dirs=list(rules_dirs), cache_dir=None, use_index_cache=False, settings=Settings()
+    )
+    return sorted((f.path, f.line, f.severity.value, f.reason) for f in report.findings if f.rule == "attribute-missing")
+
+
+def test_an_override_parameter_holds_what_the_base_method_annotates():
+    """Issue 25 item 7: `build_meta(self, scheduler_output)` overrides ConnectorBase.build_meta,
+    whose parameter is annotated `SchedulerOutput`: its attribute uses are checked against that
+    class, a claim like any provider annotation (a member only a subclass has is a warning)."""
+    assert _attribute_findings(CONSUMER, PROVIDERS / "hostlib_v1" / "hostlib", [PROVIDERS]) == []
+    assert _attribute_findings(CONSUMER, PROVIDERS / "hostlib_v2" / "hostlib", [PROVIDERS]) == [
+        ("plugin/connector.py", 25, "warning", "declared SchedulerOutput (a provider annotation); a subclass may define 'kv_events' (EventfulSchedulerOutput)"),
+        ("plugin/connector.py", 26, "error", None),
+    ]  # fmt: skip
+
+
+def test_an_override_parameter_is_matched_by_name_then_by_position(tmp_path):
+    """A renamed parameter takes the base's annotation at its position; an unannotated base
+    parameter, a class of no provider base or a method the provider does not define: unknown."""
+    prov = tmp_path / "hp"
+    prov.mkdir()
+    (prov / "__init__.py").write_text(
+        "class Out:\n    kept: int\n\n\nclass Base:\n    def hook(self, out: Out, *, flag: Out = None): ...\n\n"
+        "    def plain(self, x): ...\n"
+    )
+    cons = tmp_path / "cons"
+    cons.mkdir()
+    (cons / "__init__.py").write_text(
+        "from hp import Base\n\n\nclass C(Base):\n    def hook(self, renamed, *, flag=None):\n"
+        "        return renamed.gone, flag.gone, renamed.kept\n\n    def plain(self, x):\n        return x.gone\n\n"
+        "    def own(self, out):\n        return out.gone\n\n\nclass D:\n    def hook(self, out):\n        return out.gone\n"
+    )
+    assert _attribute_findings(cons, prov) == [("cons/__init__.py", 6, "error", None), ("cons/__init__.py", 6, "error", None)]
+
+
 @pytest.mark.parametrize(
     ("source", "expected"),
     [

@@ -60,6 +60,13 @@ class Definitions:
         is_method = in_body and not any(_decorator_name(d) == "staticmethod" for d in node.decorator_list)
         for a in all_args + list(args.kwonlyargs) + [x for x in (args.vararg, args.kwarg) if x]:
             env.vars[a.arg] = (self.values.annotation_value(a.annotation, outer) if a.annotation is not None else None) or UNKNOWN
+        plain = is_method and not any(_decorator_name(d) in ("classmethod", "property") for d in node.decorator_list)
+        if plain and cls is not None and cls.derived:
+            # An unannotated parameter of a method that may override a provider's holds what the
+            # provider passes: the checks read the overridden method's annotation (none: unknown).
+            for position, a in [(i, x) for i, x in enumerate(all_args) if i > 0] + [(-1, x) for x in args.kwonlyargs]:
+                if a.annotation is None:
+                    env.vars[a.arg] = Chain(Root("param", cls.dotted, method=node.name, param=a.arg, position=position))
         for default in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
             self.record.expr(default, outer)
         if not self.state.postponed:
@@ -109,7 +116,7 @@ class Definitions:
         for d in node.decorator_list:
             self.record.expr(d, scope)
         own = _own_members(node)
-        cls = ClassScope(dotted=dotted, own_members=own, property_attrs=_property_attrs(node))
+        cls = ClassScope(dotted=dotted, own_members=own, property_attrs=_property_attrs(node), derived=bool(node.bases))
         # Pass 1 learns what each self.X holds; pass 2 emits uses with that knowledge.
         first = Scope(scope.env.child(), cls, function, live=scope.live, emit=False)
         self.statements.block(node.body, first)

@@ -56,6 +56,7 @@ class ClassScope:
     # property name -> the self attribute every `return` of its body returns (`return self._table`)
     property_attrs: dict[str, str] = field(default_factory=dict)
     learning: bool = True  # pass 1 learns what self.X holds; pass 2 only reads it
+    derived: bool = False  # it has a base that is not `object`: its methods may override a provider's
 
 
 @dataclass
