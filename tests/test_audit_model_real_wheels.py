@@ -75,11 +75,13 @@ def test_kimi_on_016_names_the_six_breaks(released, release_cache):
     consumer = released("speculators==0.3.0")
     report = _scan("speculators==0.3.0", "vllm==0.16.0", release_cache, "kimi-k2.5")
     errors = _errors(report)
-    # The three signature breaks, and the two run-time breaks the GPU run found on 0.20.0 that
-    # hold since 0.12.0 (the prefix-caching default, the single-reply collective_rpc).
+    # The three signature breaks, and the three run-time breaks the GPU run found on 0.20.0 that
+    # hold since 0.12.0 (the prefix-caching default, the single-reply collective_rpc) and 0.11.1
+    # (execute_model without sample_tokens, on an executor the generator builds itself: proven).
     protocol = {
         ("vllm-cache-config-prefix-caching-default", GENERATOR, "vllm.config.cache.CacheConfig"),
         ("vllm-collective-rpc-unique-reply-rank-single-value", GENERATOR, None),
+        ("vllm-execute-model-needs-sample-tokens", GENERATOR, None),
     }
     assert {(f.rule, f.path, f.callee) for f in errors if f.path == GENERATOR and f.rule != "remote-code-required"} == SIGNATURES | protocol
     guard = _call_line(consumer.root, WORKER, "supports_eagle3")
