@@ -216,6 +216,25 @@ def test_version_selectors_and_signature_probes_decide_which_code_runs():
     }
 
 
+def test_a_requirement_check_that_raises_makes_the_rest_of_its_caller_dead_where_it_fails():
+    """`_require_x()`, a consumer function that is `if not hasattr(EngineClient, "m"): raise` (or
+    `"x" not in inspect.signature(f).parameters`, kept in a local or not), called before the code
+    it guards: on a release where the check fails nothing after the call runs (in a function, or
+    at import: the module stops there); where it passes, what follows is checked as usual. 2.0
+    lacks `get_model_config` and `inputs`, 1.0 lacks `seed`: each release gets only the break of
+    the code its check lets run."""
+    def required(provider):
+        found = _found(_scan("probeuse/probeuse", provider))
+        return {f for f in found if f[2] in ("probeuse/require.py", "probeuse/require_at_import.py")}
+
+    assert required("probelib_v1/probelib") == {
+        ("unexpected-keyword", "error", "probeuse/require.py", 34, "probelib.engine.token_inputs", "cache_salt"),
+    }
+    assert required("probelib_v2/probelib") == {
+        ("unexpected-keyword", "error", "probeuse/require.py", 39, "probelib.params.LLM", "device"),
+    }
+
+
 # --- cause 12: a feature probe narrows only what it tests --------------------------------------
 
 

@@ -82,6 +82,23 @@ def is_body_helper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return returns and not any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for stmt in node.body for n in descendants(stmt))
 
 
+def raising_tests(body: list[ast.stmt]) -> list[ast.expr] | None:
+    """The tests of a requirement check (`if not hasattr(prov.C, "m"): raise RuntimeError(...)`):
+    its statements are locals bound by name and `if <test>:` arms, without `else`, that end in
+    `raise` and never return. It returns only where no test holds, so whatever its caller does
+    after the call runs only there. None: the function is not one."""
+    tests: list[ast.expr] = []
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
+            continue
+        if not (isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], ast.Raise)):
+            return None
+        if not all(isinstance(s, (ast.Expr, ast.Assign, ast.Pass, ast.Raise)) for s in stmt.body):
+            return None  # an arm that may return or branch: not every path raises
+        tests.append(stmt.test)
+    return tests or None
+
+
 def local_names(body: list[ast.stmt]) -> set[str]:
     """Names the body binds (its locals: read before assignment they are unbound, never a global)."""
     names: set[str] = set()

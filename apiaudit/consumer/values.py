@@ -134,7 +134,7 @@ class ImportChoice:
     origin: ImportRef  # the import that bound `ok` (named by import-failed-use)
 
 
-HelperForm = Literal["expr", "body", "release"]
+HelperForm = Literal["expr", "body", "release", "require"]
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,9 @@ class Helper:
     Form `expr`: the body is one `return <expr>` and `expr` is that expression's source; form
     `body`: a few statements (`consumer/helpers.py` says which) and `expr` is their source;
     form `release`: a function not followed that reads the provider's version (`expr` empty):
-    a guard calling it is undecided.
+    a guard calling it is undecided; form `require`: a requirement check, `if <test>: raise` (a
+    few locals before), and `expr` is its statements: after a call to it, the caller's code runs
+    only where no test holds (`helpers.raising_tests`).
     `env` holds the values of the names it reads, from the defining module (a helper it calls
     is named by a `ConsumerRef`, found again among the shared exports: data only, no cycles).
     """

@@ -213,3 +213,23 @@ def test_a_handler_for_a_distribution_not_installed_does_not_run_for_the_provide
     used = {u.steps[0].name: u.live.conditional for u in f.uses if u.steps[0].name != "__version__"}
     # decided: `never` is dead; the others are not folded (their branches run, whatever they say)
     assert used.keys() == {"decided", "other_distribution", "catches_more"} and used["decided"] is False
+
+
+@pytest.mark.parametrize(
+    ("source", "tests"),
+    [
+        ('if not hasattr(C, "m"):\n    raise RuntimeError("x")', ["not hasattr(C, 'm')"]),
+        ('sig = inspect.signature(f)\nif "x" not in sig.parameters:\n    log("no x")\n    raise TypeError', ["'x' not in sig.parameters"]),
+        ("if a:\n    raise E\nif b:\n    raise E", ["a", "b"]),
+        ("if a:\n    raise E\nreturn 1", None),  # returns a value: a guard helper, not a check
+        ("if a:\n    raise E\nelse:\n    pass", None),  # an else arm: not a check
+        ("if a:\n    return None\n    raise E", None),  # an arm that returns
+        ("if a:\n    warn()", None),  # an arm that goes on
+        ("x = 1", None),  # no test
+    ],
+)
+def test_a_requirement_check_is_raising_tests_only(source, tests):
+    """`helpers.raising_tests`: a function whose statements are `if <test>: ... raise` (locals
+    before) returns only where no test holds; anything else is not a requirement check."""
+    found = h.raising_tests(ast.parse(source).body)
+    assert (None if found is None else [ast.unparse(t) for t in found]) == tests

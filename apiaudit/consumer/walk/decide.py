@@ -32,6 +32,8 @@ class HelperFolding(HelperCalls, Protocol):
 
     def parse_expr(self, text: str) -> ast.expr | None: ...
 
+    def requirement_tests(self, helper: Helper, node: ast.Call, scope: Scope) -> list[g.Decision]: ...
+
 
 class Decider:
     """The tests of one module's walk."""

@@ -81,6 +81,9 @@ class Folding:
         elif narrows is None and h.is_body_helper(node):
             expr, form = f"{_LOCAL}{self.state.module}.{node.name}", "body"
             self._local_bodies[expr] = body
+        elif narrows is None and _is_requirement_check(node, body):
+            expr, form = f"{_LOCAL}{self.state.module}.{node.name}", "require"
+            self._local_bodies[expr] = body
         elif narrows is None and self._mentions_release(body):
             form = "release"  # not followed, but it reads the release: a guard on it is undecided
         if not expr and narrows is None and form != "release":
@@ -104,7 +107,7 @@ class Folding:
         if helper.form == "release":
             return helper
         helper = replace(helper, defaults=self._defaults(helper))
-        if helper.form == "body":
+        if helper.form in ("body", "require"):
             body = self._local_bodies.get(helper.expr)
             if body is not None:
                 helper = replace(helper, expr=ast.unparse(ast.Module(body=body, type_ignores=[])))
@@ -132,12 +135,48 @@ class Folding:
         with the call's arguments bound; helpers it calls fold too, `MAX_HELPER_DEPTH` deep."""
         outermost = self._fold is None
         budget = self._fold or h.Budget()
-        if not helper.expr:
-            return UNKNOWN
+        if not helper.expr or helper.form == "require":
+            return UNKNOWN  # a requirement check's value is None; what it decides is `requirement_tests`'
         if (helper.form == "expr" and depth > 2) or budget.depth >= h.MAX_HELPER_DEPTH:
             return VersionDerived() if self._mentions_release(self._statements_of(helper)) else UNKNOWN
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords) or len(node.args) > len(helper.params):
+        inner = self._inner_scope(helper, node, scope, depth)
+        if inner is None:
             return UNKNOWN
+        self._fold = budget
+        budget.depth += 1
+        try:
+            if helper.form == "expr":
+                tree = self.parse_expr(helper.expr)
+                return UNKNOWN if tree is None else self.values.value(tree, inner, depth=depth + 1)
+            return self._run_body(helper, [inner.env.vars[p] for p in helper.params], inner, budget)
+        finally:
+            budget.depth -= 1
+            if outermost:
+                self._fold = None
+
+    def requirement_tests(self, helper: Helper, node: ast.Call, scope: Scope) -> list[g.Decision]:
+        """A call to a requirement check: how each of its raising tests is decided, read where the
+        check is defined with the call's arguments bound (empty when it cannot be read)."""
+        body = self._local_bodies.get(helper.expr) or self._parse_body(helper.expr) or []
+        inner = self._inner_scope(helper, node, scope, 0)
+        if inner is None:
+            return []
+        for name in h.local_names(body) - set(helper.params):
+            inner.env.vars[name] = UNBOUND
+        decisions = []
+        for stmt in body:
+            if isinstance(stmt, ast.Assign):  # `sig = inspect.signature(f)`, read by the tests after it
+                value = self.values.value(stmt.value, inner)
+                inner.env.vars.update({t.id: value for t in stmt.targets if isinstance(t, ast.Name)})
+            elif isinstance(stmt, ast.If):
+                decisions.append(self.tests.decide(stmt.test, inner))
+        return decisions
+
+    def _inner_scope(self, helper: Helper, node: ast.Call, scope: Scope, depth: int) -> Scope | None:
+        """The scope a helper's statements are read in at a call: its parameters bound to the call's
+        arguments (None: arguments it cannot bind, `*args`, `**kw`, too many)."""
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords) or len(node.args) > len(helper.params):
+            return None
         # This module's helper reads this module's names; another's, only those it was exported with.
         env = Env(self.state.module_env if helper.dotted in self._default_nodes else None)
         # A helper it calls travels as a ConsumerRef to its export (`capture`).
@@ -151,21 +190,10 @@ class Folding:
         for name in helper.params:
             env.vars[name] = bound.get(name, UNKNOWN)
         # Notes made inside (a version compared as text) belong to the outermost call.
-        inner = Scope(
+        return Scope(
             env, None, scope.function, emit=False, helper_call=scope.helper_call or node,
             caller_live=scope.caller_live or scope.live, caller_emits=scope.caller_emits if scope.helper_call is not None else scope.emit,
         )  # fmt: skip
-        self._fold = budget
-        budget.depth += 1
-        try:
-            if helper.form == "expr":
-                tree = self.parse_expr(helper.expr)
-                return UNKNOWN if tree is None else self.values.value(tree, inner, depth=depth + 1)
-            return self._run_body(helper, [bound.get(p, UNKNOWN) for p in helper.params], inner, budget)
-        finally:
-            budget.depth -= 1
-            if outermost:
-                self._fold = None
 
     def _defaults(self, helper: Helper) -> tuple[tuple[str, Value], ...]:
         """Its defaults; one naming a module constant of this module (`v=MIN_VERSION`) takes its value."""
@@ -261,6 +289,15 @@ class Folding:
             except (SyntaxError, RecursionError, ValueError):
                 self._helper_trees[text] = None
         return self._helper_trees[text]
+
+
+def _is_requirement_check(node: ast.FunctionDef | ast.AsyncFunctionDef, body: list[ast.stmt]) -> bool:
+    """A plain function (called, its statements run) that is `if <test>: raise` checks."""
+    if isinstance(node, ast.AsyncFunctionDef) or node.decorator_list:
+        return False  # a coroutine or a decorated function: the call may not run the body
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for stmt in body for n in descendants(stmt)):
+        return False  # a generator: the call runs nothing
+    return h.raising_tests(body) is not None
 
 
 def _folded_only(value: Value) -> Value:

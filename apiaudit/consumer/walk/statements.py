@@ -1,8 +1,8 @@
 """Statements in order, and whether the lines after each still run.
 
 `Statements.block` walks a body: names are bound as assignments, imports and definitions
-bind them; an `if`, `assert`, early `return`/`raise` and `try/except` narrow whether the rest
-runs (a branch decided dead on the audited release is not walked; one left to the checks
+bind them; an `if`, `assert`, a call to a requirement check, early `return`/`raise` and
+`try/except` narrow whether the rest runs (a branch decided dead on the audited release is not walked; one left to the checks
 runs under its `Condition`s); branches meet again in `scopes.merge`. Names a `try` body binds
 from imports that may fail hold both ways (`ImportChoice`). Expressions are the `Recorder`'s
 to emit and the `Evaluator`'s to read; tests the `Decider`'s; definitions the `Definitions`'.
@@ -16,7 +16,7 @@ from dataclasses import replace
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import ImportContext, import_alias_value
 from apiaudit.consumer.records import CaughtImport, Condition, ConditionKind, GuardStop, ImportRef
-from apiaudit.consumer.values import UNBOUND, UNKNOWN, Chain, ConsumerRef, DictValue, ImportChoice, Value
+from apiaudit.consumer.values import UNBOUND, UNKNOWN, Chain, ConsumerRef, DictValue, Helper, ImportChoice, Value
 from apiaudit.consumer.walk.decide import Decider
 from apiaudit.consumer.walk.definitions import Definitions
 from apiaudit.consumer.walk.dicts import Dicts
@@ -151,6 +151,7 @@ class Statements:
                 self._delete(t, scope)
         elif isinstance(stmt, ast.Expr):
             self.record.expr(stmt.value, scope)
+            return self._required(stmt.value, scope)
         elif isinstance(stmt, ast.Assert):
             self.record.expr(stmt.test, scope)
             decision = self.tests.decide(stmt.test, scope)
@@ -167,6 +168,14 @@ class Statements:
                 if isinstance(child, ast.expr):
                     self.record.expr(child, scope)
         return True
+
+    def _required(self, node: ast.expr, scope: Scope) -> bool:
+        """`_require_new_api()`, a requirement check (`if <test>: raise`): the rest of the block
+        runs only where none of its tests holds, as after the same `if` written here."""
+        func = self.values.value(node.func, scope) if isinstance(node, ast.Call) else None
+        if not (isinstance(func, Helper) and func.form == "require" and isinstance(node, ast.Call)):
+            return True
+        return all(continue_under(scope, decision.if_false) for decision in self.tests.folding.requirement_tests(func, node, scope))
 
     def _stopping(self, branch: g.Branch, stmt: ast.If, scope: Scope) -> g.Branch:
         """Mark the narrowing conditions of `branch` as job-stopping, and record each at the guard."""
