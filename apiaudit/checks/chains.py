@@ -61,8 +61,8 @@ def check_use(ctx: CheckContext, file: ConsumerFile, use: Use) -> list[Finding]:
             value = _step(ctx, file, use, value, step, findings, rest_has_call)
         except _Stop:
             break
-        if value is None:
-            break
+        if value is None or (use.root.kind == "cls" and step.kind == "call"):
+            break  # `Sub.from_parent(...)` builds a Sub, not the provider base its type names
     if use.type_error_handler:
         findings = [_handled(f, use.type_error_handler) for f in findings]
     if overriding is not None and steps and steps[0].name:
@@ -92,6 +92,8 @@ def _handled(finding: Finding, handler_line: int) -> Finding:
 
 def evaluate_chain(ctx: CheckContext, use: Use):
     """What a chain denotes (a SymbolValue or InstanceValue), without reporting; None when unknown."""
+    if use.root.kind == "cls":
+        return None  # a consumer class is not its provider base (what its calls return is its own)
     value = _root_value(ctx, use)
     try:
         for step in use.steps:
@@ -130,6 +132,8 @@ def _root_value(ctx: CheckContext, use: Use):
         return _bound_function_self(ctx, root.name)
     if root.kind == "param":
         return _overridden_parameter(ctx, root)
+    if root.kind == "cls" and use.steps and use.steps[0].name:
+        return _inherited_from(ctx, root.name, use.steps[0].name)
     return None
 
 
@@ -143,6 +147,38 @@ def _overridden_parameter(ctx: CheckContext, root) -> InstanceValue | None:
         if defines:
             return InstanceValue((typ.path,), declared="provider") if typ is not None else None
     return None
+
+
+def _inherited_from(ctx: CheckContext, dotted: str, name: str) -> SymbolValue | None:
+    """`Sub.name` on a consumer class that does not define `name`: looked up on its one provider
+    class, where no consumer class on the way and no base from neither side may define it. The
+    member is then the provider's (a classmethod binds `cls` to Sub, the parameters are the same)."""
+    if name.startswith("__") or name in ctx.own_members(dotted) or ctx.outside_bases(dotted):
+        return None  # dunders come from `type` as well; the consumer's own members are its own
+    facts = ctx.classes.get(dotted)
+    if facts is None or facts.unread_bases:
+        return None
+    bases = _provider_bases(ctx, dotted, frozenset())
+    if len(bases) != 1:
+        return None  # several provider bases: which one's member comes first is not decided here
+    res = ctx.index.resolve(bases[0])
+    if not isinstance(res, Found) or res.symbol.kind is not SymbolKind.CLASS:
+        return None
+    member = ctx.index.class_member(res.symbol.path, name, instance=False)
+    # A member the provider class lacks may be set on the consumer class at run time: no finding.
+    return SymbolValue(res.symbol) if isinstance(member, Found) else None
+
+
+def _provider_bases(ctx: CheckContext, dotted: str, seen: frozenset[str]) -> tuple[str, ...]:
+    """The provider bases of a consumer class and of its consumer bases (not injection hosts:
+    those make instances, not the class object, the provider's)."""
+    facts = ctx.classes.get(dotted)
+    if facts is None or dotted in seen:
+        return ()
+    out = list(facts.provider_bases)
+    for base in facts.consumer_bases:
+        out.extend(_provider_bases(ctx, base, seen | {dotted}))
+    return tuple(dict.fromkeys(out))
 
 
 def _self_value(ctx: CheckContext, root) -> InstanceValue | None:

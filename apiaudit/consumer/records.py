@@ -76,8 +76,9 @@ class Step:
 
 
 # "symbol": a provider dotted path; "self": a consumer class; "super"; "fself": a function bound as method;
-# "param": an unannotated parameter of a consumer method, typed by the provider method it overrides.
-RootKind = Literal["symbol", "self", "super", "fself", "param"]
+# "param": an unannotated parameter of a consumer method, typed by the provider method it overrides;
+# "cls": a consumer class object whose member, not its own, comes from its provider base (`Sub.from_parent`).
+RootKind = Literal["symbol", "self", "super", "fself", "param", "cls"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ from apiaudit.consumer.values import (
     VersionPart,
 )
 from apiaudit.consumer.walk.decide import Decider
-from apiaudit.consumer.walk.definitions import Definitions
+from apiaudit.consumer.walk.definitions import Definitions, own_members
 from apiaudit.consumer.walk.dicts import Dicts
 from apiaudit.consumer.walk.evaluate import Evaluator
 from apiaudit.consumer.walk.fold import Folding
@@ -154,4 +154,5 @@ class _Walk:
                 module_env.vars[node.name] = self.folding.helper(node, scope) or ConsumerRef(f"{state.module}.{node.name}")
             elif isinstance(node, ast.ClassDef):
                 module_env.vars[node.name] = ConsumerRef(f"{state.module}.{node.name}")
+                state.found.class_members[f"{state.module}.{node.name}"] = frozenset(own_members(node))
         self.statements.block(tree.body, scope)

@@ -115,7 +115,7 @@ class Definitions:
             self.record.expr(kw.value, scope)
         for d in node.decorator_list:
             self.record.expr(d, scope)
-        own = _own_members(node)
+        own = own_members(node)
         cls = ClassScope(dotted=dotted, own_members=own, property_attrs=_property_attrs(node), derived=bool(node.bases))
         # Pass 1 learns what each self.X holds; pass 2 emits uses with that knowledge.
         first = Scope(scope.env.child(), cls, function, live=scope.live, emit=False)
@@ -146,7 +146,7 @@ def _may_teach(node: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassScope) ->
     return any(isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) for n in descendants(node))
 
 
-def _own_members(node: ast.ClassDef) -> set[str]:
+def own_members(node: ast.ClassDef) -> set[str]:
     own: set[str] = set()
     for stmt in node.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

@@ -306,6 +306,10 @@ class Evaluator:
         if isinstance(base, SignatureOf) and not base.parameters and attr == "parameters":
             return SignatureOf(base.target, parameters=True)
         if isinstance(base, ConsumerRef):
+            members = self.state.found.class_members.get(base.dotted)
+            if members is not None and attr not in members:
+                # Not defined in the class body: inherited, from a provider base where it has one.
+                return Chain(Root("cls", base.dotted), (Step("attr", name=attr),))
             return self.state.imports_ctx.consumer_value(f"{base.dotted}.{attr}")
         if isinstance(base, Unbound) or (isinstance(base, Const) and base.value is None):
             return base  # None.x / an unbound name: stays what it is (import-failed-use sees it)

@@ -43,6 +43,9 @@ class Found:
     reaches: dict[str, None] = field(default_factory=dict, init=False)  # modules live import statements name, in order
     private_calls: dict[str, list[Liveness]] = field(default_factory=dict, init=False)  # `self._x(...)`: each call's liveness
     private_refs: set[str] = field(default_factory=set, init=False)  # private names used otherwise
+    # module-level classes (dotted) -> the names their bodies define: `Cls.x` for any other x is a
+    # member the class inherits (from its provider base, the checks decide)
+    class_members: dict[str, frozenset[str]] = field(default_factory=dict, init=False)
 
 
 @dataclass(frozen=True, slots=True)
