@@ -155,6 +155,11 @@ def _inherited_from(ctx: CheckContext, dotted: str, name: str) -> SymbolValue | 
     member is then the provider's (a classmethod binds `cls` to Sub, the parameters are the same)."""
     if name.startswith("__") or name in ctx.own_members(dotted) or ctx.outside_bases(dotted):
         return None  # dunders come from `type` as well; the consumer's own members are its own
+    # The consumer puts its own function there (`Sub.m = f`, setattr) on this class, a class it
+    # inherits from, or an object it cannot be told apart from: the member is not the provider's.
+    unrelated = set(ctx.classes) - _consumer_lineage(ctx, dotted, frozenset())
+    if any(r.attribute == name and r.target not in unrelated for f in ctx.files for r in f.replacements):
+        return None
     facts = ctx.classes.get(dotted)
     if facts is None or facts.unread_bases:
         return None
@@ -167,6 +172,17 @@ def _inherited_from(ctx: CheckContext, dotted: str, name: str) -> SymbolValue | 
     member = ctx.index.class_member(res.symbol.path, name, instance=False)
     # A member the provider class lacks may be set on the consumer class at run time: no finding.
     return SymbolValue(res.symbol) if isinstance(member, Found) else None
+
+
+def _consumer_lineage(ctx: CheckContext, dotted: str, seen: frozenset[str]) -> frozenset[str]:
+    """A consumer class and its consumer bases, at any depth."""
+    facts = ctx.classes.get(dotted)
+    if facts is None or dotted in seen:
+        return frozenset()
+    out = {dotted}
+    for base in facts.consumer_bases:
+        out |= _consumer_lineage(ctx, base, seen | {dotted})
+    return frozenset(out)
 
 
 def _provider_bases(ctx: CheckContext, dotted: str, seen: frozenset[str]) -> tuple[str, ...]:
