@@ -35,19 +35,26 @@ if TYPE_CHECKING:
     from apiaudit.provider.index import ProviderIndex
 
 
-def find_calls(index: ProviderIndex, methods: Iterable[str]) -> dict[str, tuple[ProviderCall, ...]]:
-    """method name -> every provider call of it with a typed receiver, in file and line order."""
-    wanted = sorted(set(methods))
-    found: dict[str, list[ProviderCall]] = {name: [] for name in wanted}
-    needles = [(name, f".{name}(") for name in wanted]
+def _files_naming(index: ProviderIndex, present_in):
+    """(module, text, parsed tree, what `present_in(text)` found) for every release file in which
+    it finds something: the cheap text test first, a parse only where it passes."""
     for module, text in index.loader.source_files():
-        present = [name for name, needle in needles if needle in text]
+        present = present_in(text)
         if not present:
             continue
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError):
             continue
+        yield module, text, tree, present
+
+
+def find_calls(index: ProviderIndex, methods: Iterable[str]) -> dict[str, tuple[ProviderCall, ...]]:
+    """method name -> every provider call of it with a typed receiver, in file and line order."""
+    wanted = sorted(set(methods))
+    found: dict[str, list[ProviderCall]] = {name: [] for name in wanted}
+    needles = [(name, f".{name}(") for name in wanted]
+    for module, text, tree, present in _files_naming(index, lambda text: [name for name, needle in needles if needle in text]):
         reader = _ModuleCalls(index, module, frozenset(present), module_names(tree, module), text)
         reader.read(tree)
         for call in reader.calls:
@@ -349,15 +356,11 @@ def find_references(index: ProviderIndex, methods: Iterable[str]) -> dict[str, t
     whose object may be any."""
     wanted = sorted(set(methods))
     found: dict[str, list[ProviderReference]] = {name: [] for name in wanted}
-    for module, text in index.loader.source_files():
-        # only a file naming it as an attribute or a string can refer to it (no parse otherwise)
-        present = [name for name in wanted if f".{name}" in text or f'"{name}"' in text or f"'{name}'" in text]
-        if not present:
-            continue
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError):
-            continue
+    # only a file naming it as an attribute or a string can refer to it (no parse otherwise)
+    def naming(text: str) -> list[str]:
+        return [name for name in wanted if f".{name}" in text or f'"{name}"' in text or f"'{name}'" in text]
+
+    for module, text, tree, present in _files_naming(index, naming):
         reader = _ModuleCalls(index, module, frozenset(present), module_names(tree, module), text)
         reader.references = []
         reader.read(tree)
@@ -391,13 +394,7 @@ def find_instance_calls(index: ProviderIndex, classes: Iterable[str]) -> tuple[P
     wanted = frozenset(classes)
     shorts = {c.rpartition(".")[2] for c in wanted}
     found: list[ProviderCall] = []
-    for module, text in index.loader.source_files():
-        if not any(short in text for short in shorts):
-            continue
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError):
-            continue
+    for module, text, tree, _ in _files_naming(index, lambda text: any(short in text for short in shorts)):
         reader = _ModuleCalls(index, module, frozenset(), module_names(tree, module), text)
         reader.instances = wanted
         reader.read(tree)
