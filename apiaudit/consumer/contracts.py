@@ -22,7 +22,7 @@ from apiaudit.consumer.records import (
     ReplacementVia,
     Site,
 )
-from apiaudit.infra.astutil import module_names
+from apiaudit.infra.astutil import dotted_text, module_names
 
 _DECORATOR_KINDS: dict[str, DefKind] = {"staticmethod": "staticmethod", "classmethod": "classmethod", "property": "property"}
 
@@ -138,7 +138,7 @@ def replacements(tree: ast.Module, module: str, source: str) -> tuple[Replacemen
                 function, assigned = replacement
                 found.append(Replacement(target.attr, function, _dotted(target.value, names), assigned, assigned == "method-type", _site(node)))
         elif isinstance(node, ast.Call) and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
-            called = _dotted_text(node.func)
+            called = dotted_text(node.func)
             if called == "setattr" and len(node.args) == 3:
                 value: ast.expr | None = node.args[2]
                 via: ReplacementVia = "setattr"
@@ -159,7 +159,7 @@ def _replacing(value: ast.expr, functions: dict[str, str]) -> tuple[str, Replace
     """(the module function put in place, how) when `value` is one of them, or MethodType of one."""
     if isinstance(value, ast.Name) and value.id in functions:
         return functions[value.id], "assign"
-    if isinstance(value, ast.Call) and (_dotted_text(value.func) or "").rpartition(".")[2] == "MethodType" and len(value.args) == 2:
+    if isinstance(value, ast.Call) and (dotted_text(value.func) or "").rpartition(".")[2] == "MethodType" and len(value.args) == 2:
         func = value.args[0]
         if isinstance(func, ast.Name) and func.id in functions:
             return functions[func.id], "method-type"
@@ -167,7 +167,7 @@ def _replacing(value: ast.expr, functions: dict[str, str]) -> tuple[str, Replace
 
 
 def _dotted(node: ast.expr, names: dict[str, str]) -> str | None:
-    text = _dotted_text(node)
+    text = dotted_text(node)
     if text is None:
         return None
     head, _, rest = text.partition(".")
@@ -175,15 +175,6 @@ def _dotted(node: ast.expr, names: dict[str, str]) -> str | None:
     if base is None:
         return None
     return f"{base}.{rest}" if rest else base
-
-
-def _dotted_text(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted_text(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None
 
 
 def _site(node: ast.AST) -> Site:

@@ -200,10 +200,7 @@ class _ModuleCalls:
         return ProviderCall(
             location=f"{self.file}:{call.lineno}",
             receiver=receiver,
-            positional=sum(1 for a in call.args if not isinstance(a, ast.Starred)),
-            keywords=tuple(k.arg for k in call.keywords if k.arg is not None),
-            star=any(isinstance(a, ast.Starred) for a in call.args),
-            starstar=any(k.arg is None for k in call.keywords),
+            **_arguments(call),
             unpacks=unpacked.get(id(call)),
             caller=caller,
             guard=branch_guard(call, target, parents, self.lines, self.file),
@@ -435,18 +432,21 @@ def construction_calls(index: ProviderIndex, factory: str, class_variable: str) 
     if function is None:
         return ()
     calls = [
-        ProviderCall(
-            location=f"{relative}:{n.lineno}",
-            receiver=factory,
-            positional=sum(1 for a in n.args if not isinstance(a, ast.Starred)),
-            keywords=tuple(k.arg for k in n.keywords if k.arg is not None),
-            star=any(isinstance(a, ast.Starred) for a in n.args),
-            starstar=any(k.arg is None for k in n.keywords),
-        )
+        ProviderCall(location=f"{relative}:{n.lineno}", receiver=factory, **_arguments(n))
         for n in ast.walk(function)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == class_variable
     ]
     return tuple(sorted(calls, key=lambda c: int(c.location.rpartition(":")[2])))
+
+
+def _arguments(call: ast.Call) -> dict:
+    """What a call passes, as ProviderCall counts it: positionals, keywords and splats."""
+    return {
+        "positional": sum(1 for a in call.args if not isinstance(a, ast.Starred)),
+        "keywords": tuple(k.arg for k in call.keywords if k.arg is not None),
+        "star": any(isinstance(a, ast.Starred) for a in call.args),
+        "starstar": any(k.arg is None for k in call.keywords),
+    }
 
 
 def _def_line(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:

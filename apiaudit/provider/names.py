@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from apiaudit.infra.astutil import dotted_text
+
 _TOP_LEVEL = re.compile(r"^(?:class\s+(\w+)|(?:async\s+)?def\s+(\w+)|(\w+)\s*(?::[^=\n]+)?=(?!=))", re.M)
 
 
@@ -134,19 +136,10 @@ def _running(body: list[ast.stmt]) -> Iterator[tuple[ast.stmt, bool]]:
     for stmt in body:
         if isinstance(stmt, ast.Try):
             yield from _running(stmt.body + stmt.orelse + stmt.finalbody)
-        elif isinstance(stmt, ast.If) and (dotted_name(stmt.test) or "").rpartition(".")[2] == "TYPE_CHECKING":
+        elif isinstance(stmt, ast.If) and (dotted_text(stmt.test) or "").rpartition(".")[2] == "TYPE_CHECKING":
             yield from _running(stmt.orelse)
         else:
             yield stmt, isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.AsyncFor, ast.AsyncWith, ast.Match))
-
-
-def dotted_name(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = dotted_name(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None
 
 
 def _bound_names(node: ast.stmt) -> set[str]:
