@@ -53,6 +53,12 @@ class _Map:
     keys: dict[str, str | None]
     partial: str | None = None
 
+    def absorb(self, other: _Map) -> None:
+        """Take another literal's names (the first value of a key stays) and its doubt."""
+        for key, value in other.keys.items():
+            self.keys.setdefault(key, value)
+        self.partial = self.partial or other.partial
+
 
 def read(module: ast.Module, module_path: str, package: str) -> Service | None:
     """The service of the module's `__getattr__` (None: it defines none at module level)."""
@@ -333,9 +339,7 @@ def _add(maps: dict[str, _Map], name: str, added: _Map | None, line: int) -> Non
     if added is None:
         entry.partial = entry.partial or f"keys added to `{name}` are computed (line {line})"
         return
-    for key, value in added.keys.items():
-        entry.keys.setdefault(key, value)
-    entry.partial = entry.partial or added.partial
+    entry.absorb(added)
 
 
 def _literal_map(node: ast.expr | None, maps: dict[str, _Map]) -> _Map | None:
@@ -349,9 +353,7 @@ def _literal_map(node: ast.expr | None, maps: dict[str, _Map]) -> _Map | None:
                 if spread is None:
                     entry.partial = entry.partial or f"a `**{_text(value)}` spread is not a literal (line {node.lineno})"
                     continue
-                for k, v in spread.keys.items():
-                    entry.keys.setdefault(k, v)
-                entry.partial = entry.partial or spread.partial
+                entry.absorb(spread)
             elif isinstance(key, ast.Constant) and isinstance(key.value, str):
                 entry.keys.setdefault(key.value, _string(value))
             else:
