@@ -591,3 +591,20 @@ def test_a_module_attribute_the_consumer_sets_itself_is_not_proven_missing():
     }
     reason = "the consumer sets '_GROUP' on engine.worker itself (modstore/__init__.py:7)"
     assert {f.line: f.reason for f in report.findings} == {11: reason, 13: reason, 17: None}
+
+
+# --- a shim module that puts other modules in sys.modules (issue 25: pytest's py.py) ----------
+
+
+def test_a_module_putting_named_submodules_in_sys_modules_binds_only_those_names():
+    """caplib 2.0 is pytest's `py.py` shim: `sys.modules["caplib.error"] = error` for two kept
+    modules. A literal key binds that one submodule name (or, naming another package, nothing
+    here), not any name: `caplib.io` is proven missing, `caplib.compat` (a key with no static
+    binding) may be a member."""
+    path = "capuse/__init__.py"
+    assert _found(_scan("capuse/capuse", "caplib_v1/caplib")) == {
+        ("attribute-missing", "error", path, 16, "caplib.compat", None),
+    }
+    assert _found(_scan("capuse/capuse", "caplib_v2/caplib")) == {
+        ("attribute-missing", "error", path, 7, "caplib.io", None),
+    }

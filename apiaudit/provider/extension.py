@@ -114,9 +114,12 @@ class FactsExtension(griffe.Extension):
         if typing_only:
             mod.extra.setdefault(KEY, {})["typing_only"] = sorted(typing_only)
         at_import = list(import_time_nodes(node))  # read once for both questions
-        dynamic = dynamic_namespace(node, at_import)
+        dynamic = dynamic_namespace(node, at_import, mod.path)
         if dynamic:
             mod.extra.setdefault(KEY, {})["dynamic_namespace"] = dynamic
+        installed = installed_submodules(at_import, mod.path)
+        if installed:
+            mod.extra.setdefault(KEY, {})["installed_submodules"] = installed
         if installs_modules(node, at_import):
             mod.extra.setdefault(KEY, {})["installs_modules"] = True
         if replaces_itself(at_import):
@@ -161,12 +164,15 @@ def import_time_nodes(module: ast.Module):
                 stack.append(child)
 
 
-def dynamic_namespace(module: ast.Module, at_import: list[ast.AST] | None = None) -> str | None:
+def dynamic_namespace(module: ast.Module, at_import: list[ast.AST] | None = None, path: str | None = None) -> str | None:
     """How the module binds names no static reader sees, if it does: the first such statement.
 
     `globals()[k] = v`, `globals().update(...)`, `vars()[k] = v`, `setattr(sys.modules[...], ...)`
     and `sys.modules[k] = v` shims, also through a name (`g = globals(); g[k] = v`), wherever
-    they run at import time (see import_time_nodes).
+    they run at import time (see import_time_nodes). With the module's dotted `path`, a
+    `sys.modules["a.b"] = v` whose literal key is neither the module itself nor one of its
+    submodules binds nothing here (it makes `a.b` importable: `installs_modules`), and one that
+    names a submodule binds that one name (`installed_submodules`).
     """
     found = import_time_nodes(module) if at_import is None else at_import
     nodes = sorted(found, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
@@ -182,6 +188,10 @@ def dynamic_namespace(module: ast.Module, at_import: list[ast.AST] | None = None
         elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
             targets = [sub.target]
         for target in targets:
+            if isinstance(target, ast.Subscript) and _is_sys_modules(target.value) and path is not None:
+                key = _literal_key(target)
+                if key is not None and key != path:
+                    continue  # another module, or one submodule of this one: not this namespace
             if isinstance(target, ast.Subscript) and (is_namespace(target.value) or _is_sys_modules(target.value)):
                 return f"line {sub.lineno}: {ast.unparse(target)} = ..."
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
@@ -215,6 +225,24 @@ def installs_modules(module: ast.Module, at_import: list[ast.AST] | None = None)
         isinstance(sub, ast.Assign) and any(isinstance(t, ast.Subscript) and _is_sys_modules(t.value) for t in sub.targets)
         for sub in (import_time_nodes(module) if at_import is None else at_import)
     )
+
+
+def installed_submodules(at_import: list[ast.AST], path: str) -> dict[str, int]:
+    """Submodule name -> line of each `sys.modules["<path>.name"] = v` at import time: `import
+    <path>.name` then finds that object, which is a member the module may come to hold."""
+    found: dict[str, int] = {}
+    for sub in at_import:
+        if isinstance(sub, ast.Assign):
+            for target in sub.targets:
+                key = _literal_key(target) if isinstance(target, ast.Subscript) and _is_sys_modules(target.value) else None
+                if key is not None and key.rpartition(".")[0] == path:
+                    found.setdefault(key.rpartition(".")[2], sub.lineno)
+    return found
+
+
+def _literal_key(target: ast.Subscript) -> str | None:
+    key = target.slice
+    return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
 
 
 def replaces_itself(at_import: list[ast.AST]) -> bool:

@@ -404,6 +404,9 @@ class ProviderIndex:
         dynamic = facts(module).get("dynamic_namespace")
         if dynamic:
             return Unknown(path, f"{module.path} binds names at run time ({dynamic})")
+        installed = facts(module).get("installed_submodules", {})
+        if name in installed:
+            return Unknown(path, f"{module.path} puts {path} in sys.modules (line {installed[name]}); `import {path}` may make it a member")
         runtime = self._runtime_bindings(module.path)
         if runtime is not None:
             if name in runtime.names:
