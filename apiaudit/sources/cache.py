@@ -1,8 +1,8 @@
 """The on-disk cache of extracted release wheels.
 
 Layout: `<cache_dir>/releases/<normalized-name>-<version>/` holds the wheel's .py/.pyi
-files at their import paths, its dist-info METADATA/top_level.txt/RECORD, and
-`complete.json`, written last. An entry without a valid marker, or whose files no
+files at their import paths, its dist-info METADATA/top_level.txt/RECORD/entry_points.txt,
+and `complete.json`, written last. An entry without a valid marker, or whose files no
 longer match the marker, is broken and gets rebuilt. Files several releases share are
 hard links to one file in `releases/.files/` (`apiaudit/sources/filestore.py`).
 
@@ -22,7 +22,7 @@ import re
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Literal
 
@@ -48,6 +48,11 @@ MARKER_NAME = "complete.json"
 # Still 1: the per-file `sha256` map was added as an optional key, so entries stay readable
 # both ways; a marker without it is upgraded once (`ensure_digests`).
 MARKER_FORMAT = 1
+# Which dist-info files an entry keeps: 1 (a marker without `layout`) METADATA, top_level.txt
+# and RECORD; 2 entry_points.txt too (a consumer's plugins). Optional like `sha256`, so an older
+# apiaudit still reads a newer entry; a layout-1 entry whose RECORD lists a file kept now is
+# fetched again, one without any is upgraded in place (`ensure_layout`).
+LAYOUT = 2
 _TEMP_PREFIX = ".partial-"
 # A partial folder this old belongs to a run that died; younger ones may be another run's work.
 _STALE_TEMP_SECONDS = 6 * 3600
@@ -89,6 +94,8 @@ class Marker:
     # Bytes fetched from the index to build the entry (the whole wheel, or the ranges read);
     # None in markers written before it existed.
     fetched_bytes: int | None = None
+    # Which dist-info files it keeps (LAYOUT); None in markers written before it existed (1).
+    layout: int | None = None
 
     def to_json(self) -> str:
         data: dict = {
@@ -104,6 +111,8 @@ class Marker:
             data["fetched_by"] = self.fetched_by
         if self.fetched_bytes is not None:
             data["fetched_bytes"] = self.fetched_bytes
+        if self.layout is not None:
+            data["layout"] = self.layout
         if self.digests is not None:
             data["sha256"] = dict(sorted(self.digests.items()))
         return json.dumps(data, indent=2)
@@ -203,6 +212,7 @@ def _read_marker(directory: Path, name: str, version: str) -> tuple[Marker | Non
             digests=_digests(raw.get("sha256")),
             fetched_by=_fetch_method(raw.get("fetched_by")),
             fetched_bytes=_byte_count(raw.get("fetched_bytes")),
+            layout=_byte_count(raw.get("layout")),
         )
         if raw.get("format") != MARKER_FORMAT:
             return None, f"{MARKER_NAME} has an unknown format"
@@ -278,6 +288,25 @@ def ensure_digests(directory: Path, marker: Marker, record_check: Callable[[Path
     upgraded = Marker(**{**marker.__dict__, "digests": digests})
     try:
         atomic_write(directory / MARKER_NAME, upgraded.to_json())
+    except OSError:
+        pass  # a read-only cache stays usable; it is upgraded by whoever can write it
+    return ""
+
+
+def ensure_layout(directory: Path, marker: Marker, absent_kept: Callable[[Path], str]) -> str:
+    """Bring an entry extracted under an older LAYOUT up to this one, once.
+
+    `absent_kept(directory)` names a file the entry's RECORD lists that this layout keeps and the
+    entry lacks ("" when none). Returns it (the entry must be fetched again), or "" once the
+    marker says LAYOUT (the wheel has nothing more to keep)."""
+    if (marker.layout or 1) >= LAYOUT:
+        return ""
+    absent = absent_kept(directory)
+    if absent:
+        return absent
+    current, _why = _read_marker(directory, marker.name, marker.version)  # ensure_digests may have rewritten it
+    try:
+        atomic_write(directory / MARKER_NAME, replace(current or marker, layout=LAYOUT).to_json())
     except OSError:
         pass  # a read-only cache stays usable; it is upgraded by whoever can write it
     return ""

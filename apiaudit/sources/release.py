@@ -64,7 +64,8 @@ LINUX_FALLBACK_ARGS = (
 )  # fmt: skip
 
 _SOURCE_SUFFIXES = (".py", ".pyi")
-_KEPT_DIST_INFO_FILES = frozenset({"METADATA", "top_level.txt", "RECORD"})
+# entry_points.txt: the plugins the provider loads from a consumer (cache.LAYOUT 2)
+_KEPT_DIST_INFO_FILES = frozenset({"METADATA", "top_level.txt", "RECORD", "entry_points.txt"})
 
 _NETWORK_FAILURE_RE = re.compile(
     r"NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution"
@@ -229,7 +230,7 @@ def fetch_release(
     final = cache.entry_dir(cache_dir, name, version)
     if not check_entry:
         marker = cache.read_marker(final, name, version)
-        if marker is not None and marker.digests is not None:  # an older marker is upgraded below first
+        if marker is not None and marker.digests is not None and (marker.layout or 1) >= cache.LAYOUT:  # an older marker is upgraded below first
             return _release_tree(name, version, final)
     memo = _VALIDATED
     known = memo.get(str(final)) if memo is not None else None
@@ -237,14 +238,17 @@ def fetch_release(
         return known[1]  # validated earlier in this process (a matrix asks for each release more than once)
     if final.exists():
         marker, why = cache.read_valid_marker(final, name, version)
+        absent = ""
         if marker is not None:
             why = cache.ensure_digests(final, marker, _record_mismatch)
-            if not why:
+            absent = "" if why else cache.ensure_layout(final, marker, _absent_kept)
+            if not why and not absent:
                 tree = _release_tree(name, version, final)
                 if memo is not None:
                     memo[str(final)] = (cache.marker_stamp(final), tree)
                 return tree
-        report_warning(progress, f"cache entry {final} is broken ({why}); fetching {name}=={version} again")
+        old = f"was extracted by an older apiaudit, without {absent}" if absent else f"is broken ({why})"
+        report_warning(progress, f"cache entry {final} {old}; fetching {name}=={version} again")
         cache.remove_entry(final)
 
     work = cache.new_partial_dir(cache_dir)
@@ -269,6 +273,23 @@ def fetch_release(
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return replace(_release_tree(name, version, final), fetched=True)
+
+
+def _absent_kept(entry: Path) -> str:
+    """A dist-info file the entry's RECORD lists, that is kept now and the entry lacks ("" if none)."""
+    import csv
+
+    for record in sorted(entry.glob("*.dist-info/RECORD")):
+        try:
+            rows = list(csv.reader(record.read_text(encoding="utf-8").splitlines()))
+        except (OSError, UnicodeDecodeError, csv.Error):
+            return f"{record.relative_to(entry).as_posix()} (unreadable)"
+        for row in rows:
+            parts = row[0].split("/") if row else []
+            kept = len(parts) == 2 and parts[0] == record.parent.name and parts[1] in _KEPT_DIST_INFO_FILES
+            if kept and not (entry / row[0]).is_file():
+                return row[0]
+    return ""
 
 
 def _record_mismatch(entry: Path, digests: dict[str, str]) -> str:
@@ -619,6 +640,7 @@ def _extract_wheel(
         digests=digests,
         fetched_by="download",
         fetched_bytes=wheel.stat().st_size,
+        layout=cache.LAYOUT,
     )
 
 
@@ -787,6 +809,7 @@ def _fetch_by_ranges(
         digests=digests,
         fetched_by="ranges",
         fetched_bytes=wheel.fetched_bytes,
+        layout=cache.LAYOUT,
     )
 
 

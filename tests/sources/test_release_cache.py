@@ -53,6 +53,7 @@ def test_release_is_reduced_to_python_files_and_cached(tmp_path, local_index, mo
         MARKER_NAME,
         "toypkg-1.0.dist-info/METADATA",
         "toypkg-1.0.dist-info/RECORD",
+        "toypkg-1.0.dist-info/entry_points.txt",  # the plugins a provider loads from it
         "toypkg-1.0.dist-info/top_level.txt",
         "toypkg/__init__.py",
         "toypkg/mod.py",
@@ -128,6 +129,51 @@ def test_broken_cache_entry_without_reporter_warns(tmp_path, local_index):
     (tree.root / MARKER_NAME).unlink()
     with pytest.warns(SourceWarning, match="is broken"):
         resolve("toypkg==1.0", cache_dir=cache_dir)
+
+
+def _as_layout_1(root, drop: str | None) -> None:
+    """Make the entry what an apiaudit that kept no entry_points.txt left: without `drop`, its
+    marker without `layout` (the files it lists, their count and digest redone)."""
+    from apiaudit.sources import cache
+
+    if drop:
+        (root / drop).unlink()
+    marker = json.loads((root / MARKER_NAME).read_text())
+    marker.pop("layout")
+    files = cache.tree_files(root)
+    marker.update(file_count=len(files), tree_digest=cache.tree_digest(root, files))
+    marker["sha256"] = {rel: cache.file_sha256(root / rel) for rel in files}
+    (root / MARKER_NAME).write_text(json.dumps(marker))
+
+
+def test_an_entry_extracted_before_entry_points_were_kept_is_fetched_again(tmp_path, local_index):
+    """The wheel's RECORD lists entry_points.txt, which an older layout left out: the entry is
+    fetched again, with one line saying why."""
+    cache_dir = tmp_path / "cache"
+    tree = resolve("toypkg==1.0", cache_dir=cache_dir)
+    _as_layout_1(tree.root, "toypkg-1.0.dist-info/entry_points.txt")
+
+    progress = Recorder()
+    again = resolve("toypkg==1.0", cache_dir=cache_dir, progress=progress)
+    assert again.fetched and (again.root / "toypkg-1.0.dist-info" / "entry_points.txt").is_file()
+    assert progress.steps[0] == (
+        f"cache entry {tree.root} was extracted by an older apiaudit, without "
+        "toypkg-1.0.dist-info/entry_points.txt; fetching toypkg==1.0 again"
+    )
+    assert json.loads((again.root / MARKER_NAME).read_text())["layout"] == 2
+
+
+def test_an_older_entry_of_a_wheel_without_entry_points_is_upgraded_in_place(tmp_path, local_index, monkeypatch):
+    """Nothing more to keep (its RECORD lists no entry_points.txt): the marker is upgraded, once,
+    and the entry served as it is."""
+    cache_dir = tmp_path / "cache"
+    tree = resolve("toypkg==0.9", cache_dir=cache_dir)
+    _as_layout_1(tree.root, None)
+    forbid_pip(monkeypatch)
+    progress = Recorder()
+    again = resolve("toypkg==0.9", cache_dir=cache_dir, progress=progress)
+    assert not again.fetched and progress.steps == []
+    assert json.loads((again.root / MARKER_NAME).read_text())["layout"] == 2
 
 
 def test_unreachable_index_is_one_clear_error(tmp_path, monkeypatch):
