@@ -608,3 +608,30 @@ def test_a_module_putting_named_submodules_in_sys_modules_binds_only_those_names
     assert _found(_scan("capuse/capuse", "caplib_v2/caplib")) == {
         ("attribute-missing", "error", path, 7, "caplib.io", None),
     }
+
+
+# --- hooks the provider calls by keyword (issue 25: pytest's hookspecs, pluggy) ---------------
+
+
+def test_a_hook_implementation_takes_only_arguments_its_specification_names():
+    """hookplug is pytest-flake8 1.3.0's shape: a module declared in the `hooklib11` entry-point
+    group (its pyproject.toml), which hooklib registers as a plugin (an [[entry_point]] rule with
+    `hookspecs`). A hook taking a name the release's specification lacks is an error at its def
+    (`file_path` on 1.0 only); a subset, an argument with a default, a hook renamed by
+    `specname=`, a hook no specification names, a method and a module no entry point names are
+    not."""
+    path = "hookplug/__init__.py"
+    report = "override-incompatible", "error", path, 31, "hooklib.hookspec.hooklib_report", "item"
+    v1 = _scan("hookplug/hookplug", "hooklib_v1/hooklib", (PROVIDERS,))
+    assert _found(v1) == {
+        ("override-incompatible", "error", path, 17, "hooklib.hookspec.hooklib_collect_file", "file_path"),
+        report,
+    }
+    assert _found(_scan("hookplug/hookplug", "hooklib_v2/hooklib", (PROVIDERS,))) == {report}
+    assert _found(_scan("hookplug/hookplug", "hooklib_v1/hooklib")) == set()  # no rule: no hook is known
+    (collect,) = [f for f in v1.findings if f.line == 17]
+    assert collect.message == (
+        "hook implementation hooklib_collect_file takes file_path, which the specification "
+        "hooklib_collect_file(path, parent) on this release does not provide: the provider calls hook "
+        "implementations by keyword with the specification's argument names, so registering the plugin fails"
+    )

@@ -44,7 +44,7 @@ from apiaudit.checks.receivers import InstanceValue
 from apiaudit.consumer.records import Arg, CallShape, ClassFacts, ConsumerFile, DefinedFunction, Site, Use
 from apiaudit.findings import Finding, Severity
 from apiaudit.provider.records import Found, Missing, Param, ParamKind, ProviderCall, ReachedVia, Signature, SymbolKind
-from apiaudit.recipes.records import PluginRule
+from apiaudit.recipes.records import EntryPointRule, PluginRule
 
 _NOWHERE = Site(0, 0)
 
@@ -385,10 +385,16 @@ def _entry_points(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
     a class's `__init__` likewise (the call builds it)."""
     findings: list[Finding] = []
     for entry in ctx.entry_points:
-        if entry.module != file.module or not entry.attr:
+        if entry.module != file.module:
             continue
         for rule in ctx.hosts.entry_points:
             if rule.group != entry.group:
+                continue
+            if rule.hookspecs is not None:
+                if not entry.attr:  # the module itself is the plugin
+                    findings.extend(_hook_implementations(ctx, file, rule))
+                continue
+            if not entry.attr or rule.caller is None or rule.variable is None:
                 continue
             dotted = f"{entry.module}.{entry.attr}"
             init = ctx.methods_by_class.get(dotted, {}).get("__init__")
@@ -400,6 +406,44 @@ def _entry_points(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
             found = _built(ctx, file, dotted, function, calls, rule.caller, kind, None)
             if found is not None:
                 findings.append(found)
+    return findings
+
+
+def _hook_implementations(ctx: CheckContext, file: ConsumerFile, rule: EntryPointRule) -> list[Finding]:
+    """A module the provider registers as a hook implementation module (an [[entry_point]] rule
+    with `hookspecs`): each module-level function named like a hook the release specifies is
+    called by keyword with the specification's parameter names, so it may take fewer of them but
+    no other (pluggy refuses such a plugin when it registers: PluginValidationError). A parameter
+    with a default is never passed and not checked; a hook the release does not specify (another
+    plugin may add its specification) is not judged."""
+    findings: list[Finding] = []
+    for function in file.functions:
+        leaf = function.dotted.rpartition(".")[2]
+        if function.owner is not None or not leaf.startswith(rule.hook_prefix):
+            continue
+        hook = next((v for k, v in function.decorator_strings if k == rule.hook_rename), leaf) if rule.hook_rename else leaf
+        spec_path = f"{rule.hookspecs}.{hook}"
+        info = ctx.index.call(spec_path, via="module")
+        if info.unknown or len(info.signatures) != 1:
+            continue
+        spec = info.signatures[0]
+        offered = {p.name for p in spec.params if p.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)}
+        if any(p.kind in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD) for p in spec.params):
+            continue  # a specification taking anything: its callers decide
+        taken = [p.name for p in function.params if p.kind in ("positional-only", "positional-or-keyword") and not p.has_default]
+        absent = [name for name in taken if name not in offered]
+        if not absent:
+            continue
+        names = ", ".join(absent)
+        found = ctx.finding(
+            file, function.site, "override-incompatible",
+            f"hook implementation {leaf} takes {names}, which the specification {spec.render(hook)} on this release does "
+            f"not provide: the provider calls hook implementations by keyword with the specification's "
+            f"argument names, so registering the plugin fails",
+            callee=spec_path, param=absent[0], provider_location=spec.location, signature=spec.render(hook),
+            advice=f"Take only arguments the specification names (drop `{absent[0]}` or give it a default), or pin the provider.",
+        )  # fmt: skip
+        findings.append(found)
     return findings
 
 

@@ -57,6 +57,11 @@ def _blocks(node: ast.If | ast.Try) -> list[list[ast.stmt]]:
 def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, dotted: str, owner: str | None) -> DefinedFunction:
     kind: DefKind = "method" if owner is not None else "function"
     abstract = False
+    strings = tuple(
+        (k.arg, k.value.value)
+        for d in node.decorator_list if isinstance(d, ast.Call)
+        for k in d.keywords if k.arg and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)
+    )  # fmt: skip
     for decorator in node.decorator_list:
         name = _last_name(decorator)
         if name in _DECORATOR_KINDS and owner is not None:
@@ -65,7 +70,7 @@ def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, dotted: str, owner: 
             abstract = True
     site = Site(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
     returns = _return_arities(node) if owner is not None else ()  # only a method's return is unpacked by its caller
-    return DefinedFunction(dotted, owner, _params(node.args), kind, site, returns, abstract)
+    return DefinedFunction(dotted, owner, _params(node.args), kind, site, returns, abstract, strings)
 
 
 def _last_name(node: ast.expr) -> str | None:

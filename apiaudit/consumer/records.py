@@ -246,6 +246,8 @@ class DefinedFunction:
     # the arity of each `return` that returns a value: n for a tuple display, None otherwise
     returns: tuple[int | None, ...] = ()
     abstract: bool = False
+    # (keyword, string) of each decorator call's literal string keywords (`@impl(specname="x")`)
+    decorator_strings: tuple[tuple[str, str], ...] = ()
 
 
 ReplacementVia = Literal["assign", "setattr", "patch", "method-type"]

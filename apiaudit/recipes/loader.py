@@ -73,7 +73,7 @@ _FACTORY_KEYS: tuple[set[str], set[str]] = ({"function"}, {"registry", "architec
 _PLUGIN_KEYS: tuple[set[str], set[str]] = (
     {"base", "factory", "class_variable"}, {"register", "module_arg", "class_arg", "module_key", "class_key"}
 )
-_ENTRY_POINT_KEYS: tuple[set[str], set[str]] = ({"group", "caller", "variable"}, set())
+_ENTRY_POINT_KEYS: tuple[set[str], set[str]] = ({"group"}, {"caller", "variable", "hookspecs", "hook_prefix", "hook_rename"})
 _CALL_DISPATCH_KEYS: tuple[set[str], set[str]] = ({"base", "method"}, set())
 _REMOTE_CODE_KEYS: tuple[set[str], set[str]] = (
     {"id", "module", "method", "keyword", "auto_map_keys", "files", "message"}, {"severity", "advice"}
@@ -396,8 +396,20 @@ def _plugin(entry: _Entry, raw: dict, source: str) -> PluginRule:
 
 def _entry_point(entry: _Entry, raw: dict, source: str) -> EntryPointRule:
     _check_keys(entry, raw, *_ENTRY_POINT_KEYS)
+    group = _required_string(entry, raw, "group", _DOTTED, "an entry-point group")
+    if "hookspecs" in raw:
+        # a hook implementation module: the provider calls its functions, no `caller` to read
+        if "caller" in raw or "variable" in raw:
+            raise entry.error("'hookspecs' (a hook implementation module) takes no 'caller'/'variable'")
+        return EntryPointRule(
+            group=group, hookspecs=_required_string(entry, raw, "hookspecs", _DOTTED, "a dotted module path"),
+            hook_prefix=_string(entry, raw, "hook_prefix", _IDENT, "a name prefix") or "",
+            hook_rename=_string(entry, raw, "hook_rename", _IDENT, "a decorator keyword"), source=source,
+        )  # fmt: skip
+    if "hook_prefix" in raw or "hook_rename" in raw:
+        raise entry.error("'hook_prefix' and 'hook_rename' need 'hookspecs'")
     return EntryPointRule(
-        group=_required_string(entry, raw, "group", _DOTTED, "an entry-point group"),
+        group=group,
         caller=_required_string(entry, raw, "caller", _DOTTED, "a dotted function path"),
         variable=_required_string(entry, raw, "variable", _IDENT, "a local variable name"), source=source,
     )  # fmt: skip

@@ -330,13 +330,20 @@ class PluginRule:
 
 @dataclass(frozen=True)
 class EntryPointRule:
-    """The provider loads the objects a distribution declares in entry-point `group` and, in the
-    provider function `caller`, calls each through the local name `variable` ([[entry_point]]):
-    those calls are what the consumer's function (or its class's `__init__`) receives."""
+    """The provider loads the objects a distribution declares in entry-point `group` ([[entry_point]])
+    and either, in the provider function `caller`, calls each through the local name `variable`
+    (those calls are what the consumer's function, or its class's `__init__`, receives), or
+    registers the module named there as a hook implementation module (`hookspecs`): each of its
+    functions named `hook_prefix...` that the module `hookspecs` specifies is called by keyword
+    with the specification's parameter names. A decorator keyword `hook_rename="other"` says
+    the function implements the hook `other`."""
 
     group: str
-    caller: str
-    variable: str
+    caller: str | None = None
+    variable: str | None = None
+    hookspecs: str | None = None
+    hook_prefix: str = ""
+    hook_rename: str | None = None
     source: str = ""
 
 
