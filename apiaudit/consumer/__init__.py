@@ -76,7 +76,7 @@ def collect_file(
     except (OSError, ValueError, RecursionError) as exc:
         return ConsumerFile(path=rel, module=module, error=str(exc), error_site=Site(1, 0))
     found = ModuleVisitor(source, rel, module, is_package, options, names).run(syntax)
-    named = named_modules(syntax, module.split(".")[0])
+    named = named_modules(syntax, module.split(".")[0], source)
     if named:
         found = replace(found, reaches=tuple(dict.fromkeys(found.reaches + named)))
     found = replace(
@@ -88,8 +88,8 @@ def collect_file(
     launches = python_lines(syntax, source, options.launch_commands) if options.launch_commands else ()
     if launches:
         found = replace(found, launch_lines=launches)
-    flags = added_flags(syntax, module, options.launch_parsers)
-    given = plugin_names(syntax, options.plugin_calls, options.plugin_keys)
+    flags = added_flags(syntax, module, options.launch_parsers, source)
+    given = plugin_names(syntax, options.plugin_calls, options.plugin_keys, source)
     if flags or given:
         found = replace(found, cli_flags=flags, plugin_names=given)
     return _with_plugins(found, options)

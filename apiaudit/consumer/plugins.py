@@ -16,11 +16,12 @@ from apiaudit.consumer.records import LaunchLine, PluginName, Site
 from apiaudit.infra.astutil import module_names
 
 
-def added_flags(tree: ast.Module, module: str, parsers: Sequence[str]) -> tuple[str, ...]:
+def added_flags(tree: ast.Module, module: str, parsers: Sequence[str], source: str | None = None) -> tuple[str, ...]:
     """The long options the module adds with `.add_argument("--x", ...)` when it also calls one of
     the provider's parser functions (`parsers`, dotted): its own command is the provider's parser
-    plus these (a CLI plugin's `serve` subcommand built on the provider's `make_arg_parser`)."""
-    if not parsers:
+    plus these (a CLI plugin's `serve` subcommand built on the provider's `make_arg_parser`).
+    `source`, the module's text: a module whose text never names a parser function is not walked."""
+    if not parsers or (source is not None and not any(p.rpartition(".")[2] in source for p in parsers)):
         return ()
     names = module_names(tree, module)
     wanted = set(parsers)
@@ -46,10 +47,16 @@ def _called(func: ast.expr, names: dict[str, str]) -> str | None:
     return ".".join([names[func.id], *reversed(parts)])
 
 
-def plugin_names(tree: ast.Module, calls: Sequence[tuple[str, int, int]], keys: Sequence[tuple[str, str]]) -> tuple[PluginName, ...]:
+def plugin_names(
+    tree: ast.Module, calls: Sequence[tuple[str, int, int]], keys: Sequence[tuple[str, str]], source: str | None = None
+) -> tuple[PluginName, ...]:
     """Classes the module names for a provider factory: `register("Name", "pkg.mod", "Cls")`
     (a call whose last name is a rule's, its module and class arguments string literals) and
-    `{"module_key": "pkg.mod", "class_key": "Cls"}` (a dict display with both keys literal)."""
+    `{"module_key": "pkg.mod", "class_key": "Cls"}` (a dict display with both keys literal).
+    `source`, the module's text: the walk is skipped where no call name or key pair is in it."""
+    if source is not None:
+        calls = [c for c in calls if c[0] in source]
+        keys = [k for k in keys if k[0] in source and k[1] in source]
     if not calls and not keys:
         return ()
     by_name = {name: (m, c) for name, m, c in calls}

@@ -38,10 +38,13 @@ _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?::[
 _TESTS = re.compile(r"^(?:test_.*|.*_test|conftest)$")
 
 
-def named_modules(tree: ast.Module, top: str) -> tuple[str, ...]:
+def named_modules(tree: ast.Module, top: str, source: str | None = None) -> tuple[str, ...]:
     """Dotted names under the package `top` that the module's string literals hold
     (`"pkg.ext.Worker"`, `"pkg.cli:main"`): modules a registry, an injection keyword or
-    `importlib.import_module` may run."""
+    `importlib.import_module` may run. `source`, the module's text: no walk where no quote opens
+    on `top` (`"pkg.`, or `"pkg"` that an implicit concatenation continues)."""
+    if source is not None and not re.search(f"[\"']{re.escape(top)}[.\"']", source):
+        return ()
     prefix = f"{top}."
     found: dict[str, None] = {}
     for node in ast.walk(tree):

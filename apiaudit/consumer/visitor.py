@@ -14,6 +14,7 @@ them for one module, wires the few calls back up between them, and runs them.
 from __future__ import annotations
 
 import ast
+import re
 
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import ConsumerNames, ImportContext, module_imports
@@ -94,7 +95,17 @@ class ModuleVisitor:
         # No dict value yet (here or imported): calls cannot touch one.
         found = Found(self.imports_ctx.names.has_dicts)
         # By position: built once per file, and cheaper so.
-        return WalkState(self.module, self.options, self.imports_ctx, _folder(self.options), Env(), top_only, found, postponed)
+        return WalkState(
+            self.module, self.options, self.imports_ctx, _folder(self.options), Env(), top_only, found, postponed, self._names_release()
+        )
+
+    def _names_release(self) -> bool:
+        """Whether the text may read the provider's version or name it (any case, any of `-_.`)."""
+        if "__version__" in self.source:
+            return True
+        names = [n for n in (self.options.provider_distribution, *self.options.provider_packages) if n]
+        spelled = "|".join(r"[-_.]".join(map(re.escape, re.split(r"[-_.]", n))) for n in names)
+        return bool(spelled) and re.search(spelled, self.source, re.IGNORECASE) is not None
 
 
 def _postponed(tree: ast.Module) -> bool:

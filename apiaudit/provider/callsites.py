@@ -79,30 +79,52 @@ class _ModuleCalls:
         self.instances: frozenset[str] | None = None
         self._class_nodes: dict[str, ast.ClassDef] = {}
         # (class, attribute) -> the class every `self.attr = ...` of its methods assigns, asked on demand
-        self._attributes: dict[tuple[str, str], str | None] = {}
+        self._attributes: dict[tuple[str, str], str | None | _Untyped] = {}
         self._stores: dict[str, dict[str, list[tuple[str, ast.expr]]]] = {}
 
-    def _attribute_class(self, owner: str, name: str) -> str | None:
+    def _attribute_class(self, owner: str, name: str) -> str | None | _Untyped:
         """`self.name = expr` (or `self.name: T = ...`) in the class's methods: the class it holds
-        when every assignment that is not `None` agrees (else None)."""
+        when every assignment that is not `None` agrees; `UNTYPED` when its `__init__` stores what
+        no reading can type (not a call: a name, an `x if c else y`, a subscript) and nothing
+        annotates it: the index reads the same class and stops there (an `__init__` store makes
+        the attribute the class's own); None when the text does not tell."""
         key = (owner, name)
         if key not in self._attributes:
             self._attributes[key] = None
+            stores = self._assignments(owner).get(name, ())
+            kinds = {kind for kind, _ in stores}
+            if "opaque" in kinds and "annotation" not in kinds:
+                self._attributes[key] = UNTYPED
+                return UNTYPED
+            if "annotation" in kinds:  # an annotation wins over what is stored, as in the index
+                stores = [(kind, expr) for kind, expr in stores if kind == "annotation"]
             seen: set[str | None] = set()
-            for kind, expr in self._assignments(owner).get(name, ()):
+            for kind, expr in stores:
                 seen.add(self._annotation(expr) if kind == "annotation" else self._receiver(expr, None, None, _NO_TYPES))
                 if len(seen) > 1 or None in seen:
                     return None
             self._attributes[key] = next(iter(seen)) if seen else None
         return self._attributes[key]
 
+    def _typable(self, value: ast.expr) -> bool:
+        """Whether the index could type what `value` makes: a call, of a name that is not
+        imported from outside the provider (`ThreadPoolExecutor(...)` is no provider class)."""
+        if not isinstance(value, ast.Call):
+            return False
+        path = self._dotted(value.func)
+        return path is None or self.index.loader.owns(path) or "." not in path
+
     def _assignments(self, owner: str) -> dict[str, list[tuple[str, ast.expr]]]:
-        """attribute -> what its methods store in `self.attribute` (None stores left out), one walk a class."""
+        """attribute -> what the class annotates (`name: T` in its body, `self.name: T`) or its
+        methods store in `self.name` (None stores left out; "opaque": what `__init__` stores that
+        is not a call), one walk a class."""
         found = self._stores.get(owner)
         if found is None:
             found = self._stores[owner] = {}
             node = self._class_nodes.get(owner)
             for method in node.body if node is not None else ():
+                if isinstance(method, ast.AnnAssign) and isinstance(method.target, ast.Name):
+                    found.setdefault(method.target.id, []).append(("annotation", method.annotation))
                 if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     continue
                 args = [*method.args.posonlyargs, *method.args.args]
@@ -121,7 +143,8 @@ class _ModuleCalls:
                             if isinstance(value, ast.Name) and value.id in annotated:
                                 found.setdefault(target.attr, []).append(("annotation", annotated[value.id]))
                             else:
-                                found.setdefault(target.attr, []).append(("value", value))
+                                opaque = method.name == "__init__" and not self._typable(value)
+                                found.setdefault(target.attr, []).append(("opaque" if opaque else "value", value))
         return found
 
     def read(self, tree: ast.Module) -> None:
@@ -141,7 +164,7 @@ class _ModuleCalls:
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, owner: str | None) -> None:
         segment = "\n".join(self.lines[node.lineno - 1 : node.end_lineno])
-        if self.instances is None and not any(needle in segment for needle in self.needles):
+        if not any(needle in segment for needle in self.needles):
             return  # (a call split across lines as `obj.name\n(` is not seen: rare in practice)
         unpacked: dict[int, int] = {}  # id(call node) -> targets it is unpacked into
         calls: list[ast.Call] = []
@@ -155,7 +178,7 @@ class _ModuleCalls:
                 sources[arg.arg] = ("annotation", arg.annotation)
         for inner in ast.walk(node):
             if isinstance(inner, ast.Call):
-                if isinstance(inner.func, ast.Attribute) and (inner.func.attr in self.methods or self.instances is not None):
+                if isinstance(inner.func, ast.Attribute) and inner.func.attr in self.methods:
                     calls.append(inner)
             elif isinstance(inner, ast.Assign) and isinstance(inner.value, ast.Call):
                 target = inner.targets[0]
@@ -218,6 +241,8 @@ class _ModuleCalls:
                 return None
             if node.value.id == first and base == owner:
                 assigned = self._attribute_class(base, node.attr)
+                if assigned is UNTYPED:
+                    return None
                 if assigned is not None:
                     return assigned
             found = self.index.attribute_type(base, node.attr)
@@ -245,10 +270,11 @@ class _ModuleCalls:
         return None
 
     def _class_path(self, path: str) -> str | None:
-        """The class `path` names: itself when the release's text defines it there (no module
-        visited), else through the index (aliases, re-exports)."""
-        if self.index.defines_class(path):
-            return path
+        """The class `path` names: itself, or the class it re-exports, when the release's text
+        tells (no module visited), else through the index (aliases, conditional imports)."""
+        moved = self.index.reexported_class(path)
+        if moved is not None:
+            return moved
         found = self.index.class_named(path)
         return found.path if found is not None else None
 
@@ -264,6 +290,13 @@ class _ModuleCalls:
             return None
         path = self._dotted(members[0])
         return self._class_path(path) if path else None
+
+
+class _Untyped:
+    """An attribute the class assigns something no reading can type (`_attribute_class`)."""
+
+
+UNTYPED = _Untyped()
 
 
 class _Types:
@@ -392,11 +425,33 @@ def find_instance_calls(index: ProviderIndex, classes: Iterable[str]) -> tuple[P
     shorts = {c.rpartition(".")[2] for c in wanted}
     found: list[ProviderCall] = []
     for module, text, tree, _ in _files_naming(index, lambda text: any(short in text for short in shorts)):
-        reader = _ModuleCalls(index, module, frozenset(), module_names(tree, module), text)
+        held = _held_attributes(tree, text.splitlines(), shorts)
+        if not held:
+            continue
+        reader = _ModuleCalls(index, module, held, module_names(tree, module), text)
         reader.instances = wanted
         reader.read(tree)
         found.extend(call for _, call in reader.calls)
     return tuple(found)
+
+
+def _held_attributes(tree: ast.Module, lines: list[str], shorts: set[str]) -> frozenset[str]:
+    """The attributes a class naming one of the `shorts` stores (`self.model = ...`, `model: T`):
+    the only ones whose calls may call an instance of those classes in this file. Resolving the
+    receiver of every other call would load modules for nothing (a cold scan's largest cost)."""
+    held: set[str] = set()
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    while classes:
+        node = classes.pop()
+        segment = "\n".join(lines[node.lineno - 1 : node.end_lineno])
+        if not any(short in segment for short in shorts):
+            continue
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Attribute) and isinstance(inner.ctx, ast.Store):
+                held.add(inner.attr)
+            elif isinstance(inner, ast.AnnAssign) and isinstance(inner.target, ast.Name):
+                held.add(inner.target.id)
+    return frozenset(held)
 
 
 def _data_names(tree: ast.Module) -> set[str]:

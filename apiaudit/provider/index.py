@@ -871,6 +871,24 @@ class ProviderIndex:
         release's text (no module visited): such a path names that class and nothing else."""
         return path in self.definitions().get(f"<class>{path.rpartition('.')[2]}", ())
 
+    def reexported_class(self, path: str) -> str | None:
+        """The class statement `path` names through plain re-exports (`pkg.Cls` where
+        `pkg/__init__.py` does `from .layer import Cls`), read from the modules' text, a few
+        hops; None where the text cannot tell (then `class_named` asks Griffe, which visits every
+        module on the way: a large one costs more than the rest of a lookup)."""
+        return self._cached(("reexported-class", path), lambda: self._reexported_class(path, 3))
+
+    def _reexported_class(self, path: str, hops: int) -> str | None:
+        if self.defines_class(path):
+            return path
+        module, _, name = path.rpartition(".")
+        file = self.loader.module_file(module) if module and hops else None
+        if file is None or file.suffix != ".py":
+            return None  # a stub's names are what it declares: Griffe reads them
+        text = self.loader.read_text(file)
+        target = names.imported_from(text, module, file.name == "__init__.py", name) if text is not None else None
+        return self._reexported_class(target, hops - 1) if target else None
+
     def class_named(self, path: str) -> Symbol | None:
         """The provider class `path` names: a class, or a module-level alias of one
         (`KVConnectorBase = KVConnectorBase_V1`), followed a few hops."""

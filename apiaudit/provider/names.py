@@ -54,6 +54,39 @@ def class_bases_table(sources: Iterable[tuple[str, str]]) -> tuple[tuple[str, tu
     return tuple(sorted((k, tuple(dict.fromkeys(v))) for k, v in table.items()))
 
 
+def imported_from(text: str, module: str, is_package: bool, name: str) -> str | None:
+    """The dotted name `name` is bound to in the module `module` (its text), when one
+    unconditional top-level `from X import name [as name]` binds it and nothing else at top
+    level can: no other statement binding it, no star import, no module `__getattr__`. None
+    otherwise (the caller asks Griffe)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    found: str | None = None
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name == "*":
+                    return None
+                if (alias.asname or alias.name) == name:
+                    if found is not None:
+                        return None
+                    source = _absolute(node, module if is_package else module.rpartition(".")[0])
+                    if source is None:
+                        return None
+                    found = f"{source}.{alias.name}"
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in (name, "__getattr__"):
+            return None
+        elif not isinstance(node, (ast.Import, ast.Expr)) and any(
+            isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in ast.walk(node)
+        ):
+            return None  # assigned, or imported under a condition (`try:`, `if:`): Griffe decides
+        elif isinstance(node, ast.Import) and any((a.asname or a.name.partition(".")[0]) == name for a in node.names):
+            return None
+    return found
+
+
 @dataclass(frozen=True)
 class RuntimeBindings:
     """What a `.py` beside its `.pyi` binds, read once: names, and whether it hides any."""

@@ -47,3 +47,12 @@ def test_a_launch_lines_json_names_a_class_by_module():
     line = LaunchLine("server", "prov.cli.main", "prov serve", Site(1, 0), (LaunchArg("--kv-transfer-config", Site(2, 2)), arg))
     found = list(launch_plugin_names([line], [("kv_connector_module_path", "kv_connector")]))
     assert [(p.module, p.name, p.site.line) for p in found] == [("hs.connectors", "FP8", 3)]
+
+
+def test_the_text_test_before_the_walk_keeps_every_name():
+    source = "import fancy\nfancy.register_connector('N', 'pkg.mod', 'Cls')\nd = {'kv_connector_module_path': 'pkg.m', 'kv_connector': 'C'}\n"
+    tree = ast.parse(source)
+    calls, keys = [("register_connector", 1, 2)], [("kv_connector_module_path", "kv_connector")]
+    assert plugin_names(tree, calls, keys, source) == plugin_names(tree, calls, keys) != ()
+    assert plugin_names(tree, [("register_other", 1, 2)], [("a", "b")], source) == ()
+    assert added_flags(tree, "pkg.cli", PARSERS, source) == added_flags(tree, "pkg.cli", PARSERS) == ()

@@ -81,3 +81,10 @@ def test_entry_points_keep_their_group_name_and_object(tmp_path):
         EntryPoint("console_scripts", "pkg", "pkg.cli", "main"),
         EntryPoint("vllm.platform_plugins", "plat", "pkg.platform", "resolve"),
     )
+
+
+def test_the_text_test_before_the_walk_keeps_every_name():
+    # the walk is skipped only where no quote opens on the package's name
+    for source in ('x = "pkg.ext.Worker"', "x = ('pkg' '.cli')", "x = f'pkg.a'", 'x = "other.pkg.a"', "import pkg.ext"):
+        tree = ast.parse(source)
+        assert named_modules(tree, "pkg", source) == named_modules(tree, "pkg")

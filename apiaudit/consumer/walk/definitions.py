@@ -73,7 +73,7 @@ class Definitions:
             # An annotation is evaluated when the `def` runs: a call in it (`x: constr(regex=...)`) is made then.
             annotations = [a.annotation for a in all_args + list(args.kwonlyargs) + [x for x in (args.vararg, args.kwarg) if x]] + [node.returns]
             for annotation in annotations:
-                if annotation is not None and any(isinstance(n, ast.Call) for n in ast.walk(annotation)):
+                if annotation is not None and _has_call(annotation):
                     self.record.expr(annotation, outer)
         if is_method and first and cls is not None:
             env.vars[first] = Chain(Root("self", cls.dotted))
@@ -144,6 +144,13 @@ def _may_teach(node: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassScope) ->
     if any(isinstance(value, DictValue) for value in cls.attr_values.values()):
         return True
     return any(isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) for n in descendants(node))
+
+
+def _has_call(annotation: ast.expr) -> bool:
+    """Whether evaluating an annotation calls something (a name or a dotted name never does)."""
+    if isinstance(annotation, (ast.Name, ast.Constant)):
+        return False
+    return any(isinstance(n, ast.Call) for n in descendants(annotation))
 
 
 def own_members(node: ast.ClassDef) -> set[str]:

@@ -254,6 +254,8 @@ class Folding:
 
     def _mentions_release(self, body: list[ast.stmt]) -> bool:
         """The text reads the provider's version (`NAME.__version__`) or names its package or distribution."""
+        if not self.state.names_release:
+            return False
         for stmt in body:
             for node in descendants(stmt):
                 if isinstance(node, ast.Attribute) and node.attr == "__version__" and self.state.imports_ctx.is_provider(dotted_text(node.value) or ""):
@@ -293,11 +295,10 @@ class Folding:
 
 def _is_requirement_check(node: ast.FunctionDef | ast.AsyncFunctionDef, body: list[ast.stmt]) -> bool:
     """A plain function (called, its statements run) that is `if <test>: raise` checks."""
-    if isinstance(node, ast.AsyncFunctionDef) or node.decorator_list:
+    if isinstance(node, ast.AsyncFunctionDef) or node.decorator_list or h.raising_tests(body) is None:
         return False  # a coroutine or a decorated function: the call may not run the body
-    if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for stmt in body for n in descendants(stmt)):
-        return False  # a generator: the call runs nothing
-    return h.raising_tests(body) is not None
+    # a generator: the call runs nothing
+    return not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for stmt in body for n in descendants(stmt))
 
 
 def _folded_only(value: Value) -> Value:

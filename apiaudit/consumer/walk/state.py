@@ -60,6 +60,9 @@ class WalkState:
     top_only: bool  # exports(): module level only, no function or class bodies
     found: Found
     postponed: bool = False  # `from __future__ import annotations`: annotations are never evaluated
+    # the text has `__version__` or the provider's name in some spelling: a helper's body may read
+    # the release (False spares every helper a walk looking for it)
+    names_release: bool = True
 
 
 def site_of(node: ast.AST) -> Site:
