@@ -50,6 +50,9 @@ class ModuleLoader:
         self._files: dict[str, Path | None] = {}
         self._dirs: dict[str, bool] = {}
         self._relative: dict[str, str] = {}
+        # every (module, text) once read: a cold scan asks for all of them three or four times
+        # (definitions, class bases, call-site lookups), and a read verifies and hashes each file
+        self._sources: list[tuple[str, str]] | None = None
 
     # ------------------------------------------------ compiled modules and stubs
     @property
@@ -158,6 +161,11 @@ class ModuleLoader:
     def source_files(self) -> Iterator[tuple[str, str]]:
         """(dotted module, text) of every `.py` of the provider's packages, in path order; each
         file read is verified and recorded for cache validation (the names index reads them)."""
+        if self._sources is None:
+            self._sources = list(self._read_sources())
+        return iter(self._sources)
+
+    def _read_sources(self) -> Iterator[tuple[str, str]]:
         for pkg in sorted(self.packages):
             base = self.root / pkg
             files = sorted(base.rglob("*.py")) if base.is_dir() else []
