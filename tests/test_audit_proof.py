@@ -591,3 +591,32 @@ def test_a_module_attribute_the_consumer_sets_itself_is_not_proven_missing():
     }
     reason = "the consumer sets '_GROUP' on engine.worker itself (modstore/__init__.py:7)"
     assert {f.line: f.reason for f in report.findings} == {11: reason, 13: reason, 17: None}
+
+
+# --- a guard on a constructor argument the provider's factory never passes ----------------------
+
+
+def test_a_branch_on_an_argument_the_factory_never_passes_is_conditional():
+    """lmcache's connector (shape of hostlib): `if cache_config is not None: super().__init__(...,
+    cache_config=...)`, a keyword hostlib 1.0's base does not take. The 1.0 factory builds the
+    class as `connector_cls(config, role)`: the branch runs only if some other caller passes the
+    argument, which is not proven, so the finding is conditional and names the factory's call (it
+    was an error). A parameter the body rebinds, or a class no factory builds, is a test on
+    run-time data as before (errors); on 2.0 the factory passes it and the base takes it."""
+    rules = (PROVIDERS,)
+    path = "plugin_optional/connector.py"
+    base = "hostlib.connector.ConnectorBase.__init__"
+    own = ("unexpected-keyword", "error", path, 47, "hostlib.scheduler.Scheduler.__init__", "verbose")
+    v1 = _scan("plugin_optional/plugin_optional", "hostlib_v1/hostlib", rules)
+    assert _found(v1) == {
+        ("unexpected-keyword", "error", path, 11, base, "cache_config"),
+        ("too-many-positional", "error", path, 16, base, None),
+        ("unexpected-keyword", "error", path, 32, base, "cache_config"),
+        own,
+    }
+    why = (
+        "cache_config is not None (runs only when a caller passes cache_config; hostlib.factory.ConnectorFactory.create "
+        "does not pass it on this release (hostlib/factory.py:14))"
+    )
+    assert {f.line: (f.conditional, f.guard) for f in v1.findings} == {11: (True, why), 16: (True, why), 32: (False, None), 47: (False, None)}
+    assert _found(_scan("plugin_optional/plugin_optional", "hostlib_v2/hostlib", rules)) == {own}
