@@ -620,3 +620,20 @@ def test_a_branch_on_an_argument_the_factory_never_passes_is_conditional():
     )
     assert {f.line: (f.conditional, f.guard) for f in v1.findings} == {11: (True, why), 16: (True, why), 32: (False, None), 47: (False, None)}
     assert _found(_scan("plugin_optional/plugin_optional", "hostlib_v2/hostlib", rules)) == {own}
+
+
+# --- a module whose names a registry binds at run time, declared for type checkers --------------
+
+
+def test_names_a_registry_binds_in_its_module_are_read_from_their_type_checking_declaration():
+    """preloadkit (sqlalchemy's util/preloaded.py): `import_prefix` binds `globals()[key] =
+    sys.modules[module]` for each registered module, and the module declares those names under
+    `if TYPE_CHECKING:` (`sql_dml = _sql_dml`, `_sql_dml` the imported module). The declared name is
+    that module, so `TableClause.insert() -> util.preloaded.sql_dml.Insert` names a known class and
+    2.0's missing `Insert.execute` is found (it was missed), and reading `preloaded.sql_dml` is no
+    longer a false error; a name not declared may still be bound by the registry (not proven
+    missing: it was an error)."""
+    assert _found(_scan("preloaduse/preloaduse", "preloadkit_v1/preloadkit")) == set()
+    assert _found(_scan("preloaduse/preloaduse", "preloadkit_v2/preloadkit")) == {
+        ("attribute-missing", "error", "preloaduse/table.py", 11, "preloadkit.sql.dml.Insert.execute", None),
+    }

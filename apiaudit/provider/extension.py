@@ -117,6 +117,10 @@ class FactsExtension(griffe.Extension):
         dynamic = dynamic_namespace(node, at_import)
         if dynamic:
             mod.extra.setdefault(KEY, {})["dynamic_namespace"] = dynamic
+        else:
+            filled = fills_namespace(node, getattr(agent, "code", None))
+            if filled:
+                mod.extra.setdefault(KEY, {})["fills_namespace"] = filled
         if installs_modules(node, at_import):
             mod.extra.setdefault(KEY, {})["installs_modules"] = True
         if replaces_itself(at_import):
@@ -196,6 +200,16 @@ def dynamic_namespace(module: ast.Module, at_import: list[ast.AST] | None = None
             ):
                 return f"line {sub.lineno}: setattr({ast.unparse(first)}, ...)"
     return None
+
+
+def fills_namespace(module: ast.Module, source: str | None = None) -> str | None:
+    """The first statement of a function that binds the module's names by a computed key
+    (`globals()[key] = sys.modules[name]` in a registry's `import_prefix`, as sqlalchemy's
+    `util.preloaded` fills itself): names that exist once that function has run. Read only where
+    the text names a namespace at all."""
+    if source is not None and not any(word in source for word in ("globals()", "vars()", "sys.modules")):
+        return None
+    return dynamic_namespace(module, list(ast.walk(module)))
 
 
 def _namespace_aliases(nodes) -> set[str]:
