@@ -635,3 +635,49 @@ def test_a_hook_implementation_takes_only_arguments_its_specification_names():
         "hooklib_collect_file(path, parent) on this release does not provide: the provider calls hook "
         "implementations by keyword with the specification's argument names, so registering the plugin fails"
     )
+
+
+# --- a guard on a constructor argument the provider's factory never passes ----------------------
+
+
+def test_a_branch_on_an_argument_the_factory_never_passes_is_conditional():
+    """lmcache's connector (shape of hostlib): `if cache_config is not None: super().__init__(...,
+    cache_config=...)`, a keyword hostlib 1.0's base does not take. The 1.0 factory builds the
+    class as `connector_cls(config, role)`: the branch runs only if some other caller passes the
+    argument, which is not proven, so the finding is conditional and names the factory's call (it
+    was an error). A parameter the body rebinds, or a class no factory builds, is a test on
+    run-time data as before (errors); on 2.0 the factory passes it and the base takes it."""
+    rules = (PROVIDERS,)
+    path = "plugin_optional/connector.py"
+    base = "hostlib.connector.ConnectorBase.__init__"
+    own = ("unexpected-keyword", "error", path, 47, "hostlib.scheduler.Scheduler.__init__", "verbose")
+    v1 = _scan("plugin_optional/plugin_optional", "hostlib_v1/hostlib", rules)
+    assert _found(v1) == {
+        ("unexpected-keyword", "error", path, 11, base, "cache_config"),
+        ("too-many-positional", "error", path, 16, base, None),
+        ("unexpected-keyword", "error", path, 32, base, "cache_config"),
+        own,
+    }
+    why = (
+        "cache_config is not None (runs only when a caller passes cache_config; hostlib.factory.ConnectorFactory.create "
+        "does not pass it on this release (hostlib/factory.py:14))"
+    )
+    assert {f.line: (f.conditional, f.guard) for f in v1.findings} == {11: (True, why), 16: (True, why), 32: (False, None), 47: (False, None)}
+    assert _found(_scan("plugin_optional/plugin_optional", "hostlib_v2/hostlib", rules)) == {own}
+
+
+# --- a module whose names a registry binds at run time, declared for type checkers --------------
+
+
+def test_names_a_registry_binds_in_its_module_are_read_from_their_type_checking_declaration():
+    """preloadkit (sqlalchemy's util/preloaded.py): `import_prefix` binds `globals()[key] =
+    sys.modules[module]` for each registered module, and the module declares those names under
+    `if TYPE_CHECKING:` (`sql_dml = _sql_dml`, `_sql_dml` the imported module). The declared name is
+    that module, so `TableClause.insert() -> util.preloaded.sql_dml.Insert` names a known class and
+    2.0's missing `Insert.execute` is found (it was missed), and reading `preloaded.sql_dml` is no
+    longer a false error; a name not declared may still be bound by the registry (not proven
+    missing: it was an error)."""
+    assert _found(_scan("preloaduse/preloaduse", "preloadkit_v1/preloadkit")) == set()
+    assert _found(_scan("preloaduse/preloaduse", "preloadkit_v2/preloadkit")) == {
+        ("attribute-missing", "error", "preloaduse/table.py", 11, "preloadkit.sql.dml.Insert.execute", None),
+    }

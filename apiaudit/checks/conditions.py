@@ -11,6 +11,7 @@ import ast
 import operator
 from dataclasses import dataclass
 
+from apiaudit.checks.contracts import unpassed_argument
 from apiaudit.checks.receivers import (
     InstanceValue,
     SymbolValue,
@@ -45,6 +46,13 @@ def verdict(ctx, live: Liveness) -> Verdict:
     undecided = list(live.undecided)
     behind: list[tuple[int, str]] = []
     for condition in live.conditions:
+        if condition.kind is ConditionKind.ARGUMENT:
+            # the side a caller's argument opens runs only if someone passes it: where the
+            # provider's factory does not, only the consumer's own calls might (not proven)
+            why = unpassed_argument(ctx, condition.owner, condition.name or "") if condition.expect else None
+            if why is not None:
+                undecided.append(f"{condition.text} ({why})")
+            continue
         result = decide(ctx, condition)
         if condition.stops:
             if result is not None and result != condition.expect:

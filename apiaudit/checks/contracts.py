@@ -336,6 +336,33 @@ def named_plugins(ctx: CheckContext) -> dict[str, tuple[PluginRule, ...]]:
     return memo
 
 
+def unpassed_argument(ctx: CheckContext, owner: str, name: str) -> str | None:
+    """Why `name` keeps its default None in `owner`'s `__init__` when the provider builds the
+    class: the [[plugin]] factories that build it (by its bases, or because the consumer names
+    it) all have construction calls on this release, and none passes the parameter (positionally
+    or by keyword; a splat may). None when no factory builds the class, or one may pass it."""
+    init = ctx.methods_by_class.get(owner, {}).get("__init__")
+    facts = ctx.classes.get(owner)
+    if init is None or facts is None:
+        return None
+    _, provider_mro = _provider_mro(ctx, facts)
+    plugins = dict.fromkeys((*named_plugins(ctx).get(owner, ()), *(p for p in ctx.hosts.plugins if p.base in provider_mro)))
+    positional = [p.name for p in signature_of(init).params if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)]
+    where: list[str] = []
+    for plugin in plugins:
+        calls = ctx.index.construction_calls(plugin.factory, plugin.class_variable)
+        if not calls:
+            return None  # the factory's calls are not known: it may pass it
+        for call in calls:
+            if call.star or call.starstar or name in call.keywords or name in positional[: call.positional]:
+                return None
+        where.extend(c.location for c in calls)
+    if not where:
+        return None
+    factories = " nor ".join(p.factory for p in plugins)
+    return f"runs only when a caller passes {name}; {factories} does not pass it on this release ({', '.join(where)})"
+
+
 def _constructor(
     ctx: CheckContext,
     file: ConsumerFile,

@@ -79,6 +79,12 @@ def symbolic(condition: Condition, narrow_true: tuple = (), narrow_false: tuple 
     return Decision(Branch(conditions=(condition,), narrow=narrow_true), Branch(conditions=(negated,), narrow=narrow_false))
 
 
+def argument_given(condition: Condition) -> Decision:
+    """`param is not None` (or `if param:`) on a parameter defaulting to None: the true side runs
+    only where a caller passed it; the other side runs whoever calls (a caller may pass None)."""
+    return Decision(Branch(conditions=(condition,)), ALWAYS)
+
+
 def probe_of(d: Decision) -> Probe | None:
     """A test the checks decide, kept as a value: only when each side is its conditions alone."""
     sides = (d.if_true, d.if_false)

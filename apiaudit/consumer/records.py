@@ -112,6 +112,10 @@ class ConditionKind(str, enum.Enum):
     # a literal; name is the operator (`ast` class name), operand the literal's repr. Not a
     # literal on the release: a test on run-time data (both sides run), never undecided.
     COMPARES = "compares"
+    # `param is not None` / `if param:` on a parameter of a class's `__init__` that defaults to
+    # None and is never rebound: true only where a caller passes it. `name` is the parameter,
+    # `owner` the class; the checks ask who builds the class (a [[plugin]] factory's calls).
+    ARGUMENT = "argument"
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +142,7 @@ class Condition:
     # is still checked, "behind the guard".
     stops: bool = False
     line: int = 0  # the guard's line, for findings behind it
+    owner: str = ""  # ARGUMENT: the class whose `__init__` takes the parameter
 
 
 @dataclass(frozen=True, slots=True)

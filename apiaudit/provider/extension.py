@@ -117,6 +117,10 @@ class FactsExtension(griffe.Extension):
         dynamic = dynamic_namespace(node, at_import, mod.path)
         if dynamic:
             mod.extra.setdefault(KEY, {})["dynamic_namespace"] = dynamic
+        else:
+            filled = fills_namespace(node, getattr(agent, "code", None))
+            if filled:
+                mod.extra.setdefault(KEY, {})["fills_namespace"] = filled
         installed = installed_submodules(at_import, mod.path)
         if installed:
             mod.extra.setdefault(KEY, {})["installed_submodules"] = installed
@@ -206,6 +210,60 @@ def dynamic_namespace(module: ast.Module, at_import: list[ast.AST] | None = None
             ):
                 return f"line {sub.lineno}: setattr({ast.unparse(first)}, ...)"
     return None
+
+
+def fills_namespace(module: ast.Module, source: str | None = None) -> str | None:
+    """The first statement of a function that binds the module's own names by a computed key
+    (`globals()[key] = sys.modules[name]` in a registry's `import_prefix`, as sqlalchemy's
+    `util.preloaded` fills itself; `globals().update(...)`; `setattr(sys.modules[__name__], ...)`):
+    names that exist once that function has run. (In a function `vars()` is its locals, and
+    `sys.modules[k] = m` installs another module: neither binds this module's names.)"""
+    if source is not None and "globals()" not in source and "sys.modules[__name__]" not in source:
+        return None
+    nodes = sorted(ast.walk(module), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+    mapping: set[str] = set()  # names bound to globals()
+    module_obj: set[str] = set()  # names bound to sys.modules[__name__]
+    for sub in nodes:
+        if isinstance(sub, ast.Assign):
+            names = {t.id for t in sub.targets if isinstance(t, ast.Name)}
+            if _is_globals(sub.value):
+                mapping |= names
+            elif _is_this_module(sub.value):
+                module_obj |= names
+
+    def is_mapping(node: ast.AST) -> bool:
+        return _is_globals(node) or (isinstance(node, ast.Name) and node.id in mapping)
+
+    for sub in nodes:
+        targets: list[ast.AST] = []
+        if isinstance(sub, ast.Assign):
+            targets = list(sub.targets)
+        elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
+            targets = [sub.target]
+        for target in targets:
+            if isinstance(target, ast.Subscript) and is_mapping(target.value):
+                return f"line {target.lineno}: {ast.unparse(target)} = ..."
+        if (
+            isinstance(sub, ast.Call)
+            and isinstance(sub.func, ast.Attribute)
+            and sub.func.attr in ("update", "setdefault", "__setitem__")
+            and is_mapping(sub.func.value)
+        ):
+            return f"line {sub.lineno}: {ast.unparse(sub.func)}(...)"
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr" and sub.args:
+            first = sub.args[0]
+            if _is_this_module(first) or (isinstance(first, ast.Name) and first.id in module_obj):
+                return f"line {sub.lineno}: setattr({ast.unparse(first)}, ...)"
+    return None
+
+
+def _is_globals(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "globals" and not node.args
+
+
+def _is_this_module(node: ast.AST) -> bool:
+    """`sys.modules[__name__]`."""
+    return isinstance(node, ast.Subscript) and _is_sys_modules(node.value) and isinstance(node.slice, ast.Name) and node.slice.id == "__name__"
 
 
 def _namespace_aliases(nodes) -> set[str]:

@@ -287,7 +287,11 @@ class ProviderIndex:
         module_facts = facts(module)
         if member is not None and name in module_facts.get("typing_only", ()) and not module_facts.get("replaces_itself"):
             # Bound only under `if TYPE_CHECKING:`: absent at run time, unless a lazy module takes
-            # the module's place (`sys.modules[__name__] = ...`), which serves what that block declares.
+            # the module's place (`sys.modules[__name__] = ...`), which serves what that block declares,
+            # or the module binds its names by a computed key (`globals()[key] = ...`): then the
+            # block says what those names are.
+            if module_facts.get("dynamic_namespace") or module_facts.get("fills_namespace"):
+                return self._typing_declared(module, member, seen)
             member = None
         if member is not None:
             if isinstance(member, griffe.Alias):
@@ -324,6 +328,21 @@ class ProviderIndex:
             # missing, not proven missing.
             return Missing(f"{module.path}.{name}", owner, doubt=f"{module.path} defines a module __getattr__ and {partial}")
         return Missing(f"{module.path}.{name}", owner)
+
+    def _typing_declared(self, module: griffe.Module, member: Any, seen: tuple[str, ...]) -> Resolution:
+        """A name as the module's `if TYPE_CHECKING:` block declares it: an import's target, the
+        import an assignment copies (`sql_dml = _sql_dml`, `_sql_dml` imported there), or the
+        declaration itself."""
+        if isinstance(member, griffe.Alias):
+            return self._resolve(member.target_path, seen)
+        text = str(member.value) if isinstance(member, griffe.Attribute) and member.value is not None else ""
+        if text and all(part.isidentifier() for part in text.split(".")):
+            head, _, rest = text.partition(".")
+            source = module.members.get(head)
+            if isinstance(source, griffe.Alias):
+                return self._resolve(f"{source.target_path}.{rest}" if rest else source.target_path, seen)
+        self._objects[member.path] = member
+        return Found(self._symbol(member))
 
     def _served_by_getattr(self, module: griffe.Module, name: str, seen: tuple[str, ...]) -> Resolution | None:
         """`name` answered by the module's `__getattr__` (module_getattr.py): its target where
@@ -401,7 +420,7 @@ class ProviderIndex:
     def _undeclared_module_member(self, module: griffe.Module, name: str) -> Unknown | None:
         """A name the module may bind where a static reader cannot see it: Unknown, not Missing."""
         path = f"{module.path}.{name}"
-        dynamic = facts(module).get("dynamic_namespace")
+        dynamic = facts(module).get("dynamic_namespace") or facts(module).get("fills_namespace")
         if dynamic:
             return Unknown(path, f"{module.path} binds names at run time ({dynamic})")
         installed = facts(module).get("installed_submodules", {})

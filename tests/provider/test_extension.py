@@ -11,6 +11,7 @@ import pytest
 from apiaudit.provider.extension import (
     dynamic_namespace,
     facts,
+    fills_namespace,
     only_raises_not_implemented,
     returned_callees,
 )
@@ -98,3 +99,30 @@ def test_placeholder_bodies():
     assert only_raises_not_implemented(_func("def f(self):\n    raise NotImplementedError"))
     assert not only_raises_not_implemented(_func("def f(self):\n    x = 1\n    raise NotImplementedError"))
     assert not only_raises_not_implemented(_func("def f(self):\n    raise ValueError"))
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # a registry filling its module's globals once called (sqlalchemy's util.preloaded)
+        "import sys\nclass R:\n    def import_prefix(self, key, module):\n        self.__dict__[key] = globals()[key] = sys.modules[module]",
+        "def fill(names):\n    g = globals()\n    g.update(names)",
+        "import sys\ndef fill(k, v):\n    setattr(sys.modules[__name__], k, v)",
+    ],
+)
+def test_namespaces_filled_at_run_time(code):
+    assert fills_namespace(ast.parse(code)) is not None
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # installing another module, a function's own locals, reads: no name of this module
+        "import sys\ndef import_from_path(name, mod):\n    sys.modules[name] = mod",
+        "def f(k):\n    vars()[k] = 1",
+        "def f(name):\n    return globals()[name]",
+        "def f(d, k):\n    d[k] = 1",
+    ],
+)
+def test_namespaces_not_filled_at_run_time(code):
+    assert fills_namespace(ast.parse(code)) is None

@@ -76,6 +76,9 @@ class Decider:
         truth = g.truthiness(self.state.folder, value)
         if truth is not None:
             return g.constant(truth)
+        given = self._argument(test, scope)
+        if given is not None:
+            return given
         # Undecided only when the audited release is what it depends on; a test on run-time data runs both ways.
         return g.undecided(text_of(test)) if g.Folder.involves_provider(value) else g.RUNTIME
 
@@ -114,6 +117,11 @@ class Decider:
         constant = _constant_compare(left, op, right, text)
         if constant is not None:
             return constant
+        if isinstance(op, (ast.Is, ast.IsNot)) and not g.Folder.involves_provider(left, right):
+            for other, node in ((right, left_node), (left, right_node)):
+                given = self._argument(node, scope) if isinstance(other, Const) and other.value is None else None
+                if given is not None:
+                    return given if isinstance(op, ast.IsNot) else g.negate(given)
         known, result, as_text = g.compare(self.state.folder, left, op, right)
         if as_text and record and (scope.emit or scope.caller_emits):
             site_node = scope.helper_call or whole
@@ -126,6 +134,15 @@ class Decider:
         if known:
             return g.constant(bool(result))
         return g.undecided(text()) if g.Folder.involves_provider(left, right) else g.RUNTIME
+
+    def _argument(self, node: ast.AST, scope: Scope) -> g.Decision | None:
+        """A test on what the caller passed for a constructor parameter defaulting to None."""
+        if not isinstance(node, ast.Name):
+            return None
+        owner, names = self.state.found.none_defaults.get(scope.function, ("", frozenset()))
+        if node.id not in names:
+            return None
+        return g.argument_given(Condition(ConditionKind.ARGUMENT, True, f"{node.id} is not None", name=node.id, owner=owner))
 
     def _feature_test(self, test: ast.Call, scope: Scope, node: ast.AST, depth: int) -> g.Decision | None:
         """hasattr / callable(getattr(...)) / getattr(x, "m", None) / isinstance / a TypeIs helper / a folded helper."""

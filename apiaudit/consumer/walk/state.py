@@ -46,6 +46,9 @@ class Found:
     # module-level classes (dotted) -> the names their bodies define: `Cls.x` for any other x is a
     # member the class inherits (from its provider base, the checks decide)
     class_members: dict[str, frozenset[str]] = field(default_factory=dict, init=False)
+    # an `__init__` (its qualified name) -> (its class, the parameters that default to None and
+    # are never rebound in its body): a test on one holds only where a caller passes it
+    none_defaults: dict[str, tuple[str, frozenset[str]]] = field(default_factory=dict, init=False)
 
 
 @dataclass(frozen=True, slots=True)
