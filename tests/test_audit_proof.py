@@ -591,3 +591,36 @@ def test_a_module_attribute_the_consumer_sets_itself_is_not_proven_missing():
     }
     reason = "the consumer sets '_GROUP' on engine.worker itself (modstore/__init__.py:7)"
     assert {f.line: f.reason for f in report.findings} == {11: reason, 13: reason, 17: None}
+
+
+# --- arctic-inference: methods replaced through the consumer's own patching helper --------------
+
+
+def test_a_function_installed_by_the_consumers_patching_helper_is_a_method_of_the_patched_class():
+    """patchplug's `@replace_func(Cls, "name")` (getattr of the original, setattr of a `*args,
+    **kwargs` wrapper passing it first) puts the decorated function where `Cls.name` was: its
+    `self` (after `orig`) is a `Cls`, so the field its replaced `__init__` sets is the consumer's
+    own member (warnings naming the store, where it was 2 false errors), its body's calls are
+    checked (v2's `scales` takes the query too) and so are the provider's calls of the replaced
+    method (v2's `Runner.step` passes `scale=`). A provider call the original method does not take
+    either (`Runner.stale`) is no evidence against the replacement. A member nothing sets is an error."""
+    path, config, attention = "patchplug/__init__.py", "patchlib.config.ParallelConfig", "patchlib.layer.Attention"
+    v1 = _scan("patchplug/patchplug", "patchlib_v1/patchlib")
+    v2 = _scan("patchplug/patchplug", "patchlib_v2/patchlib")
+    common = {
+        ("attribute-missing", "warning", path, 16, f"{config}.sp_size", None),
+        ("attribute-missing", "warning", path, 19, f"{config}.sp_size", None),
+        ("attribute-missing", "error", path, 19, f"{config}.dp_size", None),
+        ("attribute-missing", "warning", path, 31, f"{attention}.group", None),
+        ("attribute-missing", "error", path, 31, f"{attention}.missing", None),
+    }
+    assert _found(v1) == common
+    assert _found(v2) == common | {
+        ("replacement-incompatible", "error", path, 28, f"{attention}.forward", "scale"),
+        ("missing-required", "error", path, 30, f"{attention}.scales", "value"),
+    }
+    reasons = {(f.line, f.callee): f.reason for f in v2.findings}
+    assert reasons[(16, f"{config}.sp_size")] == f"the consumer sets 'sp_size' on such an object itself ({path}:12)"
+    assert reasons[(31, f"{attention}.group")] == f"the consumer sets 'group' on such an object itself ({path}:25)"
+    replaced = next(f for f in v2.findings if f.rule == "replacement-incompatible")
+    assert replaced.message.startswith("patchlib/layer.py:21 calls Attention.forward(3 positional, scale=), now forward(query, key, value)")

@@ -267,6 +267,10 @@ def _bound_function_self(ctx: CheckContext, function: str):
                 value = None
         if value is IMPOSSIBLE:
             continue  # bound on a branch no candidate class takes
+        if isinstance(value, SymbolValue) and value.symbol.kind is SymbolKind.CLASS:
+            # Put on the class itself (`Cls.m = f`, a patching helper): a method of its instances,
+            # and of its subclasses' instances, which may define more.
+            value = InstanceValue((value.symbol.path,), declared="installed")
         if not isinstance(value, InstanceValue):
             unjudged += 1
             continue
@@ -592,7 +596,7 @@ def _refined_by_subclass(ctx, value: InstanceValue, name: str) -> str | None:
     attribute is proven for every class the object can be."""
     declared = value.classes[0]
     shown = declared.rpartition(".")[2]
-    said = f"annotated {shown}" if value.declared == "consumer" else f"declared {shown} (a provider annotation)"
+    said = {"consumer": f"annotated {shown}", "installed": f"installed on {shown}"}.get(value.declared or "", f"declared {shown} (a provider annotation)")
     subclasses = ctx.index.subclasses_defining(declared, name)
     if subclasses:
         return f"{said}; a subclass may define '{name}' ({', '.join(c.rpartition('.')[2] for c in subclasses)})"

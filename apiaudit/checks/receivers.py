@@ -29,7 +29,8 @@ class UnknownBinding:
     function: str  # the consumer function's dotted path
 
 
-DeclaredBy = Literal["consumer", "provider"]
+# "installed": `self` of a function the consumer puts on the class (a subclass's instance may run it).
+DeclaredBy = Literal["consumer", "provider", "installed"]
 
 
 @dataclass(frozen=True)
