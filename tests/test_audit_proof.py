@@ -624,3 +624,25 @@ def test_a_function_installed_by_the_consumers_patching_helper_is_a_method_of_th
     assert reasons[(31, f"{attention}.group")] == f"the consumer sets 'group' on such an object itself ({path}:25)"
     replaced = next(f for f in v2.findings if f.rule == "replacement-incompatible")
     assert replaced.message.startswith("patchlib/layer.py:21 calls Attention.forward(3 positional, scale=), now forward(query, key, value)")
+
+
+# --- arctic-inference: a field set on an object of a type the engine cannot tell ---------------
+
+
+def test_a_field_set_on_an_untyped_object_may_be_on_a_receiver_only_declared():
+    """metaplug's runner unpacks `super()._prepare(...)` and sets `metadata.logits_indices` on the
+    first item (a type the walk cannot tell); its model reads the field through the provider's
+    context, whose `metadata` is only annotated with an abstract `Metadata` (what runs there is
+    another class): not proven missing, a warning naming the store (it was a false error). A
+    field nothing sets is still an error."""
+    report = _scan("metaplug/metaplug", "metalib_v1/metalib")
+    path, meta = "metaplug/model.py", "metalib.context.Metadata"
+    assert {f for f in _found(report) if f[0] != "cannot-judge"} == {
+        ("attribute-missing", "warning", path, 6, f"{meta}.logits_indices", None),
+        ("attribute-missing", "error", path, 7, f"{meta}.never_set", None),
+    }
+    reasons = {f.line: f.reason for f in report.findings if f.path == path}
+    assert reasons == {
+        6: "the consumer sets 'logits_indices' on an object of a type it cannot tell (metaplug/runner.py:7), which may be this one",
+        7: None,
+    }

@@ -546,7 +546,10 @@ def added_by_consumer(ctx, value: InstanceValue, name: str, holder: str | None) 
     """Where the consumer adds `name` to an object that may be this one (`obj.name = v`,
     `setattr(obj, "name", v)`): one of a related class, or one of a type the engine cannot tell
     reached through an attribute of the same name as this receiver (`session.config._x = v`,
-    read as `item.config._x`). None: nowhere."""
+    read as `item.config._x`), or, where this receiver's class is only declared, one held by a
+    plain name of a type the engine cannot tell (`meta, *rest = super().prepare()`, `meta._x = v`).
+    None: nowhere."""
+    untied = None
     for path, store in ctx.stores.get(name, ()):
         if store.target is not None:
             same = _may_be_same(ctx, store.target, value.classes)
@@ -554,6 +557,12 @@ def added_by_consumer(ctx, value: InstanceValue, name: str, holder: str | None) 
             same = store.holder is not None and store.holder == holder
         if same:
             return f"the consumer sets '{name}' on such an object itself ({path}:{store.site.line})"
+        if store.target is None and store.holder is None and untied is None:
+            untied = f"{path}:{store.site.line}"
+    if untied is not None and value.declared:
+        # The receiver's class is a claim (an annotation) and the consumer adds the name to an
+        # object of a type the engine cannot tell: nothing shows that object is not this one.
+        return f"the consumer sets '{name}' on an object of a type it cannot tell ({untied}), which may be this one"
     return None
 
 
