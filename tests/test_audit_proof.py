@@ -646,3 +646,23 @@ def test_a_field_set_on_an_untyped_object_may_be_on_a_receiver_only_declared():
         6: "the consumer sets 'logits_indices' on an object of a type it cannot tell (metaplug/runner.py:7), which may be this one",
         7: None,
     }
+
+
+# --- arctic-inference: a call of the model object's method, bound to one class of several -------
+
+
+def test_a_call_on_the_model_object_fails_only_where_every_class_it_can_be_rejects_it():
+    """slotplug's `self.model.embed(ids, mm)`: the model object is any class of slothub's registry
+    (no --model); the text model's `embed` takes one argument, the vision model's two. The call was
+    bound to the first class only (a false error); it is a warning naming the class that takes it.
+    Three arguments no class takes: still an error."""
+    report = _scan("slotplug/slotplug", "slothub_v1/slothub", (PROVIDERS / "slothub_rules",))
+    path, text = "slotplug/__init__.py", "slothub.models.text.TextForCausalLM.embed"
+    assert _found(report) == {
+        ("too-many-positional", "warning", path, 10, text, None),
+        ("too-many-positional", "error", path, 11, text, None),
+    }
+    assert {f.line: f.reason for f in report.findings} == {
+        10: "the model object may be a VisionForConditionalGeneration, whose embed takes the call",
+        11: None,
+    }

@@ -20,6 +20,9 @@ class SymbolValue:
     # A method of the model object, read where the consumer's own model classes may fill the slot
     # and define it: why a call of it that does not bind here is not proven to fail.
     filled_by: str | None = None
+    # A method of the model object as other classes it can be define it: (one such class, the
+    # method's dotted path), one per definition. A call this one does not take may be taken there.
+    alternatives: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
