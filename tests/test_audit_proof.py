@@ -666,3 +666,20 @@ def test_a_call_on_the_model_object_fails_only_where_every_class_it_can_be_rejec
         10: "the model object may be a VisionForConditionalGeneration, whose embed takes the call",
         11: None,
     }
+
+
+# --- arctic-inference: a base class's setattr that only rebinds a member it read ----------------
+
+
+def test_a_base_that_only_rebinds_members_it_read_does_not_block_self_checks():
+    """setlib's `Runner.update_config` does `config = getattr(self, name)` then `setattr(self, name,
+    ...)` (vLLM 0.10's GPUModelRunner): it adds no member, so `self._execute_encoder()` in the
+    consumer's subclass is proven missing (it was cannot-judge: a miss). A base whose setattr may
+    add any name (no read first, or a read whose AttributeError is caught) still cannot be judged."""
+    report = _scan("setplug/setplug", "setlib_v1/setlib")
+    path = "setplug/__init__.py"
+    assert _found(report) == {
+        ("attribute-missing", "error", path, 9, "setlib.runner.Runner._execute_encoder", None),
+        ("cannot-judge", "info", path, 14, "setlib.runner.LooseRunner._execute_encoder", None),
+        ("cannot-judge", "info", path, 19, "setlib.runner.GuardedRunner._execute_encoder", None),
+    }
