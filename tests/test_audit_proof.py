@@ -681,3 +681,96 @@ def test_names_a_registry_binds_in_its_module_are_read_from_their_type_checking_
     assert _found(_scan("preloaduse/preloaduse", "preloadkit_v2/preloadkit")) == {
         ("attribute-missing", "error", "preloaduse/table.py", 11, "preloadkit.sql.dml.Insert.execute", None),
     }
+
+
+
+# --- arctic-inference: methods replaced through the consumer's own patching helper --------------
+
+
+def test_a_function_installed_by_the_consumers_patching_helper_is_a_method_of_the_patched_class():
+    """patchplug's `@replace_func(Cls, "name")` (getattr of the original, setattr of a `*args,
+    **kwargs` wrapper passing it first) puts the decorated function where `Cls.name` was: its
+    `self` (after `orig`) is a `Cls`, so the field its replaced `__init__` sets is the consumer's
+    own member (warnings naming the store, where it was 2 false errors), its body's calls are
+    checked (v2's `scales` takes the query too) and so are the provider's calls of the replaced
+    method (v2's `Runner.step` passes `scale=`). A provider call the original method does not take
+    either (`Runner.stale`) is no evidence against the replacement. A member nothing sets is an error."""
+    path, config, attention = "patchplug/__init__.py", "patchlib.config.ParallelConfig", "patchlib.layer.Attention"
+    v1 = _scan("patchplug/patchplug", "patchlib_v1/patchlib")
+    v2 = _scan("patchplug/patchplug", "patchlib_v2/patchlib")
+    common = {
+        ("attribute-missing", "warning", path, 16, f"{config}.sp_size", None),
+        ("attribute-missing", "warning", path, 19, f"{config}.sp_size", None),
+        ("attribute-missing", "error", path, 19, f"{config}.dp_size", None),
+        ("attribute-missing", "warning", path, 31, f"{attention}.group", None),
+        ("attribute-missing", "error", path, 31, f"{attention}.missing", None),
+    }
+    assert _found(v1) == common
+    assert _found(v2) == common | {
+        ("replacement-incompatible", "error", path, 28, f"{attention}.forward", "scale"),
+        ("missing-required", "error", path, 30, f"{attention}.scales", "value"),
+    }
+    reasons = {(f.line, f.callee): f.reason for f in v2.findings}
+    assert reasons[(16, f"{config}.sp_size")] == f"the consumer sets 'sp_size' on such an object itself ({path}:12)"
+    assert reasons[(31, f"{attention}.group")] == f"the consumer sets 'group' on such an object itself ({path}:25)"
+    replaced = next(f for f in v2.findings if f.rule == "replacement-incompatible")
+    assert replaced.message.startswith("patchlib/layer.py:21 calls Attention.forward(3 positional, scale=), now forward(query, key, value)")
+
+
+# --- arctic-inference: a field set on an object of a type the engine cannot tell ---------------
+
+
+def test_a_field_set_on_an_untyped_object_may_be_on_a_receiver_only_declared():
+    """metaplug's runner unpacks `super()._prepare(...)` and sets `metadata.logits_indices` on the
+    first item (a type the walk cannot tell); its model reads the field through the provider's
+    context, whose `metadata` is only annotated with an abstract `Metadata` (what runs there is
+    another class): not proven missing, a warning naming the store (it was a false error). A
+    field nothing sets is still an error."""
+    report = _scan("metaplug/metaplug", "metalib_v1/metalib")
+    path, meta = "metaplug/model.py", "metalib.context.Metadata"
+    assert {f for f in _found(report) if f[0] != "cannot-judge"} == {
+        ("attribute-missing", "warning", path, 6, f"{meta}.logits_indices", None),
+        ("attribute-missing", "error", path, 7, f"{meta}.never_set", None),
+    }
+    reasons = {f.line: f.reason for f in report.findings if f.path == path}
+    assert reasons == {
+        6: "the consumer sets 'logits_indices' on an object of a type it cannot tell (metaplug/runner.py:7), which may be this one",
+        7: None,
+    }
+
+
+# --- arctic-inference: a call of the model object's method, bound to one class of several -------
+
+
+def test_a_call_on_the_model_object_fails_only_where_every_class_it_can_be_rejects_it():
+    """slotplug's `self.model.embed(ids, mm)`: the model object is any class of slothub's registry
+    (no --model); the text model's `embed` takes one argument, the vision model's two. The call was
+    bound to the first class only (a false error); it is a warning naming the class that takes it.
+    Three arguments no class takes: still an error."""
+    report = _scan("slotplug/slotplug", "slothub_v1/slothub", (PROVIDERS / "slothub_rules",))
+    path, text = "slotplug/__init__.py", "slothub.models.text.TextForCausalLM.embed"
+    assert _found(report) == {
+        ("too-many-positional", "warning", path, 10, text, None),
+        ("too-many-positional", "error", path, 11, text, None),
+    }
+    assert {f.line: f.reason for f in report.findings} == {
+        10: "the model object may be a VisionForConditionalGeneration, whose embed takes the call",
+        11: None,
+    }
+
+
+# --- arctic-inference: a base class's setattr that only rebinds a member it read ----------------
+
+
+def test_a_base_that_only_rebinds_members_it_read_does_not_block_self_checks():
+    """setlib's `Runner.update_config` does `config = getattr(self, name)` then `setattr(self, name,
+    ...)` (vLLM 0.10's GPUModelRunner): it adds no member, so `self._execute_encoder()` in the
+    consumer's subclass is proven missing (it was cannot-judge: a miss). A base whose setattr may
+    add any name (no read first, or a read whose AttributeError is caught) still cannot be judged."""
+    report = _scan("setplug/setplug", "setlib_v1/setlib")
+    path = "setplug/__init__.py"
+    assert _found(report) == {
+        ("attribute-missing", "error", path, 9, "setlib.runner.Runner._execute_encoder", None),
+        ("cannot-judge", "info", path, 14, "setlib.runner.LooseRunner._execute_encoder", None),
+        ("cannot-judge", "info", path, 19, "setlib.runner.GuardedRunner._execute_encoder", None),
+    }

@@ -267,6 +267,10 @@ def _bound_function_self(ctx: CheckContext, function: str):
                 value = None
         if value is IMPOSSIBLE:
             continue  # bound on a branch no candidate class takes
+        if isinstance(value, SymbolValue) and value.symbol.kind is SymbolKind.CLASS:
+            # Put on the class itself (`Cls.m = f`, a patching helper): a method of its instances,
+            # and of its subclasses' instances, which may define more.
+            value = InstanceValue((value.symbol.path,), declared="installed")
         if not isinstance(value, InstanceValue):
             unjudged += 1
             continue
@@ -444,8 +448,17 @@ def _model_attr(ctx, file, use, value: InstanceValue, step, findings, report, re
     members = [(c, r.symbol) for c, r in found]
     if any(sym.kind is not SymbolKind.ATTRIBUTE for _, sym in members):
         method = _member_value(ctx, members[0][1], "instance", members[0][0])
-        filler = slot_filler(ctx, value, name) if isinstance(method, SymbolValue) else None
-        return replace(method, filled_by=filler) if filler else method
+        if not isinstance(method, SymbolValue):
+            return method
+        filler = slot_filler(ctx, value, name)
+        # The other classes' definitions (one class each, in union order): a call the first's
+        # does not take may be taken by one of them.
+        others: dict[str, str] = {members[0][1].path: members[0][0]}
+        for cls, sym in members[1:]:
+            if sym.kind is not SymbolKind.ATTRIBUTE:
+                others.setdefault(sym.path, cls)
+        alternatives = tuple((cls, path) for path, cls in others.items())[1:]
+        return replace(method, filled_by=filler, alternatives=alternatives) if filler or alternatives else method
     classes: dict[str, tuple[str, ...]] = {}
     unjudged: list[str] = list(unknown)
     source = dict(value.origins)
@@ -542,7 +555,10 @@ def added_by_consumer(ctx, value: InstanceValue, name: str, holder: str | None) 
     """Where the consumer adds `name` to an object that may be this one (`obj.name = v`,
     `setattr(obj, "name", v)`): one of a related class, or one of a type the engine cannot tell
     reached through an attribute of the same name as this receiver (`session.config._x = v`,
-    read as `item.config._x`). None: nowhere."""
+    read as `item.config._x`), or, where this receiver's class is only declared, one held by a
+    plain name of a type the engine cannot tell (`meta, *rest = super().prepare()`, `meta._x = v`).
+    None: nowhere."""
+    untied = None
     for path, store in ctx.stores.get(name, ()):
         if store.target is not None:
             same = _may_be_same(ctx, store.target, value.classes)
@@ -550,6 +566,12 @@ def added_by_consumer(ctx, value: InstanceValue, name: str, holder: str | None) 
             same = store.holder is not None and store.holder == holder
         if same:
             return f"the consumer sets '{name}' on such an object itself ({path}:{store.site.line})"
+        if store.target is None and store.holder is None and untied is None:
+            untied = f"{path}:{store.site.line}"
+    if untied is not None and value.declared:
+        # The receiver's class is a claim (an annotation) and the consumer adds the name to an
+        # object of a type the engine cannot tell: nothing shows that object is not this one.
+        return f"the consumer sets '{name}' on an object of a type it cannot tell ({untied}), which may be this one"
     return None
 
 
@@ -592,7 +614,7 @@ def _refined_by_subclass(ctx, value: InstanceValue, name: str) -> str | None:
     attribute is proven for every class the object can be."""
     declared = value.classes[0]
     shown = declared.rpartition(".")[2]
-    said = f"annotated {shown}" if value.declared == "consumer" else f"declared {shown} (a provider annotation)"
+    said = {"consumer": f"annotated {shown}", "installed": f"installed on {shown}"}.get(value.declared or "", f"declared {shown} (a provider annotation)")
     subclasses = ctx.index.subclasses_defining(declared, name)
     if subclasses:
         return f"{said}; a subclass may define '{name}' ({', '.join(c.rpartition('.')[2] for c in subclasses)})"
@@ -706,8 +728,15 @@ def _call(ctx, file, use, value, step, findings, report):
                 max_positional=len(positional),
                 positional_given=step.call.positional,
             )
-        # The model object may be the consumer's own class, whose method is not this one.
+        # The model object may be the consumer's own class, whose method is not this one, or
+        # another class it can be, whose method takes the call.
         filled = value.filled_by if problem.severity is Severity.ERROR else None
+        taken = _taken_elsewhere(ctx, value, step.call) if problem.severity is Severity.ERROR and not filled else None
+        reason = (
+            f"the model object may be the consumer's own {filled.rpartition('.')[2]}, which defines '{callee_name}'" if filled
+            else f"the model object may be a {taken.rpartition('.')[2]}, whose {callee_name} takes the call" if taken
+            else None
+        )  # fmt: skip
         findings.append(
             ctx.finding(
                 file,
@@ -716,8 +745,8 @@ def _call(ctx, file, use, value, step, findings, report):
                 problem.message,
                 callee=info.callee.path,
                 param=problem.param,
-                severity=Severity.WARNING if filled else problem.severity,
-                reason=f"the model object may be the consumer's own {filled.rpartition('.')[2]}, which defines '{callee_name}'" if filled else None,
+                severity=Severity.WARNING if reason else problem.severity,
+                reason=reason,
                 provider_location=shown.location or info.callee.location,
                 signature=signature,
                 facts=facts if facts != BindingFacts() else None,  # nothing known: as a report reads back
@@ -727,6 +756,19 @@ def _call(ctx, file, use, value, step, findings, report):
     if binding.uncertain and not any(p.severity is Severity.ERROR for p in binding.problems):
         findings.append(_cannot_judge(ctx, file, use, info.callee.path, binding.uncertain))
     return _returned(ctx, info)
+
+
+def _taken_elsewhere(ctx, value: SymbolValue, call) -> str | None:
+    """A class the model object can be whose definition of the method takes the call (the first),
+    or None: where every class the object can be fails, the failure is proven."""
+    for owner, path in value.alternatives:
+        info = ctx.index.call(path, via="instance")
+        if info.unknown:
+            return owner  # cannot be read: not proven to fail either
+        binding = bind_any(info.signatures, info.fallback, call, info.callee.name)
+        if not binding.uncertain and not any(p.severity is Severity.ERROR for p in binding.problems):
+            return owner
+    return None
 
 
 def _returned(ctx, info):

@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from apiaudit.checks.binding import bind
+from apiaudit.checks.binding import bind, bind_any
 from apiaudit.checks.context import CheckContext
 from apiaudit.checks.receivers import InstanceValue
 from apiaudit.consumer.records import Arg, CallShape, ClassFacts, ConsumerFile, DefinedFunction, Site, Use
@@ -531,37 +531,48 @@ def _replacements(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
                 ctx.finding(
                     file, replacement.site, "patch-target-missing",
                     f"{_short(classes)} has no attribute '{replacement.attribute}' on this release: "
-                    f"{function.dotted.rpartition('.')[2]} is installed where nothing calls it",
+                    f"{_shown(function.dotted)} is installed where nothing calls it",
                     callee=f"{classes[0]}.{replacement.attribute}", param=replacement.attribute,
                 )  # fmt: skip
             )
             continue
         mros = {c: set(p for p in ctx.index.mro_paths(c) if isinstance(p, str)) for c in classes}
         calls = ctx.index.calls_of([replacement.attribute])[replacement.attribute] + _dispatched(ctx, classes, replacement.attribute)
-        signature = _as_called(function, bound)
+        signature = _as_called(function, bound, replacement.lead)
         certain = len(classes) == 1 and complete
         for call in sorted(calls, key=_guarded):
             if not any(call.receiver in mro for mro in mros.values()):
                 continue
-            binding = bind(signature, _shape(call), function.dotted)
+            binding = bind(signature, _shape(call), function.dotted.partition("@")[0])
             if binding.uncertain:
                 continue
             problem = next((p for p in binding.problems if p.severity is Severity.ERROR), None)
-            if problem is None:
+            if problem is None or _original_rejects(ctx, call, replacement.attribute):
                 continue
             findings.append(
                 _conditional(ctx, ctx.finding(
                     file, replacement.site, "replacement-incompatible",
                     f"{call.location} calls {call.receiver.rpartition('.')[2]}.{replacement.attribute}({_passes(call)}), "
-                    f"now {function.dotted.rpartition('.')[2]}{signature.render()}: {problem.message}"
+                    f"now {_shown(function.dotted)}{signature.render()}: {problem.message}"
                     + ("" if certain else f" (if the object is a {call.receiver.rpartition('.')[2]}: it is one of {len(classes)} classes)"),
                     callee=f"{call.receiver}.{replacement.attribute}", param=problem.param,
-                    provider_location=call.location, signature=signature.render(function.dotted.rpartition(".")[2]),
+                    provider_location=call.location, signature=signature.render(_shown(function.dotted)),
                     severity=Severity.ERROR if certain else Severity.WARNING,
                 ), call)  # fmt: skip
             )
             break  # the first provider call that cannot bind says enough
     return findings
+
+
+def _original_rejects(ctx: CheckContext, call: ProviderCall, attribute: str) -> bool:
+    """Whether the provider's own method, the one replaced, does not take the call either: code
+    of the provider that fails (or never runs) whatever the consumer puts there is no evidence
+    against the replacement."""
+    info = ctx.index.call(f"{call.receiver}.{attribute}", via="instance")
+    if info.unknown or not info.signatures and info.fallback is None:
+        return False
+    binding = bind_any(info.signatures, info.fallback, _shape(call), attribute)
+    return not binding.uncertain and any(p.severity is Severity.ERROR for p in binding.problems)
 
 
 def _dispatched(ctx: CheckContext, classes: list[str], method: str) -> tuple[ProviderCall, ...]:
@@ -591,11 +602,17 @@ def _replaced_classes(ctx: CheckContext, file: ConsumerFile, replacement) -> tup
     return [], False, True
 
 
-def _as_called(function: DefinedFunction, bound: bool) -> Signature:
+def _as_called(function: DefinedFunction, bound: bool, lead: int = 0) -> Signature:
     """The parameters the provider's callers fill: after the first when the function is bound
-    (set on a class, or through MethodType); all of them when it is stored on an instance."""
-    params = function.params[1:] if bound and function.params else function.params
+    (set on a class, or through MethodType); all of them when it is stored on an instance; and
+    after the `lead` ones a patching helper's wrapper fills first (the original method)."""
+    params = function.params[lead + (1 if bound else 0) :]
     return Signature(tuple(Param(p.name, ParamKind(p.kind), p.has_default) for p in params), origin="def")
+
+
+def _shown(dotted: str) -> str:
+    """A function's name as findings show it (a nested function's dotted name ends in `@LINE`)."""
+    return dotted.rpartition(".")[2].partition("@")[0]
 
 
 def _short(classes: list[str]) -> str:

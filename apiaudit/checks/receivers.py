@@ -20,6 +20,9 @@ class SymbolValue:
     # A method of the model object, read where the consumer's own model classes may fill the slot
     # and define it: why a call of it that does not bind here is not proven to fail.
     filled_by: str | None = None
+    # A method of the model object as other classes it can be define it: (one such class, the
+    # method's dotted path), one per definition. A call this one does not take may be taken there.
+    alternatives: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -29,7 +32,8 @@ class UnknownBinding:
     function: str  # the consumer function's dotted path
 
 
-DeclaredBy = Literal["consumer", "provider"]
+# "installed": `self` of a function the consumer puts on the class (a subclass's instance may run it).
+DeclaredBy = Literal["consumer", "provider", "installed"]
 
 
 @dataclass(frozen=True)

@@ -81,8 +81,8 @@ def collect_file(
         found = replace(found, reaches=tuple(dict.fromkeys(found.reaches + named)))
     found = replace(
         _rule_matches(found, syntax, options, source),
-        functions=defined_functions(syntax, module),
-        replacements=replacements(syntax, module, source),
+        functions=defined_functions(syntax, module) + found.functions,
+        replacements=tuple(sorted(replacements(syntax, module, source) + found.replacements, key=lambda r: (r.site.line, r.site.column))),
     )
     found = to_characters(found, found.lines)
     launches = python_lines(syntax, source, options.launch_commands) if options.launch_commands else ()

@@ -38,7 +38,7 @@ def defined_functions(tree: ast.Module, module: str) -> tuple[DefinedFunction, .
 def _walk(body: list[ast.stmt], prefix: str, owner: str | None, found: list[DefinedFunction]) -> None:
     for node in body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found.append(_function(node, f"{prefix}.{node.name}", owner))
+            found.append(defined_function(node, f"{prefix}.{node.name}", owner))
         elif isinstance(node, ast.ClassDef):
             dotted = f"{prefix}.{node.name}"
             _walk(node.body, dotted, dotted, found)
@@ -54,7 +54,8 @@ def _blocks(node: ast.If | ast.Try) -> list[list[ast.stmt]]:
     return [node.body, *(h.body for h in node.handlers), node.orelse, node.finalbody]
 
 
-def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, dotted: str, owner: str | None) -> DefinedFunction:
+def defined_function(node: ast.FunctionDef | ast.AsyncFunctionDef, dotted: str, owner: str | None) -> DefinedFunction:
+    """One function or method as its callers bind to it."""
     kind: DefKind = "method" if owner is not None else "function"
     abstract = False
     strings = tuple(

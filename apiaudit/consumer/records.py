@@ -255,7 +255,8 @@ class DefinedFunction:
     decorator_strings: tuple[tuple[str, str], ...] = ()
 
 
-ReplacementVia = Literal["assign", "setattr", "patch", "method-type"]
+# "helper": a call of the consumer's own patching helper (`consumer/patching.py`), as a decorator.
+ReplacementVia = Literal["assign", "setattr", "patch", "method-type", "helper"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +274,9 @@ class Replacement:
     via: ReplacementVia
     bound: bool  # the provider's callers' arguments start at the function's second parameter
     site: Site
+    # Arguments a patching helper's wrapper passes before the provider's (the original method):
+    # the provider's callers' arguments start that many parameters later.
+    lead: int = 0
 
 
 @dataclass(frozen=True, slots=True)

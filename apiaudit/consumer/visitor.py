@@ -18,6 +18,7 @@ import re
 
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import ConsumerNames, ImportContext, module_imports
+from apiaudit.consumer.patching import patch_helper
 from apiaudit.consumer.records import ConsumerFile, ConsumerOptions, PrivateCalls
 from apiaudit.consumer.values import (
     Const,
@@ -77,6 +78,8 @@ class ModuleVisitor:
             reaches=tuple(found.reaches),
             private_calls=tuple(PrivateCalls(name, tuple(lives)) for name, lives in sorted(found.private_calls.items())),
             private_refs=tuple(sorted(found.private_refs)),
+            functions=tuple(found.functions),
+            replacements=tuple(found.replacements),
         )
 
     def exports(self, tree: ast.Module) -> dict[str, Value]:
@@ -163,6 +166,9 @@ class _Walk:
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 module_env.vars[node.name] = self.folding.helper(node, scope) or ConsumerRef(f"{state.module}.{node.name}")
+                patcher = patch_helper(node)
+                if patcher is not None:
+                    state.found.patch_helpers[f"{state.module}.{node.name}"] = patcher
             elif isinstance(node, ast.ClassDef):
                 module_env.vars[node.name] = ConsumerRef(f"{state.module}.{node.name}")
                 state.found.class_members[f"{state.module}.{node.name}"] = frozenset(own_members(node))

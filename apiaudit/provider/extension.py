@@ -424,12 +424,15 @@ def _self_assignments(func: ast.AST, me: str, calls: dict[str, list] | None = No
                 if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id == me:
                     names.add(leaf.attr)
     if expressions:
+        read = _names_read_first(func, me)
         # (A walrus binds only plain names: no `me.NAME` is ever assigned inside an expression.)
         for sub in descendants(func):
             if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr":
                 if sub.args and isinstance(sub.args[0], ast.Name) and sub.args[0].id == me:
                     if len(sub.args) > 1 and isinstance(sub.args[1], ast.Constant) and isinstance(sub.args[1].value, str):
                         names.add(sub.args[1].value)
+                    elif len(sub.args) > 1 and isinstance(sub.args[1], ast.Name) and read.get(sub.args[1].id, sub.lineno) < sub.lineno:
+                        pass  # rebinds a member `getattr(me, name)` read before (it raises unless there): none is added
                     else:
                         dynamic = True
             elif isinstance(sub, ast.Attribute) and sub.attr == "__dict__" and isinstance(sub.value, ast.Name) and sub.value.id == me:
@@ -440,6 +443,27 @@ def _self_assignments(func: ast.AST, me: str, calls: dict[str, list] | None = No
                 else:
                     dynamic = True
     return names, dynamic
+
+
+def _names_read_first(func: ast.AST, me: str) -> dict[str, int]:
+    """Variables `getattr(me, NAME)` reads (no default, so it raises where the member is missing;
+    not inside a `try`, which may catch that), with the first line: a `setattr(me, NAME, v)` after
+    it rebinds a member that exists (`config = getattr(self, name)` ... `setattr(self, name, new)`)."""
+    lines: dict[str, int] = {}
+    stack: list[ast.AST] = [func]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Try, ast.Lambda)) or type(node).__name__ == "TryStar":
+            continue
+        if (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and len(node.args) == 2 and not node.keywords
+            and isinstance(node.args[0], ast.Name) and node.args[0].id == me and isinstance(node.args[1], ast.Name)
+        ):  # fmt: skip
+            name = node.args[1].id
+            lines[name] = min(lines.get(name, node.lineno), node.lineno)
+        stack.extend(ast.iter_child_nodes(node))
+    return lines
 
 
 # torch.nn.Module's ways to give an instance an attribute by name (its __getattr__ serves them).

@@ -126,3 +126,28 @@ def test_namespaces_filled_at_run_time(code):
 )
 def test_namespaces_not_filled_at_run_time(code):
     assert fills_namespace(ast.parse(code)) is None
+
+
+def test_a_setattr_rebinding_a_member_read_first_adds_none(tmp_path):
+    """`setattr(self, name, v)` after `getattr(self, name)` (no default, outside a `try`) rebinds a
+    member that exists: the class does not compute attributes. Without the read, or with the read
+    in a `try`, it may add any."""
+    module = _module(tmp_path, """
+        class Rebinds:
+            def update(self, overrides):
+                for name, value in overrides.items():
+                    old = getattr(self, name)
+                    setattr(self, name, (old, value))
+        class Adds:
+            def update(self, overrides):
+                for name, value in overrides.items():
+                    setattr(self, name, value)
+        class Guarded:
+            def update(self, name, value):
+                try:
+                    getattr(self, name)
+                except AttributeError:
+                    pass
+                setattr(self, name, value)
+    """)
+    assert [facts(module.members[c])["dynamic_attrs"] for c in ("Rebinds", "Adds", "Guarded")] == [False, True, True]

@@ -16,8 +16,17 @@ import ast
 import builtins
 from typing import Protocol
 
-from apiaudit.consumer.records import ClassFacts, Root
-from apiaudit.consumer.values import UNKNOWN, Chain, ConsumerRef, DictValue, symbol_path
+from apiaudit.consumer.contracts import defined_function
+from apiaudit.consumer.records import ClassFacts, MethodBinding, Replacement, Root
+from apiaudit.consumer.values import (
+    UNKNOWN,
+    Chain,
+    ConsumerRef,
+    DictValue,
+    Helper,
+    OneOf,
+    symbol_path,
+)
 from apiaudit.consumer.walk.evaluate import Evaluator
 from apiaudit.consumer.walk.record import Recorder
 from apiaudit.consumer.walk.scopes import ClassScope, Env, Scope
@@ -79,6 +88,8 @@ class Definitions:
             for annotation in annotations:
                 if annotation is not None and _has_call(annotation):
                     self.record.expr(annotation, outer)
+        if not is_method:
+            self._installed(node, outer, qual, env)
         if is_method and first and cls is not None:
             env.vars[first] = Chain(Root("self", cls.dotted))
             if any(_decorator_name(d) == "classmethod" for d in node.decorator_list):
@@ -90,6 +101,43 @@ class Definitions:
         if cls is not None and cls.learning and not outer.emit and not _may_teach(node, cls):
             return  # the learning pass learns only what self.X holds: this body cannot change it
         self.statements.block(node.body, scope)
+
+    def _installed(self, node, outer: Scope, qual: str, env: Env) -> None:
+        """`@helper(obj, "name")` of a consumer patching helper (consumer/patching.py): the function
+        is put where obj's attribute was, as `obj.name = f` would, behind the helper's own leading
+        arguments. Its `self` (the parameter after them) is obj, or an instance of obj's class; the
+        replacement and the binding are recorded as for `Cls.name = f`."""
+        for decorator in node.decorator_list:
+            if not isinstance(decorator, ast.Call) or any(isinstance(a, ast.Starred) for a in decorator.args):
+                continue
+            called = self.values.value(decorator.func, outer)
+            helper = self.state.found.patch_helpers.get(called.dotted) if isinstance(called, (ConsumerRef, Helper)) and called.dotted else None
+            if helper is None or not helper.decorates or len(decorator.args) <= max(helper.obj, helper.name):
+                continue
+            if helper.func is not None and len(decorator.args) > helper.func:
+                continue  # the function is given: the call installs it, not the decorated one
+            named = decorator.args[helper.name]
+            if not (isinstance(named, ast.Constant) and isinstance(named.value, str)):
+                continue
+            # A function nested in another is named by its line too: several may share a name.
+            dotted = f"{self.state.module}.{qual}" + (f"@{node.lineno}" if outer.function != "<module>" or outer.cls is not None else "")
+            params = [*node.args.posonlyargs, *node.args.args]
+            if len(params) > helper.lead and params[helper.lead].arg == "self" and params[helper.lead].annotation is None:
+                env.vars["self"] = Chain(Root("fself", dotted))
+            if not outer.emit:
+                return
+            site = site_of(decorator)
+            target = self.values.value(decorator.args[helper.obj], outer)
+            path = None
+            for option in target.options if isinstance(target, OneOf) else (target,):
+                chain = (option.root, option.steps) if isinstance(option, Chain) else None
+                self.state.found.method_bindings.append(MethodBinding(dotted, chain, site))
+                if isinstance(option, Chain) and option.root.kind == "symbol" and all(s.kind == "attr" for s in option.steps):
+                    path = ".".join([option.root.name, *(s.name or "" for s in option.steps)])
+            if dotted != f"{self.state.module}.{node.name}":
+                self.state.found.functions.append(defined_function(node, dotted, None))
+            self.state.found.replacements.append(Replacement(named.value, dotted, path, "helper", True, site, helper.lead))
+            return
 
     def class_def(self, node: ast.ClassDef, scope: Scope) -> None:
         function = scope.function

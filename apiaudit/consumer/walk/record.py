@@ -16,7 +16,7 @@ from typing import cast
 
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.records import AttributeStore, Condition, ConditionKind, ImportUse, Injection, MethodBinding, RpcCall, Step, Use
-from apiaudit.consumer.values import UNKNOWN, Chain, Const, ConsumerRef, Helper, ImportChoice, OneOf, Unbound, Value
+from apiaudit.consumer.values import UNKNOWN, Chain, Const, ConsumerRef, Helper, ImportChoice, OneOf, Unbound, Unknown, Value
 from apiaudit.consumer.walk.decide import Decider, may_compare_text
 from apiaudit.consumer.walk.dicts import Dicts
 from apiaudit.consumer.walk.evaluate import Evaluator
@@ -244,7 +244,10 @@ class Recorder:
         holder = obj.attr if isinstance(obj, ast.Attribute) else None
         for option in (target.options if isinstance(target, OneOf) else (target,)):
             chain = (option.root, option.steps) if isinstance(option, Chain) else None
-            if chain is not None or holder is not None:
+            # A plain name of a type the walk cannot tell (an item unpacked from a provider call's
+            # result) may hold any object: recorded untied, for a receiver only declared elsewhere.
+            untied = isinstance(obj, ast.Name) and isinstance(option, Unknown)
+            if chain is not None or holder is not None or untied:
                 self.state.found.attribute_stores.append(AttributeStore(name, chain, site_of(site_node), holder))
 
     def _assigned_attrs(self, node: ast.AST, scope: Scope) -> tuple[str, ...]:

@@ -7,16 +7,19 @@ from dataclasses import dataclass, field
 
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import ImportContext
+from apiaudit.consumer.patching import PatchHelper
 from apiaudit.consumer.records import (
     AttributeStore,
     ClassFacts,
     ConsumerOptions,
+    DefinedFunction,
     GuardStop,
     ImportUse,
     Injection,
     Liveness,
     MethodBinding,
     Note,
+    Replacement,
     RpcCall,
     Site,
     Use,
@@ -49,6 +52,13 @@ class Found:
     # an `__init__` (its qualified name) -> (its class, the parameters that default to None and
     # are never rebound in its body): a test on one holds only where a caller passes it
     none_defaults: dict[str, tuple[str, frozenset[str]]] = field(default_factory=dict, init=False)
+    # module-level functions (dotted) that are patching helpers (consumer/patching.py)
+    patch_helpers: dict[str, PatchHelper] = field(default_factory=dict, init=False)
+    # functions a patching helper installs where a provider attribute was, as decorators: the
+    # replacement, and (for a function nested in another, which `defined_functions` does not
+    # list) the function as the provider's callers bind to it
+    replacements: list[Replacement] = field(default_factory=list, init=False)
+    functions: list[DefinedFunction] = field(default_factory=list, init=False)
 
 
 @dataclass(frozen=True, slots=True)
