@@ -132,6 +132,8 @@ def _root_value(ctx: CheckContext, use: Use):
         return _bound_function_self(ctx, root.name)
     if root.kind == "param":
         return _overridden_parameter(ctx, root)
+    if root.kind == "fparam":
+        return _replaced_parameter(ctx, root)
     if root.kind == "cls" and use.steps and use.steps[0].name:
         return _inherited_from(ctx, root.name, use.steps[0].name)
     return None
@@ -147,6 +149,38 @@ def _overridden_parameter(ctx: CheckContext, root) -> InstanceValue | None:
         if defines:
             return InstanceValue((typ.path,), declared="provider") if typ is not None else None
     return None
+
+
+def _replaced_parameter(ctx: CheckContext, root) -> InstanceValue | None:
+    """An unannotated parameter of a consumer function put over a provider method (`Cls.m = f`,
+    `types.MethodType`, a patching helper): the provider's callers pass it what the replaced
+    method's annotation names there, a claim like an override's. Every replacement of the function
+    must name one and the same class; one the checks cannot read (an unknown object, a method the
+    class lacks, a function stored unbound): unknown."""
+    key = (root.name, root.param, root.position)
+    if key in ctx.replaced_params:
+        return ctx.replaced_params[key]  # type: ignore[return-value]
+    named: set[str | None] = set()
+    for replacement in (r for f in ctx.files for r in f.replacements if r.function == root.name):
+        if replacement.target is not None:
+            # put on a class: bound when called on an instance (as `checks.contracts` reads it)
+            found = ctx.index.class_named(replacement.target)
+            classes: tuple[str, ...] = (found.path,) if found is not None else ()
+        elif not replacement.bound:
+            named.add(None)  # stored on an object unbound: its first parameter takes the first argument
+            break
+        else:
+            value = _bound_function_self(ctx, root.name)
+            classes = value.classes if isinstance(value, InstanceValue) and not value.unjudged else ()
+        if not classes:
+            named.add(None)
+            break
+        for cls in classes:
+            defines, typ = ctx.index.overridden_parameter(cls, replacement.attribute, root.param, root.position)
+            named.add(typ.path if defines and typ is not None else None)
+    value = InstanceValue((named.pop(),), declared="provider") if len(named) == 1 and None not in named else None
+    ctx.replaced_params[key] = value
+    return value
 
 
 def _inherited_from(ctx: CheckContext, dotted: str, name: str) -> SymbolValue | None:

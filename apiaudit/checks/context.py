@@ -127,6 +127,9 @@ class CheckContext:
         self.hosts = hosts
         self.classes: dict[str, ClassFacts] = {c.dotted: c for f in files for c in f.classes}
         self.condition_memo: dict[tuple, bool | None] = {}
+        # (function, parameter, position) -> what the provider passes a replacement's parameter
+        # (`checks.chains`; an InstanceValue or None)
+        self.replaced_params: dict[tuple[str, str | None, int], object] = {}
         # a model slot's classes -> the provider classes along their MROs (checks.chains.slot_filler)
         self.slot_bases: dict[tuple[str, ...], frozenset[str]] = {}
         # consumer class -> provider classes it is mixed into, via injection keywords (filled by

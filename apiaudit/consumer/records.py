@@ -77,8 +77,9 @@ class Step:
 
 # "symbol": a provider dotted path; "self": a consumer class; "super"; "fself": a function bound as method;
 # "param": an unannotated parameter of a consumer method, typed by the provider method it overrides;
+# "fparam": one of a function bound as method (`name` the function), typed by the method it replaces;
 # "cls": a consumer class object whose member, not its own, comes from its provider base (`Sub.from_parent`).
-RootKind = Literal["symbol", "self", "super", "fself", "param", "cls"]
+RootKind = Literal["symbol", "self", "super", "fself", "param", "fparam", "cls"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,7 @@ class Root:
     # "param" (`name` is the consumer class): the method, the parameter's name and its position
     # among the positional parameters, self included (-1: keyword-only). The checks stage reads
     # the annotation of the provider method it overrides; the walk never sees the provider.
+    # "fparam" (`name` is the function): the same, the method being the one it is put over.
     method: str | None = None
     param: str | None = None
     position: int = -1

@@ -140,6 +140,27 @@ def test_an_override_parameter_is_matched_by_name_then_by_position(tmp_path):
     assert _attribute_findings(cons, prov) == [("cons/__init__.py", 6, "error", None), ("cons/__init__.py", 6, "error", None)]
 
 
+def test_a_replacement_parameter_holds_what_the_replaced_method_annotates(tmp_path):
+    """Issue 25 item 7, replacements: a function put over a provider method (`Cls.m = f`,
+    `types.MethodType(f, obj)`) is called with what the method's callers pass, typed by its
+    annotations (by name, then by position). A function installed nowhere, or over a method the
+    class lacks, holds nothing known."""
+    prov = tmp_path / "hp"
+    prov.mkdir()
+    (prov / "__init__.py").write_text("class Out:\n    kept: int\n\n\nclass Base:\n    def hook(self, out: Out): ...\n")
+    cons = tmp_path / "cons"
+    cons.mkdir()
+    (cons / "__init__.py").write_text(
+        "import types\n\nfrom hp import Base\n\n\n"
+        "def patched(self, out):\n    return out.gone, out.kept\n\n\nBase.hook = patched\n\n\n"
+        "def bound(self, renamed):\n    return renamed.gone\n\n\n"
+        "def install(b: Base):\n    b.hook = types.MethodType(bound, b)\n\n\n"
+        "def unused(self, out):\n    return out.gone\n\n\n"
+        "def elsewhere(self, out):\n    return out.gone\n\n\nBase.absent = elsewhere\n"
+    )
+    assert _attribute_findings(cons, prov) == [("cons/__init__.py", 7, "error", None), ("cons/__init__.py", 14, "error", None)]
+
+
 @pytest.mark.parametrize(
     ("source", "expected"),
     [

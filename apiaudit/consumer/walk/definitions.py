@@ -98,6 +98,7 @@ class Definitions:
             # A module-level function written to be bound onto an object (types.MethodType).
             env.vars[first] = Chain(Root("fself", f"{self.state.module}.{node.name}"))
             self.state.found.self_functions.add(f"{self.state.module}.{node.name}")
+            _replacement_params(env, node, f"{self.state.module}.{node.name}", 0)
         if cls is not None and cls.learning and not outer.emit and not _may_teach(node, cls):
             return  # the learning pass learns only what self.X holds: this body cannot change it
         self.statements.block(node.body, scope)
@@ -124,6 +125,7 @@ class Definitions:
             params = [*node.args.posonlyargs, *node.args.args]
             if len(params) > helper.lead and params[helper.lead].arg == "self" and params[helper.lead].annotation is None:
                 env.vars["self"] = Chain(Root("fself", dotted))
+                _replacement_params(env, node, dotted, helper.lead)
             if not outer.emit:
                 return
             site = site_of(decorator)
@@ -179,6 +181,17 @@ class Definitions:
             self.state.found.classes.append(
                 ClassFacts(dotted, tuple(provider_bases), tuple(consumer_bases), frozenset(own), site_of(node), tuple(unread))
             )
+
+
+def _replacement_params(env: Env, node, function: str, lead: int) -> None:
+    """The unannotated parameters after `self` (the parameter at `lead`) of a function written to be
+    put over a provider method: what the provider's callers pass there, which the checks read from
+    the annotations of the method it replaces (none, or no replacement found: unknown)."""
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    for position, a in [(i - lead, x) for i, x in enumerate(positional) if i > lead] + [(-1, x) for x in args.kwonlyargs]:
+        if a.annotation is None:
+            env.vars[a.arg] = Chain(Root("fparam", function, param=a.arg, position=position))
 
 
 def _in_method(function: str, cls: ClassScope) -> bool:
