@@ -25,6 +25,7 @@ on an attribute of a known class: `[[call_dispatch]]`).
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -53,8 +54,13 @@ def find_calls(index: ProviderIndex, methods: Iterable[str]) -> dict[str, tuple[
     """method name -> every provider call of it with a typed receiver, in file and line order."""
     wanted = sorted(set(methods))
     found: dict[str, list[ProviderCall]] = {name: [] for name in wanted}
-    needles = [(name, f".{name}(") for name in wanted]
-    for module, text, tree, present in _files_naming(index, lambda text: [name for name, needle in needles if needle in text]):
+    # one scan of each file for all the names (`.name(`), not one a name
+    needles = re.compile(r"\.(" + "|".join(re.escape(name) for name in wanted) + r")\(") if wanted else None
+
+    def present_in(text: str) -> list[str]:
+        return sorted(set(needles.findall(text))) if needles is not None else []
+
+    for module, text, tree, present in _files_naming(index, present_in):
         reader = _ModuleCalls(index, module, frozenset(present), module_names(tree, module), text)
         reader.read(tree)
         for call in reader.calls:
@@ -93,14 +99,21 @@ class _ModuleCalls:
             self._attributes[key] = None
             stores = self._assignments(owner).get(name, ())
             kinds = {kind for kind, _ in stores}
-            if "opaque" in kinds and "annotation" not in kinds:
+            if "declared" in kinds:
+                # the class declares it (its body, `self.name: T` in `__init__`): that wins, as in
+                # the index, which reads one class there and nothing from a union of several
+                stores = [(kind, expr) for kind, expr in stores if kind == "declared"]
+                if any(len(union_members(_unquoted(expr))) != 1 for _, expr in stores):
+                    self._attributes[key] = UNTYPED
+                    return UNTYPED
+            elif "opaque" in kinds and "annotation" not in kinds:
                 self._attributes[key] = UNTYPED
                 return UNTYPED
-            if "annotation" in kinds:  # an annotation wins over what is stored, as in the index
+            elif "annotation" in kinds:  # an annotation wins over what is stored, as in the index
                 stores = [(kind, expr) for kind, expr in stores if kind == "annotation"]
             seen: set[str | None] = set()
             for kind, expr in stores:
-                seen.add(self._annotation(expr) if kind == "annotation" else self._receiver(expr, None, None, _NO_TYPES))
+                seen.add(self._annotation(expr) if kind in ("annotation", "declared") else self._receiver(expr, None, None, _NO_TYPES))
                 if len(seen) > 1 or None in seen:
                     return None
             self._attributes[key] = next(iter(seen)) if seen else None
@@ -124,7 +137,7 @@ class _ModuleCalls:
             node = self._class_nodes.get(owner)
             for method in node.body if node is not None else ():
                 if isinstance(method, ast.AnnAssign) and isinstance(method.target, ast.Name):
-                    found.setdefault(method.target.id, []).append(("annotation", method.annotation))
+                    found.setdefault(method.target.id, []).append(("declared", method.annotation))
                 if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     continue
                 args = [*method.args.posonlyargs, *method.args.args]
@@ -134,7 +147,8 @@ class _ModuleCalls:
                 for inner in ast.walk(method):
                     if isinstance(inner, ast.AnnAssign) and _is_self(inner.target, first):
                         assert isinstance(inner.target, ast.Attribute)
-                        found.setdefault(inner.target.attr, []).append(("annotation", inner.annotation))
+                        kind = "declared" if method.name == "__init__" else "annotation"
+                        found.setdefault(inner.target.attr, []).append((kind, inner.annotation))
                     elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 and _is_self(inner.targets[0], first):
                         if not (isinstance(inner.value, ast.Constant) and inner.value.value is None):
                             target = inner.targets[0]
@@ -280,16 +294,22 @@ class _ModuleCalls:
 
     def _annotation(self, node: ast.expr) -> str | None:
         """The one class an annotation names (`Cls`, `mod.Cls`, `"Cls"`, `Cls | None`, `Optional[Cls]`)."""
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            try:
-                node = ast.parse(node.value, mode="eval").body
-            except SyntaxError:
-                return None
-        members = union_members(node)
+        members = union_members(_unquoted(node))
         if len(members) != 1 or not isinstance(members[0], ast.expr):
             return None
         path = self._dotted(members[0])
         return self._class_path(path) if path else None
+
+
+def _unquoted(node: ast.expr) -> ast.expr:
+    """A string annotation's expression (`"Cls | None"`); the node itself otherwise, or when the
+    string does not parse (then it names no class)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return ast.parse(node.value, mode="eval").body
+        except (SyntaxError, ValueError, RecursionError):
+            return node
+    return node
 
 
 class _Untyped:

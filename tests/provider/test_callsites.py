@@ -115,3 +115,26 @@ def test_calls_of_instances_are_read_only_for_attributes_a_class_naming_them_sto
     tree = ast.parse(text)
     assert _held_attributes(tree, text.splitlines(), {"LlamaModel"}) == {"model", "head", "norm"}
     assert _held_attributes(tree, text.splitlines(), {"Qwen2Model"}) == frozenset()
+
+
+def test_a_declared_union_leaves_the_receiver_unknown_without_a_visit(tmp_path):
+    from apiaudit.provider.callsites import find_calls
+    from apiaudit.provider.index import ProviderIndex
+
+    _write(tmp_path, {
+        "prov/__init__.py": "",
+        "prov/pool.py": "class Pool:\n    def reset(self):\n        pass\n\n\nclass Other:\n    def reset(self):\n        pass\n",
+        "prov/runner.py": (
+            "from prov.pool import Other, Pool\n"
+            "class Runner:\n"
+            "    either: Pool | Other\n"
+            "    def __init__(self):\n"
+            "        self.maybe: 'Pool | None' = None\n"
+            "    def reset(self):\n"
+            "        self.either.reset()\n"
+            "        self.maybe.reset()\n"
+        ),
+    })  # fmt: skip
+    index = ProviderIndex(tmp_path, ("prov",))
+    assert [(c.location, c.receiver) for c in find_calls(index, ["reset", "other"])["reset"]] == [("prov/runner.py:8", "prov.pool.Pool")]
+    assert "prov.runner" not in index.loader._modules
