@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from apiaudit.infra.astutil import module_names, union_members
+from apiaudit.infra.gcpause import paused_gc
 from apiaudit.provider.records import Found, ProviderCall, ProviderReference, SymbolKind
 
 if TYPE_CHECKING:
@@ -44,7 +45,8 @@ def _files_naming(index: ProviderIndex, present_in):
         if not present:
             continue
         try:
-            tree = ast.parse(text)
+            with paused_gc():  # an acyclic tree: nothing for the collector to find in it
+                tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError):
             continue
         yield module, text, tree, present

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from apiaudit.infra import lazyimport
+from apiaudit.infra.gcpause import paused_gc
 from apiaudit.infra.lazyimport import lazy_module
 from apiaudit.provider import compiled
 
@@ -137,9 +138,12 @@ class ModuleLoader:
                 lazyimport.load_all()  # Griffe and the index's helpers, once, before any Griffe object exists
                 self._extensions = griffe.Extensions(_extension.FactsExtension())
             try:
-                module = griffe.visit(
-                    name, path, code, extensions=self._extensions, parent=self._stub(parent_name) if parent_name else None
-                )
+                # Griffe's objects of one module live as long as the loader: no garbage to collect
+                # while it builds them, and a collection then walks every module read so far.
+                with paused_gc():
+                    module = griffe.visit(
+                        name, path, code, extensions=self._extensions, parent=self._stub(parent_name) if parent_name else None
+                    )
             except (SyntaxError, ValueError, RecursionError) as exc:
                 # A provider file we cannot parse: treat as unknown, never crash.
                 self.parse_failures[dotted] = str(exc)
