@@ -99,8 +99,9 @@ class ModuleVisitor:
         found = Found(self.imports_ctx.names.has_dicts)
         # By position: built once per file, and cheaper so.
         return WalkState(
-            self.module, self.options, self.imports_ctx, _folder(self.options), Env(), top_only, found, postponed, self._names_release()
-        )
+            self.module, self.options, self.imports_ctx, _folder(self.options), Env(), top_only, found, postponed,
+            self._names_release(), "setattr" in self.source,
+        )  # fmt: skip
 
     def _names_release(self) -> bool:
         """Whether the text may read the provider's version or name it (any case, any of `-_.`)."""
@@ -166,7 +167,7 @@ class _Walk:
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 module_env.vars[node.name] = self.folding.helper(node, scope) or ConsumerRef(f"{state.module}.{node.name}")
-                patcher = patch_helper(node)
+                patcher = patch_helper(node) if state.names_setattr else None
                 if patcher is not None:
                     state.found.patch_helpers[f"{state.module}.{node.name}"] = patcher
             elif isinstance(node, ast.ClassDef):

@@ -290,7 +290,7 @@ def _none_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[st
     names = {a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None}
     if not names:
         return frozenset()
-    for sub in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+    for sub in (sub for stmt in node.body for sub in descendants(stmt)):
         if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
             names.discard(sub.id)
         elif isinstance(sub, ast.arg):

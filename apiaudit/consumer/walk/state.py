@@ -76,6 +76,8 @@ class WalkState:
     # the text has `__version__` or the provider's name in some spelling: a helper's body may read
     # the release (False spares every helper a walk looking for it)
     names_release: bool = True
+    # the text calls `setattr` somewhere: a module-level function may be a patching helper
+    names_setattr: bool = True
 
 
 def site_of(node: ast.AST) -> Site:
