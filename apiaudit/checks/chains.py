@@ -178,7 +178,8 @@ def _replaced_parameter(ctx: CheckContext, root) -> InstanceValue | None:
         for cls in classes:
             defines, typ = ctx.index.overridden_parameter(cls, replacement.attribute, root.param, root.position)
             named.add(typ.path if defines and typ is not None else None)
-    value = InstanceValue((named.pop(),), declared="provider") if len(named) == 1 and None not in named else None
+    one = named.pop() if len(named) == 1 else None
+    value = InstanceValue((one,), declared="provider") if one is not None else None
     ctx.replaced_params[key] = value
     return value
 

@@ -257,7 +257,7 @@ class _ModuleCalls:
                 return None
             if node.value.id == first and base == owner:
                 assigned = self._attribute_class(base, node.attr)
-                if assigned is UNTYPED:
+                if isinstance(assigned, _Untyped):
                     return None
                 if assigned is not None:
                     return assigned
