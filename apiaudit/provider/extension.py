@@ -186,11 +186,7 @@ def dynamic_namespace(module: ast.Module, at_import: list[ast.AST] | None = None
         return _is_namespace_call(node) or (isinstance(node, ast.Name) and node.id in namespaces)
 
     for sub in nodes:
-        targets: list[ast.AST] = []
-        if isinstance(sub, ast.Assign):
-            targets = list(sub.targets)
-        elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
-            targets = [sub.target]
+        targets = _assigned_targets(sub)
         for target in targets:
             if isinstance(target, ast.Subscript) and _is_sys_modules(target.value) and path is not None:
                 key = _literal_key(target)
@@ -210,6 +206,15 @@ def dynamic_namespace(module: ast.Module, at_import: list[ast.AST] | None = None
             ):
                 return f"line {sub.lineno}: setattr({ast.unparse(first)}, ...)"
     return None
+
+
+def _assigned_targets(node: ast.AST) -> list[ast.AST]:
+    """What an assignment statement stores into (none for any other node)."""
+    if isinstance(node, ast.Assign):
+        return list(node.targets)
+    if isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        return [node.target]
+    return []
 
 
 def fills_namespace(module: ast.Module, source: str | None = None) -> str | None:
@@ -235,11 +240,7 @@ def fills_namespace(module: ast.Module, source: str | None = None) -> str | None
         return _is_globals(node) or (isinstance(node, ast.Name) and node.id in mapping)
 
     for sub in nodes:
-        targets: list[ast.AST] = []
-        if isinstance(sub, ast.Assign):
-            targets = list(sub.targets)
-        elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
-            targets = [sub.target]
+        targets = _assigned_targets(sub)
         for target in targets:
             if isinstance(target, ast.Subscript) and is_mapping(target.value):
                 return f"line {target.lineno}: {ast.unparse(target)} = ..."
