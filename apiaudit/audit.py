@@ -7,6 +7,8 @@ with `engine.check_file` (the seam `explain` uses too).
 
 from __future__ import annotations
 
+import contextlib
+
 import re
 import sys
 import time
@@ -119,10 +121,12 @@ def scan(
             for spec in (provider, against)
         )
         return upgrade_delta(new, current)
-    report, files, known_rules = _scan_once(
-        consumers, provider, cache_dir, rules_dirs, progress, use_index_cache, settings, offline, model,
-        provider_version, python_version, with_deps, launch_provider if launch_provider != provider else None,
-    )
+    # --offline: a cached release an older apiaudit extracted is used as it is, never fetched again
+    with sources.fetching_refused() if offline else contextlib.nullcontext():
+        report, files, known_rules = _scan_once(
+            consumers, provider, cache_dir, rules_dirs, progress, use_index_cache, settings, offline, model,
+            provider_version, python_version, with_deps, launch_provider if launch_provider != provider else None,
+        )
     return apply_policy(report, settings, files, use_baseline=use_baseline, known_rules=known_rules)
 
 

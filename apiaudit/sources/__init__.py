@@ -15,11 +15,12 @@ from apiaudit.sources.local import looks_like_path, resolve_path
 from apiaudit.sources.release import (
     check_distribution_name,
     fetch_release,
+    fetching_refused,
     parse_release_spec,
 )
 from apiaudit.sources.release import release_versions as _release_versions
 
-__all__ = ["CodeTree", "Reporter", "SourceWarning", "default_cache_dir", "release_versions", "resolve"]
+__all__ = ["CodeTree", "Reporter", "SourceWarning", "default_cache_dir", "fetching_refused", "release_versions", "resolve"]
 
 
 def resolve(

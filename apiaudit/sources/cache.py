@@ -414,6 +414,17 @@ def _remove_stale_partials(base: Path) -> None:
         prune(store_dir(base))
 
 
+def set_aside(directory: Path) -> Path:
+    """Move an entry out of its place under a temporary name (a fetch of it again may then
+    publish there; it comes back if that fails). The new path."""
+    aside = directory.with_name(f"{_TEMP_PREFIX}{directory.name}-older-{os.getpid()}-{time.time_ns()}")
+    try:
+        directory.rename(aside)
+    except OSError as exc:
+        raise CacheError(f"cannot move the cache entry {directory} aside: {exc.strerror or exc}") from None
+    return aside
+
+
 def remove_entry(directory: Path) -> None:
     """Delete a broken entry; move it aside first so a half-deleted entry never looks like a real one."""
     if not directory.exists() and not directory.is_symlink():

@@ -18,6 +18,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -44,6 +46,9 @@ if TYPE_CHECKING:
     import zipfile
 
     from apiaudit.sources import ranged
+
+# Set inside `fetching_refused()` (`--offline`): nothing is fetched, a cached entry is used as it is.
+_FETCH_REFUSED: ContextVar[bool] = ContextVar("apiaudit_fetch_refused", default=False)
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 _RELEASE_SPEC_RE = re.compile(r"^\s*(?P<name>[^=<>!~\s\[]+)\s*==\s*(?P<version>[^=\s]+)\s*$")
@@ -247,8 +252,11 @@ def fetch_release(
                 if memo is not None:
                     memo[str(final)] = (cache.marker_stamp(final), tree)
                 return tree
-        old = f"was extracted by an older apiaudit, without {absent}" if absent else f"is broken ({why})"
-        report_warning(progress, f"cache entry {final} {old}; fetching {name}=={version} again")
+        if absent:
+            return _refreshed(name, version, final, absent, cache_dir=cache_dir, progress=progress, verify_wheels=verify_wheels)
+        if _FETCH_REFUSED.get():
+            raise InputError(f"cache entry {final} is broken ({why}) and --offline fetches nothing: run once without --offline")
+        report_warning(progress, f"cache entry {final} is broken ({why}); fetching {name}=={version} again")
         cache.remove_entry(final)
 
     work = cache.new_partial_dir(cache_dir)
@@ -273,6 +281,41 @@ def fetch_release(
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return replace(_release_tree(name, version, final), fetched=True)
+
+
+def _refreshed(
+    name: str, version: str, final: Path, absent: str, *, cache_dir: Path, progress: Reporter | None, verify_wheels: bool | None
+) -> CodeTree:
+    """An entry an older apiaudit extracted, whole and usable but without `absent` (a file this
+    layout keeps): fetched again where fetching is allowed and works; else kept, and used as it
+    is (what that file declares, a consumer's entry points, is not read). The old entry stays in
+    place until the new one is complete: `--offline`, or no network, never loses it."""
+    said = f"cache entry {final} was extracted by an older apiaudit, without {absent}"
+    if _FETCH_REFUSED.get():
+        report_warning(progress, f"{said}; --offline fetches nothing, so it is used as it is")
+        return _release_tree(name, version, final)
+    report_warning(progress, f"{said}; fetching {name}=={version} again")
+    aside = cache.set_aside(final)
+    try:
+        tree = fetch_release(name, version, cache_dir=cache_dir, progress=progress, verify_wheels=verify_wheels)
+    except (InputError, OSError) as failed:  # a CacheError is an InputError
+        if not final.exists():
+            os.rename(aside, final)
+        report_warning(progress, f"{said}, and fetching it again failed ({failed}): it is used as it is")
+        return _release_tree(name, version, final)
+    cache.remove_entry(aside)
+    return tree
+
+
+@contextlib.contextmanager
+def fetching_refused() -> Iterator[None]:
+    """Inside the block no release is fetched (`--offline`): an entry an older apiaudit extracted
+    is used as it is, and a broken one is an InputError, not fetched again."""
+    token = _FETCH_REFUSED.set(True)
+    try:
+        yield
+    finally:
+        _FETCH_REFUSED.reset(token)
 
 
 def _absent_kept(entry: Path) -> str:

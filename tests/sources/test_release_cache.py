@@ -163,6 +163,45 @@ def test_an_entry_extracted_before_entry_points_were_kept_is_fetched_again(tmp_p
     assert json.loads((again.root / MARKER_NAME).read_text())["layout"] == 2
 
 
+def test_an_older_entry_is_used_as_it_is_offline(tmp_path, local_index, monkeypatch):
+    """--offline fetches nothing: the entry an older apiaudit extracted stays, and is served."""
+    cache_dir = tmp_path / "cache"
+    tree = resolve("toypkg==1.0", cache_dir=cache_dir)
+    _as_layout_1(tree.root, "toypkg-1.0.dist-info/entry_points.txt")
+    before = (tree.root / MARKER_NAME).read_text()
+    forbid_pip(monkeypatch)
+    progress = Recorder()
+    with release_module.fetching_refused():
+        again = resolve("toypkg==1.0", cache_dir=cache_dir, progress=progress)
+    assert not again.fetched and again.root == tree.root and (tree.root / MARKER_NAME).read_text() == before
+    assert progress.steps == [
+        f"cache entry {tree.root} was extracted by an older apiaudit, without "
+        "toypkg-1.0.dist-info/entry_points.txt; --offline fetches nothing, so it is used as it is"
+    ]
+
+
+def test_an_older_entry_is_kept_when_fetching_it_again_fails(tmp_path, local_index, monkeypatch):
+    """No network (or no such wheel any more): the older entry comes back and is served."""
+    cache_dir = tmp_path / "cache"
+    tree = resolve("toypkg==1.0", cache_dir=cache_dir)
+    _as_layout_1(tree.root, "toypkg-1.0.dist-info/entry_points.txt")
+    before = (tree.root / MARKER_NAME).read_text()
+
+    def offline(*args, **kwargs):
+        raise InputError("cannot reach the package index")
+
+    monkeypatch.setattr(release_module, "_fetch_by_ranges", lambda *a, **k: None)
+    monkeypatch.setattr(release_module, "_download_wheel", offline)
+    progress = Recorder()
+    again = resolve("toypkg==1.0", cache_dir=cache_dir, progress=progress)
+    assert not again.fetched and again.root == tree.root and (tree.root / MARKER_NAME).read_text() == before
+    assert progress.steps[-1] == (
+        f"cache entry {tree.root} was extracted by an older apiaudit, without toypkg-1.0.dist-info/entry_points.txt, "
+        "and fetching it again failed (cannot reach the package index): it is used as it is"
+    )
+    assert sorted(p.name for p in (cache_dir / "releases").iterdir() if "toypkg" in p.name) == ["toypkg-1.0"]
+
+
 def test_an_older_entry_of_a_wheel_without_entry_points_is_upgraded_in_place(tmp_path, local_index, monkeypatch):
     """Nothing more to keep (its RECORD lists no entry_points.txt): the marker is upgraded, once,
     and the entry served as it is."""
