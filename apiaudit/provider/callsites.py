@@ -127,7 +127,7 @@ class _ModuleCalls:
         if not isinstance(value, ast.Call):
             return False
         path = self._dotted(value.func)
-        return path is None or self.index.loader.owns(path) or "." not in path
+        return path is None or self.index.loader.owns(path)
 
     def _assignments(self, owner: str) -> dict[str, list[tuple[str, ast.expr]]]:
         """attribute -> what the class annotates (`name: T` in its body, `self.name: T`) or its

@@ -904,9 +904,17 @@ class ProviderIndex:
         file = self.loader.module_file(module) if module and hops else None
         if file is None or file.suffix != ".py":
             return None  # a stub's names are what it declares: Griffe reads them
-        text = self.loader.read_text(file)
-        target = names.imported_from(text, module, file.name == "__init__.py", name) if text is not None else None
+        target = self._plain_reexports(module, file).get(name)
         return self._reexported_class(target, hops - 1) if target else None
+
+    def _plain_reexports(self, module: str, file: Path) -> dict[str, str]:
+        """`names.plain_reexports` of a module, its text read and parsed once."""
+
+        def read() -> dict[str, str]:
+            text = self.loader.read_text(file)
+            return names.plain_reexports(text, module, file.name == "__init__.py") if text is not None else {}
+
+        return self._cached(("plain-reexports", module), read)
 
     def class_named(self, path: str) -> Symbol | None:
         """The provider class `path` names: a class, or a module-level alias of one

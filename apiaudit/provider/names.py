@@ -54,37 +54,44 @@ def class_bases_table(sources: Iterable[tuple[str, str]]) -> tuple[tuple[str, tu
     return tuple(sorted((k, tuple(dict.fromkeys(v))) for k, v in table.items()))
 
 
-def imported_from(text: str, module: str, is_package: bool, name: str) -> str | None:
-    """The dotted name `name` is bound to in the module `module` (its text), when one
-    unconditional top-level `from X import name [as name]` binds it and nothing else at top
-    level can: no other statement binding it, no star import, no module `__getattr__`. None
-    otherwise (the caller asks Griffe)."""
+def plain_reexports(text: str, module: str, is_package: bool) -> dict[str, str]:
+    """name -> the dotted name it is bound to in the module `module` (its text), for each name one
+    unconditional top-level `from X import name [as name]` binds and nothing else at top level
+    can: no other statement binding it, no import of it under a condition. Empty when a star
+    import or a module `__getattr__` may bind any name, or the text does not parse (the caller
+    asks Griffe)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
-        return None
-    found: str | None = None
+        return {}
+    found: dict[str, str | None] = {}  # None: bound otherwise too
+
+    def clash(name: str) -> None:
+        found[name] = None
+
     for node in tree.body:
         if isinstance(node, ast.ImportFrom):
+            source = _absolute(node, module if is_package else module.rpartition(".")[0])
             for alias in node.names:
                 if alias.name == "*":
-                    return None
-                if (alias.asname or alias.name) == name:
-                    if found is not None:
-                        return None
-                    source = _absolute(node, module if is_package else module.rpartition(".")[0])
-                    if source is None:
-                        return None
-                    found = f"{source}.{alias.name}"
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in (name, "__getattr__"):
-            return None
-        elif not isinstance(node, (ast.Import, ast.Expr)) and any(
-            isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in ast.walk(node)
-        ):
-            return None  # assigned, or imported under a condition (`try:`, `if:`): Griffe decides
-        elif isinstance(node, ast.Import) and any((a.asname or a.name.partition(".")[0]) == name for a in node.names):
-            return None
-    return found
+                    return {}
+                bound = alias.asname or alias.name
+                found[bound] = f"{source}.{alias.name}" if source is not None and bound not in found else None
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == "__getattr__":
+                return {}
+            clash(node.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                clash(alias.asname or alias.name.partition(".")[0])
+        elif not isinstance(node, ast.Expr):
+            # assigned, or imported under a condition (`try:`, `if:`): Griffe decides
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
+                    clash(sub.id)
+                elif isinstance(sub, ast.alias):
+                    clash(sub.asname or sub.name.partition(".")[0])
+    return {name: target for name, target in found.items() if target is not None}
 
 
 @dataclass(frozen=True)

@@ -318,46 +318,52 @@ def fetching_refused() -> Iterator[None]:
         _FETCH_REFUSED.reset(token)
 
 
-def _absent_kept(entry: Path) -> str:
-    """A dist-info file the entry's RECORD lists, that is kept now and the entry lacks ("" if none)."""
+def _record_rows(entry: Path) -> Iterator[tuple[Path, list[str] | None]]:
+    """(RECORD file, one of its rows) for every kept RECORD of an entry, in path order; a row of
+    None for a RECORD that cannot be read (then nothing more of it)."""
     import csv
 
     for record in sorted(entry.glob("*.dist-info/RECORD")):
         try:
             rows = list(csv.reader(record.read_text(encoding="utf-8").splitlines()))
         except (OSError, UnicodeDecodeError, csv.Error):
-            return f"{record.relative_to(entry).as_posix()} (unreadable)"
+            yield record, None
+            continue
         for row in rows:
-            parts = row[0].split("/") if row else []
-            kept = len(parts) == 2 and parts[0] == record.parent.name and parts[1] in _KEPT_DIST_INFO_FILES
-            if kept and not (entry / row[0]).is_file():
-                return row[0]
+            yield record, row
+
+
+def _absent_kept(entry: Path) -> str:
+    """A dist-info file the entry's RECORD lists, that is kept now and the entry lacks ("" if none)."""
+    for record, row in _record_rows(entry):
+        if row is None:
+            return f"{record.relative_to(entry).as_posix()} (unreadable)"
+        parts = row[0].split("/") if row else []
+        kept = len(parts) == 2 and parts[0] == record.parent.name and parts[1] in _KEPT_DIST_INFO_FILES
+        if kept and not (entry / row[0]).is_file():
+            return row[0]
     return ""
 
 
 def _record_mismatch(entry: Path, digests: dict[str, str]) -> str:
     """Which file of an extracted entry differs from the sha256 its kept RECORD gives ("" if none)."""
     import base64
-    import csv
 
-    for record in sorted(entry.glob("*.dist-info/RECORD")):
-        try:
-            rows = list(csv.reader(record.read_text(encoding="utf-8").splitlines()))
-        except (OSError, UnicodeDecodeError, csv.Error):
+    for record, row in _record_rows(entry):
+        if row is None:
             return f"{record.relative_to(entry).as_posix()} is unreadable"
-        for row in rows:
-            if len(row) < 2 or not row[1].startswith("sha256="):
-                continue
-            member_parts = row[0].split("/")
-            if len(member_parts) > 2 and member_parts[0].endswith(".data") and member_parts[1] in ("purelib", "platlib"):
-                rel = "/".join(member_parts[2:])
-            else:
-                rel = row[0]
-            if rel in digests:
-                expected = row[1][len("sha256="):]
-                actual = base64.urlsafe_b64encode(bytes.fromhex(digests[rel])).rstrip(b"=").decode()
-                if actual != expected:
-                    return f"{rel} differs from its RECORD hash"
+        if len(row) < 2 or not row[1].startswith("sha256="):
+            continue
+        member_parts = row[0].split("/")
+        if len(member_parts) > 2 and member_parts[0].endswith(".data") and member_parts[1] in ("purelib", "platlib"):
+            rel = "/".join(member_parts[2:])
+        else:
+            rel = row[0]
+        if rel in digests:
+            expected = row[1][len("sha256="):]
+            actual = base64.urlsafe_b64encode(bytes.fromhex(digests[rel])).rstrip(b"=").decode()
+            if actual != expected:
+                return f"{rel} differs from its RECORD hash"
     return ""
 
 
