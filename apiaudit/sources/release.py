@@ -222,8 +222,10 @@ def fetch_release(
     progress: Reporter | None = None,
     verify_wheels: bool | None = None,
     check_entry: bool = True,
+    again: bool = False,
 ) -> CodeTree:
-    """The cached .py tree of wheel NAME==VERSION, fetching and extracting it on first use.
+    """The cached .py tree of wheel NAME==VERSION, fetching and extracting it on first use
+    (`again`: an older entry is being replaced, as the caller has said: no "first time" line).
 
     A first fetch reads only the kept members with HTTP range requests when the index serves
     them; `verify_wheels` (default: `set_verify_wheels`) downloads the whole wheel instead.
@@ -262,7 +264,7 @@ def fetch_release(
     work = cache.new_partial_dir(cache_dir)
     # Nothing is said about fetching before the index shows the release exists: an unknown
     # version is one line saying so, not a fetch that then fails.
-    announce = _Announcement(progress, f"fetching {name}=={version} (first time only)")
+    announce = _Announcement(progress, None if again else f"fetching {name}=={version} (first time only)")
     try:
         built = work / "tree"
         whole = _VERIFY_WHEELS if verify_wheels is None else verify_wheels
@@ -297,7 +299,7 @@ def _refreshed(
     report_warning(progress, f"{said}; fetching {name}=={version} again")
     aside = cache.set_aside(final)
     try:
-        tree = fetch_release(name, version, cache_dir=cache_dir, progress=progress, verify_wheels=verify_wheels)
+        tree = fetch_release(name, version, cache_dir=cache_dir, progress=progress, verify_wheels=verify_wheels, again=True)
     except (InputError, OSError) as failed:  # a CacheError is an InputError
         if not final.exists():
             os.rename(aside, final)
@@ -371,14 +373,15 @@ class _Announcement:
     """The "fetching NAME==VERSION" line, said once, when the release is known to exist; notes
     about how it is fetched wait for it (`later`)."""
 
-    def __init__(self, progress: Reporter | None, line: str) -> None:
-        self.progress, self.line, self.done = progress, line, False
+    def __init__(self, progress: Reporter | None, line: str | None) -> None:
+        self.progress, self.line, self.done = progress, line, False  # line None: said already
         self.pending: list[str] = []
 
     def __call__(self) -> None:
         if not self.done:
             self.done = True
-            report_step(self.progress, self.line)
+            if self.line is not None:
+                report_step(self.progress, self.line)
             for note in self.pending:
                 report_step(self.progress, note)
             self.pending.clear()

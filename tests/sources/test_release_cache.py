@@ -160,6 +160,7 @@ def test_an_entry_extracted_before_entry_points_were_kept_is_fetched_again(tmp_p
         f"cache entry {tree.root} was extracted by an older apiaudit, without "
         "toypkg-1.0.dist-info/entry_points.txt; fetching toypkg==1.0 again"
     )
+    assert not any("first time" in step for step in progress.steps)  # it is not the first time
     assert json.loads((again.root / MARKER_NAME).read_text())["layout"] == 2
 
 
