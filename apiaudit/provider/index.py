@@ -953,26 +953,26 @@ class ProviderIndex:
     def calls_of(self, methods: Iterable[str]) -> dict[str, tuple[ProviderCall, ...]]:
         """method name -> the provider's own calls of it on receivers of known classes
         (`provider/callsites.py`), looked up for the names not answered yet in one pass."""
-        wanted = sorted(set(methods))
-        missing = [m for m in wanted if ("provider-calls", m) not in self.memo]
-        if missing:
-            from apiaudit.provider.callsites import find_calls
+        from apiaudit.provider.callsites import find_calls
 
-            for name, calls in find_calls(self, missing).items():
-                self.memo[("provider-calls", name)] = calls
-        return {m: self.memo[("provider-calls", m)] for m in wanted}
+        return self._per_name("provider-calls", methods, find_calls)
 
     def references_of(self, methods: Iterable[str]) -> dict[str, tuple[ProviderReference, ...]]:
         """method name -> every place the release names it, its object typed or not
         (`provider/callsites.py`): how an instance may come to run the method."""
-        wanted = sorted(set(methods))
-        missing = [m for m in wanted if ("provider-references", m) not in self.memo]
-        if missing:
-            from apiaudit.provider.callsites import find_references
+        from apiaudit.provider.callsites import find_references
 
-            for name, refs in find_references(self, missing).items():
-                self.memo[("provider-references", name)] = refs
-        return {m: self.memo[("provider-references", m)] for m in wanted}
+        return self._per_name("provider-references", methods, find_references)
+
+    def _per_name(self, kind: str, names: Iterable[str], find: Callable[[ProviderIndex, list[str]], dict]) -> dict:
+        """name -> `find`'s answer for it, memoised by (kind, name); the names not answered yet
+        are found in one pass over the release."""
+        wanted = sorted(set(names))
+        missing = [n for n in wanted if (kind, n) not in self.memo]
+        if missing:
+            for name, answer in find(self, missing).items():
+                self.memo[(kind, name)] = answer
+        return {n: self.memo[(kind, n)] for n in wanted}
 
     def instance_calls(self, classes: Iterable[str]) -> tuple[ProviderCall, ...]:
         """The provider's calls of objects held in attributes typed as one of `classes`
