@@ -37,6 +37,7 @@ import hashlib
 import itertools
 import json
 import operator
+import os
 import sys
 import zlib
 from pathlib import Path
@@ -466,10 +467,11 @@ def read_or_discard(path: Path, kind: str, what: str, instead: str = "rebuilding
         return MISSING
 
 
-def file_stat(path: Path) -> tuple[int, int] | None:
-    """(size, mtime in ns) of a file, the fast check of a file a cache entry read; None when absent."""
+def file_stat(path: str | Path) -> tuple[int, int] | None:
+    """(size, mtime in ns) of a file, the fast check of a file a cache entry read; None when absent.
+    (`os.stat` on the path as given: called once per provider file a scan read, kept cheap.)"""
     try:
-        st = Path(path).stat()
+        st = os.stat(path)
     except OSError:
         return None
     return (st.st_size, st.st_mtime_ns)

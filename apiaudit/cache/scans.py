@@ -184,7 +184,7 @@ def lookup(cache_dir: Path, key: str, provider: CodeTree) -> dict | None:
             return None
         sha, stat = recorded
         file = os.path.join(root, rel)
-        if stat is not None and _stat(file) == tuple(stat):
+        if stat is not None and codec.file_stat(file) == tuple(stat):
             continue
         try:
             with open(file, "rb") as handle:
@@ -216,20 +216,11 @@ def entry_path(cache_dir: Path, key: str) -> Path:
     return _entry(cache_dir, key)
 
 
-def _stat(file: str) -> tuple[int, int] | None:
-    """`codec.file_stat` on a string path: one call per provider file a scan read, kept cheap."""
-    try:
-        st = os.stat(file)
-    except OSError:
-        return None
-    return (st.st_size, st.st_mtime_ns)
-
-
 def store(cache_dir: Path, key: str, provider: CodeTree, touched: dict[str, str], report: dict) -> None:
     """Keep a finished scan's report; a full disk or an unencodable value only skips the entry."""
     root = str(provider.root)
     pinned = bool(_release_content(provider))  # the key names the release's content: nothing to re-check
-    files = {} if pinned else {rel: (sha, _stat(os.path.join(root, rel))) for rel, sha in touched.items()}
+    files = {} if pinned else {rel: (sha, codec.file_stat(os.path.join(root, rel))) for rel, sha in touched.items()}
     try:
         codec.write(_entry(cache_dir, key), KIND, {"key": key, "provider_files": files, "report": report})
     except OSError as exc:

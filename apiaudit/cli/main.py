@@ -68,7 +68,9 @@ def run() -> None:
     audit, leave at once. Everything is written and flushed by then; what is left is freeing
     the index and consumer values one by one, which costs a large scan about half a second."""
     from apiaudit.cli.streams import end_on_broken_pipe, flush_standard_streams, is_broken_pipe
+    from apiaudit.infra.gcpause import for_one_command
 
+    for_one_command()
     try:
         try:
             main()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections import deque
 
 
 def dotted_text(node: ast.AST) -> str | None:
@@ -49,6 +50,24 @@ def descendants(node: ast.AST):
                         push(item)
             elif isinstance(value, is_node):
                 push(value)
+
+
+_STATEMENT_LISTS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
+def statements_breadth_first(node: ast.AST):
+    """`node` and the statements under it (and the except/case clauses holding some) in
+    `ast.walk`'s order: expressions hold no statements, so leaving them out keeps the others'
+    order, at a fraction of the cost where only statements matter (assignments, definitions)."""
+    queue = deque([node])
+    while queue:
+        current = queue.popleft()
+        yield current
+        for name in current._fields:
+            if name in _STATEMENT_LISTS:
+                value = getattr(current, name, None)
+                if type(value) is list:
+                    queue.extend(value)
 
 
 def absolute_import(package: str, name: str | None, level: int) -> str:

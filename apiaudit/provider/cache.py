@@ -22,6 +22,7 @@ A warm run that learned nothing new leaves the entry as it is (no rewrite).
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 from pathlib import Path
 
@@ -150,14 +151,15 @@ def _still_valid(
 ) -> bool:
     """Whether every file the entry read still holds what it read (see the module docstring)."""
     for rel, sha in touched.items():
-        file = tree.root / rel
+        file = os.path.join(tree.root, rel)
         if recorded is not None:
             if recorded.get(rel) != sha:
                 return False  # the release was re-extracted with other content, or the entry is foreign
             if stats.get(rel) is not None and codec.file_stat(file) == stats[rel]:
                 continue
         try:
-            actual = hashlib.sha256(file.read_bytes()).hexdigest()
+            with open(file, "rb") as handle:
+                actual = hashlib.sha256(handle.read()).hexdigest()
         except OSError:
             return False
         if recorded is not None and index.loader.verify is not None:
@@ -205,7 +207,7 @@ def save_index(index: ProviderIndex, tree: CodeTree, cache_dir: Path) -> None:
             pass  # a value no registered type describes: computed again next time
     touched = dict(index.loader.touched)
     known = getattr(index, "cached_stats", {})
-    stats = {rel: st for rel in touched if (st := known.get(rel) or codec.file_stat(tree.root / rel)) is not None}
+    stats = {rel: st for rel in touched if (st := known.get(rel) or codec.file_stat(os.path.join(tree.root, rel))) is not None}
     data = {"engine": _engine_fingerprint(), "touched": touched, "stats": stats, "memo": memo}
     path = _entry(tree, cache_dir)
     table = dict.get(index.memo, DEFINITIONS_KEY)

@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from apiaudit.infra.astutil import module_names, union_members
+from apiaudit.infra.astutil import module_names, statements_breadth_first, union_members
 from apiaudit.infra.gcpause import paused_gc
 from apiaudit.provider.records import Found, ProviderCall, ProviderReference, SymbolKind
 
@@ -146,7 +146,7 @@ class _ModuleCalls:
                 first = args[0].arg if args else None
                 # `self.x = x` of an annotated parameter `x: T` holds a T
                 annotated = {a.arg: a.annotation for a in (*args, *method.args.kwonlyargs) if a.annotation is not None}
-                for inner in ast.walk(method):
+                for inner in statements_breadth_first(method):  # assignments are statements
                     if isinstance(inner, ast.AnnAssign) and _is_self(inner.target, first):
                         assert isinstance(inner.target, ast.Attribute)
                         kind = "declared" if method.name == "__init__" else "annotation"
@@ -446,7 +446,8 @@ def find_instance_calls(index: ProviderIndex, classes: Iterable[str]) -> tuple[P
     wanted = frozenset(classes)
     shorts = {c.rpartition(".")[2] for c in wanted}
     found: list[ProviderCall] = []
-    for module, text, tree, _ in _files_naming(index, lambda text: any(short in text for short in shorts)):
+    naming = re.compile("|".join(re.escape(short) for short in sorted(shorts))) if shorts else None
+    for module, text, tree, _ in _files_naming(index, lambda text: naming is not None and naming.search(text) is not None):
         held = _held_attributes(tree, text.splitlines(), shorts)
         if not held:
             continue

@@ -18,12 +18,13 @@
 from __future__ import annotations
 
 import ast
-from collections import deque
+import bisect
+import re
 from typing import Any, TypeAlias, TypeGuard
 
 import griffe
 
-from apiaudit.infra.astutil import absolute_import, descendants, dotted_text
+from apiaudit.infra.astutil import absolute_import, descendants, dotted_text, statements_breadth_first
 from apiaudit.provider import deprecation_marks, module_getattr
 
 KEY = "apiaudit"
@@ -42,6 +43,9 @@ class FactsExtension(griffe.Extension):
         # The module being visited (Griffe visits one at a time, the module before its members):
         # its name, its import bindings and whether its text names a deprecation category.
         self._module: tuple[str, dict[str, str], bool] = ("", {}, True)
+        # The lines of the module being visited that name `setattr`, `__dict__` or a named
+        # registration (None without its source: every method is then walked).
+        self._dynamic_lines: list[int] | None = None
 
     def _record_marks(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, obj: griffe.Object) -> None:
         module, imports, may_warn = self._module
@@ -63,11 +67,12 @@ class FactsExtension(griffe.Extension):
         dynamic = False
         assigned_calls: dict[str, list] = {}
         self_annotations: dict[str, str] = {}
-        source = getattr(agent, "code", None)
-        expressions = source is None or any(word in source for word in ("setattr", "__dict__", "register_", "add_module"))
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.args.args:
                 me = stmt.args.args[0].arg
+                # Expressions are walked only in a method whose lines name a way to set an
+                # attribute by name (most methods name none: the walk would cost more than Griffe's).
+                expressions = self._dynamic_lines is None or _any_within(self._dynamic_lines, stmt.lineno, stmt.end_lineno)
                 names, dyn = _self_assignments(stmt, me, assigned_calls, self_annotations, expressions)
                 assigned |= names
                 dynamic = dynamic or dyn
@@ -105,6 +110,9 @@ class FactsExtension(griffe.Extension):
     def on_module_instance(self, *, node: ast.AST | griffe.ObjectNode, mod: griffe.Module, agent: _Agent = None, **kwargs: Any) -> None:
         if not isinstance(node, ast.Module):
             return
+        code = getattr(agent, "code", None)
+        # (A lone "\r" ends a line for the parser but not for the count: then every method is walked.)
+        self._dynamic_lines = None if code is None or "\r" in code.replace("\r\n", "\n") else _lines_naming(code, _DYNAMIC_WORDS)
         self._module = (
             mod.path,
             deprecation_marks.module_imports(node, mod.path, mod.is_init_module),
@@ -402,10 +410,10 @@ def _self_assignments(func: ast.AST, me: str, calls: dict[str, list] | None = No
 
     Statements are visited in `ast.walk`'s order (which assignment comes first decides an
     annotation). `expressions`: also look inside expressions for `setattr(me, ...)` and
-    `me.__dict__` (False where the module's text names neither)."""
+    `me.__dict__` (False where the method's lines name neither, nor a named registration)."""
     names: set[str] = set()
     dynamic = False
-    for sub in _statements_breadth_first(func):
+    for sub in statements_breadth_first(func):
         targets: list[ast.AST] = []
         if isinstance(sub, ast.Assign):
             targets = list(sub.targets)
@@ -425,15 +433,19 @@ def _self_assignments(func: ast.AST, me: str, calls: dict[str, list] | None = No
                 if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id == me:
                     names.add(leaf.attr)
     if expressions:
-        read = _names_read_first(func, me)
+        read: dict[str, int] | None = None
         # (A walrus binds only plain names: no `me.NAME` is ever assigned inside an expression.)
         for sub in descendants(func):
             if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "setattr":
                 if sub.args and isinstance(sub.args[0], ast.Name) and sub.args[0].id == me:
                     if len(sub.args) > 1 and isinstance(sub.args[1], ast.Constant) and isinstance(sub.args[1].value, str):
                         names.add(sub.args[1].value)
-                    elif len(sub.args) > 1 and isinstance(sub.args[1], ast.Name) and read.get(sub.args[1].id, sub.lineno) < sub.lineno:
-                        pass  # rebinds a member `getattr(me, name)` read before (it raises unless there): none is added
+                    elif len(sub.args) > 1 and isinstance(sub.args[1], ast.Name):
+                        read = _names_read_first(func, me) if read is None else read
+                        if read.get(sub.args[1].id, sub.lineno) >= sub.lineno:
+                            dynamic = True
+                        # else it rebinds a member `getattr(me, name)` read before (that raises
+                        # unless the member is there): no name is added
                     else:
                         dynamic = True
             elif isinstance(sub, ast.Attribute) and sub.attr == "__dict__" and isinstance(sub.value, ast.Name) and sub.value.id == me:
@@ -469,23 +481,24 @@ def _names_read_first(func: ast.AST, me: str) -> dict[str, int]:
 
 # torch.nn.Module's ways to give an instance an attribute by name (its __getattr__ serves them).
 _NAMED_REGISTRATIONS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
+_DYNAMIC_WORDS = re.compile("|".join(["setattr", "__dict__", *sorted(_NAMED_REGISTRATIONS)]))
 
 
-_STATEMENT_LISTS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+def _lines_naming(code: str, words: re.Pattern) -> list[int]:
+    """The (1-based, ascending) numbers of the lines where `words` match."""
+    lines: list[int] = []
+    line, position = 1, 0
+    for found in words.finditer(code):
+        line += code.count("\n", position, found.start())
+        position = found.start()
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
 
 
-def _statements_breadth_first(node: ast.AST):
-    """The statements under `node` (and the except/case clauses holding some) in `ast.walk`'s
-    order: expressions hold no statements, so leaving them out keeps the others' order."""
-    queue = deque([node])
-    while queue:
-        current = queue.popleft()
-        yield current
-        for name in current._fields:
-            if name in _STATEMENT_LISTS:
-                value = getattr(current, name, None)
-                if type(value) is list:
-                    queue.extend(value)
+def _any_within(lines: list[int], first: int, last: int | None) -> bool:
+    at = bisect.bisect_left(lines, first)
+    return at < len(lines) and (last is None or lines[at] <= last)
 
 
 def _string_lists(call: ast.Call) -> list:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from apiaudit.infra import lazyimport
+from apiaudit.infra.filewalk import files_under
 from apiaudit.infra.gcpause import paused_gc
 from apiaudit.infra.lazyimport import lazy_module
 from apiaudit.provider import compiled
@@ -75,6 +76,19 @@ class ModuleLoader:
         except OSError:
             pass
 
+    def read_module_bytes(self, path: Path | str, relative: str | None = None) -> bytes:
+        """A provider module file's bytes, recorded as read (for cache validation) and verified
+        (`verify`) the first time: hashed once a run, however many readers ask (OSError as open)."""
+        with open(path, "rb") as handle:
+            data = handle.read()
+        relative = relative or self.relative(path)
+        if relative not in self.touched:
+            digest = hashlib.sha256(data).hexdigest()
+            if self.verify is not None:
+                self.verify(relative, digest)
+            self.touched[relative] = digest
+        return data
+
     def runtime_file(self, dotted: str) -> Path | None:
         """The `.py` that runs when `dotted`'s interface is a `.pyi` stub beside it; else None."""
         path = self.module_file(dotted)
@@ -84,12 +98,13 @@ class ModuleLoader:
         return runtime if runtime.is_file() else None
 
     def read_text(self, path: Path) -> str | None:
-        """A provider file's text, recorded as read (None when it cannot be read)."""
-        self._touch(path)
+        """A provider module file's text, recorded as read (None when it cannot be read)."""
         try:
-            return path.read_text("utf-8", errors="replace")
+            text = self.read_module_bytes(path).decode("utf-8", errors="replace")
         except OSError:
             return None
+        # universal newlines, as a file opened as text reads
+        return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
     def owns(self, dotted: str) -> bool:
         return dotted.split(".", 1)[0] in self.packages
@@ -127,12 +142,7 @@ class ModuleLoader:
         module = None
         path = self.module_file(dotted)
         if path is not None:
-            data = path.read_bytes()
-            sha256 = hashlib.sha256(data).hexdigest()
-            if self.verify is not None:
-                self.verify(self.relative(path), sha256)
-            self.touched[self.relative(path)] = sha256
-            code = data.decode("utf-8", errors="replace")
+            code = self.read_module_bytes(path).decode("utf-8", errors="replace")
             parent_name, _, name = dotted.rpartition(".")
             if self._extensions is None:
                 lazyimport.load_all()  # Griffe and the index's helpers, once, before any Griffe object exists
@@ -170,23 +180,25 @@ class ModuleLoader:
         return iter(self._sources)
 
     def _read_sources(self) -> Iterator[tuple[str, str]]:
+        # On strings (`files_under`): ~1,400 files a release, one pathlib object each cost more
+        # than reading them.
+        root = os.fspath(self.root)
         for pkg in sorted(self.packages):
-            base = self.root / pkg
-            files = sorted(base.rglob("*.py")) if base.is_dir() else []
-            for path in files:
+            base = os.path.join(root, pkg)
+            if not os.path.isdir(base):
+                continue
+            # in path order, as `sorted(Path.rglob(...))` gives it: folder by folder
+            files = sorted((rel for rel, _ in files_under(base) if rel.endswith(".py")), key=lambda rel: rel.split("/"))
+            for rel in files:
+                relative = f"{pkg}/{rel}"
                 try:
-                    data = path.read_bytes()
+                    data = self.read_module_bytes(os.path.join(base, rel), relative)
                 except OSError:
                     continue
-                digest = hashlib.sha256(data).hexdigest()
-                if self.verify is not None:
-                    self.verify(self.relative(path), digest)
-                self.touched.setdefault(self.relative(path), digest)
-                parts = list(path.relative_to(self.root).with_suffix("").parts)
+                parts = relative[:-3].split("/")
                 if parts[-1] == "__init__":
                     parts.pop()
                 yield ".".join(parts), data.decode("utf-8", errors="replace")
-
 
 
 def declare_overload_only(obj: griffe.Module | griffe.Class) -> None:

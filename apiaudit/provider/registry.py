@@ -166,11 +166,9 @@ def _read(index: ProviderIndex, rule: RegistryRule) -> Registry | None:
     path = index.loader.module_file(rule.module)
     if path is None:
         return None
-    data = path.read_bytes()
-    relative = index.loader.relative(path)
-    index.loader.touched[relative] = hashlib.sha256(data).hexdigest()  # a changed file invalidates the cache
+    data = index.loader.read_module_bytes(path)  # recorded: a changed file invalidates the cache
     try:
-        return parse_registry(data.decode("utf-8", errors="replace"), rule, relative)
+        return parse_registry(data.decode("utf-8", errors="replace"), rule, index.loader.relative(path))
     except SyntaxError:
         return None
 
@@ -394,8 +392,7 @@ def _read_shape(index: ProviderIndex, module: str) -> _ModuleShape | None:
     path = index.loader.module_file(module)
     if path is None:
         return None
-    data = path.read_bytes()
-    index.loader.touched.setdefault(index.loader.relative(path), hashlib.sha256(data).hexdigest())
+    data = index.loader.read_module_bytes(path)
     lines = data.decode("utf-8", errors="replace").splitlines()
     package = module if path.name.startswith("__init__.") else module.rpartition(".")[0]
     imports: dict[str, str] = {}

@@ -31,7 +31,7 @@ from apiaudit.consumer.walk.evaluate import Evaluator
 from apiaudit.consumer.walk.record import Recorder
 from apiaudit.consumer.walk.scopes import ClassScope, Env, Scope
 from apiaudit.consumer.walk.state import WalkState, site_of
-from apiaudit.infra.astutil import descendants, dotted_text
+from apiaudit.infra.astutil import descendants, dotted_text, statements_breadth_first
 
 
 class Block(Protocol):
@@ -43,7 +43,7 @@ class Block(Protocol):
 class Definitions:
     """The functions and classes of one module's walk."""
 
-    __slots__ = ("state", "values", "record", "statements")
+    __slots__ = ("state", "values", "record", "statements", "_members")
 
     # The part above this one, called back (set by the visitor, emptied after the walk).
     statements: Block
@@ -52,11 +52,27 @@ class Definitions:
         self.state = state
         self.values = values
         self.record = record
+        self._members: dict[int, frozenset[str]] = {}  # id(class node) -> own_members, read once
+
+    def own_members(self, node: ast.ClassDef) -> frozenset[str]:
+        """`own_members(node)`, read once a walk (the module's names and the class's scope both ask)."""
+        found = self._members.get(id(node))
+        if found is None:
+            found = self._members[id(node)] = frozenset(own_members(node))
+        return found
 
     def function_def(self, node, outer: Scope, qual: str) -> None:
         if self.state.top_only:
             return
         cls = outer.cls
+        body = node.body
+        if cls is not None and cls.learning and not outer.emit:
+            # The learning pass learns only what self.X holds: what runs after the body's last
+            # statement storing an attribute cannot change it (nor can a body storing none, whose
+            # parameters need not be read either).
+            body = _teaching_prefix(node, cls)
+            if not body:
+                return
         # A function defined in the class body is a method; one nested in a method is a plain
         # function (its first parameter is not self) that sees the method's names, `self` included.
         in_body = cls is not None and not _in_method(outer.function, cls)
@@ -99,9 +115,7 @@ class Definitions:
             env.vars[first] = Chain(Root("fself", f"{self.state.module}.{node.name}"))
             self.state.found.self_functions.add(f"{self.state.module}.{node.name}")
             _replacement_params(env, node, f"{self.state.module}.{node.name}", 0)
-        if cls is not None and cls.learning and not outer.emit and not _may_teach(node, cls):
-            return  # the learning pass learns only what self.X holds: this body cannot change it
-        self.statements.block(node.body, scope)
+        self.statements.block(body, scope)
 
     def _installed(self, node, outer: Scope, qual: str, env: Env) -> None:
         """`@helper(obj, "name")` of a consumer patching helper (consumer/patching.py): the function
@@ -169,7 +183,7 @@ class Definitions:
             self.record.expr(kw.value, scope)
         for d in node.decorator_list:
             self.record.expr(d, scope)
-        own = own_members(node)
+        own = set(self.own_members(node))
         cls = ClassScope(dotted=dotted, own_members=own, property_attrs=_property_attrs(node), derived=bool(node.bases))
         # Pass 1 learns what each self.X holds; pass 2 emits uses with that knowledge.
         first = Scope(scope.env.child(), cls, function, live=scope.live, emit=False)
@@ -200,23 +214,61 @@ def _in_method(function: str, cls: ClassScope) -> bool:
     return function.startswith(cls.dotted.rsplit(".", 1)[-1] + ".")
 
 
-def _may_teach(node: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassScope) -> bool:
-    """Whether walking a method (or a function nested in one) in a class's learning pass can change
-    what the pass learns: it stores or deletes an attribute somewhere (`self.X = ...`, `del
-    self.X`, `for self.X in ...`), or a dict `self.X` holds may be changed through a call or an
-    item assignment. Nothing else the learning pass does outlives it: it emits nothing, and a
-    function's own names are its own."""
+def _teaching_prefix(node: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassScope) -> list[ast.stmt]:
+    """The statements of a method (or a function nested in one) that a class's learning pass must
+    walk: up to the last one storing or deleting an attribute somewhere (`self.X = ...`, `del
+    self.X`, `for self.X in ...`), none without one; all of them when a dict `self.X` holds may
+    be changed later through a call or an item assignment. Nothing else the learning pass does
+    outlives it: it emits nothing, and a function's own names are its own."""
     if any(isinstance(value, DictValue) for value in cls.attr_values.values()):
-        return True
-    return any(isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) for n in descendants(node))
+        return node.body
+    for at in range(len(node.body) - 1, -1, -1):
+        if _stores_attribute(node.body[at]):
+            return node.body[: at + 1]
+    return []
+
+
+def _stores_attribute(stmt: ast.stmt) -> bool:
+    """Whether a statement (or one under it) stores or deletes an attribute. Only statements do
+    (as `own_members` reads them; a comprehension's `for self.x in` is not counted), so
+    expressions are not walked."""
+    for sub in statements_breadth_first(stmt):
+        for target in _targets(sub):
+            if any(isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) for n in descendants(target)):
+                return True
+    return False
+
+
+def _targets(stmt: ast.AST) -> list[ast.expr]:
+    """What a statement stores into or deletes."""
+    if isinstance(stmt, (ast.Assign, ast.Delete)):
+        return stmt.targets
+    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        return [stmt.target]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [item.optional_vars for item in stmt.items if item.optional_vars is not None]
+    return []
 
 
 def _has_call(annotation: ast.expr) -> bool:
-    """Whether evaluating an annotation calls something (a name or a dotted name never does)."""
-    if isinstance(annotation, (ast.Name, ast.Constant)):
-        return False
-    return any(isinstance(n, ast.Call) for n in descendants(annotation))
-
+    """Whether evaluating an annotation calls something (a name or a dotted name never does).
+    The shapes annotations take are followed directly; any other is walked whole."""
+    todo: list[ast.expr] = [annotation]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Name, ast.Constant)):
+            continue
+        if isinstance(node, ast.Attribute):
+            todo.append(node.value)
+        elif isinstance(node, ast.Subscript):
+            todo += (node.value, node.slice)
+        elif isinstance(node, ast.BinOp):
+            todo += (node.left, node.right)
+        elif isinstance(node, (ast.Tuple, ast.List)):
+            todo += node.elts
+        elif any(isinstance(n, ast.Call) for n in descendants(node)):
+            return True
+    return False
 
 def own_members(node: ast.ClassDef) -> set[str]:
     own: set[str] = set()
@@ -264,14 +316,8 @@ def _property_attrs(node: ast.ClassDef) -> dict[str, str]:
 
 def _statements(body: list[ast.stmt]):
     """Every statement under a body, nested ones included (expressions are not entered)."""
-    stack: list = list(body)
-    while stack:
-        stmt = stack.pop()
-        yield stmt
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-            part = getattr(stmt, name, None)
-            if part:
-                stack.extend(part)
+    for stmt in body:
+        yield from statements_breadth_first(stmt)
 
 
 def _decorator_name(node) -> str | None:
