@@ -104,3 +104,21 @@ def test_a_walk_leaves_no_cyclic_garbage():
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_a_text_names_the_release_in_any_case_and_separator():
+    """The text pre-test sparing helpers a walk: `__version__`, or the provider's name spelled with
+    any of `-_.` between its parts, in any case; a name with too many parts is searched by a pattern."""
+    from apiaudit.consumer.visitor import _spellings
+
+    assert _spellings(("hs-connectors", "hs_connectors")) == ("hs-connectors", "hs_connectors", "hs.connectors")
+    assert _spellings(("a-b-c-d-e",)) is None
+
+    def names(source: str, distribution: str) -> bool:
+        options = ConsumerOptions(provider_packages=(distribution.replace("-", "_"),), provider_distribution=distribution)
+        return ModuleVisitor(source, "m.py", "m", False, options)._names_release()
+
+    assert names("import HS.Connectors as c", "hs-connectors")
+    assert names("x = __version__", "hs-connectors")
+    assert not names("import other", "hs-connectors")
+    assert names("v = version('A-B_c.D-e')", "a-b-c-d-e") and not names("v = 1", "a-b-c-d-e")

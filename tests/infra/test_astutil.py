@@ -39,3 +39,24 @@ def test_every_call_site_of_real_code_reads_the_same():
                     assert text == ast.unparse(node), (path, node.lineno)
                 written += 1
     assert plain > written // 2  # the direct path is the one taken most
+
+
+def test_statements_breadth_first_gives_ast_walks_statements_in_its_order():
+    tree = ast.parse(
+        "def f(x):\n"
+        "    if x:\n"
+        "        a = [y for y in x]\n"
+        "    else:\n"
+        "        def g():\n"
+        "            b = 1\n"
+        "    try:\n"
+        "        c = 2\n"
+        "    except E:\n"
+        "        d = 3\n"
+        "    finally:\n"
+        "        e = 4\n"
+    )
+    from apiaudit.infra.astutil import statements_breadth_first
+
+    walked = [n for n in ast.walk(tree) if isinstance(n, (ast.stmt, ast.excepthandler, ast.Module))]
+    assert list(statements_breadth_first(tree)) == walked

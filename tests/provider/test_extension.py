@@ -151,3 +151,31 @@ def test_a_setattr_rebinding_a_member_read_first_adds_none(tmp_path):
                 setattr(self, name, value)
     """)
     assert [facts(module.members[c])["dynamic_attrs"] for c in ("Rebinds", "Adds", "Guarded")] == [False, True, True]
+
+
+def test_only_a_method_whose_lines_name_a_way_to_set_by_name_is_walked_for_one(tmp_path):
+    """The expression walk (`setattr`, `__dict__`, a named registration) is gated per method by
+    its own lines: a method naming none adds nothing, one naming one is read in full, wherever
+    the module names the word elsewhere; a file with lone "\\r" line ends walks every method."""
+    source = """
+        class Mixed:
+            def plain(self):
+                self.kept = 1
+                return helper(self)
+            def named(self, key):
+                setattr(self, "given", 2)
+                self.register_buffer("buffer", None)
+            def computed(self, key, value):
+                setattr(self, key, value)
+        class Quiet:
+            def plain(self):
+                self.kept = 1
+    """
+    module = _module(tmp_path, source)
+    mixed, quiet = facts(module.members["Mixed"]), facts(module.members["Quiet"])
+    assert {"kept", "given", "buffer"} <= set(mixed["self_assigned"]) and mixed["dynamic_attrs"] is True
+    assert quiet["self_assigned"] == ["kept"] and quiet["dynamic_attrs"] is False
+    (tmp_path / "prov" / "__init__.py").write_bytes(textwrap.dedent(source).replace("\n", "\r").encode())
+    again = ModuleLoader(tmp_path, ("prov",)).load("prov")
+    assert facts(again.members["Mixed"])["self_assigned"] == mixed["self_assigned"]
+    assert facts(again.members["Mixed"])["dynamic_attrs"] is True

@@ -53,3 +53,27 @@ def test_what_self_attributes_hold_is_learned_from_every_method_that_can_change_
     assert [s.has_starstar for s in shapes] == [True, False, False]  # widened by a call elsewhere; known keys
     assert [sorted(a.name for a in s.keywords) for s in shapes][2] == ["a"]
     assert not [u for u in f.uses if u.text == "self.engine.step()"]  # conflicting values: nothing known
+
+
+def test_the_learning_pass_reads_a_method_up_to_its_last_attribute_store(tmp_path):
+    # What follows a method's last attribute store cannot change what self.X holds, nor can a
+    # method storing none: the learning pass stops there. A store made in a nested function, or
+    # at the end after other statements, is still learned; a local used by a store is read.
+    f = versioned_files(tmp_path, a="""
+        from prov import Engine, Other
+        class Job:
+            def __init__(self, flag):
+                kind = Engine
+                log(flag)
+                self.engine = kind()
+                def rebuild():
+                    self.spare = Other()
+                rebuild()
+                log("after the last store")
+            def run(self):
+                self.engine.step()
+                self.spare.turn()
+    """)["cons/a.py"]
+    roots = {u.text: (u.root.name, [s.name for s in u.steps if s.kind == "attr"]) for u in f.uses}
+    assert roots["self.engine.step()"] == ("prov.Engine", ["step"])
+    assert roots["self.spare.turn()"] == ("prov.Other", ["turn"])

@@ -1,0 +1,26 @@
+"""The cyclic collector paused for a block, and set for one command."""
+
+from __future__ import annotations
+
+import gc
+
+from apiaudit.infra.gcpause import for_one_command, paused_gc
+
+
+def test_paused_gc_restores_what_it_found():
+    assert gc.isenabled()
+    with paused_gc():
+        with paused_gc():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_one_command_collects_the_young_generation_rarely_and_keeps_the_others():
+    before = gc.get_threshold()
+    try:
+        for_one_command()
+        young, middle, old = gc.get_threshold()
+        assert young >= 100_000 and (middle, old) == before[1:]
+    finally:
+        gc.set_threshold(*before)
