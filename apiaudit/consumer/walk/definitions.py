@@ -65,14 +65,8 @@ class Definitions:
         if self.state.top_only:
             return
         cls = outer.cls
-        body = node.body
-        if cls is not None and cls.learning and not outer.emit:
-            # The learning pass learns only what self.X holds: what runs after the body's last
-            # statement storing an attribute cannot change it (nor can a body storing none, whose
-            # parameters need not be read either).
-            body = _teaching_prefix(node, cls)
-            if not body:
-                return
+        if cls is not None and cls.learning and not outer.emit and not _may_teach(node, cls):
+            return  # the learning pass learns only what self.X holds: this body cannot change it
         # A function defined in the class body is a method; one nested in a method is a plain
         # function (its first parameter is not self) that sees the method's names, `self` included.
         in_body = cls is not None and not _in_method(outer.function, cls)
@@ -115,7 +109,7 @@ class Definitions:
             env.vars[first] = Chain(Root("fself", f"{self.state.module}.{node.name}"))
             self.state.found.self_functions.add(f"{self.state.module}.{node.name}")
             _replacement_params(env, node, f"{self.state.module}.{node.name}", 0)
-        self.statements.block(body, scope)
+        self.statements.block(node.body, scope)
 
     def _installed(self, node, outer: Scope, qual: str, env: Env) -> None:
         """`@helper(obj, "name")` of a consumer patching helper (consumer/patching.py): the function
@@ -214,18 +208,16 @@ def _in_method(function: str, cls: ClassScope) -> bool:
     return function.startswith(cls.dotted.rsplit(".", 1)[-1] + ".")
 
 
-def _teaching_prefix(node: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassScope) -> list[ast.stmt]:
-    """The statements of a method (or a function nested in one) that a class's learning pass must
-    walk: up to the last one storing or deleting an attribute somewhere (`self.X = ...`, `del
-    self.X`, `for self.X in ...`), none without one; all of them when a dict `self.X` holds may
-    be changed later through a call or an item assignment. Nothing else the learning pass does
-    outlives it: it emits nothing, and a function's own names are its own."""
+def _may_teach(node: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassScope) -> bool:
+    """Whether walking a method (or a function nested in one) in a class's learning pass can change
+    what the pass learns: it stores or deletes an attribute somewhere (`self.X = ...`, `del
+    self.X`, `for self.X in ...`), or a dict `self.X` holds may be changed through a call or an
+    item assignment. Nothing else the learning pass does outlives it: it emits nothing, and a
+    function's own names are its own. (A method storing an attribute is walked whole: what
+    follows the store may still change a dict it holds, `self.opts["k"] = v`.)"""
     if any(isinstance(value, DictValue) for value in cls.attr_values.values()):
-        return node.body
-    for at in range(len(node.body) - 1, -1, -1):
-        if _stores_attribute(node.body[at]):
-            return node.body[: at + 1]
-    return []
+        return True
+    return any(_stores_attribute(stmt) for stmt in node.body)
 
 
 def _stores_attribute(stmt: ast.stmt) -> bool:

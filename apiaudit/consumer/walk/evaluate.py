@@ -125,9 +125,7 @@ class Evaluator:
             if len(spine) > MAX_CHAIN:
                 return UNKNOWN
         value = self._atom(cur, scope, fresh, depth)
-        if value is UNKNOWN:
-            return UNKNOWN  # every step applied to an unknown value keeps it unknown (`_apply`)
-        for n in reversed(spine):
+        for n in reversed(spine) if value is not UNKNOWN else ():  # a step keeps UNKNOWN so (`_apply`)
             value = self._apply(n, value, scope, fresh, depth)
         return value
 

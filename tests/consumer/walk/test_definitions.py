@@ -55,10 +55,10 @@ def test_what_self_attributes_hold_is_learned_from_every_method_that_can_change_
     assert not [u for u in f.uses if u.text == "self.engine.step()"]  # conflicting values: nothing known
 
 
-def test_the_learning_pass_reads_a_method_up_to_its_last_attribute_store(tmp_path):
-    # What follows a method's last attribute store cannot change what self.X holds, nor can a
-    # method storing none: the learning pass stops there. A store made in a nested function, or
-    # at the end after other statements, is still learned; a local used by a store is read.
+def test_the_learning_pass_reads_every_method_storing_an_attribute_whole(tmp_path):
+    # A method storing no attribute is skipped before its parameters are read; one storing any
+    # is walked whole: a store in a nested function, a local read by a store, and an item
+    # stored into a dict the method put in self.X after the store all count.
     f = versioned_files(tmp_path, a="""
         from prov import Engine, Other
         class Job:
@@ -69,11 +69,15 @@ def test_the_learning_pass_reads_a_method_up_to_its_last_attribute_store(tmp_pat
                 def rebuild():
                     self.spare = Other()
                 rebuild()
-                log("after the last store")
+                self.opts = {"seed": 1}
+                self.opts["swap"] = 2
             def run(self):
                 self.engine.step()
                 self.spare.turn()
+                Engine(**self.opts)
     """)["cons/a.py"]
     roots = {u.text: (u.root.name, [s.name for s in u.steps if s.kind == "attr"]) for u in f.uses}
     assert roots["self.engine.step()"] == ("prov.Engine", ["step"])
     assert roots["self.spare.turn()"] == ("prov.Other", ["turn"])
+    engine = [u.steps[-1].call for u in f.uses if u.text == "Engine(**self.opts)"]
+    assert [sorted(a.name for a in shape.keywords) for shape in engine] == [["seed", "swap"]]
