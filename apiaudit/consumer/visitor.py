@@ -102,7 +102,7 @@ class ModuleVisitor:
         # By position: built once per file, and cheaper so.
         return WalkState(
             self.module, self.options, self.imports_ctx, _folder(self.options), Env(), top_only, found, postponed,
-            self._names_release(), "setattr" in self.source,
+            self._names_release(), "setattr" in self.source, "__version__" in self.source,
         )  # fmt: skip
 
     def _names_release(self) -> bool:

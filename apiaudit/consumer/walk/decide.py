@@ -23,6 +23,7 @@ from apiaudit.consumer.values import UNKNOWN, Chain, Const, ConsumerRef, Helper,
 from apiaudit.consumer.walk.evaluate import SIGNATURE, Evaluator, HelperCalls, instance_of, is_builtin_call
 from apiaudit.consumer.walk.scopes import Env, Scope
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
+from apiaudit.infra.astutil import descendants
 
 _OP_TEXT = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
 
@@ -139,7 +140,11 @@ class Decider:
         """A test on what the caller passed for a constructor parameter defaulting to None."""
         if not isinstance(node, ast.Name):
             return None
-        owner, names = self.state.found.none_defaults.get(scope.function, ("", frozenset()))
+        found = self.state.found
+        if scope.function not in found.none_defaults:
+            owner, init = found.init_nodes.get(scope.function, ("", None))
+            found.none_defaults[scope.function] = (owner, _none_defaults(init) if init is not None else frozenset())
+        owner, names = found.none_defaults[scope.function]
         if node.id not in names:
             return None
         return g.argument_given(Condition(ConditionKind.ARGUMENT, True, f"{node.id} is not None", name=node.id, owner=owner))
@@ -281,3 +286,32 @@ def may_compare_text(node: ast.Compare) -> bool:
     return any(isinstance(op, g.ORDERING) for op in node.ops) and any(
         isinstance(c, ast.Constant) and isinstance(c.value, str) for c in (node.left, *node.comparators)
     )
+
+
+def _none_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """Parameters defaulting to `None` that nothing in the body rebinds (a store, a `del`, a
+    nested scope's own binding of the name all count): a test on one is a test on what the
+    caller passed."""
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    names = {a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None}
+    if not names:
+        return frozenset()
+    for sub in (sub for stmt in node.body for sub in descendants(stmt)):
+        if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
+            names.discard(sub.id)
+        elif isinstance(sub, ast.arg):
+            names.discard(sub.arg)
+        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
+            names.difference_update(sub.names)
+        elif isinstance(sub, ast.ExceptHandler) and sub.name:
+            names.discard(sub.name)
+        elif isinstance(sub, ast.alias):
+            names.discard(sub.asname or sub.name.partition(".")[0])
+        elif isinstance(sub, (ast.MatchAs, ast.MatchStar)) and sub.name:
+            names.discard(sub.name)
+        elif isinstance(sub, ast.MatchMapping) and sub.rest:
+            names.discard(sub.rest)
+    return frozenset(names)

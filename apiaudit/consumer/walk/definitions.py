@@ -88,10 +88,8 @@ class Definitions:
                     env.vars[a.arg] = Chain(Root("param", cls.dotted, method=node.name, param=a.arg, position=position))
         for default in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
             self.record.expr(default, outer)
-        if is_method and cls is not None and node.name == "__init__":
-            none = _none_defaults(node)
-            if none:
-                self.state.found.none_defaults[qual] = (cls.dotted, none)
+        if is_method and cls is not None and node.name == "__init__" and _defaults_none(args):
+            self.state.found.init_nodes[qual] = (cls.dotted, node)  # read on a test of a parameter
         if not self.state.postponed:
             # An annotation is evaluated when the `def` runs: a call in it (`x: constr(regex=...)`) is made then.
             annotations = [a.annotation for a in all_args + list(args.kwonlyargs) + [x for x in (args.vararg, args.kwarg) if x]] + [node.returns]
@@ -312,35 +310,10 @@ def _statements(body: list[ast.stmt]):
         yield from statements_breadth_first(stmt)
 
 
+def _defaults_none(args: ast.arguments) -> bool:
+    return any(isinstance(d, ast.Constant) and d.value is None for d in (*args.defaults, *args.kw_defaults))
+
+
 def _decorator_name(node) -> str | None:
     name = dotted_text(node.func if isinstance(node, ast.Call) else node)
     return name.rsplit(".", 1)[-1] if name else None
-
-
-def _none_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
-    """Parameters defaulting to `None` that nothing in the body rebinds (a store, a `del`, a
-    nested scope's own binding of the name all count): a test on one is a test on what the
-    caller passed."""
-    args = node.args
-    positional = [*args.posonlyargs, *args.args]
-    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
-    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-    names = {a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None}
-    if not names:
-        return frozenset()
-    for sub in (sub for stmt in node.body for sub in descendants(stmt)):
-        if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
-            names.discard(sub.id)
-        elif isinstance(sub, ast.arg):
-            names.discard(sub.arg)
-        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
-            names.difference_update(sub.names)
-        elif isinstance(sub, ast.ExceptHandler) and sub.name:
-            names.discard(sub.name)
-        elif isinstance(sub, ast.alias):
-            names.discard(sub.asname or sub.name.partition(".")[0])
-        elif isinstance(sub, (ast.MatchAs, ast.MatchStar)) and sub.name:
-            names.discard(sub.name)
-        elif isinstance(sub, ast.MatchMapping) and sub.rest:
-            names.discard(sub.rest)
-    return frozenset(names)

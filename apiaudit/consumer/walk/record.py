@@ -163,7 +163,8 @@ class Recorder:
                 self.state.found.uses.append(
                     Use(chain.root, chain.steps, site_of(node), scope.function, text_of(node), live, failed, scope.type_error_handler)
                 )
-        self._emit_version_reads(node, scope)
+        if self.state.names_version:
+            self._emit_version_reads(node, scope)
 
     def _emit_version_reads(self, node: ast.expr, scope: Scope) -> None:
         """`NAME.__version__` folds to the audited release's version, but the read is a use too:

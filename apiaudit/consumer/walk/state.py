@@ -49,8 +49,11 @@ class Found:
     # module-level classes (dotted) -> the names their bodies define: `Cls.x` for any other x is a
     # member the class inherits (from its provider base, the checks decide)
     class_members: dict[str, frozenset[str]] = field(default_factory=dict, init=False)
-    # an `__init__` (its qualified name) -> (its class, the parameters that default to None and
-    # are never rebound in its body): a test on one holds only where a caller passes it
+    # an `__init__` with a parameter defaulting to None (its qualified name) -> (its class, its node)
+    init_nodes: dict[str, tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = field(default_factory=dict, init=False)
+    # a function (its qualified name) -> (its class, the parameters that default to None and are
+    # never rebound in its body), read from `init_nodes` on the first test of a name there: a test
+    # on one holds only where a caller passes it
     none_defaults: dict[str, tuple[str, frozenset[str]]] = field(default_factory=dict, init=False)
     # module-level functions (dotted) that are patching helpers (consumer/patching.py)
     patch_helpers: dict[str, PatchHelper] = field(default_factory=dict, init=False)
@@ -78,6 +81,8 @@ class WalkState:
     names_release: bool = True
     # the text calls `setattr` somewhere: a module-level function may be a patching helper
     names_setattr: bool = True
+    # the text has `__version__`: a chain may read a module's version (a use of it too)
+    names_version: bool = True
 
 
 def site_of(node: ast.AST) -> Site:
