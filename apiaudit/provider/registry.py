@@ -11,6 +11,7 @@ none: which classes can this object be?
 from __future__ import annotations
 
 import ast
+import bisect
 import enum
 import functools
 import hashlib
@@ -383,6 +384,7 @@ def _module_shape(index: ProviderIndex, module: str) -> _ModuleShape | None:
 _CLASS_LINE = re.compile(r"^class\s+(\w+)\s*(\(|:)")
 _FROM_IMPORT = re.compile(r"^\s*from\s+(\.*)([\w.]*)\s+import\s+(.+)$")
 _IMPORT = re.compile(r"^\s*import\s+(.+)$")
+_BODY_STARTS = ("", " ", "\t", "#", ")")  # a line starting so (or blank) goes on a class body
 _BUILTINS = frozenset(dir(__import__("builtins")))
 
 
@@ -397,30 +399,34 @@ def _read_shape(index: ProviderIndex, module: str) -> _ModuleShape | None:
     package = module if path.name.startswith("__init__.") else module.rpartition(".")[0]
     imports: dict[str, str] = {}
     classes: dict[str, tuple[tuple[str | None, ...], str]] = {}
-    i = 0
-    while i < len(lines):
+    # Only lines that may be an import or a class header are looked at, and a class body ends at
+    # the next line that starts at column 0 (not blank, a comment or a closing bracket).
+    candidates = [i for i, line in enumerate(lines) if "import" in line or line.startswith("class")]
+    outdented = [i for i, line in enumerate(lines) if line[:1] not in _BODY_STARTS and line.strip()]
+    done = 0  # the lines before this one were read as part of an import or a class
+    for i in candidates:
+        if i < done:
+            continue
         line = lines[i]
-        found = _FROM_IMPORT.match(line) or _IMPORT.match(line)
-        if found is not None:
+        if _FROM_IMPORT.match(line) or _IMPORT.match(line):
             text = line
             while "(" in text and ")" not in text and i + 1 < len(lines):
                 i += 1
                 text += " " + lines[i]
             _imports(text, package, imports)
-        else:
-            header = _CLASS_LINE.match(line)
-            if header is not None:
-                start = i
-                text = line.split("#", 1)[0]
-                while not text.rstrip().endswith(":") and i + 1 < len(lines):
-                    i += 1
-                    text += " " + lines[i].split("#", 1)[0]
-                end = i + 1
-                while end < len(lines) and (not lines[end].strip() or lines[end][:1] in (" ", "\t", "#", ")")):
-                    end += 1
-                classes[header.group(1)] = (_bases(text), "\n".join(lines[start:end]))
-                i = end - 1
-        i += 1
+            done = i + 1
+            continue
+        header = _CLASS_LINE.match(line)
+        if header is None:
+            continue
+        start = i
+        text = line.split("#", 1)[0]
+        while not text.rstrip().endswith(":") and i + 1 < len(lines):
+            i += 1
+            text += " " + lines[i].split("#", 1)[0]
+        after = bisect.bisect_right(outdented, i)
+        done = outdented[after] if after < len(outdented) else len(lines)
+        classes[header.group(1)] = (_bases(text), "\n".join(lines[start:done]))
     return _ModuleShape(module, classes, imports)
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from email.parser import HeaderParser
 from pathlib import Path
 
 from apiaudit.sources.base import CodeTree
@@ -67,6 +66,8 @@ def declared(tree: CodeTree) -> list[str]:
     if metadata is None:
         return []
     try:
+        from email.parser import HeaderParser  # here: a scan of a consumer that imports the provider never reads one
+
         headers = HeaderParser().parsestr(metadata.read_text("utf-8", errors="replace"))
     except OSError:
         return []
