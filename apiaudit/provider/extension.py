@@ -46,6 +46,9 @@ class FactsExtension(griffe.Extension):
         # The lines of the module being visited that name `setattr`, `__dict__` or a named
         # registration (None without its source: every method is then walked).
         self._dynamic_lines: list[int] | None = None
+        # Its text, and the offsets its lines start at (made on the first question about them).
+        self._code: str | None = None
+        self._line_starts: list[int] | None = None
 
     def _record_marks(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, obj: griffe.Object) -> None:
         module, imports, may_warn = self._module
@@ -91,11 +94,14 @@ class FactsExtension(griffe.Extension):
 
     def on_function_instance(self, *, node: ast.AST | griffe.ObjectNode, func: griffe.Function, agent: _Agent = None, **kwargs: Any) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            _record_forwarding(node, func)
+            if node.args.kwarg is not None and self._may_splat(node, node.args.kwarg.arg):
+                _record_forwarding(node, func)
             self._record_marks(node, func)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and only_raises_not_implemented(node):
             func.extra.setdefault(KEY, {})["not_implemented"] = True
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.decorator_list:
+        # What the body names is read for a function decorated `@dataclass_transform(...)` only
+        # (shapes/transform.py), and that decorator is always called.
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not any(isinstance(d, ast.Call) for d in node.decorator_list):
             return
         names: set[str] = set()
         extra_literals: set[str] = set()
@@ -107,12 +113,29 @@ class FactsExtension(griffe.Extension):
                     extra_literals.add(sub.value.value)
         func.extra.setdefault(KEY, {}).update({"body_names": sorted(names), "extra_literals": sorted(extra_literals)})
 
+    def _may_splat(self, node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+        """Whether a function's text spells `**name` more than once (its signature does once):
+        only then can it pass its `**kwargs` on. True without the module's text."""
+        code = self._code
+        if code is None or node.end_lineno is None:
+            return True
+        if self._line_starts is None:
+            self._line_starts = [0, *(found.end() for found in re.finditer("\n", code))]
+        starts = self._line_starts
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        text = code[starts[first - 1] : starts[node.end_lineno] if node.end_lineno < len(starts) else len(code)]
+        return len(re.findall(rf"\*\*\s*{re.escape(name)}\b", text)) > 1
+
     def on_module_instance(self, *, node: ast.AST | griffe.ObjectNode, mod: griffe.Module, agent: _Agent = None, **kwargs: Any) -> None:
         if not isinstance(node, ast.Module):
             return
         code = getattr(agent, "code", None)
-        # (A lone "\r" ends a line for the parser but not for the count: then every method is walked.)
-        self._dynamic_lines = None if code is None or "\r" in code.replace("\r\n", "\n") else _lines_naming(code, _DYNAMIC_WORDS)
+        # The text, unless a lone "\r" ends a line there: that does for the parser, not for the
+        # line numbers read from the text (then every method is walked, every function read).
+        lone_cr = code is not None and "\r" in code and "\r" in code.replace("\r\n", "\n")
+        self._code = None if lone_cr else code
+        self._line_starts = None
+        self._dynamic_lines = None if self._code is None else _lines_naming(self._code, _DYNAMIC_WORDS)
         self._module = (
             mod.path,
             deprecation_marks.module_imports(node, mod.path, mod.is_init_module),
@@ -225,14 +248,18 @@ def _assigned_targets(node: ast.AST) -> list[ast.AST]:
     return []
 
 
+# `globals()` subscripted, its method called or bound to a name; `sys.modules[__name__]`
+_MAY_FILL = re.compile(r"globals\(\)\)*\s*[\[.]|=\s*\(*\s*globals\(\)|sys\.modules\[__name__\]")
+
+
 def fills_namespace(module: ast.Module, source: str | None = None) -> str | None:
     """The first statement of a function that binds the module's own names by a computed key
     (`globals()[key] = sys.modules[name]` in a registry's `import_prefix`, as sqlalchemy's
     `util.preloaded` fills itself; `globals().update(...)`; `setattr(sys.modules[__name__], ...)`):
     names that exist once that function has run. (In a function `vars()` is its locals, and
     `sys.modules[k] = m` installs another module: neither binds this module's names.)"""
-    if source is not None and "globals()" not in source and "sys.modules[__name__]" not in source:
-        return None
+    if source is not None and not _MAY_FILL.search(source):
+        return None  # globals() only passed on (`LazyLoader("m", globals(), ...)`) binds nothing here
     nodes = sorted(ast.walk(module), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
     mapping: set[str] = set()  # names bound to globals()
     module_obj: set[str] = set()  # names bound to sys.modules[__name__]

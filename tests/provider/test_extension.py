@@ -108,10 +108,12 @@ def test_placeholder_bodies():
         "import sys\nclass R:\n    def import_prefix(self, key, module):\n        self.__dict__[key] = globals()[key] = sys.modules[module]",
         "def fill(names):\n    g = globals()\n    g.update(names)",
         "import sys\ndef fill(k, v):\n    setattr(sys.modules[__name__], k, v)",
+        "def fill(k, v):\n    (globals())[k] = v",
     ],
 )
 def test_namespaces_filled_at_run_time(code):
     assert fills_namespace(ast.parse(code)) is not None
+    assert fills_namespace(ast.parse(code), code) is not None  # the text pre-test lets it through
 
 
 @pytest.mark.parametrize(
@@ -122,10 +124,13 @@ def test_namespaces_filled_at_run_time(code):
         "def f(k):\n    vars()[k] = 1",
         "def f(name):\n    return globals()[name]",
         "def f(d, k):\n    d[k] = 1",
+        # globals() only passed on: the text pre-test skips the walk
+        'torch = LazyLoader("torch", globals(), "torch")',
     ],
 )
 def test_namespaces_not_filled_at_run_time(code):
     assert fills_namespace(ast.parse(code)) is None
+    assert fills_namespace(ast.parse(code), code) is None
 
 
 def test_a_setattr_rebinding_a_member_read_first_adds_none(tmp_path):
@@ -179,3 +184,20 @@ def test_only_a_method_whose_lines_name_a_way_to_set_by_name_is_walked_for_one(t
     again = ModuleLoader(tmp_path, ("prov",)).load("prov")
     assert facts(again.members["Mixed"])["self_assigned"] == mixed["self_assigned"]
     assert facts(again.members["Mixed"])["dynamic_attrs"] is True
+
+
+def test_a_function_passing_its_kwargs_on_is_read_and_one_only_taking_them_is_not(tmp_path):
+    module = _module(tmp_path, """
+        def passes(a, **kwargs):
+            return Other(a, **kwargs)
+        def spaced(**options):
+            return Other(** options)
+        def takes(**kwargs):
+            return len(kwargs)
+        @wrap(**defaults)
+        def decorated(**kwargs):
+            pass
+    """)
+    forwards = {name: facts(module.members[name]).get("forwards") for name in ("passes", "spaced", "takes", "decorated")}
+    assert forwards["passes"] == [("Other", ())] and forwards["spaced"] == [("Other", ())]
+    assert forwards["takes"] is None and forwards["decorated"] is None
