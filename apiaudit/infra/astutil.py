@@ -70,6 +70,18 @@ def statements_breadth_first(node: ast.AST):
                     queue.extend(value)
 
 
+def assignment_targets(stmt: ast.AST) -> list[ast.expr]:
+    """What a statement stores into or deletes (its targets; none for any other statement).
+    With `statements_breadth_first`, every attribute store but a comprehension's `for self.x in`."""
+    if isinstance(stmt, (ast.Assign, ast.Delete)):
+        return stmt.targets
+    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        return [stmt.target]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [item.optional_vars for item in stmt.items if item.optional_vars is not None]
+    return []
+
+
 def absolute_import(package: str, name: str | None, level: int) -> str:
     """The module `from <level dots><name> import ...` names, inside `package` (the importing
     module's package: itself for an `__init__`)."""

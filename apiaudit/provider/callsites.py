@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from apiaudit.infra.astutil import module_names, statements_breadth_first, union_members
+from apiaudit.infra.astutil import assignment_targets, descendants, module_names, statements_breadth_first, union_members
 from apiaudit.infra.gcpause import paused_gc
 from apiaudit.provider.records import Found, ProviderCall, ProviderReference, SymbolKind
 
@@ -469,11 +469,12 @@ def _held_attributes(tree: ast.Module, lines: list[str], shorts: set[str]) -> fr
         segment = "\n".join(lines[node.lineno - 1 : node.end_lineno])
         if not any(short in segment for short in shorts):
             continue
-        for inner in ast.walk(node):
-            if isinstance(inner, ast.Attribute) and isinstance(inner.ctx, ast.Store):
-                held.add(inner.attr)
-            elif isinstance(inner, ast.AnnAssign) and isinstance(inner.target, ast.Name):
+        # stores are statements (a comprehension's `for self.x in` is not read): expressions are not walked
+        for inner in statements_breadth_first(node):
+            if isinstance(inner, ast.AnnAssign) and isinstance(inner.target, ast.Name):
                 held.add(inner.target.id)
+            for target in assignment_targets(inner):
+                held.update(leaf.attr for leaf in descendants(target) if isinstance(leaf, ast.Attribute) and isinstance(leaf.ctx, ast.Store))
     return frozenset(held)
 
 

@@ -31,7 +31,7 @@ from apiaudit.consumer.walk.evaluate import Evaluator
 from apiaudit.consumer.walk.record import Recorder
 from apiaudit.consumer.walk.scopes import ClassScope, Env, Scope
 from apiaudit.consumer.walk.state import WalkState, site_of
-from apiaudit.infra.astutil import descendants, dotted_text, statements_breadth_first
+from apiaudit.infra.astutil import assignment_targets, descendants, dotted_text, statements_breadth_first
 
 
 class Block(Protocol):
@@ -223,21 +223,10 @@ def _stores_attribute(stmt: ast.stmt) -> bool:
     (as `own_members` reads them; a comprehension's `for self.x in` is not counted), so
     expressions are not walked."""
     for sub in statements_breadth_first(stmt):
-        for target in _targets(sub):
+        for target in assignment_targets(sub):
             if any(isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) for n in descendants(target)):
                 return True
     return False
-
-
-def _targets(stmt: ast.AST) -> list[ast.expr]:
-    """What a statement stores into or deletes."""
-    if isinstance(stmt, (ast.Assign, ast.Delete)):
-        return stmt.targets
-    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
-        return [stmt.target]
-    if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return [item.optional_vars for item in stmt.items if item.optional_vars is not None]
-    return []
 
 
 def _has_call(annotation: ast.expr) -> bool:
