@@ -446,8 +446,13 @@ def find_instance_calls(index: ProviderIndex, classes: Iterable[str]) -> tuple[P
     wanted = frozenset(classes)
     shorts = {c.rpartition(".")[2] for c in wanted}
     found: list[ProviderCall] = []
-    naming = re.compile("|".join(re.escape(short) for short in sorted(shorts))) if shorts else None
-    for module, text, tree, _ in _files_naming(index, lambda text: naming is not None and naming.search(text) is not None):
+    # one search for a part every name shares (`Model` of `LlamaModel`, `Qwen2Model`) before one a name
+    common = _common_part(shorts)
+
+    def naming(text: str) -> bool:
+        return (not common or common in text) and any(short in text for short in shorts)
+
+    for module, text, tree, _ in _files_naming(index, naming):
         held = _held_attributes(tree, text.splitlines(), shorts)
         if not held:
             continue
@@ -456,6 +461,17 @@ def find_instance_calls(index: ProviderIndex, classes: Iterable[str]) -> tuple[P
         reader.read(tree)
         found.extend(call for _, call in reader.calls)
     return tuple(found)
+
+
+def _common_part(names: set[str], least: int = 4) -> str:
+    """The longest text every name contains, if it has `least` characters ("" otherwise)."""
+    shortest = min(names, key=len, default="")
+    for size in range(len(shortest), least - 1, -1):
+        for start in range(len(shortest) - size + 1):
+            part = shortest[start : start + size]
+            if all(part in name for name in names):
+                return part
+    return ""
 
 
 def _held_attributes(tree: ast.Module, lines: list[str], shorts: set[str]) -> frozenset[str]:

@@ -342,7 +342,7 @@ class ModelTypes:
             return True
         if members:
             joined = "\n".join(texts)
-            return all(re.search(rf"\b{re.escape(m)}\b", joined) for m in members)
+            return all(m in joined and re.search(rf"\b{re.escape(m)}\b", joined) for m in members)
         return False
 
     def _is_subclass(self, class_path: str, owner: str) -> bool:

@@ -138,3 +138,11 @@ def test_a_declared_union_leaves_the_receiver_unknown_without_a_visit(tmp_path):
     index = ProviderIndex(tmp_path, ("prov",))
     assert [(c.location, c.receiver) for c in find_calls(index, ["reset", "other"])["reset"]] == [("prov/runner.py:8", "prov.pool.Pool")]
     assert "prov.runner" not in index.loader._modules
+
+
+def test_the_part_every_class_name_shares_is_searched_first():
+    from apiaudit.provider.callsites import _common_part
+
+    assert _common_part({"LlamaModel", "Qwen2Model", "MiMoModel"}) == "Model"
+    assert _common_part({"LlamaForCausalLM", "MistralForCausalLM"}) == "ForCausalLM"
+    assert _common_part({"Engine", "Scheduler"}) == "" and _common_part(set()) == ""
