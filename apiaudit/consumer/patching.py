@@ -27,6 +27,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from apiaudit.infra.astutil import own_statements
+
 
 @dataclass(frozen=True, slots=True)
 class PatchHelper:
@@ -82,16 +84,7 @@ def patch_helper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> PatchHelper | 
 
 def _defined_in(body: list[ast.stmt]) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
     """The functions a body defines, under its `if`/`try` blocks too (not inside other functions)."""
-    out: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
-    stack = list(body)
-    while stack:
-        stmt = stack.pop()
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            out.append(stmt)
-        elif not isinstance(stmt, ast.ClassDef):
-            for part in ("body", "orelse", "finalbody", "handlers"):
-                stack.extend(getattr(stmt, part, None) or [])
-    return out
+    return [stmt for stmt in own_statements(body) if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
 
 def _own_calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
@@ -132,13 +125,4 @@ def _forwarded(wrapper: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, in
 
 def _returned_names(body: list[ast.stmt]) -> set[str]:
     """Names `return NAME` gives back in a body (not in the functions it defines)."""
-    names: set[str] = set()
-    stack = list(body)
-    while stack:
-        stmt = stack.pop()
-        if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name):
-            names.add(stmt.value.id)
-        elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            for part in ("body", "orelse", "finalbody", "handlers"):
-                stack.extend(getattr(stmt, part, None) or [])
-    return names
+    return {stmt.value.id for stmt in own_statements(body) if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name)}

@@ -70,6 +70,18 @@ def statements_breadth_first(node: ast.AST):
                     queue.extend(value)
 
 
+def own_statements(body: list[ast.stmt]):
+    """The statements of a body, under its `if`/`for`/`with`/`try`/`match` blocks too, but not
+    inside the functions and classes it defines (those statements themselves are given)."""
+    stack: list = list(body)
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for part in ("body", "orelse", "finalbody", "handlers", "cases"):
+                stack.extend(getattr(stmt, part, None) or [])
+
+
 def assignment_targets(stmt: ast.AST) -> list[ast.expr]:
     """What a statement stores into or deletes (its targets; none for any other statement).
     With `statements_breadth_first`, every attribute store but a comprehension's `for self.x in`."""

@@ -60,3 +60,21 @@ def test_statements_breadth_first_gives_ast_walks_statements_in_its_order():
 
     walked = [n for n in ast.walk(tree) if isinstance(n, (ast.stmt, ast.excepthandler, ast.Module))]
     assert list(statements_breadth_first(tree)) == walked
+
+
+def test_own_statements_stop_at_the_functions_and_classes_a_body_defines():
+    from apiaudit.infra.astutil import own_statements
+
+    tree = ast.parse(
+        "if a:\n"
+        "    def f():\n"
+        "        return inner\n"
+        "else:\n"
+        "    class C:\n"
+        "        x = 1\n"
+        "match v:\n"
+        "    case 1:\n"
+        "        return out\n"
+    )
+    kinds = sorted(type(s).__name__ for s in own_statements(tree.body))
+    assert kinds == ["ClassDef", "FunctionDef", "If", "Match", "Return"]
