@@ -77,4 +77,4 @@ def test_own_statements_stop_at_the_functions_and_classes_a_body_defines():
         "        return out\n"
     )
     kinds = sorted(type(s).__name__ for s in own_statements(tree.body))
-    assert kinds == ["ClassDef", "FunctionDef", "If", "Match", "Return"]
+    assert kinds == ["ClassDef", "FunctionDef", "If", "Match", "Return", "match_case"]  # clauses too, as for handlers
