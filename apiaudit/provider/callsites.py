@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from apiaudit.infra.astutil import assignment_targets, descendants, module_names, statements_breadth_first, union_members
@@ -37,19 +37,74 @@ if TYPE_CHECKING:
     from apiaudit.provider.index import ProviderIndex
 
 
-def _files_naming(index: ProviderIndex, present_in):
+def _files_naming(index: ProviderIndex, present_in, keep: Callable[[str], bool] | None = None):
     """(module, text, parsed tree, what `present_in(text)` found) for every release file in which
-    it finds something: the cheap text test first, a parse only where it passes."""
+    it finds something: the cheap text test first, a parse only where it passes. With `keep`, only
+    the definitions whose text it accepts are parsed (`_partial_tree`)."""
     for module, text in index.loader.source_files():
         present = present_in(text)
         if not present:
             continue
         try:
             with paused_gc():  # an acyclic tree: nothing for the collector to find in it
-                tree = ast.parse(text)
+                tree = (_partial_tree(text, keep) if keep is not None else None) or ast.parse(text)
         except (SyntaxError, ValueError, RecursionError):
             continue
         yield module, text, tree, present
+
+
+# A top-level statement starts at column 0 with a name, a keyword or a decorator (one of these
+# keywords goes on the statement before it; a decorator, on the definition after it).
+_STARTS = re.compile(r"\n(?=[A-Za-z_@])(?!(?:else|elif|except|finally)\b)")
+_DEFINITION = re.compile(r"(?:@[^\n]*\n)*(async[ \t]+def|def|class)[ \t]+(\w+)")
+_OTHER_BREAKS = re.compile("[\v\f\x1c-\x1e\x85\u2028\u2029]|\r(?!\n)")  # line ends `split("\n")` does not see
+
+
+def _partial_tree(text: str, keep: Callable[[str], bool]) -> ast.Module | None:
+    """The module with only the top-level functions and classes whose text `keep` accepts parsed
+    (each with its own line numbers); the others stand as empty definitions of their name, and
+    every other top-level statement (imports, assignments, `if` blocks) is parsed as it is.
+
+    Call-site readers need no more: a call is read in a function whose text names the method,
+    and a class's attributes in the class holding that function. None (parse it whole) when the
+    text does not split into top-level statements that each parse alone (a split inside a string
+    or brackets leaves a part that does not), or nothing is left out."""
+    if _OTHER_BREAKS.search(text):
+        return None
+    starts = [0, *(found.start() + 1 for found in _STARTS.finditer(text)), len(text)]
+    body: list[ast.stmt] = []
+    skipped, line, at = 0, 1, 0  # `at`: where the statement read next starts (its decorators)
+    for start, end in zip(starts, starts[1:]):
+        if text.startswith("@", start):
+            continue  # a decorator: part of the definition below it
+        block = text[at:end]
+        definition = _DEFINITION.match(block)
+        if definition is not None and not keep(block):
+            keyword, name = definition.groups()
+            stub = [ast.Pass(lineno=line, col_offset=0, end_lineno=line, end_col_offset=0)]
+            node: ast.stmt = (
+                ast.ClassDef(name=name, bases=[], keywords=[], body=stub, decorator_list=[])
+                if keyword == "class"
+                else ast.FunctionDef(name=name, args=ast.arguments([], [], None, [], [], None, []), body=stub, decorator_list=[])
+            )
+            node.lineno, node.col_offset, node.end_lineno, node.end_col_offset = line, 0, line, 0
+            body.append(node)
+            skipped += 1
+        else:
+            try:
+                parsed = ast.parse("\n" * (line - 1) + block)  # its own line numbers
+            except (SyntaxError, ValueError):
+                return None
+            if definition is not None and not (
+                len(parsed.body) == 1 and isinstance(parsed.body[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            ):
+                return None
+            body += parsed.body
+        line += block.count("\n")
+        at = end
+    if at < len(text):
+        return None  # decorators with nothing below them
+    return ast.Module(body=body, type_ignores=[]) if skipped else None
 
 
 def find_calls(index: ProviderIndex, methods: Iterable[str]) -> dict[str, tuple[ProviderCall, ...]]:
@@ -62,7 +117,10 @@ def find_calls(index: ProviderIndex, methods: Iterable[str]) -> dict[str, tuple[
     def present_in(text: str) -> list[str]:
         return sorted(set(needles.findall(text))) if needles is not None else []
 
-    for module, text, tree, present in _files_naming(index, present_in):
+    def names_one(block: str) -> bool:
+        return needles is not None and needles.search(block) is not None
+
+    for module, text, tree, present in _files_naming(index, present_in, names_one):
         reader = _ModuleCalls(index, module, frozenset(present), module_names(tree, module), text)
         reader.read(tree)
         for call in reader.calls:

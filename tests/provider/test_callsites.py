@@ -146,3 +146,44 @@ def test_the_part_every_class_name_shares_is_searched_first():
     assert _common_part({"LlamaModel", "Qwen2Model", "MiMoModel"}) == "Model"
     assert _common_part({"LlamaForCausalLM", "MistralForCausalLM"}) == "ForCausalLM"
     assert _common_part({"Engine", "Scheduler"}) == "" and _common_part(set()) == ""
+
+
+def test_only_the_definitions_naming_a_method_are_parsed_and_the_rest_keep_their_names():
+    import ast
+    import textwrap
+
+    from apiaudit.provider.callsites import _partial_tree
+
+    text = textwrap.dedent('''\
+        import os
+        from pkg import Thing
+
+        @decorate(
+            option=1,
+        )
+        def calls(x):
+            return x.forward(1)
+
+        class Quiet(Thing):
+            def method(self):
+                return 1
+
+        try:
+            import fast
+        except ImportError:
+            fast = None
+        else:
+            pass
+    ''')
+    tree = _partial_tree(text, lambda block: ".forward(" in block)
+    full = ast.parse(text)
+    assert [type(n).__name__ for n in tree.body] == [type(n).__name__ for n in full.body]
+    assert ast.dump(tree.body[2], include_attributes=True) == ast.dump(full.body[2], include_attributes=True)  # kept whole
+    quiet = tree.body[3]
+    assert quiet.name == "Quiet" and isinstance(quiet.body[0], ast.Pass)  # its name only
+    assert ast.dump(tree.body[4], include_attributes=True) == ast.dump(full.body[4], include_attributes=True)  # try/except/else
+    # nothing left out, or a split inside a string or brackets, or a lone CR: parsed whole instead
+    assert _partial_tree(text, lambda block: True) is None
+    assert _partial_tree('x = """\nclass Inside:\n"""\ndef f():\n    pass\n', lambda block: False) is None
+    assert _partial_tree("call(\nargument)\ndef f():\n    pass\n", lambda block: False) is None
+    assert _partial_tree("import os\rdef f():\n    pass\n", lambda block: False) is None
