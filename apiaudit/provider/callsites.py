@@ -81,7 +81,7 @@ def _partial_tree(text: str, keep: Callable[[str], bool]) -> ast.Module | None:
         definition = _DEFINITION.match(block)
         if definition is not None and not keep(block):
             keyword, name = definition.groups()
-            stub = [ast.Pass(lineno=line, col_offset=0, end_lineno=line, end_col_offset=0)]
+            stub: list[ast.stmt] = [ast.Pass(lineno=line, col_offset=0, end_lineno=line, end_col_offset=0)]
             node: ast.stmt = (
                 ast.ClassDef(name=name, bases=[], keywords=[], body=stub, decorator_list=[])
                 if keyword == "class"
