@@ -70,6 +70,12 @@ def statements_breadth_first(node: ast.AST):
                     queue.extend(value)
 
 
+def lone_carriage_return(text: str) -> bool:
+    """Whether a "\r" not followed by "\n" ends a line: the parser counts it as a line end, so
+    line numbers read from `text.split("\n")` or a count of "\n" would not match its own."""
+    return "\r" in text and "\r" in text.replace("\r\n", "\n")
+
+
 def own_statements(body: list[ast.stmt]):
     """The statements of a body, under its `if`/`for`/`with`/`try`/`match` blocks too, but not
     inside the functions and classes it defines (those statements themselves are given)."""

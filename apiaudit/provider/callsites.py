@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from apiaudit.infra.astutil import assignment_targets, descendants, module_names, statements_breadth_first, union_members
+from apiaudit.infra.astutil import assignment_targets, descendants, lone_carriage_return, module_names, statements_breadth_first, union_members
 from apiaudit.infra.gcpause import paused_gc
 from apiaudit.provider.records import Found, ProviderCall, ProviderReference, SymbolKind
 
@@ -57,7 +57,6 @@ def _files_naming(index: ProviderIndex, present_in, keep: Callable[[str], bool] 
 # keywords goes on the statement before it; a decorator, on the definition after it).
 _STARTS = re.compile(r"\n(?=[A-Za-z_@])(?!(?:else|elif|except|finally)\b)")
 _DEFINITION = re.compile(r"(?:@[^\n]*\n)*(async[ \t]+def|def|class)[ \t]+(\w+)")
-_OTHER_BREAKS = re.compile("[\v\f\x1c-\x1e\x85\u2028\u2029]|\r(?!\n)")  # line ends `split("\n")` does not see
 
 
 def _partial_tree(text: str, keep: Callable[[str], bool]) -> ast.Module | None:
@@ -69,8 +68,8 @@ def _partial_tree(text: str, keep: Callable[[str], bool]) -> ast.Module | None:
     and a class's attributes in the class holding that function. None (parse it whole) when the
     text does not split into top-level statements that each parse alone (a split inside a string
     or brackets leaves a part that does not), or nothing is left out."""
-    if _OTHER_BREAKS.search(text):
-        return None
+    if lone_carriage_return(text):
+        return None  # a line end the split below does not see
     starts = [0, *(found.start() + 1 for found in _STARTS.finditer(text)), len(text)]
     body: list[ast.stmt] = []
     skipped, line, at = 0, 1, 0  # `at`: where the statement read next starts (its decorators)

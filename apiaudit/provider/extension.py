@@ -24,7 +24,7 @@ from typing import Any, TypeAlias, TypeGuard
 
 import griffe
 
-from apiaudit.infra.astutil import absolute_import, descendants, dotted_text, statements_breadth_first
+from apiaudit.infra.astutil import absolute_import, descendants, dotted_text, lone_carriage_return, statements_breadth_first
 from apiaudit.provider import deprecation_marks, module_getattr
 
 KEY = "apiaudit"
@@ -132,8 +132,7 @@ class FactsExtension(griffe.Extension):
         code = getattr(agent, "code", None)
         # The text, unless a lone "\r" ends a line there: that does for the parser, not for the
         # line numbers read from the text (then every method is walked, every function read).
-        lone_cr = code is not None and "\r" in code and "\r" in code.replace("\r\n", "\n")
-        self._code = None if lone_cr else code
+        self._code = None if code is None or lone_carriage_return(code) else code
         self._line_starts = None
         self._dynamic_lines = None if self._code is None else _lines_naming(self._code, _DYNAMIC_WORDS)
         self._module = (
