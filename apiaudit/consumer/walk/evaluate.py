@@ -45,7 +45,7 @@ from apiaudit.consumer.values import (
 )
 from apiaudit.consumer.walk.scopes import FORGOTTEN, Scope, assigned_attr_key, is_self
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
-from apiaudit.infra.astutil import dotted_text, union_members
+from apiaudit.infra.astutil import union_members
 
 MAX_CHAIN = 200  # longer attribute/call chains are not followed (they degrade to Unknown)
 VERSION_PARSERS = frozenset({"packaging.version.Version", "packaging.version.parse", "pkg_resources.parse_version"})
