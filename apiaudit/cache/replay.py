@@ -361,10 +361,10 @@ def template(first: str, second: str) -> tuple[list[str], list[str]] | None:
         return None
     a, b = _SENTINELS
     pieces, holes, start, at = [], [], 0, 0
-    while at < len(first):
-        if first[at] == second[at]:
-            at += 1
-            continue
+    while True:
+        at = _next_difference(first, second, at)
+        if at == len(first):
+            break
         kind = next((k for k in _FORMATS if first.startswith(_formatted(a, k), at) and second.startswith(_formatted(b, k), at)), None)
         if kind is None:
             return None
@@ -373,6 +373,20 @@ def template(first: str, second: str) -> tuple[list[str], list[str]] | None:
         at = start = at + len(_formatted(a, kind))
     pieces.append(first[start:])
     return pieces, holes
+
+
+_BLOCK = 1 << 16  # characters compared at once: a large report's text is ~4 MB
+
+
+def _next_difference(first: str, second: str, at: int) -> int:
+    """The first index from `at` where two texts of one length differ (their length if none):
+    blocks compared whole (in C) before one character at a time, where one differs."""
+    end = len(first)
+    while at < end and first[at : at + _BLOCK] == second[at : at + _BLOCK]:
+        at += _BLOCK
+    while at < end and first[at] == second[at]:
+        at += 1
+    return min(at, end)
 
 
 # --- recording ---------------------------------------------------------------------------------
@@ -480,15 +494,27 @@ def note_scan(**scan: Any) -> None:
     _RECORDER.scans.append((scan, probes))
 
 
-def note_output(text: str, duration: float, output: Path | None, render: Callable[[float], str]) -> None:
-    """The report as written (`text`, which says `duration`), and how to render it with another duration."""
+def note_output(written: str, duration: float, output: Path | None, render: Callable[[float], str]) -> None:
+    """The report as written (`written`: `output_digest` of the text, which says `duration`), and
+    how to render it with another duration. The caller keeps only the digest: a large report's
+    text (~15 MB for 4,000 findings) is not held while the sentinels' texts are made."""
     if _RECORDER is None:
         return
-    written = [t if t.endswith("\n") else t + "\n" for t in (text, *(render(s) for s in _SENTINELS))]
-    shape = template(written[1], written[2])
-    if shape is None or fill(*shape, duration) != written[0]:
+
+    def ended(rendered: str) -> str:
+        return rendered if rendered.endswith("\n") else rendered + "\n"
+
+    # Each sentinel's text is rendered only here, and goes when its pieces are taken.
+    shape = template(*(ended(render(s)) for s in _SENTINELS))
+    if shape is None or output_digest(fill(*shape, duration)) != written:
         return
     _RECORDER.output = (shape[0], shape[1], os.path.abspath(os.fspath(output)) if output is not None else "", duration)
+
+
+def output_digest(text: str) -> str:
+    """What `note_output` compares a rendered text by (any `str`: a lone surrogate is hashed as its bytes)."""
+    ended = text if text.endswith("\n") else text + "\n"
+    return _sha256(ended.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def early_probes() -> list[tuple[str, str]]:

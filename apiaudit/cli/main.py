@@ -15,9 +15,6 @@ import sys
 from apiaudit import __version__
 from apiaudit.cli.commands import AUDIT_COMMANDS
 
-# (young, middle, old) generation thresholds for an audit; Python's defaults are (700, 10, 10).
-_GC_THRESHOLDS = (100_000, 50, 100)
-
 
 def main() -> None:
     if sys.argv[1:] == ["--version"]:
@@ -35,17 +32,15 @@ def main() -> None:
             if code is not None:
                 raise SystemExit(code)
             recorder = invocation.record()
-    import gc
-
     from apiaudit.cli.group import cli
     from apiaudit.cli.options import install_signal_handlers
+    from apiaudit.infra.gcpause import for_one_command
 
     # An audit is one short-lived process building large acyclic structures (ast trees, cache
     # values): at the default thresholds the collector's passes over them cost more than the
-    # cycles they free (a third of a cold 1,000-file scan). `run` (training) and library callers
-    # keep Python's settings.
+    # cycles they free. `run` (training) and library callers keep Python's settings.
     if _command() in AUDIT_COMMANDS:
-        gc.set_threshold(*_GC_THRESHOLDS)
+        for_one_command()
     install_signal_handlers()
     ended: object = KeyboardInterrupt  # what ended the command, if not an exit code
     try:
@@ -68,9 +63,7 @@ def run() -> None:
     audit, leave at once. Everything is written and flushed by then; what is left is freeing
     the index and consumer values one by one, which costs a large scan about half a second."""
     from apiaudit.cli.streams import end_on_broken_pipe, flush_standard_streams, is_broken_pipe
-    from apiaudit.infra.gcpause import for_one_command
 
-    for_one_command()
     try:
         try:
             main()

@@ -114,6 +114,8 @@ def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_ver
 
     text = rendered(report)
     write_output(text, output, chosen, quiet=quiet)
+    written = replay.output_digest(text)
+    del text  # a large report's text is not kept while the replay renders it twice more
     # The same command line, nothing changed, writes this again before click is imported.
-    replay.note_output(text, report.duration_s, output, lambda seconds: rendered(replace(report, duration_s=seconds)))
+    replay.note_output(written, report.duration_s, output, lambda seconds: rendered(replace(report, duration_s=seconds)))
     sys.exit(report.exit_code(parse_fail_on(fail_on), strict=strict))

@@ -156,8 +156,12 @@ def test_the_named_form_is_still_read():
     assert codec.decode(named) == consumer_records.Site(3, 4)
 
 
-def test_a_file_is_written_mapping_by_mapping_as_one_encoding_would_write_it():
-    for value in ({"a": {"b": FILE, ("x", 1): CALL}, "c": []}, {}, {"k": {}}, FILE, [1, {"a": 2}], {1: {2: {3: PARAM}}}):
+def test_a_file_is_written_mapping_by_mapping_and_item_by_item_as_one_encoding_would_write_it():
+    values = (
+        {"a": {"b": FILE, ("x", 1): CALL}, "c": []}, {}, {"k": {}}, FILE, [1, {"a": 2}], {1: {2: {3: PARAM}}},
+        {"report": {"findings": [{"rule": "r", "line": 3}, {"rule": "s", "at": [1, (2, 3)]}], "notices": []}}, [[], [[]]],
+    )  # fmt: skip
+    for value in values:
         whole = json.dumps(codec.encode(value), separators=(",", ":"), ensure_ascii=False).encode()
         assert codec.dumps("test", value).partition(b"\n")[2] == whole
         assert codec.loads("test", codec.dumps("test", value)) == value

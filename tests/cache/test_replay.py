@@ -484,6 +484,22 @@ def test_the_duration_is_found_however_each_format_writes_it():
     assert replay.template(render(7.3), render(4.6).replace("v0.7.3", "v0.7.4")) is None
 
 
+def test_the_duration_is_found_in_a_long_report_wherever_it_falls():
+    # The texts are compared a block at a time: a duration across a block's edge, in the last
+    # block, and a difference in the very last character are each found.
+    block = replay._BLOCK
+    for at in (block - 2, 3 * block + 5, 0):
+
+        def render(seconds: float, at: int = at) -> str:
+            return "x" * at + f"{seconds:.3f}" + "é" * (4 * block - at)
+
+        pieces, holes = replay.template(render(7.3), render(4.6))
+        assert holes == ["3f"] and replay.fill(pieces, holes, 12.5) == render(12.5)
+    long = "y" * (2 * block)
+    assert replay.template(long + "a", long + "b") is None
+    assert replay.template(long, long) == ([long], [])
+
+
 def test_an_entry_reads_back_and_a_changed_byte_or_key_is_refused():
     entry = replay.Entry(1, "", "apiaudit: wrote x\n", ["a", "b\n"], ["2f"], "2026-01-02", [("c", "/p", "f" * 64), ("l", "/ü\udcff", "!2")])
     raw = replay.encode("k" * 64, entry)
