@@ -237,7 +237,7 @@ def check_launch(target: LaunchTarget, argv: Sequence[str], *, path: str = "<com
     if line is None:
         known = ", ".join(f"`{c.text}`" for _, c in commands) or "none"
         raise InputError(f"`{text}` starts no server the {target.name} rules describe (commands: {known})")
-    file = ConsumerFile(path=path, module="", launch_lines=(line,), lines=(text,))
+    file = ConsumerFile(path=path, module="", launch_lines=(line,), source=text)
     launched = launch_findings(target, file, consumer)
     return FileCheck(tuple(launched.findings), (), tuple(launched.plugins))
 

@@ -411,14 +411,26 @@ def loads(kind: str, raw: bytes) -> Any:
     return _decoded(payload, "its content is not a valid entry")
 
 
+def _shared(items: Any) -> list:
+    """A record's or tuple's items, each short text one shared object per value (`sys.intern`):
+    the parser makes a new string for every occurrence, and a 1,000-file consumer's records hold
+    400,000 strings of 56,000 values (22 MB more than the values). A long text (a file's source)
+    is its own value."""
+    intern = sys.intern
+    return [intern(item) if type(item) is str and len(item) <= _SHARED_LENGTH else item for item in _items(items)]
+
+
+_SHARED_LENGTH = 200
+
+
 def _rebuild(obj: dict) -> Any:
     """One JSON object, its members already rebuilt: a tagged value, or a dataclass's field map."""
     if len(obj) == 1:
         ((tag, items),) = obj.items()
         if tag == "$C":
-            return _positional(items)
+            return _positional(_shared(items))
         if tag == "$t":
-            return tuple(_items(items))
+            return tuple(_shared(items))
         if tag == "$l":
             return _items(items)
         if tag == "$d":

@@ -50,7 +50,7 @@ import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any, Callable, Sequence
+    from typing import Any, AnyStr, Callable, Sequence
 
 FORMAT = 1
 _MAGIC = b"apiaudit-replay"
@@ -346,26 +346,37 @@ def _formatted(seconds: float, kind: str) -> str:
     return format(seconds, ".3f") if kind == "3f" else format(seconds, ".2f") if kind == "2f" else repr(float(seconds))
 
 
-def fill(pieces: list[str], holes: list[str], seconds: float) -> str:
+def fill(pieces: Sequence[AnyStr], holes: list[str], seconds: float) -> AnyStr:
     out = [pieces[0]]
     for kind, piece in zip(holes, pieces[1:]):
-        out += [_formatted(seconds, kind), piece]
-    return "".join(out)
+        out += [_spelled(_formatted(seconds, kind), piece), piece]
+    return pieces[0][:0].join(out)
 
 
-def template(first: str, second: str) -> tuple[list[str], list[str]] | None:
-    """(pieces, holes) of the same output rendered with each of `_SENTINELS` as its duration:
-    the text they share, and how the duration is formatted where they differ; None when they
-    differ in any other way."""
+def _spelled(text: str, like: AnyStr) -> AnyStr:
+    """A duration as text or, among UTF-8 bytes, as its (ASCII) bytes."""
+    return text.encode("ascii") if isinstance(like, bytes) else text
+
+
+def template(first: AnyStr, second: AnyStr) -> tuple[list[AnyStr], list[str]] | None:
+    """(pieces, holes) of the same output rendered with each of `_SENTINELS` as its duration
+    (as text, or as UTF-8 bytes): the text they share, and how the duration is formatted where
+    they differ; None when they differ in any other way."""
     if len(first) != len(second):
         return None
     a, b = _SENTINELS
-    pieces, holes, start, at = [], [], 0, 0
+    pieces: list[AnyStr] = []
+    holes: list[str] = []
+    start, at = 0, 0
     while True:
         at = _next_difference(first, second, at)
         if at == len(first):
             break
-        kind = next((k for k in _FORMATS if first.startswith(_formatted(a, k), at) and second.startswith(_formatted(b, k), at)), None)
+        kind = next(
+            (k for k in _FORMATS
+             if first.startswith(_spelled(_formatted(a, k), first), at) and second.startswith(_spelled(_formatted(b, k), first), at)),
+            None,
+        )  # fmt: skip
         if kind is None:
             return None
         pieces.append(first[start:at])
@@ -378,7 +389,7 @@ def template(first: str, second: str) -> tuple[list[str], list[str]] | None:
 _BLOCK = 1 << 16  # characters compared at once: a large report's text is ~4 MB
 
 
-def _next_difference(first: str, second: str, at: int) -> int:
+def _next_difference(first: AnyStr, second: AnyStr, at: int) -> int:
     """The first index from `at` where two texts of one length differ (their length if none):
     blocks compared whole (in C) before one character at a time, where one differs."""
     end = len(first)
@@ -501,20 +512,24 @@ def note_output(written: str, duration: float, output: Path | None, render: Call
     if _RECORDER is None:
         return
 
-    def ended(rendered: str) -> str:
-        return rendered if rendered.endswith("\n") else rendered + "\n"
-
-    # Each sentinel's text is rendered only here, and goes when its pieces are taken.
-    shape = template(*(ended(render(s)) for s in _SENTINELS))
-    if shape is None or output_digest(fill(*shape, duration)) != written:
+    # Each sentinel's text is rendered here and kept as UTF-8 bytes (a large report's text is
+    # ~15 MB as a string where one character needs four bytes, ~4 MB as bytes).
+    shape = template(*(_utf8_ended(render(s)) for s in _SENTINELS))
+    if shape is None or _sha256(fill(*shape, duration)).hexdigest() != written:
         return
-    _RECORDER.output = (shape[0], shape[1], os.path.abspath(os.fspath(output)) if output is not None else "", duration)
+    pieces = [piece.decode("utf-8", "surrogatepass") for piece in shape[0]]
+    _RECORDER.output = (pieces, shape[1], os.path.abspath(os.fspath(output)) if output is not None else "", duration)
+
+
+def _utf8_ended(text: str) -> bytes:
+    """The text as written (ending with a line end), as bytes any `str` encodes to (a lone
+    surrogate as its own three bytes): a digest of it, or pieces cut where ASCII differs."""
+    return (text if text.endswith("\n") else text + "\n").encode("utf-8", "surrogatepass")
 
 
 def output_digest(text: str) -> str:
-    """What `note_output` compares a rendered text by (any `str`: a lone surrogate is hashed as its bytes)."""
-    ended = text if text.endswith("\n") else text + "\n"
-    return _sha256(ended.encode("utf-8", "surrogatepass")).hexdigest()
+    """What `note_output` compares a rendered text by."""
+    return _sha256(_utf8_ended(text)).hexdigest()
 
 
 def early_probes() -> list[tuple[str, str]]:

@@ -123,9 +123,9 @@ def _consumer_names(ctx: CheckContext, name: str) -> bool:
     called = re.compile(rf"\.{word}\s*\(|[\"']{word}[\"']")
     read, stored = re.compile(rf"\.{word}\b"), re.compile(rf"\.{word}\s*(?::[^=]*)?=(?!=)")
     for f in ctx.files:
-        if not any(name in line for line in f.lines):
+        text = f.source
+        if name not in text:
             continue
-        text = "\n".join(f.lines)
         if called.search(text) or (read.search(text) and not stored.search(text)):
             return True
     return False

@@ -286,27 +286,27 @@ class _Reading:
 
     path: Path
     file: ConsumerFile | None
-    own_lines: bool  # the reading's lines are the file's own text
+    own_source: bool  # the reading's text is the file's own (then not stored: read from the file)
     json: codec.Encoded | None = None  # the stored form, once written (compressed until the cache is written)
 
     @staticmethod
     def of(path: Path, found: ConsumerFile, raw: bytes, *, stored: bool) -> _Reading:
-        own_lines = bool(found.lines) and found.lines == tuple(raw.decode("utf-8", errors="replace").splitlines())
-        reading = _Reading(path, found, own_lines)
+        own_source = bool(found.source) and found.source == raw.decode("utf-8", errors="replace")
+        reading = _Reading(path, found, own_source)
         return replace(reading, json=reading._encoded()) if stored else reading
 
     def _encoded(self) -> codec.Encoded:
         assert self.file is not None
-        return codec.Encoded.packed(codec.to_json(replace(self.file, lines=()) if self.own_lines else self.file))
+        return codec.Encoded.packed(codec.to_json(replace(self.file, source="") if self.own_source else self.file))
 
     @property
     def stored(self) -> Stored | None:
-        return (self.json, self.own_lines) if self.json is not None else None
+        return (self.json, self.own_source) if self.json is not None else None
 
     def packed(self) -> _Reading:
         if self.file is None:
             return self
-        return _Reading(self.path, None, self.own_lines, self.json if self.json is not None else self._encoded())
+        return _Reading(self.path, None, self.own_source, self.json if self.json is not None else self._encoded())
 
     def unpacked(self, raw: bytes) -> _Reading:
         if self.file is not None or self.json is None:
@@ -314,8 +314,8 @@ class _Reading:
         found = codec.from_json(self.json.json)
         if not isinstance(found, ConsumerFile):
             raise codec.CacheFormatError("not a consumer file")
-        if self.own_lines:
-            found = replace(found, lines=tuple(raw.decode("utf-8", errors="replace").splitlines()))
+        if self.own_source:
+            found = replace(found, source=raw.decode("utf-8", errors="replace"))
         return replace(self, file=found)
 
 
@@ -488,10 +488,10 @@ class _FileCache:
         """The bytes the file's sha256 was taken of (None: it could not be read)."""
         return self._raw.get(path) if self.sha(path) is not None else None
 
-    def _lines(self, path: Path) -> tuple[str, ...] | None:
-        """The file's lines as the visitor reads them, from the bytes its sha256 was taken of."""
+    def _source(self, path: Path) -> str | None:
+        """The file's text as the visitor reads it, from the bytes its sha256 was taken of."""
         raw = self._raw.pop(path, None)
-        return None if raw is None else tuple(raw.decode("utf-8", errors="replace").splitlines())
+        return None if raw is None else raw.decode("utf-8", errors="replace")
 
     def _entry(self, path: Path) -> tuple | None:
         entry = self.entries.get(str(path))
@@ -508,8 +508,8 @@ class _FileCache:
         if not entry[4]:
             self._raw.pop(path, None)
             return entry[3]
-        lines = self._lines(path)
-        return replace(entry[3], lines=lines) if lines is not None else None
+        source = self._source(path)
+        return replace(entry[3], source=source) if source is not None else None
 
     def put_bindings(self, path: Path, bindings: tuple[dict[str, str], dict[str, object]]) -> None:
         sha = self.sha(path)
@@ -524,13 +524,13 @@ class _FileCache:
             return
         if stored is not None:
             self._raw.pop(path, None)
-            encoded, own_lines = stored
-            self.entries[str(path)] = (entry[0], entry[1], variant, encoded, own_lines)
+            encoded, own_source = stored
+            self.entries[str(path)] = (entry[0], entry[1], variant, encoded, own_source)
         else:
-            lines = self._lines(path)
-            own_lines = bool(result.lines) and lines == result.lines
-            kept = replace(result, lines=()) if own_lines else result
-            self.entries[str(path)] = (entry[0], entry[1], variant, kept, own_lines)
+            source = self._source(path)
+            own_source = bool(result.source) and source == result.source
+            kept = replace(result, source="") if own_source else result
+            self.entries[str(path)] = (entry[0], entry[1], variant, kept, own_source)
         self.dirty = True
 
     def save(self, workers: int = 1) -> None:

@@ -155,9 +155,8 @@ def job_file(root: Path, path: Path, commands: Commands) -> ConsumerFile:
         text = path.read_bytes().decode("utf-8", errors="replace")
     except OSError as exc:
         return ConsumerFile(path=rel, module="", error=str(exc), error_site=Site(1, 0))
-    lines = tuple(text.splitlines())
     if not commands or not mentions_command(text, commands):
-        return ConsumerFile(path=rel, module="", lines=lines)
+        return ConsumerFile(path=rel, module="", source=text)
     if path.suffix in YAML_SUFFIXES:
         found = _yaml_lines(text, commands)
     elif path.suffix == ".toml":
@@ -166,7 +165,7 @@ def job_file(root: Path, path: Path, commands: Commands) -> ConsumerFile:
         found = None
     if found is None:  # shell, or a config that does not parse: its text read as shell
         found = list(shell_text_lines(text, commands))
-    return ConsumerFile(path=rel, module="", lines=lines, launch_lines=tuple(found))
+    return ConsumerFile(path=rel, module="", source=text, launch_lines=tuple(found))
 
 
 def shell_text_lines(text: str, commands: Commands) -> Iterator[LaunchLine]:

@@ -52,7 +52,7 @@ def _convert(value: Any, lines: tuple[str, ...], non_ascii: set[int]) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         changes = {}
         for f in dataclasses.fields(value):
-            if f.name == "lines":
+            if f.name == "source":
                 continue
             old = getattr(value, f.name)
             new = _convert(old, lines, non_ascii)

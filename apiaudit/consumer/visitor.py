@@ -76,7 +76,7 @@ class ModuleVisitor:
             attribute_stores=tuple(found.attribute_stores),
             guard_stops=tuple(found.guard_stops),
             notes=tuple(found.notes.values()),
-            lines=tuple(self.source.splitlines()),
+            source=self.source,
             reaches=tuple(found.reaches),
             private_calls=tuple(PrivateCalls(name, tuple(lives)) for name, lives in sorted(found.private_calls.items())),
             private_refs=tuple(sorted(found.private_refs)),

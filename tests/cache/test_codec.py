@@ -30,7 +30,7 @@ FILE = consumer_records.ConsumerFile(
     uses=(consumer_records.Use(ROOT, (STEP,), SITE, "<module>", "C(b=1)"),),
     classes=(consumer_records.ClassFacts("job.K", ("pkg.mod.C",), (), frozenset({"run", "x"}), SITE),),
     method_bindings=(consumer_records.MethodBinding("job.f", (ROOT, (STEP,)), SITE),),
-    lines=("from pkg.mod import C", "C(b=1)"),
+    source="from pkg.mod import C\nC(b=1)\n",
 )
 
 
@@ -210,6 +210,6 @@ def test_a_streamed_write_is_what_dumps_gives_and_an_unstorable_value_leaves_the
 def test_any_str_python_can_hold_round_trips(text):
     """A lone surrogate (a consumer's `"\\ud800"` literal) is a `str` like any other: written,
     packed and read back as itself, halves side by side never joined into one character."""
-    value = (text, {text: [text]}, frozenset({text}), FILE.__class__(path="s.py", module="s", lines=(text,)))
+    value = (text, {text: [text]}, frozenset({text}), FILE.__class__(path="s.py", module="s", source=text))
     assert codec.loads("test", codec.dumps("test", value)) == value
     assert codec.from_json(codec.Encoded.packed(codec.to_json(value)).json) == value

@@ -500,6 +500,21 @@ def test_the_duration_is_found_in_a_long_report_wherever_it_falls():
     assert replay.template(long, long) == ([long], [])
 
 
+def test_the_template_of_utf8_bytes_is_the_template_of_the_text():
+    # What a scan records: its sentinels' texts as bytes (emoji and a lone surrogate included).
+    def render(seconds: float) -> str:
+        return f"🎵 {seconds:.3f} \ud800 é {seconds!r}\n"
+
+    def encoded(text: str) -> bytes:
+        return text.encode("utf-8", "surrogatepass")
+
+    pieces, holes = replay.template(encoded(render(7.3)), encoded(render(4.6)))
+    assert holes == ["3f", "r"]
+    assert [p.decode("utf-8", "surrogatepass") for p in pieces] == replay.template(render(7.3), render(4.6))[0]
+    assert replay.fill(pieces, holes, 0.5) == encoded(render(0.5))
+    assert replay.output_digest(render(0.5)) == replay.output_digest(render(0.5).rstrip("\n"))
+
+
 def test_an_entry_reads_back_and_a_changed_byte_or_key_is_refused():
     entry = replay.Entry(1, "", "apiaudit: wrote x\n", ["a", "b\n"], ["2f"], "2026-01-02", [("c", "/p", "f" * 64), ("l", "/ü\udcff", "!2")])
     raw = replay.encode("k" * 64, entry)
