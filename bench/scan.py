@@ -41,6 +41,7 @@ skipped with a line when there are none).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -430,9 +431,20 @@ def _visitor_at(ref: str, tmp: Path):
         (package / "walk" / Path(path).name).write_bytes(show(path).replace(b"apiaudit.consumer.walk", b"visitor_before.walk"))
     sys.path.insert(0, str(tmp))
     try:
-        return importlib.import_module("visitor_before")  # apiaudit's own earlier code, not audited code
+        earlier = importlib.import_module("visitor_before")  # apiaudit's own earlier code, not audited code
     finally:
         sys.path.remove(str(tmp))
+    from apiaudit.consumer.records import ConsumerFile
+
+    def earlier_file(**fields):
+        # The earlier visitor kept a file's lines (`lines=`, split as it ran); the record now
+        # keeps the text (`source=`): the lines are dropped, their splitting stays in its cost.
+        fields.pop("lines", None)
+        return ConsumerFile(**fields)
+
+    if "lines" not in {f.name for f in dataclasses.fields(ConsumerFile)}:
+        earlier.ConsumerFile = earlier_file
+    return earlier
 
 
 def consumer_stage(args, cache: Path, warm_cpu: float | None) -> None:
