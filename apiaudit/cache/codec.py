@@ -321,15 +321,10 @@ def _payload_chunks(value: Any) -> Iterator[str]:
     kind = type(value)
     if kind is Encoded:
         yield value.json
-    elif kind is tuple and any(type(item) is Encoded for item in value):
-        yield '{"$t":['
-        for number, item in enumerate(value):
-            if number:
-                yield ","
-            yield from _payload_chunks(item)
-        yield "]}"
-    elif kind is list:  # item by item: a stored report's findings (~30 MB encoded at once for 4,000)
-        yield '{"$l":['
+    elif kind is list or (kind is tuple and any(type(item) is Encoded for item in value)):
+        # Item by item: a list (a stored report's findings: ~30 MB encoded at once for 4,000),
+        # or a tuple holding encoded items.
+        yield '{"$l":[' if kind is list else '{"$t":['
         for number, item in enumerate(value):
             if number:
                 yield ","
