@@ -407,10 +407,11 @@ def loads(kind: str, raw: bytes) -> Any:
 
 
 def _shared(items: Any) -> list:
-    """A record's or tuple's items, each short text one shared object per value (`sys.intern`):
-    the parser makes a new string for every occurrence, and a 1,000-file consumer's records hold
-    400,000 strings of 56,000 values (22 MB more than the values). A long text (a file's source)
-    is its own value."""
+    """A record's fields, each short text one shared object per value (`sys.intern`): the parser
+    makes a new string for every occurrence, and a 1,000-file consumer's records hold 400,000
+    strings of 56,000 values (22 MB more than the values). A long text (a file's source) is its
+    own value. Tuples' items are left as parsed: sharing them too cost a consumer cache's decode
+    twice as much for little more."""
     intern = sys.intern
     return [intern(item) if type(item) is str and len(item) <= _SHARED_LENGTH else item for item in _items(items)]
 
@@ -425,7 +426,7 @@ def _rebuild(obj: dict) -> Any:
         if tag == "$C":
             return _positional(_shared(items))
         if tag == "$t":
-            return tuple(_shared(items))
+            return tuple(_items(items))
         if tag == "$l":
             return _items(items)
         if tag == "$d":
