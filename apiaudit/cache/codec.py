@@ -406,6 +406,9 @@ def loads(kind: str, raw: bytes) -> Any:
     return _decoded(payload, "its content is not a valid entry")
 
 
+_SHARED_LENGTH = 200  # characters: a longer text is taken to be its own value
+
+
 def _shared(items: Any) -> list:
     """A record's fields, each short text one shared object per value (`sys.intern`): the parser
     makes a new string for every occurrence, and a 1,000-file consumer's records hold 400,000
@@ -414,9 +417,6 @@ def _shared(items: Any) -> list:
     twice as much for little more."""
     intern = sys.intern
     return [intern(item) if type(item) is str and len(item) <= _SHARED_LENGTH else item for item in _items(items)]
-
-
-_SHARED_LENGTH = 200
 
 
 def _rebuild(obj: dict) -> Any:

@@ -20,7 +20,7 @@ from apiaudit.consumer.patterns import pattern_hits
 from apiaudit.consumer.plugins import added_flags, launch_plugin_names, plugin_names
 from apiaudit.consumer.positions import to_characters
 from apiaudit.consumer.reach import mark_unreachable, named_modules
-from apiaudit.consumer.records import ConsumerFile, ConsumerOptions, Site
+from apiaudit.consumer.records import ConsumerFile, ConsumerOptions, Site, source_of
 from apiaudit.consumer.contracts import defined_functions, replacements
 from apiaudit.consumer.visitor import ModuleVisitor
 from apiaudit.infra.atomic import is_disk_full
@@ -64,7 +64,7 @@ def collect_file(
     module, is_package = module_name(tree, path)
     try:
         raw = path.read_bytes() if raw is None else raw
-        source = raw.decode("utf-8", errors="replace")
+        source = source_of(raw)
         if syntax is None:
             syntax = _parse_bytes(raw, rel)
         syntax = syntax or parse_quietly(source, rel)
@@ -291,7 +291,7 @@ class _Reading:
 
     @staticmethod
     def of(path: Path, found: ConsumerFile, raw: bytes, *, stored: bool) -> _Reading:
-        own_source = bool(found.source) and found.source == raw.decode("utf-8", errors="replace")
+        own_source = bool(found.source) and found.source == source_of(raw)
         reading = _Reading(path, found, own_source)
         return replace(reading, json=reading._encoded()) if stored else reading
 
@@ -315,7 +315,7 @@ class _Reading:
         if not isinstance(found, ConsumerFile):
             raise codec.CacheFormatError("not a consumer file")
         if self.own_source:
-            found = replace(found, source=raw.decode("utf-8", errors="replace"))
+            found = replace(found, source=source_of(raw))
         return replace(self, file=found)
 
 
@@ -411,7 +411,7 @@ def _bindings_of(tree: CodeTree, path: Path, raw: bytes, syntax: ast.Module, opt
     (folded on the audited release, against no other file's exports)."""
     module, is_package = module_name(tree, path)
     try:
-        exports = ModuleVisitor(raw.decode("utf-8", errors="replace"), "", module, is_package, options).exports(syntax)
+        exports = ModuleVisitor(source_of(raw), "", module, is_package, options).exports(syntax)
     except RecursionError:
         exports = {}
     return module_imports(syntax, module, is_package), exports
@@ -491,7 +491,7 @@ class _FileCache:
     def _source(self, path: Path) -> str | None:
         """The file's text as the visitor reads it, from the bytes its sha256 was taken of."""
         raw = self._raw.pop(path, None)
-        return None if raw is None else raw.decode("utf-8", errors="replace")
+        return None if raw is None else source_of(raw)
 
     def _entry(self, path: Path) -> tuple | None:
         entry = self.entries.get(str(path))

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from apiaudit.consumer.positions import char_column
-from apiaudit.consumer.records import UNKNOWN, ConsumerFile, LaunchArg, LaunchLine, Site
+from apiaudit.consumer.records import UNKNOWN, ConsumerFile, LaunchArg, LaunchLine, Site, source_of
 from apiaudit.consumer.shell import simple_commands
 from apiaudit.infra.astutil import dotted_text
 from apiaudit.infra.tomlcompat import tomllib
@@ -152,7 +152,7 @@ def job_file(root: Path, path: Path, commands: Commands) -> ConsumerFile:
     """A shell script or YAML/TOML config read for its provider command lines only."""
     rel = path.relative_to(root).as_posix()
     try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
+        text = source_of(path.read_bytes())
     except OSError as exc:
         return ConsumerFile(path=rel, module="", error=str(exc), error_site=Site(1, 0))
     if not commands or not mentions_command(text, commands):

@@ -431,6 +431,12 @@ class EntryPoint:
     attr: str
 
 
+def source_of(raw: bytes) -> str:
+    """A consumer file's text as every reader of it reads its bytes (a cached record's own text is
+    told by this being equal)."""
+    return raw.decode("utf-8", errors="replace")
+
+
 @lru_cache(maxsize=8)
 def lines_of(source: str) -> tuple[str, ...]:
     """A file's lines, split once for the few files being read or reported at a time."""

@@ -25,15 +25,16 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
+# (young, middle, old); Python's defaults are (700, 10, 10).
+ONE_COMMAND_THRESHOLDS = (500_000, 50, 100)
+
+
 def for_one_command() -> None:
     """An audit builds its index and values once and keeps them to the end, so a collection
     finds little to free while it walks every young object (~400 ns each): collect the young
     generation every 500,000 net allocations, not 700, and the older ones rarely (50 and 100
     young collections, not 10 and 10). A cold scan of one consumer then collects once at most
-    (at Python's settings that was a tenth of its CPU); a large one collects rarely, and what it leaves uncollected
-    meanwhile is bounded by that count (a cold 1,000-file scan: a third of its CPU otherwise)."""
+    (at Python's settings that was a tenth of its CPU); a large one collects rarely, and what
+    it leaves uncollected meanwhile is bounded by that count (a cold 1,000-file scan: a third
+    of its CPU otherwise)."""
     gc.set_threshold(*ONE_COMMAND_THRESHOLDS)
-
-
-# (young, middle, old); Python's defaults are (700, 10, 10).
-ONE_COMMAND_THRESHOLDS = (500_000, 50, 100)
