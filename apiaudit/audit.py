@@ -260,7 +260,7 @@ def _scan_once(
         collected = reached_across(trees, collected)
     for tree, label, files in zip(trees, labels, collected):
         progress.start(f"checking {tree.name} against {provider_tree.name}", len(files))
-        context = consumer_context(setup, label, files, model=model, entry_points=entry_points(tree))
+        context = consumer_context(setup, label, files, model=model, entry_points=entry_points(tree), workers=workers)
         findings.extend(check_files(setup, files, context, workers=workers, on_file=progress.advance))
         files_scanned += len(files)
         uses = sum(len(f.imports) + len(f.uses) + len(f.rpc_calls) + len(f.launch_lines) for f in files)

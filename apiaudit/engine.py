@@ -13,7 +13,7 @@ parsed (`pattern_hits`, `auto_calls`, `lines`).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -36,11 +36,11 @@ from apiaudit.checks.recipe_advice import apply_recipes
 from apiaudit.checks.remote_code import remote_code_findings
 from apiaudit.consumer.records import ConsumerFile, ConsumerOptions, EntryPoint
 from apiaudit.findings import Finding
-from apiaudit.infra.workers import plan, run_split
 from apiaudit.model import ModelFacts
 from apiaudit.provider.cache import open_index
 from apiaudit.provider.index import ProviderIndex
 from apiaudit.provider.records import CallInfo
+from apiaudit.provider.shared import read_shared
 from apiaudit.provider.registry import ModelTypes
 from apiaudit.recipes import RuleBook
 from apiaudit.recipes.records import RemoteCodeRule
@@ -125,15 +125,17 @@ def consumer_context(
     *,
     model: ModelFacts | None = None,
     entry_points: tuple[EntryPoint, ...] = (),
+    workers: int = 1,
 ) -> CheckContext:
     """What checking one consumer's files shares (its classes, injections and bound functions
     across files, the memo of decided guards), for `check_file(..., consumer=)`. `consumer`
     names it in findings; `model` is the model the job loads (None: every registered one);
-    `entry_points`: those its distribution declares (the provider loads some by group)."""
+    `entry_points`: those its distribution declares (the provider loads some by group);
+    `workers`: processes the reading of the release for the provider's calls may be shared among."""
     ctx = CheckContext(consumer, setup.index, files, setup.hosts, setup.model_types, model, evaluate_chain=evaluate_chain)
     ctx.entry_points = entry_points
     record_injections(ctx)
-    prefetch_provider_calls(ctx)
+    prefetch_provider_calls(ctx, workers=workers)
     return ctx
 
 
@@ -271,39 +273,15 @@ def check_files(
     """Every per-file rule on every file of one consumer, in file order: `check_file` for each,
     shared among `workers` processes (`apiaudit.infra.workers`) when there are enough files. What the
     other processes' indexes learned joins this one's (the index cache keeps it)."""
-    shared = plan(range(len(files)), workers, weight=lambda i: 1 + len(files[i].imports) + len(files[i].uses))
-
-    def check_part(take: Iterator[Sequence[int]], send: Callable[[_Checked | _Learned], None]) -> None:
-        answered = setup.index.answered()
-        for chunk in take:
-            for i in chunk:
-                send(_Checked(check_file(setup, files[i], consumer=consumer).findings))
-        send(_Learned(*setup.index.answers_since(answered)))
-
-    def progress(piece: _Checked | _Learned) -> None:
-        if on_file and isinstance(piece, _Checked):
-            on_file()
-
-    split = run_split(shared, check_part, progress)
-    for learned in split.tails:  # what a copy's index learned (in this process: nothing new)
-        if isinstance(learned, _Learned):
-            setup.index.adopt(learned.answers, learned.touched)
-    return [finding for checked in split.pieces if isinstance(checked, _Checked) for finding in checked.findings]
-
-
-@dataclass(frozen=True)
-class _Checked:
-    """`check_files`' piece for one file: its findings."""
-
-    findings: tuple[Finding, ...]
-
-
-@dataclass(frozen=True)
-class _Learned:
-    """`check_files`' last piece of a share: the plain answers its index learned, and the files read."""
-
-    answers: dict
-    touched: dict[str, str]
+    checked = read_shared(
+        setup.index,
+        range(len(files)),
+        lambda i: check_file(setup, files[i], consumer=consumer).findings,
+        workers=workers,
+        weight=lambda i: 1 + len(files[i].imports) + len(files[i].uses),
+        on_result=(lambda _: on_file()) if on_file else None,
+    )
+    return [finding for findings in checked for finding in findings]
 
 
 __all__ = [

@@ -102,8 +102,10 @@ class _Entry:
         if method in self.known:
             return self.known[method]
         self.known[method] = True  # reached through itself: its other callers decide
-        refs = self.ctx.index.references_of([method])[method]
-        runs = not refs or depth <= 0 or _consumer_names(self.ctx, method)
+        # the release's references last: reading them costs a pass over its files
+        runs = depth <= 0 or _consumer_names(self.ctx, method)
+        refs = () if runs else self.ctx.index.references_of([method])[method]
+        runs = runs or not refs
         for ref in () if runs else refs:
             if ref.receiver is None:
                 runs = True  # an object of unknown class, or the name used as a value
@@ -148,9 +150,10 @@ def _module_of(location: str) -> str:
     return path.replace("/", ".")
 
 
-def prefetch_provider_calls(ctx: CheckContext) -> None:
-    """Look up, in one pass over the release, the provider's calls of every method the
-    consumer's classes override (each file's check then reads them from the index's memo)."""
+def prefetch_provider_calls(ctx: CheckContext, *, workers: int = 1) -> None:
+    """Look up, in one pass over the release (shared among `workers` processes), the provider's
+    calls of every method the consumer's classes override (each file's check then reads them
+    from the index's memo)."""
     functions = ctx.methods_by_class
     names: set[str] = set()
     for file in ctx.files:
@@ -161,7 +164,7 @@ def prefetch_provider_calls(ctx: CheckContext) -> None:
                 names.update(f.dotted.rpartition(".")[2] for f in _overriding(ctx, heads, methods))
     # (A replaced attribute is looked up when its object's classes are known: `_replacements`.)
     if names:
-        ctx.index.calls_of(names)
+        ctx.index.calls_of(names, workers=workers)
 
 
 def _overriding(ctx: CheckContext, heads: list[str], methods: dict[str, DefinedFunction]) -> list[DefinedFunction]:

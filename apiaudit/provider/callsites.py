@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from apiaudit.infra.astutil import assignment_targets, descendants, lone_carriage_return, module_names, statements_breadth_first, union_members
 from apiaudit.infra.gcpause import paused_gc
 from apiaudit.provider.records import Found, ProviderCall, ProviderReference, SymbolKind
+from apiaudit.provider.shared import read_shared
 
 if TYPE_CHECKING:
     from apiaudit.provider.index import ProviderIndex
@@ -45,12 +46,18 @@ def _files_naming(index: ProviderIndex, present_in, keep: Callable[[str], bool] 
         present = present_in(text)
         if not present:
             continue
-        try:
-            with paused_gc():  # an acyclic tree: nothing for the collector to find in it
-                tree = (_partial_tree(text, keep) if keep is not None else None) or ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError):
-            continue
-        yield module, text, tree, present
+        tree = _syntax(text, keep)
+        if tree is not None:
+            yield module, text, tree, present
+
+
+def _syntax(text: str, keep: Callable[[str], bool] | None) -> ast.Module | None:
+    """The module's tree (None: it does not parse); with `keep`, `_partial_tree`'s where it can."""
+    try:
+        with paused_gc():  # an acyclic tree: nothing for the collector to find in it
+            return (_partial_tree(text, keep) if keep is not None else None) or ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
 
 
 # A top-level statement starts at column 0 with a name, a keyword or a decorator (one of these
@@ -106,24 +113,32 @@ def _partial_tree(text: str, keep: Callable[[str], bool]) -> ast.Module | None:
     return ast.Module(body=body, type_ignores=[]) if skipped else None
 
 
-def find_calls(index: ProviderIndex, methods: Iterable[str]) -> dict[str, tuple[ProviderCall, ...]]:
-    """method name -> every provider call of it with a typed receiver, in file and line order."""
+def find_calls(index: ProviderIndex, methods: Iterable[str], *, workers: int = 1) -> dict[str, tuple[ProviderCall, ...]]:
+    """method name -> every provider call of it with a typed receiver, in file and line order;
+    the files naming one are read shared among `workers` processes (`provider/shared.py`)."""
     wanted = sorted(set(methods))
     found: dict[str, list[ProviderCall]] = {name: [] for name in wanted}
+    if not wanted:
+        return {}
     # one scan of each file for all the names (`.name(`), not one a name
-    needles = re.compile(r"\.(" + "|".join(re.escape(name) for name in wanted) + r")\(") if wanted else None
-
-    def present_in(text: str) -> list[str]:
-        return sorted(set(needles.findall(text))) if needles is not None else []
+    needles = re.compile(r"\.(" + "|".join(re.escape(name) for name in wanted) + r")\(")
 
     def names_one(block: str) -> bool:
-        return needles is not None and needles.search(block) is not None
+        return needles.search(block) is not None
 
-    for module, text, tree, present in _files_naming(index, present_in, names_one):
+    def calls_in(named: tuple[str, str, list[str]]) -> list[tuple[str, ProviderCall]]:
+        module, text, present = named
+        tree = _syntax(text, names_one)
+        if tree is None:
+            return []
         reader = _ModuleCalls(index, module, frozenset(present), module_names(tree, module), text)
         reader.read(tree)
-        for call in reader.calls:
-            found[call[0]].append(call[1])
+        return reader.calls
+
+    naming = [(module, text, sorted(set(present))) for module, text in index.loader.source_files() if (present := needles.findall(text))]
+    for calls in read_shared(index, naming, calls_in, workers=workers, weight=lambda named: len(named[1])):
+        for name, call in calls:
+            found[name].append(call)
     return {name: tuple(calls) for name, calls in found.items()}
 
 

@@ -950,12 +950,13 @@ class ProviderIndex:
             found = self.class_named(named) if named else None
         return found
 
-    def calls_of(self, methods: Iterable[str]) -> dict[str, tuple[ProviderCall, ...]]:
+    def calls_of(self, methods: Iterable[str], *, workers: int = 1) -> dict[str, tuple[ProviderCall, ...]]:
         """method name -> the provider's own calls of it on receivers of known classes
-        (`provider/callsites.py`), looked up for the names not answered yet in one pass."""
+        (`provider/callsites.py`), looked up for the names not answered yet in one pass (shared
+        among `workers` processes)."""
         from apiaudit.provider.callsites import find_calls
 
-        return self._per_name("provider-calls", methods, find_calls)
+        return self._per_name("provider-calls", methods, lambda index, names: find_calls(index, names, workers=workers))
 
     def references_of(self, methods: Iterable[str]) -> dict[str, tuple[ProviderReference, ...]]:
         """method name -> every place the release names it, its object typed or not
