@@ -501,14 +501,14 @@ def plugin_contract(args, cache: Path, scratch: Path) -> None:
     found = callsites.find_calls
     spent = [0.0]
 
-    def timed(index, methods):
+    def timed(index, methods, **options):
         started = time.perf_counter()
         try:
-            return found(index, methods)
+            return found(index, methods, **options)
         finally:
             spent[0] += time.perf_counter() - started
 
-    def skipped(index, methods):
+    def skipped(index, methods, **options):
         return {name: () for name in set(methods)}
 
     sources.resolve(args.plugin, cache_dir=cache)

@@ -39,7 +39,7 @@ Piece = TypeVar("Piece")
 
 MAX_WORKERS = 4  # past this, the copies' duplicated provider loading outweighs the split
 MIN_SHARE = 40  # items per process below which a split costs more than it saves
-CHUNKS_PER_PROCESS = 6  # the queue's grain: the last chunk taken bounds how long one process waits for another
+CHUNKS_PER_PROCESS = 12  # the queue's grain: the last chunk taken bounds how long one process waits for another
 
 
 _chosen: int | None = None  # --jobs
