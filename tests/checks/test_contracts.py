@@ -239,3 +239,26 @@ def test_an_error_in_an_init_the_factory_cannot_call_follows_that_failure():
 
     assert severities("2") == [(7, "constructor-incompatible", "error", False), (8, "unexpected-keyword", "warning", True)]
     assert severities("1") == [(8, "unexpected-keyword", "error", False)]
+
+
+def test_whether_a_method_runs_reads_the_release_only_when_the_consumer_text_does_not_decide():
+    """A method the consumer's own code names may be run from there: the answer, without the
+    pass over the release's files that reading its references costs (each checking process
+    made it on a 1,000-file consumer)."""
+    from types import SimpleNamespace
+
+    from apiaudit.checks.contracts import _Entry
+    from apiaudit.consumer.records import ConsumerFile
+
+    asked: list[str] = []
+
+    class References:
+        def references_of(self, methods):
+            asked.extend(methods)
+            return {m: () for m in methods}
+
+    ctx = SimpleNamespace(index=References(), files=(ConsumerFile(path="a.py", module="a", source="runner.prepare()\n"),))
+    entry = _Entry(ctx, frozenset(), frozenset())
+    assert entry.runs("prepare", 5) is True and asked == []
+    # named nowhere in the consumer: the release decides (named nowhere there either: run from outside)
+    assert entry.runs("shutdown", 5) is True and asked == ["shutdown"]
