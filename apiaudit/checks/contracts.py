@@ -43,7 +43,7 @@ from apiaudit.checks.context import CheckContext
 from apiaudit.checks.receivers import InstanceValue
 from apiaudit.consumer.records import Arg, CallShape, ClassFacts, ConsumerFile, DefinedFunction, Site, Use
 from apiaudit.findings import Finding, Severity
-from apiaudit.provider.records import Found, Missing, Param, ParamKind, ProviderCall, ReachedVia, Signature, SymbolKind
+from apiaudit.provider.records import Found, Missing, Param, ParamKind, ProviderCall, ProviderReference, ReachedVia, Signature, SymbolKind
 from apiaudit.recipes.records import EntryPointRule, PluginRule
 
 _NOWHERE = Site(0, 0)
@@ -102,19 +102,24 @@ class _Entry:
         if method in self.known:
             return self.known[method]
         self.known[method] = True  # reached through itself: its other callers decide
-        # the release's references last: reading them costs a pass over its files
-        runs = depth <= 0 or _consumer_names(self.ctx, method)
-        refs = () if runs else self.ctx.index.references_of([method])[method]
-        runs = runs or not refs
-        for ref in () if runs else refs:
-            if ref.receiver is None:
-                runs = True  # an object of unknown class, or the name used as a value
-            elif ref.receiver in self.mro and (ref.caller is None or (ref.caller not in self.own and self.runs(ref.caller, depth - 1))):
-                runs = True
-            if runs:
-                break
+        # the consumer's own text first: the release's references cost a pass over its files
+        runs = depth <= 0 or _consumer_names(self.ctx, method) or self._run_from_release(method, depth)
         self.known[method] = runs
         return runs
+
+    def _run_from_release(self, method: str, depth: int) -> bool:
+        """Whether one of the release's references to `method` may run it on an instance (named
+        nowhere there: something outside the release calls it)."""
+        refs = self.ctx.index.references_of([method])[method]
+        return not refs or any(self._reaches(ref, depth) for ref in refs)
+
+    def _reaches(self, ref: ProviderReference, depth: int) -> bool:
+        """Whether an instance may run the method through this reference: an object of unknown
+        class (or the name used as a value), or a call on a class it is, outside the methods it
+        overrides, in a method it runs."""
+        if ref.receiver is None:
+            return True
+        return ref.receiver in self.mro and (ref.caller is None or (ref.caller not in self.own and self.runs(ref.caller, depth - 1)))
 
 
 def _consumer_names(ctx: CheckContext, name: str) -> bool:

@@ -117,7 +117,6 @@ def find_calls(index: ProviderIndex, methods: Iterable[str], *, workers: int = 1
     """method name -> every provider call of it with a typed receiver, in file and line order;
     the files naming one are read shared among `workers` processes (`provider/shared.py`)."""
     wanted = sorted(set(methods))
-    found: dict[str, list[ProviderCall]] = {name: [] for name in wanted}
     if not wanted:
         return {}
     # one scan of each file for all the names (`.name(`), not one a name
@@ -136,6 +135,7 @@ def find_calls(index: ProviderIndex, methods: Iterable[str], *, workers: int = 1
         return reader.calls
 
     naming = [(module, text, sorted(set(present))) for module, text in index.loader.source_files() if (present := needles.findall(text))]
+    found: dict[str, list[ProviderCall]] = {name: [] for name in wanted}
     for calls in read_shared(index, naming, calls_in, workers=workers, weight=lambda named: len(named[1])):
         for name, call in calls:
             found[name].append(call)
