@@ -675,7 +675,8 @@ def _resolved(ctx, file, use, res, via, owner_path, name, findings, report, rest
             findings.append(_cannot_judge(ctx, file, use, res.path, res.reason))
         raise _Stop
     if report:
-        moved = ", ".join(res.moved_to)
+        moved_to = ctx.index.moved_to(res)
+        moved = ", ".join(moved_to)
         message = f"'{owner_path}' has no attribute '{name}'" + (f"; it is defined in {moved}" if moved else "")
         # Not proven absent: a module __getattr__ not read whole, or the consumer sets it there itself.
         doubt = res.doubt or set_by_consumer(ctx, owner_path, name)
@@ -687,8 +688,8 @@ def _resolved(ctx, file, use, res, via, owner_path, name, findings, report, rest
                 message,
                 callee=f"{owner_path}.{name}",
                 provider_location=res.owner.location if res.owner else None,
-                advice=f"Use `{res.moved_to[0]}` instead." if res.moved_to else None,
-                facts=AttributeFacts(name, owner_path, moved_to=res.moved_to[0] if res.moved_to else None),
+                advice=f"Use `{moved_to[0]}` instead." if moved_to else None,
+                facts=AttributeFacts(name, owner_path, moved_to=moved_to[0] if moved_to else None),
                 severity=Severity.WARNING if doubt else None,
                 reason=doubt,
             )

@@ -28,11 +28,11 @@ def check_import(ctx: CheckContext, file: ConsumerFile, imp: ImportUse) -> list[
             from dataclasses import replace
 
             loose = replace(imp, guarded=None)
-            finding = _missing(ctx, file, loose, target, f"cannot import name '{imp.name}' from '{imp.module}'", res.moved_to, res.doubt)
+            finding = _missing(ctx, file, loose, target, f"cannot import name '{imp.name}' from '{imp.module}'", ctx.index.moved_to(res), res.doubt)
             return [replace(finding, message=finding.message + " (ImportError: `except ModuleNotFoundError` does not catch a missing name)")]
         # The consumer may set the name on the module itself before importing it (not proven absent).
         doubt = res.doubt or set_by_consumer(ctx, imp.module, imp.name)
-        return [_missing(ctx, file, imp, target, f"cannot import name '{imp.name}' from '{imp.module}'", res.moved_to, doubt)]
+        return [_missing(ctx, file, imp, target, f"cannot import name '{imp.name}' from '{imp.module}'", ctx.index.moved_to(res), doubt)]
     return [_unknown(ctx, file, imp, target, res.reason)]
 
 

@@ -51,11 +51,12 @@ def _files_naming(index: ProviderIndex, present_in, keep: Callable[[str], bool] 
             yield module, text, tree, present
 
 
-def _syntax(text: str, keep: Callable[[str], bool] | None) -> ast.Module | None:
-    """The module's tree (None: it does not parse); with `keep`, `_partial_tree`'s where it can."""
+def _syntax(text: str, keep: Callable[[str], bool] | None, parsed: dict | None = None) -> ast.Module | None:
+    """The module's tree (None: it does not parse); with `keep`, `_partial_tree`'s where it can
+    (`parsed`: its statements parsed by an earlier call on the same text, reused)."""
     try:
         with paused_gc():  # an acyclic tree: nothing for the collector to find in it
-            return (_partial_tree(text, keep) if keep is not None else None) or ast.parse(text)
+            return (_partial_tree(text, keep, parsed) if keep is not None else None) or ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return None
 
@@ -66,7 +67,7 @@ _STARTS = re.compile(r"\n(?=[A-Za-z_@])(?!(?:else|elif|except|finally)\b)")
 _DEFINITION = re.compile(r"(?:@[^\n]*\n)*(async[ \t]+def|def|class)[ \t]+(\w+)")
 
 
-def _partial_tree(text: str, keep: Callable[[str], bool]) -> ast.Module | None:
+def _partial_tree(text: str, keep: Callable[[str], bool], parsed: dict | None = None) -> ast.Module | None:
     """The module with only the top-level functions and classes whose text `keep` accepts parsed
     (each with its own line numbers); the others stand as empty definitions of their name, and
     every other top-level statement (imports, assignments, `if` blocks) is parsed as it is.
@@ -74,10 +75,17 @@ def _partial_tree(text: str, keep: Callable[[str], bool]) -> ast.Module | None:
     Call-site readers need no more: a call is read in a function whose text names the method,
     and a class's attributes in the class holding that function. None (parse it whole) when the
     text does not split into top-level statements that each parse alone (a split inside a string
-    or brackets leaves a part that does not), or nothing is left out."""
+    or brackets leaves a part that does not), or nothing is left out.
+
+    `parsed` (the same text's): each statement's parse is kept there, and read again from it
+    by a later call with a `keep` that accepts more; with it, a module is returned even when
+    nothing is left out (every statement parsed, as a whole parse reads them)."""
     if lone_carriage_return(text):
         return None  # a line end the split below does not see
-    starts = [0, *(found.start() + 1 for found in _STARTS.finditer(text)), len(text)]
+    shared, parsed = parsed is not None, {} if parsed is None else parsed
+    if "starts" not in parsed:
+        parsed["starts"] = [0, *(found.start() + 1 for found in _STARTS.finditer(text)), len(text)]
+    starts = parsed["starts"]
     body: list[ast.stmt] = []
     skipped, line, at = 0, 1, 0  # `at`: where the statement read next starts (its decorators)
     for start, end in zip(starts, starts[1:]):
@@ -97,20 +105,22 @@ def _partial_tree(text: str, keep: Callable[[str], bool]) -> ast.Module | None:
             body.append(node)
             skipped += 1
         else:
-            try:
-                parsed = ast.parse("\n" * (line - 1) + block)  # its own line numbers
-            except (SyntaxError, ValueError):
-                return None
+            statements = parsed.get(at)
+            if statements is None:
+                try:
+                    statements = parsed[at] = ast.parse("\n" * (line - 1) + block).body  # its own line numbers
+                except (SyntaxError, ValueError):
+                    return None
             if definition is not None and not (
-                len(parsed.body) == 1 and isinstance(parsed.body[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                len(statements) == 1 and isinstance(statements[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
             ):
                 return None
-            body += parsed.body
+            body += statements
         line += block.count("\n")
         at = end
     if at < len(text):
         return None  # decorators with nothing below them
-    return ast.Module(body=body, type_ignores=[]) if skipped else None
+    return ast.Module(body=body, type_ignores=[]) if skipped or shared else None
 
 
 def find_calls(index: ProviderIndex, methods: Iterable[str], *, workers: int = 1) -> dict[str, tuple[ProviderCall, ...]]:
@@ -524,9 +534,21 @@ def find_instance_calls(index: ProviderIndex, classes: Iterable[str]) -> tuple[P
     def naming(text: str) -> bool:
         return (not common or common in text) and any(short in text for short in shorts)
 
-    for module, text, tree, _ in _files_naming(index, naming):
-        held = _held_attributes(tree, text.splitlines(), shorts)
+    for module, text in index.loader.source_files():
+        if not naming(text):
+            continue
+        # Parsed in part, twice over the same statements (each parsed once): the classes naming
+        # one of the classes tell which attributes may hold one; then the definitions naming one
+        # of those attributes too (where their calls and stores are) are read. Model files are
+        # large, and most of their classes (layers, attention) are neither.
+        parsed: dict = {}
+        tree = _syntax(text, naming, parsed)
+        held = _held_attributes(tree, text.splitlines(), shorts) if tree is not None else frozenset()
         if not held:
+            continue
+        uses = re.compile(r"\.(?:" + "|".join(map(re.escape, sorted(held))) + r")\b")  # `.model`, not `.model_config`
+        tree = _syntax(text, lambda block: naming(block) or uses.search(block) is not None, parsed)
+        if tree is None:
             continue
         reader = _ModuleCalls(index, module, held, module_names(tree, module), text)
         reader.instances = wanted

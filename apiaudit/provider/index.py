@@ -7,6 +7,7 @@ Every public query is memoised on plain values and answers with frozen values fr
 from __future__ import annotations
 
 import ast
+import os
 import textwrap
 from pathlib import Path
 from collections.abc import Iterable
@@ -157,6 +158,7 @@ class ProviderIndex:
         self.call_results: Callable[[AssignedValue], Symbol | None] | None = None
         self.call_results_key = ""
         self._definitions: dict[str, tuple[str, ...]] | None = None
+        self._classes_of: dict[str, frozenset[str]] = {}  # module -> its top-level classes, from its text
         self._runtime: dict[str, names.RuntimeBindings | None] = {}
 
     # ----------------------------------------------------------------- memo
@@ -244,7 +246,7 @@ class ProviderIndex:
             if self.loader.is_package_dir(modname) and i == len(parts):
                 return Found(Symbol(modname, SymbolKind.MODULE, None))
         else:
-            return Missing(dotted, None, self.find_definitions(parts[-1]) if len(parts) > 1 else ())
+            return Missing(dotted, None, parts[-1] if len(parts) > 1 else None)
         if module is None:
             return Missing(dotted, None)
         if module.path == dotted:
@@ -255,8 +257,8 @@ class ProviderIndex:
             res = self._member_of(obj, name, seen)
             if not isinstance(res, Found):
                 if isinstance(res, Missing):
-                    moved = self.find_definitions(name) if res.owner and res.owner.kind is SymbolKind.MODULE else ()
-                    return Missing(dotted, res.owner, tuple(m for m in moved if m != dotted), res.doubt)
+                    moved = name if res.owner and res.owner.kind is SymbolKind.MODULE else None
+                    return Missing(dotted, res.owner, moved, res.doubt)
                 return res
             sym = res.symbol
             if sym.kind is SymbolKind.EXTERNAL:
@@ -888,7 +890,26 @@ class ProviderIndex:
     def defines_class(self, path: str) -> bool:
         """Whether `path` is a `class` statement at the top level of its module, read from the
         release's text (no module visited): such a path names that class and nothing else."""
-        return path in self.definitions().get(f"<class>{path.rpartition('.')[2]}", ())
+        module, _, name = path.rpartition(".")
+        return bool(module) and name in self._top_level_classes(module)
+
+    def _top_level_classes(self, module: str) -> frozenset[str]:
+        """The module's top-level classes as the definitions map holds them (its `.py` files
+        only, read as `loader.source_files` reads them), from the module's own text: building
+        the map reads every file of the release."""
+        found = self._classes_of.get(module)
+        if found is None:
+            names_found: set[str] = set()
+            if self.loader.owns(module):
+                base = os.path.join(self.loader.root, *module.split("."))
+                for candidate in (f"{base}.py", os.path.join(base, "__init__.py")):
+                    try:
+                        data = self.loader.read_module_bytes(candidate)
+                    except OSError:
+                        continue
+                    names_found |= names.top_level_classes(data.decode("utf-8", errors="replace"))
+            found = self._classes_of[module] = frozenset(names_found)
+        return found
 
     def reexported_class(self, path: str) -> str | None:
         """The class statement `path` names through plain re-exports (`pkg.Cls` where
@@ -1210,6 +1231,12 @@ class ProviderIndex:
         return None
 
     # ------------------------------------------------- where names are defined
+    def moved_to(self, missing: Missing) -> tuple[str, ...]:
+        """Where else in this release the missing name is defined at top level (a name that moved)."""
+        if missing.moved_name is None:
+            return ()
+        return tuple(m for m in self.find_definitions(missing.moved_name) if m != missing.path)
+
     def find_definitions(self, name: str) -> tuple[str, ...]:
         """Modules of this release that define `name` at top level, from one map built in one pass."""
         return self._cached(("defs", name), lambda: tuple(self.definitions().get(name, ())[:5]))

@@ -29,12 +29,23 @@ def definitions_table(sources: Iterable[tuple[str, str]]) -> tuple[tuple[str, tu
     table: dict[str, list[str]] = {}
     for module, text in sources:
         table.setdefault(f"<module>{module.rpartition('.')[2]}", []).append(module)
-        found = [(cls, cls or func or name) for cls, func, name in _TOP_LEVEL.findall("\n" + text)]
+        found = _top_level(text)
         for name in dict.fromkeys(name for _, name in found):
             table.setdefault(name, []).append(module + "." + name)
         for name in dict.fromkeys(cls for cls, _ in found if cls):
             table.setdefault(f"<class>{name}", []).append(module + "." + name)
     return tuple(sorted((k, tuple(v)) for k, v in table.items()))
+
+
+def top_level_classes(text: str) -> frozenset[str]:
+    """The names of a module's top-level `class` statements, as `definitions_table` reads them
+    (its `<class>NAME` entries for this module): one file's question without the whole map."""
+    return frozenset(cls for cls, _ in _top_level(text) if cls)
+
+
+def _top_level(text: str) -> list[tuple[str, str]]:
+    """(the class name or "", the name) of each top-level definition of the text, in order."""
+    return [(cls, cls or func or name) for cls, func, name in _TOP_LEVEL.findall("\n" + text)]
 
 
 _CLASS = re.compile(r"\n[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)")  # "\n": see _TOP_LEVEL

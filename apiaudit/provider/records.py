@@ -109,7 +109,10 @@ class Missing:
 
     path: str
     owner: Symbol | None
-    moved_to: tuple[str, ...] = ()  # dotted paths elsewhere in the provider defining that name
+    # The name to look for elsewhere in the provider (where it may have moved): looked up by
+    # `ProviderIndex.moved_to` when a finding says it, not when a probe meets the absence (the
+    # map of every top-level name is a read of every file of the release).
+    moved_name: str | None = None
     # Why the absence is likely but not proven (a module __getattr__ whose names were not all
     # read): the checks then report a warning with this reason, never an error.
     doubt: str | None = None

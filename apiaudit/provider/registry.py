@@ -458,12 +458,17 @@ def _bases(header: str) -> tuple[str | None, ...]:
     head = header.rstrip().rstrip(":")
     if "(" not in head:
         return ()
-    inner = head[head.find("(") + 1 : head.rfind(")")]
+    return _bases_written(head[head.find("(") + 1 : head.rfind(")")])
+
+
+@functools.lru_cache(maxsize=4096)
+def _bases_written(inner: str) -> tuple[str | None, ...]:
+    """`_bases` of one header's bracket text; kept, as most model classes share a few (`nn.Module, SupportsPP`)."""
     if not inner.strip():
         return ()
     try:
         call = ast.parse(f"f({inner})", mode="eval").body
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError):
         return (None,)
     if not isinstance(call, ast.Call):
         return (None,)

@@ -39,7 +39,7 @@ FILE = consumer_records.ConsumerFile(
     [
         None, True, 0, 1.5, "text", (), ("a", ("b", None)), ["x", 1], {("call", "a.b", None): CALL},
         frozenset({"a", "b"}), {1, 2}, provider_records.ParamKind.VAR_KEYWORD, PARAM, SIGNATURE, CALL,
-        provider_records.Found(SYMBOL), provider_records.Missing("pkg.x", SYMBOL, ("pkg.y.x",)),
+        provider_records.Found(SYMBOL), provider_records.Missing("pkg.x", SYMBOL, "x"),
         provider_records.Unknown("pkg.z", "module __getattr__"), FILE,
         {"key": "k", "entries": {"job.py": ("sha", {"job.C": "pkg.mod.C"}, "variant", FILE)}},
     ],
