@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from apiaudit.checks import (
@@ -36,6 +36,7 @@ from apiaudit.checks.recipe_advice import apply_recipes
 from apiaudit.checks.remote_code import remote_code_findings
 from apiaudit.consumer.records import ConsumerFile, ConsumerOptions, EntryPoint
 from apiaudit.findings import Finding
+from apiaudit.infra.record import record
 from apiaudit.model import ModelFacts
 from apiaudit.provider.cache import open_index
 from apiaudit.provider.index import ProviderIndex
@@ -47,7 +48,7 @@ from apiaudit.recipes.records import RemoteCodeRule
 from apiaudit.sources.base import CodeTree
 
 
-@dataclass(frozen=True)
+@record
 class ScanSetup:
     """One provider release made ready to check consumers against: what every scan, preflight,
     fix, matrix row and explain probe shares."""
@@ -139,7 +140,7 @@ def consumer_context(
     return ctx
 
 
-@dataclass(frozen=True)
+@record
 class FileCheck:
     """What `check_file` found in one consumer file.
 

@@ -7,11 +7,12 @@ them, only in `apiaudit.report.json_format`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, Union
 
+from apiaudit.infra.record import record
 
-@dataclass(frozen=True)
+
+@record
 class ImportFacts:
     """import-missing: the import as written, and where its name (or module) lives now."""
 
@@ -24,7 +25,7 @@ class ImportFacts:
     guarded: str | None = None  # the exception or condition that guards the import
 
 
-@dataclass(frozen=True)
+@record
 class FailedImportFacts:
     """import-failed-use: the import (at `import_line`) whose failure leaves a name unbound."""
 
@@ -33,7 +34,7 @@ class FailedImportFacts:
     name: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class AttributeFacts:
     """attribute-missing: the attribute and the provider module or class it was looked up on."""
 
@@ -45,7 +46,7 @@ class AttributeFacts:
     external_base: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class ModelAttributeFacts(AttributeFacts):
     """attribute-missing / model-attribute-missing on a model object: the classes (and the
     registry's architectures) it can be that lack the attribute."""
@@ -54,7 +55,7 @@ class ModelAttributeFacts(AttributeFacts):
     architectures: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class BindingFacts:
     """A call's arguments against the callee's signature (unexpected-keyword, missing-required,
     too-many-positional, positional-only-by-keyword, duplicate-argument)."""
@@ -72,14 +73,14 @@ class BindingFacts:
     forward_hops: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class RpcFacts:
     """rpc-missing: the method a string RPC names."""
 
     rpc: str
 
 
-@dataclass(frozen=True)
+@record
 class PatternFacts:
     """A [[pattern]] finding: the pattern, the method it matched or the keyword it wants."""
 
@@ -89,7 +90,7 @@ class PatternFacts:
     bound: str | None = None  # result-subscripted: the name the result was assigned to
 
 
-@dataclass(frozen=True)
+@record
 class GuardFacts:
     """guard-fails: the guard's text, what it must be for the code to go on, the classes judged."""
 
@@ -98,7 +99,7 @@ class GuardFacts:
     classes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class RemoteCodeFacts:
     """A remote-code rule's finding: the Auto class, the model file and key mapping it to custom code."""
 
@@ -108,14 +109,14 @@ class RemoteCodeFacts:
     keyword: str
 
 
-@dataclass(frozen=True)
+@record
 class DeprecationFacts:
     """deprecated-use: the whole callable is deprecated, or one keyword of it."""
 
     deprecated: Literal["callable", "keyword"]
 
 
-@dataclass(frozen=True)
+@record
 class LaunchFacts:
     """launch-*: a provider command line's launch rule and flag; for a config finding the key
     path inside the flag's JSON, the value and the config class; for an entry finding the
@@ -130,7 +131,7 @@ class LaunchFacts:
     known: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class SuppressionFacts:
     """unused-suppression: the rule ids the comment names."""
 
@@ -158,7 +159,7 @@ def attribute_of(facts: Facts | None) -> str | None:
     return facts.attribute if isinstance(facts, AttributeFacts) else None
 
 
-@dataclass(frozen=True)
+@record
 class RecipeFacts:
     """The recipe that explains (and fixes) a finding, and what its change says.
 

@@ -7,10 +7,11 @@ consume them. Nothing here knows how a finding was found.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
 
 from apiaudit.evidence import Facts, RecipeFacts
+from apiaudit.infra.record import record
 
 SCHEMA_VERSION = "1.4"
 
@@ -50,7 +51,7 @@ class FixKind(str, enum.Enum):
 RULES_DOC = "docs/rules.md"
 
 
-@dataclass(frozen=True)
+@record
 class RuleInfo:
     """Everything a rule id means, in one place: reports, advice, SARIF descriptors and fix read it."""
 
@@ -134,7 +135,7 @@ MISSING_CALLEE_RULES = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     """One mismatch at one place in the consumer.
 
@@ -187,7 +188,7 @@ class Finding:
         return (self.consumer, self.path, self.line, self.column, self.rule, self.param or "")
 
 
-@dataclass(frozen=True)
+@record
 class CodeOrigin:
     """What was audited: a distribution, a fetched release, or a local path."""
 
@@ -220,7 +221,7 @@ class SuppressedBy(str, enum.Enum):
     BASELINE = "baseline"  # the finding is recorded in the `--baseline` file
 
 
-@dataclass(frozen=True)
+@record
 class Suppressed:
     """A finding the policy took out of the report, with why and where the reason is written."""
 
@@ -230,7 +231,7 @@ class Suppressed:
     where: str  # `path:line` of the comment, or the config file and key
 
 
-@dataclass(frozen=True)
+@record
 class BaselineSummary:
     """How the report compares with a `--baseline` file."""
 
@@ -239,7 +240,7 @@ class BaselineSummary:
     fixed: int  # baseline entries no finding matched any more
 
 
-@dataclass(frozen=True)
+@record
 class Delta:
     """An upgrade delta (`--against`): `Report.findings` are what the new provider introduces."""
 
@@ -248,7 +249,7 @@ class Delta:
     unchanged: int  # findings both releases have
 
 
-@dataclass(frozen=True)
+@record
 class Report:
     consumers: tuple[CodeOrigin, ...]
     provider: CodeOrigin

@@ -12,18 +12,18 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
 from apiaudit.errors import InputError
+from apiaudit.infra.record import record
 
 EXIT_USAGE = 2
 # A provider written as a range (not one release, not a name or path) means "run the matrix".
 _RANGE_RE = re.compile(r"[<>!~,]")
 
 
-@dataclass(frozen=True)
+@record
 class ActionInputs:
     consumers: tuple[str, ...]
     provider: str | None

@@ -28,12 +28,12 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from apiaudit.cache import codec
 from apiaudit.infra.atomic import is_disk_full
 from apiaudit.infra.filewalk import files_under
+from apiaudit.infra.record import record
 from apiaudit.sources.base import CodeTree
 from apiaudit.sources.cache import content_verifier, recorded_digests
 
@@ -106,7 +106,7 @@ def _source_stats(root: str) -> list[tuple[str, int, int]]:
     return sorted(found)
 
 
-@dataclass(frozen=True)
+@record
 class ConsumerInput:
     """One consumer as the key sees it: its identity and its files' contents."""
 
@@ -230,7 +230,7 @@ def store(cache_dir: Path, key: str, provider: CodeTree, touched: dict[str, str]
         pass
 
 
-@dataclass(frozen=True)
+@record
 class RulesSummary:
     """What a scan asks of the rules before its results are looked up."""
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from apiaudit.consumer.records import CallShape
 from apiaudit.findings import Severity
+from apiaudit.infra.record import record
 from apiaudit.provider.records import Extra, ParamKind, Signature
 
 POSITIONAL_KINDS = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
 
 
-@dataclass(frozen=True)
+@record
 class Problem:
     rule: str
     param: str | None
@@ -20,7 +20,7 @@ class Problem:
     arg_line: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Binding:
     problems: tuple[Problem, ...]
     uncertain: str | None = None  # why the absence of problems is not a guarantee (call-site splats)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import operator
-from dataclasses import dataclass
 
 from apiaudit.checks.contracts import unpassed_argument
 from apiaudit.checks.receivers import (
@@ -20,10 +19,11 @@ from apiaudit.checks.receivers import (
 )
 from apiaudit.consumer.records import Condition, ConditionKind, Liveness, Site, Use
 from apiaudit.evidence import GuardFacts
+from apiaudit.infra.record import record
 from apiaudit.provider.records import Found, Missing, SymbolKind, UnresolvedBase
 
 
-@dataclass(frozen=True)
+@record
 class Verdict:
     dead: bool
     guard: str | None = None  # the undecided guards' text; None when the line certainly runs

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from collections.abc import Iterable
 from typing import Callable, Protocol
 
 from apiaudit.consumer.records import AttributeStore, ClassFacts, ConsumerFile, DefinedFunction, Site, Use
 from apiaudit.evidence import Facts, RecipeFacts
 from apiaudit.findings import ENGINE_RULES, Finding, Severity
+from apiaudit.infra.record import record
 from apiaudit.provider.index import MroEntry
 from apiaudit.provider.records import (
     CallInfo,
@@ -60,7 +61,7 @@ class Index(Protocol):
     def class_named(self, path: str) -> Symbol | None: ...
 
 
-@dataclass(frozen=True)
+@record
 class BoundCall:
     """A provider callable the checks bound a consumer call against: `site` is the consumer
     item (use, import, RPC) being checked, `info` what the call resolved to in this release
@@ -70,7 +71,7 @@ class BoundCall:
     info: CallInfo
 
 
-@dataclass(frozen=True)
+@record
 class HostRules:
     """Rule data the checks need: where string RPCs run, and which keywords inject classes where."""
 

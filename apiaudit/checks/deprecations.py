@@ -16,20 +16,21 @@ every other check.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Iterable
 
 from apiaudit.cache import codec
 from apiaudit.consumer.records import ConsumerFile, Site, Use
 from apiaudit.evidence import DeprecationFacts
 from apiaudit.findings import Finding, Severity
+from apiaudit.infra.record import record
 from apiaudit.provider.deprecation_marks import Marks
 
 RULE = "deprecated-use"
 _PEP702_MODULES = ("typing_extensions", "warnings")
 
 
-@dataclass(frozen=True)
+@record
 class Deprecation:
     """What the provider says is deprecated about one callable."""
 

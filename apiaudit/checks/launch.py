@@ -28,6 +28,7 @@ from apiaudit.checks.context import source_text
 from apiaudit.consumer.records import UNKNOWN, ConsumerFile, LaunchArg, LaunchLine, Site
 from apiaudit.evidence import LaunchFacts
 from apiaudit.findings import ENGINE_RULES, Finding, Severity
+from apiaudit.infra.record import record
 from apiaudit.provider.cli import CliSpec, FlagSpec, config_shape, json_text, read_cli, registered_names
 from apiaudit.recipes.records import LaunchRegistryRule, LaunchRule
 
@@ -86,7 +87,7 @@ class LaunchTarget:
         return next((r for r in self.launches if r.name == name), None)
 
 
-@dataclass(frozen=True)
+@record
 class PluginUse:
     """A plugin a launch line names (`what`: "KV connector"), for the plugin-contract checks:
     the class the release registers under `name`, or (`external`) the class `name` of the

@@ -4,13 +4,14 @@ which members a model class has. Read by the chain walk and by the guard decisio
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Literal
 
+from apiaudit.infra.record import record
 from apiaudit.provider.records import Found, Missing, ReachedVia, Symbol, Unknown
 
 
-@dataclass(frozen=True)
+@record
 class SymbolValue:
     """A provider object itself; `via` says how it was reached (for method binding)."""
 
@@ -25,7 +26,7 @@ class SymbolValue:
     alternatives: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class UnknownBinding:
     """`self` of a function bound with types.MethodType to an object whose type cannot be known."""
 
@@ -36,7 +37,7 @@ class UnknownBinding:
 DeclaredBy = Literal["consumer", "provider", "installed"]
 
 
-@dataclass(frozen=True)
+@record
 class InstanceValue:
     classes: tuple[str, ...]  # an instance of one of these provider classes
     own: frozenset[str] = frozenset()  # consumer-side members (a subclass or mixin)
@@ -78,7 +79,7 @@ def describe_classes(ctx, value: InstanceValue, classes=None, limit: int = 6) ->
     return f"{len(shown)} classes ({head})"
 
 
-@dataclass(frozen=True)
+@record
 class NotInProvider:
     """No provider code along a class's MRO gives its instances the attribute, but a base outside
     the provider (torch's `nn.Module`) may: missing is likely, not proven, so never an error by

@@ -6,7 +6,7 @@ import ast
 import hashlib
 import sys
 import warnings
-from dataclasses import astuple, dataclass, fields, is_dataclass, replace
+from dataclasses import astuple, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -25,6 +25,7 @@ from apiaudit.consumer.contracts import defined_functions, replacements
 from apiaudit.consumer.visitor import ModuleVisitor
 from apiaudit.infra.atomic import is_disk_full
 from apiaudit.infra.gcpause import paused_gc
+from apiaudit.infra.record import record
 from apiaudit.infra.workers import News, plan, run_split
 from apiaudit.sources.base import CodeTree
 from apiaudit.sources.cache import content_verifier
@@ -278,7 +279,7 @@ def collect(
 Stored = tuple[codec.Encoded, bool]
 
 
-@dataclass(frozen=True)
+@record
 class _Reading:
     """One file's reading as a process hands it on: the file's uses, or (from a forked copy) only
     their stored form, which the cache keeps anyway and which costs less to send and decode than
@@ -332,7 +333,7 @@ def _unpacked(reading: _Reading | None, raw: bytes) -> tuple[ConsumerFile, Store
     return (found.file, found.stored) if found.file is not None else None
 
 
-@dataclass(frozen=True)
+@record
 class _Read:
     """One file's single parse in the read phase: its bindings, and its first reading with the
     questions asked of the tables (None: it does not parse; it is read again later)."""

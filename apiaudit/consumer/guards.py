@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import operator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Callable
 
 from packaging.version import InvalidVersion, Version
@@ -31,11 +31,12 @@ from apiaudit.consumer.values import (
     VersionDerived,
     VersionPart,
 )
+from apiaudit.infra.record import record
 
 MAX_DEPTH = 40  # deeper `not not ...` / nested boolean tests stay undecided
 
 
-@dataclass(frozen=True)
+@record
 class Branch:
     """How one side of a test runs: dead, or live under conditions (and undecided guards)."""
 
@@ -49,7 +50,7 @@ ALWAYS = Branch()
 DEAD = Branch(dead=True)
 
 
-@dataclass(frozen=True)
+@record
 class Decision:
     if_true: Branch
     if_false: Branch

@@ -25,12 +25,12 @@ reaches F after its `lead` arguments and `self`.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from apiaudit.infra.astutil import own_statements
+from apiaudit.infra.record import record
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class PatchHelper:
     """Where a call of a patching helper says what is patched: the positions of the object and
     of the attribute's name among the helper's parameters; the position of the function it

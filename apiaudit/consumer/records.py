@@ -9,15 +9,16 @@ looks at the provider.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
+
+from apiaudit.infra.record import record
 
 if TYPE_CHECKING:
     from apiaudit.recipes.records import LaunchCommand, Pattern, RemoteCodeRule
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Site:
     line: int
     column: int
@@ -28,7 +29,7 @@ class Site:
 ArgKind = Literal["positional", "keyword", "star", "starstar"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Arg:
     kind: ArgKind
     name: str | None
@@ -36,7 +37,7 @@ class Arg:
     via_splat: bool = False  # a key a `**dict` splat is known to hold (not written at the call)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class CallShape:
     args: tuple[Arg, ...]
 
@@ -64,7 +65,7 @@ class CallShape:
 StepKind = Literal["attr", "call", "instance", "subscript", "dynamic", "narrow"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Step:
     kind: StepKind
     name: str | None = None  # attribute name
@@ -83,7 +84,7 @@ class Step:
 RootKind = Literal["symbol", "self", "super", "fself", "param", "fparam", "cls"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Root:
     kind: RootKind
     name: str  # dotted path: provider symbol, consumer class, or consumer function
@@ -121,14 +122,14 @@ class ConditionKind(str, enum.Enum):
     ARGUMENT = "argument"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ImportRef:
     module: str
     name: str | None  # None: `import module`
     line: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Condition:
     """What must hold for a line to run: the test evaluates to `expect` on the audited release."""
 
@@ -148,7 +149,7 @@ class Condition:
     owner: str = ""  # ARGUMENT: the class whose `__init__` takes the parameter
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class GuardStop:
     """`if not guard(x): raise ...`: the job stops here unless `condition` holds."""
 
@@ -158,7 +159,7 @@ class GuardStop:
     live: "Liveness"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Liveness:
     """Whether a line runs: always, under guards the index decides, or under guards nobody can decide."""
 
@@ -182,7 +183,7 @@ class Liveness:
 ALWAYS = Liveness()
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Use:
     root: Root
     steps: tuple[Step, ...]
@@ -197,7 +198,7 @@ class Use:
     type_error_handler: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ImportUse:
     module: str
     name: str | None
@@ -209,7 +210,7 @@ class ImportUse:
     caught: CaughtImport | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class PrivateCalls:
     """A private name (`_x`, not a dunder) this file calls directly (`self._x(...)`, `cls._x(...)`,
     `_x(...)`), and the liveness of each call: a helper whose every call is dead on the release
@@ -219,7 +220,7 @@ class PrivateCalls:
     calls: tuple[Liveness, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ClassFacts:
     dotted: str
     provider_bases: tuple[str, ...]  # dotted provider paths as imported
@@ -234,14 +235,14 @@ DefKind = Literal["function", "method", "staticmethod", "classmethod", "property
 DefParamKind = Literal["positional-only", "positional-or-keyword", "var-positional", "keyword-only", "var-keyword"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class DefParam:
     name: str
     kind: DefParamKind
     has_default: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class DefinedFunction:
     """A consumer function or method as a caller would bind to it: the contract the provider
     calls when it calls an override, a plugin's constructor or a function put over its own."""
@@ -262,7 +263,7 @@ class DefinedFunction:
 ReplacementVia = Literal["assign", "setattr", "patch", "method-type", "helper"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Replacement:
     """A consumer function put where a provider object's attribute was: `Cls.m = f`,
     `obj.m = types.MethodType(f, obj)`, `setattr(obj, "m", f)`, `mock.patch.object(Cls, "m", f)`.
@@ -282,7 +283,7 @@ class Replacement:
     lead: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Injection:
     keyword: str
     target: str | None  # dotted consumer class named by a string literal; None when not a literal
@@ -290,7 +291,7 @@ class Injection:
     live: Liveness = ALWAYS
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class RpcCall:
     method: str
     name: str | None  # None when the RPC name is not a string literal
@@ -301,7 +302,7 @@ class RpcCall:
     receiver: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class MethodBinding:
     """`types.MethodType(func, obj)`: consumer function `func` runs with `obj` as self."""
 
@@ -311,7 +312,7 @@ class MethodBinding:
     own: tuple[str, ...] = ()  # attributes the consumer set on obj itself (not provider members)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class AttributeStore:
     """`obj.name = v` / `setattr(obj, "name", v)` on an object that is not the class's own `self`:
     the consumer adds `name` to it (any object without __slots__ takes it), so a read of `name`
@@ -328,7 +329,7 @@ class AttributeStore:
 NoteKind = Literal["version-compared-as-string"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Note:
     """Something the consumer stage saw that is worth a finding without asking the provider."""
 
@@ -339,7 +340,7 @@ class Note:
     live: Liveness = ALWAYS
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class PatternHit:
     """Where a text [[pattern]] rule fires (`ConsumerOptions.patterns`), found while the file was
     parsed, with what its fix needs."""
@@ -358,7 +359,7 @@ class TrustArgument(str, enum.Enum):
     UNKNOWN = "unknown"  # a non-literal value, or a **splat that may carry it
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class AutoCallSite:
     """``Auto.method(model, ...)`` in a consumer file (`ConsumerOptions.remote_code`).
     `model_literal` is the model argument when it is a string literal (a hub id or path), None
@@ -383,7 +384,7 @@ class AutoCallSite:
 UNKNOWN = "\x00"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class LaunchArg:
     """One argument of a provider command line as the program receives it (shell quoting
     undone); `UNKNOWN` marks what only run time knows (the whole text, for a computed item)."""
@@ -396,7 +397,7 @@ class LaunchArg:
         return UNKNOWN not in self.text
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class LaunchLine:
     """A command line that starts the provider's server (`[[launch]]` rule `launch`), found in a
     shell script, a YAML/TOML config or a Python argv list/string: the command as written and
@@ -409,7 +410,7 @@ class LaunchLine:
     args: tuple[LaunchArg, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class PluginName:
     """A consumer class named for the provider to build (`module`, `name`): by a registration call
     or a dict setting a plugin rule's keys (`via`: the call or the key), at `site`."""
@@ -420,7 +421,7 @@ class PluginName:
     site: Site
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class EntryPoint:
     """One entry point the consumer distribution declares: `group`, its `name`, and the object it
     names (`module`, `attr`: "" for the module itself)."""
@@ -443,7 +444,7 @@ def lines_of(source: str) -> tuple[str, ...]:
     return tuple(source.splitlines())
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ConsumerFile:
     path: str  # relative to the consumer root, posix
     module: str
@@ -488,7 +489,7 @@ class ConsumerFile:
         return lines_of(self.source)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ConsumerOptions:
     """Facts the visitor needs from outside: which names are the provider's, and rule-data hooks."""
 

@@ -10,9 +10,9 @@ redirections (dropped with their target) and here-documents (skipped). Nothing i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from apiaudit.consumer.records import UNKNOWN
+from apiaudit.infra.record import record
 
 _BLANK = " \t\r"
 _ENDS_WORD = _BLANK + "\n;&|()<>"
@@ -20,7 +20,7 @@ _SPECIAL_PARAMETERS = "@*#?$!-0123456789"
 _ANSI_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "e": "\x1b", "v": "\v", "f": "\f"}
 
 
-@dataclass(frozen=True)
+@record
 class Word:
     """One word of a simple command: its text with quoting undone, and where it starts."""
 

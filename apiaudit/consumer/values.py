@@ -7,7 +7,6 @@ more. Nothing here knows a provider; provider facts are decided later, by the ch
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, Union
 
 from apiaudit.consumer.records import (
@@ -18,9 +17,10 @@ from apiaudit.consumer.records import (
     Site,
     Step,
 )
+from apiaudit.infra.record import record
 
 
-@dataclass(frozen=True)
+@record
 class Unknown:
     """Anything: every question about it stays unanswered (silence, never an error)."""
 
@@ -28,7 +28,7 @@ class Unknown:
 UNKNOWN = Unknown()
 
 
-@dataclass(frozen=True)
+@record
 class Const:
     """A literal (str, int, float, bool, None, or a tuple of those) or what folds from literals."""
 
@@ -38,14 +38,14 @@ class Const:
 VersionForm = Literal["text", "version"]
 
 
-@dataclass(frozen=True)
+@record
 class ProviderVersion:
     """The audited provider's version: as text (`NAME.__version__`) or parsed (`Version(...)`)."""
 
     form: VersionForm
 
 
-@dataclass(frozen=True)
+@record
 class ParsedVersion:
     """`Version("0.9")` of a literal: compares like packaging's Version."""
 
@@ -56,31 +56,31 @@ VersionPartName = Literal["release", "major", "minor", "micro", "base_version"]
 VersionTextMethod = Literal["startswith", "endswith", "split", "strip", "lower"]
 
 
-@dataclass(frozen=True)
+@record
 class VersionPart:
     """`Version(provider).release` / `.major` / `.minor` / `.micro` of the audited release."""
 
     part: VersionPartName
 
 
-@dataclass(frozen=True)
+@record
 class VersionMethod:
     """A str method of the provider's version text (`NAME.__version__.startswith`), not yet called."""
 
     method: VersionTextMethod
 
 
-@dataclass(frozen=True)
+@record
 class ProviderDistribution:
     """`importlib.metadata.distribution("NAME")` / `pkg_resources.get_distribution("NAME")` of the provider."""
 
 
-@dataclass(frozen=True)
+@record
 class VersionDerived:
     """Something computed from the provider's version that the engine cannot fold (the version is unknown)."""
 
 
-@dataclass(frozen=True)
+@record
 class Chain:
     """A provider object reached from `root` through `steps` (the checks resolve it)."""
 
@@ -88,21 +88,21 @@ class Chain:
     steps: tuple[Step, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class ConsumerRef:
     """A consumer module, class or function, by dotted path."""
 
     dotted: str
 
 
-@dataclass(frozen=True)
+@record
 class External:
     """A name from neither side (stdlib, third party), by dotted path: `packaging.version.Version`."""
 
     dotted: str
 
 
-@dataclass(frozen=True)
+@record
 class DictValue:
     """A dict whose keys in `keys` are known present; `open` when unknown keys may be there too."""
 
@@ -110,7 +110,7 @@ class DictValue:
     open: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Unbound:
     """A name an `except` handler left unbound: using it is a NameError."""
 
@@ -118,7 +118,7 @@ class Unbound:
 UNBOUND = Unbound()
 
 
-@dataclass(frozen=True)
+@record
 class ImportChoice:
     """A name bound in `try: <imports>` and again (or not) in its `except` handler.
 
@@ -137,7 +137,7 @@ class ImportChoice:
 HelperForm = Literal["expr", "body", "release", "require"]
 
 
-@dataclass(frozen=True)
+@record
 class Helper:
     """A small consumer function, folded at each call: a guard helper.
 
@@ -161,19 +161,19 @@ class Helper:
     form: HelperForm = "expr"
 
 
-@dataclass(frozen=True)
+@record
 class TupleOf:
     """A tuple whose items are not all literals (`return found, version` in a folded helper)."""
 
     items: tuple["Value", ...]
 
 
-@dataclass(frozen=True)
+@record
 class ProviderSpec:
     """`importlib.util.find_spec("NAME")` of the provider's top-level package: found, never None."""
 
 
-@dataclass(frozen=True)
+@record
 class DistributionMap:
     """`importlib.metadata.packages_distributions()`: the provider's top-level package maps to its distribution."""
 
@@ -181,7 +181,7 @@ class DistributionMap:
 StrMethodName = Literal["replace", "startswith", "endswith", "split", "strip", "lstrip", "rstrip", "lower", "upper"]
 
 
-@dataclass(frozen=True)
+@record
 class StrMethod:
     """A str method of a literal (`name.replace("_", "-")`), not yet called; folded inside helpers."""
 
@@ -189,14 +189,14 @@ class StrMethod:
     method: StrMethodName
 
 
-@dataclass(frozen=True)
+@record
 class OneOf:
     """Two or more provider chains a name may hold after branches meet (`base = a.x if ... else b.y`)."""
 
     options: tuple[Chain, ...]
 
 
-@dataclass(frozen=True)
+@record
 class Probe:
     """What a feature test evaluates to (`"x" in inspect.signature(f).parameters`, `hasattr(m, "x")`)
     when it is kept in a name (`HAS_X = ...`) or returned by a helper (`def has_arg(f, n): return
@@ -208,7 +208,7 @@ class Probe:
     if_false: tuple[Condition, ...]
 
 
-@dataclass(frozen=True)
+@record
 class SignatureOf:
     """`inspect.signature(f)` of a provider callable (`parameters`: its `.parameters`), kept in a
     name so that `"x" in sig.parameters` is the same probe as when written in one line."""

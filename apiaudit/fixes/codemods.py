@@ -26,6 +26,8 @@ from libcst.metadata import (
     PositionProvider,
 )
 
+from apiaudit.infra.record import record
+
 
 class EditStatus(str, enum.Enum):
     """What became of one edit."""
@@ -39,7 +41,7 @@ class EditStatus(str, enum.Enum):
 APPLIED, ALREADY, NOT_FOUND, CONFLICT = EditStatus.APPLIED, EditStatus.ALREADY, EditStatus.NOT_FOUND, EditStatus.CONFLICT
 
 
-@dataclass(frozen=True)
+@record
 class RemoveKeyword:
     line: int
     column: int
@@ -47,7 +49,7 @@ class RemoveKeyword:
     callee_name: str | None = None  # the called name, to tell apart calls starting at one position
 
 
-@dataclass(frozen=True)
+@record
 class RenameKeyword:
     line: int
     column: int
@@ -56,7 +58,7 @@ class RenameKeyword:
     callee_name: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class AddKeyword:
     line: int
     column: int
@@ -65,7 +67,7 @@ class AddKeyword:
     callee_name: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class PositionalToKeyword:
     line: int
     column: int
@@ -74,7 +76,7 @@ class PositionalToKeyword:
     callee_name: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class RenameAttribute:
     line: int
     column: int
@@ -82,7 +84,7 @@ class RenameAttribute:
     new: str
 
 
-@dataclass(frozen=True)
+@record
 class RewriteImport:
     """``from OLD import name`` -> ``from new_module import name`` (``new_name as name`` when renamed)."""
 
@@ -93,7 +95,7 @@ class RewriteImport:
     new_name: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class InsertCallAfter:
     """After the statement holding ``R.<callee_name>(...)``, a new statement ``R.method(args)``.
 
@@ -108,7 +110,7 @@ class InsertCallAfter:
     callee_name: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class DropSubscript:
     """``R.m(...)[0]`` -> ``R.m(...)`` (`bound` None), or, after ``bound = R.m(...)``, each later
     ``bound[0]`` in the same function -> ``bound``."""
@@ -119,7 +121,7 @@ class DropSubscript:
     callee_name: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class AddParameter:
     """`def f(self, a, b)` -> `def f(self, a, b, name=None)`: a function the provider calls accepts
     what it now passes. `line` is the `def` line (as `ast` reports it)."""
@@ -136,14 +138,14 @@ Edit = Union[
 CALL_EDITS = (RemoveKeyword, RenameKeyword, AddKeyword, PositionalToKeyword)
 
 
-@dataclass(frozen=True)
+@record
 class Outcome:
     edit: Edit
     status: EditStatus
     note: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class EditResult:
     code: bytes
     outcomes: tuple[Outcome, ...]

@@ -27,13 +27,14 @@ import os
 import re
 import stat
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, get_args
 
 from apiaudit.errors import InputError
 from apiaudit.fixes.plan import FileFix, FixPlan, sha256_bytes
 from apiaudit.infra.atomic import atomic_write
+from apiaudit.infra.record import record
 from apiaudit.sources.base import CodeTree
 
 MANIFEST = "manifest.json"
@@ -53,7 +54,7 @@ _RECORD_KEYS = {"path", "finding_path", "original_sha256", "patched_sha256", "ba
 _CONSUMER_KEYS = {"root", "packages", "scripts"}
 
 
-@dataclass(frozen=True)
+@record
 class ConsumerIdentity:
     """What a journal belongs to: the resolved import root and exactly which packages and scripts under it.
 
@@ -97,13 +98,13 @@ def default_journal_dir(consumer: ConsumerIdentity, cache_dir: Path | None = Non
     return (cache_dir or default_cache_dir()) / "journal" / consumer.key
 
 
-@dataclass(frozen=True)
+@record
 class JournalEntry:
     directory: Path
     files: tuple[Path, ...]  # the files written (a symlink's target, not the link)
 
 
-@dataclass(frozen=True)
+@record
 class NotRestored:
     path: Path
     why: Literal["edited", "deleted"]
@@ -114,14 +115,14 @@ class NotRestored:
         return f"not restored: {self.path}: deleted since the apply; revert never creates a file"
 
 
-@dataclass(frozen=True)
+@record
 class RevertResult:
     entry: Path
     restored: tuple[Path, ...]
     not_restored: tuple[NotRestored, ...]
 
 
-@dataclass(frozen=True)
+@record
 class _Record:
     path: PurePosixPath
     finding_path: str
@@ -141,7 +142,7 @@ class _Record:
         }
 
 
-@dataclass(frozen=True)
+@record
 class _Manifest:
     status: Status
     created: float

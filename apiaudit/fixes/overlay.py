@@ -17,19 +17,19 @@ import shlex
 import shutil
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from apiaudit.errors import InputError
 from apiaudit.fixes.plan import FixPlan, sha256_bytes
 from apiaudit.infra.atomic import atomic_write
+from apiaudit.infra.record import record
 from apiaudit.sources.version import OVERLAY_MARKER, overlay_releases
 
 MARKER = OVERLAY_MARKER
 
 
-@dataclass(frozen=True)
+@record
 class Skipped:
     """An entry of the consumer the overlay did not copy."""
 
@@ -45,7 +45,7 @@ class Skipped:
         return f"{self.path}: not a regular file or folder; not copied"
 
 
-@dataclass(frozen=True)
+@record
 class Overlay:
     directory: Path
     packages: tuple[str, ...]

@@ -9,7 +9,6 @@ import difflib
 import hashlib
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import libcst as cst
@@ -34,25 +33,26 @@ from apiaudit.fixes.codemods import (
     callee_name_of,
 )
 from apiaudit.fixes.scope import scope_candidates
+from apiaudit.infra.record import record
 from apiaudit.recipes.changes import IN_SCOPE_PLACEHOLDER, FixRequest
 from apiaudit.recipes.records import Recipe, RuleBook
 
 
-@dataclass(frozen=True)
+@record
 class FixedFinding:
     finding: Finding
     description: str  # "removed keyword legacy", "added block_size=DEFAULT_BLOCK_SIZE (module constant)"
     recipe: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Unfixable:
     finding: Finding
     reason: str
     candidates: tuple[str, ...] = ()  # for a missing parameter: the values in scope that could fit
 
 
-@dataclass(frozen=True)
+@record
 class FileFix:
     """One file's fix. `path` is the Finding's path (relative to the import root), `file` the file read."""
 
@@ -68,7 +68,7 @@ class FileFix:
         return self.original != self.patched
 
 
-@dataclass(frozen=True)
+@record
 class FixPlan:
     files: tuple[FileFix, ...]
     unfixable: tuple[Unfixable, ...]
@@ -122,7 +122,7 @@ def _request(finding: Finding, recipe: Recipe | None) -> FixRequest | None:
     return None
 
 
-@dataclass(frozen=True)
+@record
 class _Intent:
     finding: Finding
     edit: Edit

@@ -11,17 +11,17 @@ A fix uses a candidate only when exactly one fits; otherwise the candidates are 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import libcst as cst
 
 from apiaudit.fixes.codemods import FileIndex, terminal_name
+from apiaudit.infra.record import record
 
 _CONFIG_NAME = re.compile(r"(config|cfg|conf)$", re.IGNORECASE)
 _NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
-@dataclass(frozen=True)
+@record
 class Candidate:
     expression: str
     why: str  # "same-named variable", "module constant", "attribute of a config object in scope"

@@ -9,20 +9,20 @@ pass: scripts given as consumers are checked against the installed speculators (
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from apiaudit.audit import default_launch_provider, default_script_provider, is_job_script_spec, merge_reports
 from apiaudit.errors import InputError, NotInstalledError
 from apiaudit.findings import Finding, Report, Severity, parse_fail_on
+from apiaudit.infra.record import record
 
 # Job scripts are written against the library the rules name as the provider's default
 # consumer (rules/vllm.toml: speculators); `None` here means "ask the rules".
 DEFAULT_SCRIPT_PROVIDER = None
 
 
-@dataclass(frozen=True)
+@record
 class Layer:
     """One scan of the gate: these consumers against this provider (None: scan's default).
 

@@ -34,6 +34,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from apiaudit.infra.record import record
+
 Item = TypeVar("Item")
 Piece = TypeVar("Piece")
 
@@ -73,7 +75,7 @@ def usable_cpus(at_most: int) -> int:
     return max(1, min(cpus, at_most))
 
 
-@dataclass(frozen=True)
+@record
 class Plan(Generic[Item]):
     """How `run_split` shares items: contiguous chunks (in item order) and the processes taking them."""
 
@@ -121,7 +123,7 @@ class Split(Generic[Piece]):
 Work = Callable[[Iterator[Sequence[Any]], Callable[[Any], None]], None]
 
 
-@dataclass(frozen=True)
+@record
 class News:
     """What the processes of a split tell each other while they work (`run_split(news=)`): this
     process hears what each copy's pieces tell and passes it on to the other copies; a copy

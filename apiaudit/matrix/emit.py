@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from apiaudit.errors import InputError
 from apiaudit.infra.atomic import DiskFullError, atomic_write
+from apiaudit.infra.record import record
 from apiaudit.matrix.explain import (
     MOVED,
     RENAMED_ATTRIBUTE,
@@ -29,7 +29,7 @@ from apiaudit.recipes.changes import (
 )
 
 
-@dataclass(frozen=True)
+@record
 class EmittedRecipe:
     id: str
     symbol: str

@@ -31,6 +31,7 @@ from apiaudit.errors import InputError
 from apiaudit.evidence import AttributeFacts, ImportFacts, attribute_of
 from apiaudit.findings import Finding, Report, Severity
 from apiaudit.infra.progress import NullProgress, Progress
+from apiaudit.infra.record import record
 from apiaudit.matrix.ranges import declared_requirements
 from apiaudit.model import ModelFacts
 from apiaudit.provider.cache import save_index
@@ -54,7 +55,7 @@ RULE_RANGE = ChangeKind.RULE_RANGE
 OTHER = ChangeKind.OTHER
 
 
-@dataclass(frozen=True)
+@record
 class Change:
     """What changed in the provider between two neighbouring releases, for one finding."""
 
@@ -67,7 +68,7 @@ class Change:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class Explanation:
     finding: Finding
     introduced_in: str | None  # first release with the finding; None when not dated
@@ -77,7 +78,7 @@ class Explanation:
     why_undated: str | None = None  # e.g. "already present in 0.11.0, the baseline"
 
 
-@dataclass(frozen=True)
+@record
 class ExplainResult:
     report: Report
     provider: str

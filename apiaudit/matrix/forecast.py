@@ -7,15 +7,15 @@ release whose scan reports its name missing in that file (an import or an attrib
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from apiaudit.checks.deprecations import RULE
 from apiaudit.findings import Finding
+from apiaudit.infra.record import record
 
 GONE_RULES = ("unexpected-keyword", "import-missing", "attribute-missing")
 
 
-@dataclass(frozen=True)
+@record
 class Forecast:
     finding: Finding  # the deprecated-use finding, from the first release that reports it
     deprecated_in: str  # first scanned release with the deprecation

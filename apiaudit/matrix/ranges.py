@@ -3,7 +3,6 @@ as a requirement, and what range a consumer declares for its provider."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -15,11 +14,12 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from apiaudit.errors import InputError
+from apiaudit.infra.record import record
 from apiaudit.infra.tomlcompat import tomllib
 from apiaudit.sources.base import CodeTree
 
 
-@dataclass(frozen=True)
+@record
 class ProviderRange:
     """`vllm>=0.11,<=0.20` parsed: the distribution name and its specifiers ("" = every release)."""
 
@@ -35,7 +35,7 @@ class ProviderRange:
         return SpecifierSet(self.specifier).contains(Version(version), prereleases=prereleases)
 
 
-@dataclass(frozen=True)
+@record
 class DeclaredRequirement:
     """One requirement a consumer declares on the provider, e.g. ``vllm<=0.16.0,>=0.12.0`` under extra datagen."""
 

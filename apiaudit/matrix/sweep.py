@@ -12,7 +12,7 @@ import multiprocessing
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Literal, Sequence
 
@@ -21,6 +21,7 @@ from apiaudit.audit import scan
 from apiaudit.errors import InputError
 from apiaudit.findings import CodeOrigin, Report, Severity
 from apiaudit.infra.progress import NullProgress, Progress
+from apiaudit.infra.record import record
 from apiaudit.infra.workers import usable_cpus
 from apiaudit.matrix.fetching import fetch, fetch_in_worker, fetch_pool, scan_pool
 from apiaudit.matrix.ranges import (
@@ -37,7 +38,7 @@ from apiaudit.sources.release import validate_once
 from apiaudit.sources.release import verifies_wheels as release_default_verify
 
 
-@dataclass(frozen=True)
+@record
 class MatrixRow:
     """One provider release: what the scan found, or why it could not run."""
 
@@ -60,7 +61,7 @@ class MatrixRow:
         return self.failure is None and self.errors == 0
 
 
-@dataclass(frozen=True)
+@record
 class Disagreement:
     consumer: str
     version: str
@@ -68,7 +69,7 @@ class Disagreement:
     compatible: bool  # the scan found no error against it
 
 
-@dataclass(frozen=True)
+@record
 class MatrixResult:
     consumers: tuple[CodeOrigin, ...]
     provider: ProviderRange

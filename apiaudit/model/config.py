@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+
+from apiaudit.infra.record import record
+
 
 
 class ConfigFile(str, enum.Enum):
@@ -22,7 +24,7 @@ class ModelSource(str, enum.Enum):
     ARCHITECTURE = "architecture"  # --architecture NAME only
 
 
-@dataclass(frozen=True)
+@record
 class AutoMapEntry:
     """One `auto_map` entry: in `file`, the Auto class `auto_class` maps to custom code `targets`.
 
@@ -34,7 +36,7 @@ class AutoMapEntry:
     targets: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@record
 class ModelFacts:
     """The model's architectures and custom-code map, as its config files state them.
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import fnmatch
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -20,13 +20,14 @@ from apiaudit.findings import (
     Suppressed,
     SuppressedBy,
 )
+from apiaudit.infra.record import record
 from apiaudit.policy.config import Settings
 from apiaudit.policy.suppressions import Scope, Suppression, read_suppressions
 
 UNUSED_SUPPRESSION = "unused-suppression"
 
 
-@dataclass(frozen=True)
+@record
 class ConsumerFiles:
     """The files of one consumer the scan read: where suppression comments are looked for."""
 

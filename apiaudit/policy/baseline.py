@@ -17,6 +17,7 @@ from typing import Any, Iterable
 
 from apiaudit.errors import InputError
 from apiaudit.findings import Finding
+from apiaudit.infra.record import record
 
 BASELINE_FORMAT = 1
 _COMMENT_RE = re.compile(r"#[^\n]*")
@@ -44,7 +45,7 @@ class BaselineKey:
         return cls(f.rule, f.path, f.callee if with_callee else None, f.param, source)
 
 
-@dataclass(frozen=True)
+@record
 class Baseline:
     path: Path
     entries: Counter  # Counter[BaselineKey]

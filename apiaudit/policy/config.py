@@ -11,12 +11,13 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
 from apiaudit.errors import InputError
 from apiaudit.findings import FAIL_ON_CHOICES
+from apiaudit.infra.record import record
 
 PYPROJECT = "pyproject.toml"
 APIAUDIT_TOML = "apiaudit.toml"
@@ -45,7 +46,7 @@ KEYS: dict[str, str] = {
 IGNORE_KEYS = ("rule", "reason", "path", "callee", "param", "until")
 
 
-@dataclass(frozen=True)
+@record
 class ConfigIgnore:
     """One `[[tool.apiaudit.ignores]]` entry: findings of `rule` matching every given field."""
 
@@ -61,7 +62,7 @@ class ConfigIgnore:
         return self.until is not None and today > self.until
 
 
-@dataclass(frozen=True)
+@record
 class Settings:
     """The effective settings: defaults, then the config file, then the command line."""
 

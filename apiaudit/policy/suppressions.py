@@ -11,10 +11,10 @@ import enum
 import io
 import re
 import tokenize
-from dataclasses import dataclass
 from pathlib import Path
 
 from apiaudit.errors import InputError
+from apiaudit.infra.record import record
 
 MARKER = "apiaudit:"
 SYNTAX = "# apiaudit: ignore[rule-id, ...] -- reason  (or ignore-file[...] -- reason)"
@@ -30,7 +30,7 @@ class Scope(str, enum.Enum):
     FILE = "ignore-file"
 
 
-@dataclass(frozen=True)
+@record
 class Suppression:
     """One comment: these rules are suppressed on `line` (Scope.LINE) or in the whole file."""
 

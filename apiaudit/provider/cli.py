@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from apiaudit.cache import codec
 from apiaudit.infra.astutil import dotted_text
+from apiaudit.infra.record import record
 from apiaudit.provider.records import Extra, Found, ParamKind, Resolution, SymbolKind
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ _TYPING = ("typing.", "typing_extensions.")
 _MAX_DEPTH = 12  # parser functions followed, aliases expanded
 
 
-@dataclass(frozen=True)
+@record
 class FlagSpec:
     """One argument of the parser: its option strings and what its value is."""
 
@@ -54,7 +55,7 @@ class FlagSpec:
     location: str | None = None  # "pkg/mod.py:12", the add_argument call
 
 
-@dataclass(frozen=True)
+@record
 class CliSpec:
     """A release's server flags. `unread`: why the table may lack flags (each names a place);
     `hooks`: where out-of-tree plugins may add flags (the rule's `plugin_hooks`)."""
@@ -83,7 +84,7 @@ class CliSpec:
 _HELP = FlagSpec(("-h", "--help"))  # argparse adds it to every parser
 
 
-@dataclass(frozen=True)
+@record
 class ConfigField:
     """One key a config class accepts."""
 
@@ -94,7 +95,7 @@ class ConfigField:
     raw: bool = False  # pydantic's SkipValidation: the value is taken as it is
 
 
-@dataclass(frozen=True)
+@record
 class ConfigShape:
     """What keys a config class accepts. `open`: why any key is accepted (extra="allow"/"ignore",
     `**kwargs`); `unknown`: why its keys cannot be read."""
@@ -109,7 +110,7 @@ class ConfigShape:
         return next((f for f in self.fields if f.name == name), None)
 
 
-@dataclass(frozen=True)
+@record
 class Registration:
     name: str
     module: str | None
@@ -121,7 +122,7 @@ class Registration:
         return f"{self.module}.{self.class_name}" if self.module and self.class_name else None
 
 
-@dataclass(frozen=True)
+@record
 class RegisteredNames:
     """The names `module` registers with `call`; `unknown`: why they cannot be read."""
 

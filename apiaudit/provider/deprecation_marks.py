@@ -13,14 +13,14 @@ business (`apiaudit.checks.deprecations`).
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from apiaudit.infra.astutil import absolute_import, dotted_text
+from apiaudit.infra.record import record
 
 CATEGORIES = ("DeprecationWarning", "FutureWarning", "PendingDeprecationWarning")
 
 
-@dataclass(frozen=True)
+@record
 class DecoratorMark:
     """One decorator that may deprecate the definition (or some of its keywords)."""
 
@@ -31,7 +31,7 @@ class DecoratorMark:
     message: str = "deprecated"  # `@deprecated("...")`'s message
 
 
-@dataclass(frozen=True)
+@record
 class Marks:
     decorators: tuple[DecoratorMark, ...] = ()
     whole: str | None = None  # the message when the body always warns

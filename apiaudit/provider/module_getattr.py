@@ -28,13 +28,14 @@ import ast
 from dataclasses import dataclass
 
 from apiaudit.infra.astutil import absolute_import
+from apiaudit.infra.record import record
 from apiaudit.provider import deprecation_marks
 
 # `name in globals()`: the module's own bindings, which a lookup finds before __getattr__ runs.
 _OWN = "<globals>"
 
 
-@dataclass(frozen=True)
+@record
 class Service:
     """What the module's `__getattr__` answers: each name it serves with its target (an import
     spec such as "pkg.mod:Name", or None where the value cannot be named), whether every other

@@ -9,9 +9,9 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 from apiaudit.infra.astutil import dotted_text
+from apiaudit.infra.record import record
 
 # Line starts are matched as "\n" on the text with one prepended, not as `^` under re.M: the
 # literal lets the regex engine skip ahead (3x faster over a release's ~1,400 files).
@@ -107,7 +107,7 @@ def plain_reexports(text: str, module: str, is_package: bool) -> dict[str, str]:
     return {name: target for name, target in found.items() if target is not None}
 
 
-@dataclass(frozen=True)
+@record
 class RuntimeBindings:
     """What a `.py` beside its `.pyi` binds, read once: names, and whether it hides any."""
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from typing import Literal
+
+from apiaudit.infra.record import record
 
 
 class ParamKind(str, enum.Enum):
@@ -23,7 +24,7 @@ class Extra(str, enum.Enum):
     ALLOW = "allow"  # accepted and kept
 
 
-@dataclass(frozen=True)
+@record
 class Param:
     name: str
     kind: ParamKind
@@ -45,7 +46,7 @@ class Param:
         return text
 
 
-@dataclass(frozen=True)
+@record
 class Signature:
     """A callable's parameters as a caller sees them (self/cls already dropped)."""
 
@@ -84,7 +85,7 @@ class SymbolKind(str, enum.Enum):
     EXTERNAL = "external"  # lives outside the provider: torch.nn.Module, builtins, ...
 
 
-@dataclass(frozen=True)
+@record
 class Symbol:
     """A provider object, named by the dotted path where it is defined."""
 
@@ -97,12 +98,12 @@ class Symbol:
         return self.path.rsplit(".", 1)[-1]
 
 
-@dataclass(frozen=True)
+@record
 class Found:
     symbol: Symbol
 
 
-@dataclass(frozen=True)
+@record
 class Missing:
     """The name does not exist (certainly, unless `doubt` says why not). `owner` is the deepest
     object that does."""
@@ -118,7 +119,7 @@ class Missing:
     doubt: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Unknown:
     """The index cannot tell (dynamic module __getattr__, external base, ...)."""
 
@@ -133,14 +134,14 @@ Resolution = Found | Missing | Unknown
 ReachedVia = Literal["module", "class", "instance"]
 
 
-@dataclass(frozen=True)
+@record
 class UnresolvedBase:
     """A base class in an MRO that the index cannot resolve: its members are unknown."""
 
     text: str  # the base as written (or as canonicalised), for messages
 
 
-@dataclass(frozen=True)
+@record
 class CallInfo:
     """How a call to a symbol binds, and what it returns."""
 
@@ -158,7 +159,7 @@ class ValueKind(str, enum.Enum):
     CALL_RESULT = "call-result"  # whatever the function `symbol` returns (rules may say: factories)
 
 
-@dataclass(frozen=True)
+@record
 class AssignedValue:
     """The value of `self.NAME` as provider code assigns (or annotates) it.
 
@@ -187,7 +188,7 @@ class NarrowKind(str, enum.Enum):
     TYPE_GUARD = "TypeGuard"
 
 
-@dataclass(frozen=True)
+@record
 class Narrowing:
     """A function annotated ``-> TypeIs[X]`` / ``-> TypeGuard[X]`` (over its overloads).
 
@@ -202,7 +203,7 @@ class Narrowing:
     class_target: Symbol | None = None
 
 
-@dataclass(frozen=True)
+@record
 class ProviderCall:
     """One call the provider's own code makes of a method, on a receiver of a known class."""
 
@@ -223,7 +224,7 @@ class ProviderCall:
     guard: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class ProviderReference:
     """One place the provider's code names a method: a call on a receiver of a known class
     (`receiver`, with `caller` the method it is made in when the receiver is `self` or
@@ -236,7 +237,7 @@ class ProviderReference:
 
 
 
-@dataclass(frozen=True)
+@record
 class Forward:
     """Where a callable passes its `**kwargs` on."""
 

@@ -16,13 +16,13 @@ import enum
 import functools
 import hashlib
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
 from apiaudit.errors import InputError
+from apiaudit.infra.record import record
 from apiaudit.provider.records import (
     AssignedValue,
     Found,
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from apiaudit.recipes.records import FactoryRule, RegistryRule, RuleBook
 
 
-@dataclass(frozen=True)
+@record
 class RegistryEntry:
     architecture: str
     module: str  # absolute dotted module
@@ -48,7 +48,7 @@ class RegistryEntry:
         return f"{self.module}.{self.class_name}"
 
 
-@dataclass(frozen=True)
+@record
 class Registry:
     """One release's architecture -> class map. `skipped`: keys whose value is not a literal pair."""
 
@@ -94,7 +94,7 @@ class CandidateSource(str, enum.Enum):
     INFERRED = "inferred"  # provider code assigns or annotates one class
 
 
-@dataclass(frozen=True)
+@record
 class Candidates:
     """The classes an object can be (a union when several)."""
 
@@ -355,7 +355,7 @@ class ModelTypes:
         return owner_path in self.index.mro_paths(class_path)
 
 
-@dataclass(frozen=True)
+@record
 class _ModuleShape:
     """A module's top-level classes (bases as written, body text) and its imports (from `ast`)."""
 

@@ -9,9 +9,9 @@ of overridden methods (`provider/callsites.find_calls`) go through here.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from apiaudit.infra.record import record
 from apiaudit.infra.workers import plan, run_split
 
 if TYPE_CHECKING:
@@ -21,14 +21,14 @@ Item = TypeVar("Item")
 Result = TypeVar("Result")
 
 
-@dataclass(frozen=True)
+@record
 class _Done(Generic[Result]):
     """One item's result."""
 
     value: Result
 
 
-@dataclass(frozen=True)
+@record
 class _Learned:
     """A process's last piece: the plain answers its index learned, and the provider files read."""
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass
 from typing import Any, ClassVar, Union
 
 from apiaudit.evidence import AttributeFacts, RecipeFacts
 from apiaudit.findings import Finding, FixKind
+from apiaudit.infra.record import record
 
 # `{in_scope:NAME}` inside an added parameter's value: "the value for NAME found in the call's
 # scope" (the same search as for a missing parameter without a rule; see apiaudit.fixes.scope).
@@ -40,7 +40,7 @@ class ChangeKind(str, enum.Enum):
     OTHER = "changed"
 
 
-@dataclass(frozen=True)
+@record
 class FixRequest:
     """An edit a change asks for, in the fix stage's terms (docs/fix.md)."""
 
@@ -55,7 +55,7 @@ class FixRequest:
     args: str | None = None  # insert-call-after: its arguments, as source ("None", "x, flag=True")
 
 
-@dataclass(frozen=True)
+@record
 class RemovedParameter:
     param: str
     kind: ClassVar[ChangeKind] = ChangeKind.REMOVED_PARAMETER
@@ -78,7 +78,7 @@ class RemovedParameter:
         return {"param": self.param}
 
 
-@dataclass(frozen=True)
+@record
 class AddedParameter:
     param: str
     value: str
@@ -104,7 +104,7 @@ class AddedParameter:
         return {"param": self.param, "value": self.value, **({"imports": list(self.imports)} if self.imports else {})}
 
 
-@dataclass(frozen=True)
+@record
 class RenamedParameter:
     old: str
     new: str
@@ -128,7 +128,7 @@ class RenamedParameter:
         return {"old": self.old, "new": self.new}
 
 
-@dataclass(frozen=True)
+@record
 class MovedSymbol:
     """`symbol` (the recipe's, the OLD import path) now lives in `module` (as `new`, when renamed)."""
 
@@ -154,7 +154,7 @@ class MovedSymbol:
         return {"module": self.module, **({"new": self.new} if self.new else {})}
 
 
-@dataclass(frozen=True)
+@record
 class RenamedAttribute:
     old: str
     new: str
@@ -179,7 +179,7 @@ class RenamedAttribute:
         return {"old": self.old, "new": self.new}
 
 
-@dataclass(frozen=True)
+@record
 class InsertCallAfter:
     """A protocol step added after a call: ``R.method(args)`` after the statement holding the
     pattern's ``R.<its method>(...)``, on the same receiver. Named by call-not-followed-by patterns."""
@@ -206,7 +206,7 @@ class InsertCallAfter:
         return {"method": self.method, **({"args": self.args} if self.args else {})}
 
 
-@dataclass(frozen=True)
+@record
 class DropSubscript:
     """A call that returned a list of one value per worker now returns the one value:
     ``R.m(...)[0]`` -> ``R.m(...)``, and ``x = R.m(...)`` ... ``x[0]`` -> ``x``. Named by

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -17,6 +17,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from apiaudit.errors import InputError
 from apiaudit.findings import ENGINE_RULES, Severity
+from apiaudit.infra.record import record
 from apiaudit.infra.tomlcompat import tomllib
 from apiaudit.recipes.changes import CHANGE_CLASSES, ChangeKind
 from apiaudit.recipes.files import (
@@ -538,7 +539,7 @@ def _check_model_links(shown: str, registries: tuple, slots: tuple, factories: t
     return linked[0], linked[1]
 
 
-@dataclass(frozen=True)
+@record
 class RuleFile:
     """One parsed and validated rule file."""
 

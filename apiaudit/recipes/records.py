@@ -12,7 +12,7 @@ provider is audited.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -21,6 +21,7 @@ from packaging.version import InvalidVersion, Version
 
 from apiaudit.evidence import ImportFacts
 from apiaudit.findings import Finding, RuleInfo, Severity
+from apiaudit.infra.record import record
 from apiaudit.recipes.changes import (  # noqa: F401 - CHANGE_KINDS and IN_SCOPE_PLACEHOLDER re-exported
     CHANGE_KINDS,
     IN_SCOPE_PLACEHOLDER,
@@ -39,7 +40,7 @@ SUBSCRIPT_KINDS: tuple[SubscriptKind, ...] = get_args(SubscriptKind)
 
 
 
-@dataclass(frozen=True)
+@record
 class Recipe:
     """How one provider change is fixed at a call site.
 
@@ -95,7 +96,7 @@ def imported_paths(finding: Finding) -> set[str]:
     return paths
 
 
-@dataclass(frozen=True)
+@record
 class Pattern:
     """Drift that signatures cannot show, found by matching calls in the consumer.
 
@@ -143,7 +144,7 @@ class Pattern:
         return RuleInfo(self.id, self.severity, self.message)
 
 
-@dataclass(frozen=True)
+@record
 class RpcRule:
     """Calls of `method` name, as a string, a method that runs on each of `hosts`."""
 
@@ -154,7 +155,7 @@ class RpcRule:
     source: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class InjectionRule:
     """A consumer class named (as a dotted string) by `keyword` is mixed into each of `hosts`."""
 
@@ -163,7 +164,7 @@ class InjectionRule:
     source: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class RegistryRule:
     """The provider's architecture -> class map: dict literals in `module` named `maps`.
 
@@ -182,7 +183,7 @@ class RegistryRule:
     target: bool = True
 
 
-@dataclass(frozen=True)
+@record
 class SlotRule:
     """`owner.attribute` (on instances of `owner` or its subclasses) holds an instance of the
     class `registry` maps the model's architecture to."""
@@ -193,7 +194,7 @@ class SlotRule:
     source: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class FactoryRule:
     """Calls of `function` return an instance of the registry class for their
     `architectures_keyword=[...]` literal, else for the model config's nested
@@ -206,7 +207,7 @@ class FactoryRule:
     source: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class RemoteCodeRule:
     """``Auto.method(path)`` without ``keyword=True`` fails when the model's config files map
     that Auto class to custom code (`auto_map_keys`: Auto class -> its auto_map key;
@@ -230,7 +231,7 @@ class RemoteCodeRule:
         return RuleInfo(self.id, self.severity, self.message)
 
 
-@dataclass(frozen=True)
+@record
 class LaunchCommand:
     """One way a job starts the provider's server: the console `script` (``prov``) or
     ``python -m <module>``, then `subcommand` (``serve``; None: the module is the server)."""
@@ -246,7 +247,7 @@ class LaunchCommand:
         return f"{head} {self.subcommand}" if self.subcommand else head
 
 
-@dataclass(frozen=True)
+@record
 class LaunchRule:
     """What the provider's server command line is, as data ([[launch]]): how it is started
     (`commands`), which functions build its argument parser (`parsers`: the first the release
@@ -275,7 +276,7 @@ class LaunchRule:
     source: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class LaunchRegistryRule:
     """Names a config key takes that the release registers by call ([[launch_registry]]): the
     value of `key` in a JSON flag typed `config` must be the first argument of a `call` made at
@@ -305,7 +306,7 @@ def _version_matches(versions: str, provider_version: str | None) -> bool:
     return SpecifierSet(versions).contains(version, prereleases=True)
 
 
-@dataclass(frozen=True)
+@record
 class PluginRule:
     """The provider builds instances of consumer subclasses of `base` itself, in `factory`:
     each call there of the local name `class_variable` (the class it looked up by a registered
@@ -328,7 +329,7 @@ class PluginRule:
     source: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class EntryPointRule:
     """The provider loads the objects a distribution declares in entry-point `group` ([[entry_point]])
     and either, in the provider function `caller`, calls each through the local name `variable`
@@ -347,7 +348,7 @@ class EntryPointRule:
     source: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class CallDispatchRule:
     """Calling an instance of a class derived from `base` (a base outside the provider) runs
     its `method`: `torch.nn.Module.__call__` runs `forward`, so the provider's `self.model(a, b)`
@@ -358,7 +359,7 @@ class CallDispatchRule:
     source: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class RuleBook:
     provider: str
     default_consumers: tuple[str, ...] = ()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import shutil
 import textwrap
-from dataclasses import dataclass
 
 from apiaudit.findings import CodeOrigin, Finding, Report, Severity
+from apiaudit.infra.record import record
 
 TOOL_NAME = "apiaudit"
 # Where SARIF consumers (code-scanning UIs) send a reader who wants to know the tool.
@@ -34,7 +34,7 @@ def wrap(text: str, width: int, indent: str = "", hanging: str = "    ") -> list
     ) or [indent]
 
 
-@dataclass(frozen=True)
+@record
 class RenderOptions:
     show_unresolved: bool = False
     width: int | None = None

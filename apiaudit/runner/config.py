@@ -12,11 +12,12 @@ from __future__ import annotations
 import difflib
 import json
 import os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, field, fields
 from pathlib import Path
 from typing import Any
 
 from apiaudit.errors import InputError
+from apiaudit.infra.record import record
 from apiaudit.infra.tomlcompat import tomllib
 
 STAGES = ("prepare", "extract", "vocab", "train")
@@ -32,12 +33,12 @@ KNOWN_DATASET_NAMES = ("sharegpt", "ultrachat")
 AUX_LAYER_COUNT = 3
 
 
-@dataclass(frozen=True)
+@record
 class ModelSection:
     path: Path
 
 
-@dataclass(frozen=True)
+@record
 class DataSection:
     conversations: str
     max_samples: int | None = None
@@ -46,7 +47,7 @@ class DataSection:
     num_proc: int = 1
 
 
-@dataclass(frozen=True)
+@record
 class ExtractSection:
     backend: str = "hf"
     # Auxiliary layers; the target's last layer is always captured after them.
@@ -62,12 +63,12 @@ class ExtractSection:
 DEFAULT_DRAFT_VOCAB_SIZE = 32000
 
 
-@dataclass(frozen=True)
+@record
 class VocabSection:
     draft_vocab_size: int = DEFAULT_DRAFT_VOCAB_SIZE
 
 
-@dataclass(frozen=True)
+@record
 class ServerSection:
     """How the server line starts `vllm serve` and talks to it (backend "vllm-server")."""
 
@@ -90,7 +91,7 @@ class ServerSection:
     client: str = "auto"
 
 
-@dataclass(frozen=True)
+@record
 class TrainSection:
     gpus: int = 1
     device: str = "auto"
@@ -126,7 +127,7 @@ def world_size_of(train: dict[str, Any]) -> int:
     return max(int(train.get("gpus", 1)), int(train.get("processes", 1)))
 
 
-@dataclass(frozen=True)
+@record
 class PreflightSection:
     # The user's own job scripts or packages to audit against the installed speculators.
     consumers: tuple[str, ...] = ()
@@ -134,7 +135,7 @@ class PreflightSection:
     rules_dirs: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class TargetModel:
     """What the runner needs to know about the target model, read from its config.json."""
 
@@ -144,7 +145,7 @@ class TargetModel:
     model_type: str
 
 
-@dataclass(frozen=True)
+@record
 class RunConfig:
     source: Path  # the CONFIG.toml it was read from
     run_dir: Path

@@ -20,6 +20,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from apiaudit.infra.record import record
+
 MANIFEST_NAME = "manifest.json"
 ATTEMPT_NAME = "attempt.json"
 MANIFEST_VERSION = 1
@@ -75,7 +77,7 @@ def library_versions(overlay: Path | None = None) -> dict[str, str]:
     return versions
 
 
-@dataclass(frozen=True)
+@record
 class Expectation:
     """What a stage would run with now."""
 

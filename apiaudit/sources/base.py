@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from apiaudit.findings import CodeOrigin, SourceKind
+from apiaudit.infra.record import record
 
 # Files of a job-scripts folder read for the provider command lines they hold (not Python).
 JOB_FILE_SUFFIXES = frozenset({".sh", ".bash", ".yaml", ".yml", ".toml"})
 
 
-@dataclass(frozen=True)
+@record
 class CodeTree:
     """A body of Python source to read (never import).
 

@@ -22,9 +22,11 @@ import re
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Literal
+
+from apiaudit.infra.record import record
 
 # How a release entry was filled (apiaudit/sources/ranged.py reads wheels by ranges).
 FetchMethod = Literal["ranges", "download"]
@@ -77,7 +79,7 @@ def entry_dir(cache_dir: Path, name: str, version: str) -> Path:
     return releases_dir(cache_dir) / f"{canonicalize_name(name)}-{version}"
 
 
-@dataclass(frozen=True)
+@record
 class Marker:
     name: str
     version: str

@@ -22,8 +22,9 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass
 from email.message import Message
+
+from apiaudit.infra.record import record
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _MAX_REDIRECTS = 5
@@ -35,7 +36,7 @@ class RequestFailed(Exception):
     """A request that got no answer (unreachable, refused, a broken connection, a bad redirect)."""
 
 
-@dataclass(frozen=True)
+@record
 class Answer:
     status: int
     headers: Message
@@ -86,7 +87,7 @@ def _create_connection(address: tuple[str, int], timeout: float | None = None, s
 # ------------------------------------------------------------------------------- the client
 
 
-@dataclass(frozen=True)
+@record
 class _Route:
     """Where a connection goes: the server itself, or a proxy (tunnelled for https)."""
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
+from apiaudit.infra.record import record
 from apiaudit.sources.base import CodeTree
 
 # Dependencies checked for one consumer at most: a consumer with more is told so.
@@ -26,7 +26,7 @@ MAX_CHECKED = 12
 _FORMAT = 1
 
 
-@dataclass(frozen=True)
+@record
 class Dependency:
     """A declared dependency of `consumer` that imports the provider."""
 

@@ -22,7 +22,6 @@ import sys
 import threading
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Iterable, Sequence
 
@@ -37,6 +36,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
+from apiaudit.infra.record import record
 from apiaudit.sources.connections import Client, RequestFailed, is_http
 
 _TIMEOUT_S = 60
@@ -55,7 +55,7 @@ class RangesUnavailable(Exception):
     """The server does not serve this wheel by byte ranges (or a request failed): download it whole."""
 
 
-@dataclass(frozen=True)
+@record
 class NetworkSettings:
     """What of pip's configuration the range requests follow: its CA bundle and its proxy."""
 
@@ -63,7 +63,7 @@ class NetworkSettings:
     proxy: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class WheelLink:
     url: str
     filename: str
@@ -105,7 +105,7 @@ class _LinkParser(HTMLParser):
                 self.links.append((values["href"] or "", values.get("data-requires-python")))
 
 
-@dataclass(frozen=True)
+@record
 class PageFile:
     url: str
     filename: str

@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -34,6 +34,7 @@ from apiaudit.infra.atomic import (
     is_disk_full,
     write_new,
 )
+from apiaudit.infra.record import record
 from apiaudit.sources import cache
 from apiaudit.sources.base import CodeTree, Reporter, report_step, report_warning
 from apiaudit.sources.cache import canonicalize_name
@@ -84,7 +85,7 @@ _NETWORK_FAILURE_RE = re.compile(
 _DISK_FULL_RE = re.compile(r"No space left on device|\[Errno 28\]|Disk quota exceeded")
 
 
-@dataclass(frozen=True)
+@record
 class PipResult:
     returncode: int
     output: str  # stdout and stderr together
@@ -525,7 +526,7 @@ def _safe_version(text: str) -> Version | None:
         return None
 
 
-@dataclass(frozen=True)
+@record
 class WheelLimits:
     """What apiaudit extracts from one wheel at most (docs/scan.md lists them).
 
@@ -1071,7 +1072,7 @@ def index_pages(name: str, cache_dir: Path) -> list[str]:
         return pages
 
 
-@dataclass(frozen=True)
+@record
 class LearntIndex:
     """What this process learnt from pip about reaching the package index (its `cert` and
     `proxy`, a project's pages), handed to the processes that fetch releases for it, so none of

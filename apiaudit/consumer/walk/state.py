@@ -26,6 +26,7 @@ from apiaudit.consumer.records import (
 )
 from apiaudit.consumer.walk.scopes import Env
 from apiaudit.infra.astutil import unparse
+from apiaudit.infra.record import record
 
 
 @dataclass(slots=True)
@@ -64,7 +65,7 @@ class Found:
     functions: list[DefinedFunction] = field(default_factory=list, init=False)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class WalkState:
     """One module's walk, as every part sees it: what it reads (fixed for the walk) and what it found."""
 

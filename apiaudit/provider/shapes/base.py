@@ -7,11 +7,12 @@ parameters; `synthesize` turns that into a Signature the binder understands.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable, Protocol
 
 import griffe
 
+from apiaudit.infra.record import record
 from apiaudit.provider import expressions as ex
 from apiaudit.provider.extension import facts
 from apiaudit.provider.records import Extra, Param, ParamKind, Signature
@@ -40,7 +41,7 @@ class ClassContext(Protocol):
     def mro_of(self, class_path: str) -> list: ...
 
 
-@dataclass(frozen=True)
+@record
 class DataShape:
     kind: str  # "dataclass" | "dataclass_transform" | "pydantic-model" | "pydantic-dataclass" | "namedtuple"
     contributes: Callable[[griffe.Class], bool]
