@@ -187,3 +187,66 @@ def test_only_the_definitions_naming_a_method_are_parsed_and_the_rest_keep_their
     assert _partial_tree('x = """\nclass Inside:\n"""\ndef f():\n    pass\n', lambda block: False) is None
     assert _partial_tree("call(\nargument)\ndef f():\n    pass\n", lambda block: False) is None
     assert _partial_tree("import os\rdef f():\n    pass\n", lambda block: False) is None
+
+
+def test_instance_calls_read_in_part_are_the_calls_a_whole_reading_finds(tmp_path, monkeypatch):
+    """find_instance_calls parses the definitions naming a wanted class, then those naming an
+    attribute one may hold (a subclass calling the attribute its base stores: kept); a class
+    naming neither is never parsed, and the calls found are those of a whole parse."""
+    from apiaudit.provider import callsites
+    from apiaudit.provider.index import ProviderIndex
+
+    layers = "".join(f"class Layer{i}:\n    def forward(self, x):\n        return self.norm(x)\n\n\n" for i in range(3))
+    _write(tmp_path, {
+        "prov/__init__.py": "",
+        "prov/inner.py": "class InnerModel:\n    def forward(self, x, y=None):\n        return x\n",
+        "prov/outer.py": (
+            "from prov.inner import InnerModel\n\n\n" + layers
+            + "class Outer:\n"
+            "    def __init__(self):\n"
+            "        self.model = InnerModel()\n"
+            "    def forward(self, x):\n"
+            "        return self.model(x)\n\n\n"
+            "class Derived(Outer):\n"
+            "    def forward(self, x):\n"
+            "        return self.model(x, y=x)\n"
+        ),
+    })  # fmt: skip
+    wanted = ["prov.inner.InnerModel"]
+
+    def found(index):
+        return [(c.location, c.positional, c.keywords) for c in callsites.find_instance_calls(index, wanted)]
+
+    parsed: list[str] = []
+    real_parse = ast.parse
+    monkeypatch.setattr(callsites.ast, "parse", lambda text, *a, **k: parsed.append(text) or real_parse(text, *a, **k))
+    in_part = found(ProviderIndex(tmp_path, ("prov",)))
+    assert in_part == [("prov/outer.py:23", 1, ()), ("prov/outer.py:28", 1, ("y",))]
+    assert not any("class Layer" in text for text in parsed)
+    monkeypatch.setattr(callsites, "_partial_tree", lambda *a, **k: None)  # whole parses
+    assert found(ProviderIndex(tmp_path, ("prov",))) == in_part
+
+
+def test_a_class_statement_is_read_from_its_own_module_and_a_probe_builds_no_definitions_map(tmp_path):
+    """defines_class reads the module's own text (no map of the release's names, no visit); a
+    name missing from a module says where else it is defined only when asked (`moved_to`)."""
+    from apiaudit.provider.index import ProviderIndex
+    from apiaudit.provider.records import Missing
+
+    _write(tmp_path, {
+        "prov/__init__.py": "class Root:\n    class Nested:\n        pass\n",
+        "prov/a.py": "import os\nclass Kept:\n    pass\nif os.name:\n    class Conditional:\n        pass\n",
+        "prov/b.py": "def helper():\n    pass\n",
+        "prov/c.pyi": "class OnlyStubbed: ...\n",
+        "other/d.py": "class Elsewhere:\n    pass\n",
+    })  # fmt: skip
+    index = ProviderIndex(tmp_path, ("prov",))
+    assert index.defines_class("prov.Root") and index.defines_class("prov.a.Kept")
+    assert not index.defines_class("prov.Nested") and not index.defines_class("prov.a.Conditional")
+    assert not index.defines_class("prov.c.OnlyStubbed") and not index.defines_class("other.d.Elsewhere")
+    missing = index.resolve("prov.b.helper_gone")
+    gone = index.resolve("prov.b.Kept")
+    assert isinstance(missing, Missing) and isinstance(gone, Missing)
+    assert index._definitions is None and index.loader._sources is None  # no file read but the ones asked about
+    assert index.moved_to(gone) == ("prov.a.Kept",) and index.moved_to(missing) == ()
+    assert [name for name, _ in ProviderIndex(tmp_path, ("prov",)).definitions().items() if name == "<class>Kept"] == ["<class>Kept"]
