@@ -328,7 +328,10 @@ class ModelTypes:
             module, _, name = path.rpartition(".")
             shape = _module_shape(self.index, module)
             if shape is None or name not in shape.classes:
-                return True  # a re-export or something ast cannot follow: ask the index
+                # a plain re-export (`from .interfaces import SupportsPP` in a package) is
+                # followed to its class statement; anything else: ask the index
+                target = self.index.reexported_class(path)
+                return target is None or target == path or reaches(target, depth + 1)
             bases, body = shape.classes[name]
             if "typing.Protocol" not in {shape.absolute(b) for b in bases}:
                 texts.append(body)  # a protocol base brings its own members, not this one's
@@ -421,13 +424,21 @@ def _read_shape(index: ProviderIndex, module: str) -> _ModuleShape | None:
             continue
         start = i
         text = line.split("#", 1)[0]
-        while not text.rstrip().endswith(":") and i + 1 < len(lines):
+        while not _header_ends(text) and i + 1 < len(lines):
             i += 1
             text += " " + lines[i].split("#", 1)[0]
         after = bisect.bisect_right(outdented, i)
         done = outdented[after] if after < len(outdented) else len(lines)
         classes[header.group(1)] = (_bases(text), "\n".join(lines[start:done]))
     return _ModuleShape(module, classes, imports)
+
+
+def _header_ends(text: str) -> bool:
+    """Whether a class header read so far is whole: its brackets closed and a `:` after them
+    (`class A(B):`, and `): ...` closing a header written over several lines)."""
+    if text.count("(") > text.count(")"):
+        return False
+    return ":" in text[text.rfind(")") + 1 :]
 
 
 def _imports(text: str, package: str, into: dict[str, str]) -> None:

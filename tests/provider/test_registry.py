@@ -294,3 +294,39 @@ def test_may_implement_reads_class_bases_with_ast_before_any_module_is_loaded(ve
     assert not types.may_implement(m + "dense.StructuralForCausalLM", protocol, None)
     # the answer agrees with the index wherever the pre-check says no
     assert types.index.implements(m + "wrapper.WrapperForConditionalGeneration", protocol).value == ("yes" if wrapper else "no")
+
+
+def test_may_implement_follows_a_plain_reexport_and_a_header_closed_on_its_own_line(tmp_path):
+    """The pre-check reads a header written over several lines whose body is on its last line
+    (`): ...`) as one class, the next class as another, and follows a base a package re-exports
+    (`from .interfaces import SupportsPP`) to its class statement: no module is loaded to learn
+    that a class is not a draft model, and it still says yes where a chain reaches one."""
+    files = {
+        "prov/__init__.py": "",
+        "prov/models/__init__.py": "from .interfaces import SupportsPP\n",
+        "prov/models/interfaces.py": (
+            "from typing import Protocol, runtime_checkable\n\n\n"
+            "@runtime_checkable\nclass SupportsDraft(Protocol):\n    supports_draft: bool = True\n\n\n"
+            "class SupportsPP(Protocol):\n    supports_pp: bool = True\n\n\n"
+            "class DraftPP(SupportsDraft, SupportsPP):\n    pass\n"
+        ),
+        "prov/models/plain.py": (
+            "from torch import nn\n"
+            "from prov.models import SupportsPP\n"
+            "from prov.models.interfaces import DraftPP\n\n\n"
+            "class Builder(\n    nn.Module\n): ...\n\n\n"
+            "@register(\n    info=Builder,\n)\n"
+            "class Plain(\n    nn.Module, SupportsPP\n):\n    def forward(self, x):\n        return x\n\n\n"
+            "class Drafting(nn.Module, DraftPP):\n    pass\n"
+        ),
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    index = ProviderIndex(tmp_path, ("prov",))
+    types = ModelTypes(index, load_rulebook([], "prov"))
+    protocol, members = "prov.models.interfaces.SupportsDraft", ("supports_draft",)
+    assert not types.may_implement("prov.models.plain.Plain", protocol, members)
+    assert types.may_implement("prov.models.plain.Drafting", protocol, members)
+    assert "prov.models.plain" not in index.loader._modules
+    assert types.index.implements("prov.models.plain.Plain", protocol).value == "no"  # the index agrees
