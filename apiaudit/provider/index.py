@@ -144,6 +144,9 @@ _POSITIONAL = frozenset({"positional_only", "positional_or_keyword"})
 _MISSING = object()
 # Memo answers that hold live Griffe objects: never stored, never handed to another process.
 LIVE_OBJECT_ANSWERS = ("mro-objects",)
+# Answers a process builds again rather than receive from another: the map of every top-level
+# name of the release (`definitions`) costs more to send and read back than to make.
+REBUILT_NOT_SENT = ("definitions",)
 
 
 class ProviderIndex:
@@ -176,7 +179,9 @@ class ProviderIndex:
 
     def answers_since(self, answered: frozenset[tuple]) -> tuple[dict[tuple, Any], dict[str, str]]:
         """(plain answers, provider files read) learned since `answered`, for another process's index."""
-        answers = {k: v for k, v in dict.items(self.memo) if k not in answered and k[0] not in LIVE_OBJECT_ANSWERS}
+        answers = {
+            k: v for k, v in dict.items(self.memo) if k not in answered and k[0] not in LIVE_OBJECT_ANSWERS and k[0] not in REBUILT_NOT_SENT
+        }
         return answers, dict(self.loader.touched)
 
     def adopt(self, answers: dict[tuple, Any], touched: dict[str, str]) -> None:

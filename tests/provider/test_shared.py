@@ -61,3 +61,17 @@ def test_results_come_back_in_item_order_with_what_each_process_learned(tmp_path
     assert sorted(seen) == sorted(results)  # every result seen here as it arrived
     # every question asked, by this process or a copy, is answered here now (the index cache keeps it)
     assert all(("resolve", dotted) in index.answered() for dotted in items)
+
+
+def test_a_copy_sends_its_answers_but_not_the_map_of_every_name(tmp_path, split_small):
+    """Where a missing name is now defined is answered in the process that asks; the map it is
+    read from (every top-level name of the release) is made again where needed, never sent."""
+    index = _provider(tmp_path, 4)
+    items = [f"prov.engine.User{i % 4}" for i in range(30)]  # each defined in its own module, not there
+
+    def moved(dotted: str) -> tuple[str, ...]:
+        return index.moved_to(index.resolve(dotted))
+
+    assert read_shared(index, items, moved, workers=2) == [(f"prov.user{i % 4:03d}.User{i % 4}",) for i in range(30)]
+    assert all(("defs", f"User{i}") in index.answered() for i in range(4))
+    assert ("definitions",) not in index.answers_since(frozenset())[0]
