@@ -36,7 +36,7 @@ from apiaudit.checks.recipe_advice import apply_recipes
 from apiaudit.checks.remote_code import remote_code_findings
 from apiaudit.consumer.records import ConsumerFile, ConsumerOptions, EntryPoint
 from apiaudit.findings import Finding
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.model import ModelFacts
 from apiaudit.provider.cache import open_index
 from apiaudit.provider.index import ProviderIndex

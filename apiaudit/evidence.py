@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal, Union
 
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 
 @record

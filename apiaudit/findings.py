@@ -11,7 +11,7 @@ from dataclasses import field
 from typing import Literal
 
 from apiaudit.evidence import Facts, RecipeFacts
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 SCHEMA_VERSION = "1.4"
 

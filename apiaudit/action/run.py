@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from apiaudit.errors import InputError
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 EXIT_USAGE = 2
 # A provider written as a range (not one release, not a name or path) means "run the matrix".

@@ -33,7 +33,7 @@ from pathlib import Path
 from apiaudit.cache import codec
 from apiaudit.infra.atomic import is_disk_full
 from apiaudit.infra.filewalk import files_under
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.sources.base import CodeTree
 from apiaudit.sources.cache import content_verifier, recorded_digests
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from apiaudit.consumer.records import CallShape
 from apiaudit.findings import Severity
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.provider.records import Extra, ParamKind, Signature
 
 POSITIONAL_KINDS = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)

@@ -19,7 +19,7 @@ from apiaudit.checks.receivers import (
 )
 from apiaudit.consumer.records import Condition, ConditionKind, Liveness, Site, Use
 from apiaudit.evidence import GuardFacts
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.provider.records import Found, Missing, SymbolKind, UnresolvedBase
 
 

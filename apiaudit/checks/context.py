@@ -9,7 +9,7 @@ from typing import Callable, Protocol
 from apiaudit.consumer.records import AttributeStore, ClassFacts, ConsumerFile, DefinedFunction, Site, Use
 from apiaudit.evidence import Facts, RecipeFacts
 from apiaudit.findings import ENGINE_RULES, Finding, Severity
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.provider.index import MroEntry
 from apiaudit.provider.records import (
     CallInfo,

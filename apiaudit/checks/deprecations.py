@@ -23,7 +23,7 @@ from apiaudit.cache import codec
 from apiaudit.consumer.records import ConsumerFile, Site, Use
 from apiaudit.evidence import DeprecationFacts
 from apiaudit.findings import Finding, Severity
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.provider.deprecation_marks import Marks
 
 RULE = "deprecated-use"

@@ -28,7 +28,7 @@ from apiaudit.checks.context import source_text
 from apiaudit.consumer.records import UNKNOWN, ConsumerFile, LaunchArg, LaunchLine, Site
 from apiaudit.evidence import LaunchFacts
 from apiaudit.findings import ENGINE_RULES, Finding, Severity
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.provider.cli import CliSpec, FlagSpec, config_shape, json_text, read_cli, registered_names
 from apiaudit.recipes.records import LaunchRegistryRule, LaunchRule
 

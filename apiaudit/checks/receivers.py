@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Literal
 
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.provider.records import Found, Missing, ReachedVia, Symbol, Unknown
 
 

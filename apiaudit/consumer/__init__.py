@@ -25,7 +25,7 @@ from apiaudit.consumer.contracts import defined_functions, replacements
 from apiaudit.consumer.visitor import ModuleVisitor
 from apiaudit.infra.atomic import is_disk_full
 from apiaudit.infra.gcpause import paused_gc
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.infra.workers import News, plan, run_split
 from apiaudit.sources.base import CodeTree
 from apiaudit.sources.cache import content_verifier

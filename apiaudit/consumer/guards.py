@@ -31,7 +31,7 @@ from apiaudit.consumer.values import (
     VersionDerived,
     VersionPart,
 )
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 MAX_DEPTH = 40  # deeper `not not ...` / nested boolean tests stay undecided
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 
 from apiaudit.infra.astutil import own_statements
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 
 @record(slots=True)

@@ -12,7 +12,7 @@ import enum
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 if TYPE_CHECKING:
     from apiaudit.recipes.records import LaunchCommand, Pattern, RemoteCodeRule

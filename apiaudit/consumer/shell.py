@@ -12,7 +12,7 @@ from __future__ import annotations
 
 
 from apiaudit.consumer.records import UNKNOWN
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 _BLANK = " \t\r"
 _ENDS_WORD = _BLANK + "\n;&|()<>"

@@ -17,7 +17,7 @@ from apiaudit.consumer.records import (
     Site,
     Step,
 )
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 
 @record

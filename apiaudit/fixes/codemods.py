@@ -26,7 +26,7 @@ from libcst.metadata import (
     PositionProvider,
 )
 
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 
 class EditStatus(str, enum.Enum):

@@ -34,7 +34,7 @@ from typing import Any, Literal, get_args
 from apiaudit.errors import InputError
 from apiaudit.fixes.plan import FileFix, FixPlan, sha256_bytes
 from apiaudit.infra.atomic import atomic_write
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.sources.base import CodeTree
 
 MANIFEST = "manifest.json"

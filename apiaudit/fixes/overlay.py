@@ -23,7 +23,7 @@ from typing import Literal
 from apiaudit.errors import InputError
 from apiaudit.fixes.plan import FixPlan, sha256_bytes
 from apiaudit.infra.atomic import atomic_write
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.sources.version import OVERLAY_MARKER, overlay_releases
 
 MARKER = OVERLAY_MARKER

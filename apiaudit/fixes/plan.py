@@ -33,7 +33,7 @@ from apiaudit.fixes.codemods import (
     callee_name_of,
 )
 from apiaudit.fixes.scope import scope_candidates
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.recipes.changes import IN_SCOPE_PLACEHOLDER, FixRequest
 from apiaudit.recipes.records import Recipe, RuleBook
 

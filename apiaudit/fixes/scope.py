@@ -15,7 +15,7 @@ import re
 import libcst as cst
 
 from apiaudit.fixes.codemods import FileIndex, terminal_name
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 _CONFIG_NAME = re.compile(r"(config|cfg|conf)$", re.IGNORECASE)
 _NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)

@@ -15,7 +15,7 @@ from typing import Sequence
 from apiaudit.audit import default_launch_provider, default_script_provider, is_job_script_spec, merge_reports
 from apiaudit.errors import InputError, NotInstalledError
 from apiaudit.findings import Finding, Report, Severity, parse_fail_on
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 # Job scripts are written against the library the rules name as the provider's default
 # consumer (rules/vllm.toml: speculators); `None` here means "ask the rules".

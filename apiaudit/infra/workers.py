@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 Item = TypeVar("Item")
 Piece = TypeVar("Piece")

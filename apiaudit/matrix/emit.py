@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from apiaudit.errors import InputError
 from apiaudit.infra.atomic import DiskFullError, atomic_write
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.matrix.explain import (
     MOVED,
     RENAMED_ATTRIBUTE,

@@ -31,7 +31,7 @@ from apiaudit.errors import InputError
 from apiaudit.evidence import AttributeFacts, ImportFacts, attribute_of
 from apiaudit.findings import Finding, Report, Severity
 from apiaudit.infra.progress import NullProgress, Progress
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.matrix.ranges import declared_requirements
 from apiaudit.model import ModelFacts
 from apiaudit.provider.cache import save_index

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from apiaudit.checks.deprecations import RULE
 from apiaudit.findings import Finding
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 GONE_RULES = ("unexpected-keyword", "import-missing", "attribute-missing")
 

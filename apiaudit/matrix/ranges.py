@@ -14,7 +14,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from apiaudit.errors import InputError
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.infra.tomlcompat import tomllib
 from apiaudit.sources.base import CodeTree
 

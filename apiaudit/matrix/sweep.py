@@ -21,7 +21,7 @@ from apiaudit.audit import scan
 from apiaudit.errors import InputError
 from apiaudit.findings import CodeOrigin, Report, Severity
 from apiaudit.infra.progress import NullProgress, Progress
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.infra.workers import usable_cpus
 from apiaudit.matrix.fetching import fetch, fetch_in_worker, fetch_pool, scan_pool
 from apiaudit.matrix.ranges import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 
 

@@ -20,7 +20,7 @@ from apiaudit.findings import (
     Suppressed,
     SuppressedBy,
 )
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.policy.config import Settings
 from apiaudit.policy.suppressions import Scope, Suppression, read_suppressions
 

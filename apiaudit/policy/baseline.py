@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 from apiaudit.errors import InputError
 from apiaudit.findings import Finding
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 BASELINE_FORMAT = 1
 _COMMENT_RE = re.compile(r"#[^\n]*")

@@ -17,7 +17,7 @@ from typing import Any, Literal, Mapping
 
 from apiaudit.errors import InputError
 from apiaudit.findings import FAIL_ON_CHOICES
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 PYPROJECT = "pyproject.toml"
 APIAUDIT_TOML = "apiaudit.toml"

@@ -14,7 +14,7 @@ import tokenize
 from pathlib import Path
 
 from apiaudit.errors import InputError
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 MARKER = "apiaudit:"
 SYNTAX = "# apiaudit: ignore[rule-id, ...] -- reason  (or ignore-file[...] -- reason)"

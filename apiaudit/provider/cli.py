@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from apiaudit.cache import codec
 from apiaudit.infra.astutil import dotted_text
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.provider.records import Extra, Found, ParamKind, Resolution, SymbolKind
 
 if TYPE_CHECKING:

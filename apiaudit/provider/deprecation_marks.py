@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 
 from apiaudit.infra.astutil import absolute_import, dotted_text
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 CATEGORIES = ("DeprecationWarning", "FutureWarning", "PendingDeprecationWarning")
 

@@ -28,7 +28,7 @@ import ast
 from dataclasses import dataclass
 
 from apiaudit.infra.astutil import absolute_import
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.provider import deprecation_marks
 
 # `name in globals()`: the module's own bindings, which a lookup finds before __getattr__ runs.

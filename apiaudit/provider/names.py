@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from apiaudit.infra.astutil import dotted_text
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 # Line starts are matched as "\n" on the text with one prepended, not as `^` under re.M: the
 # literal lets the regex engine skip ahead (3x faster over a release's ~1,400 files).

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from typing import Literal
 
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 
 class ParamKind(str, enum.Enum):

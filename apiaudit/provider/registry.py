@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from packaging.version import InvalidVersion, Version
 
 from apiaudit.errors import InputError
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.provider.records import (
     AssignedValue,
     Found,

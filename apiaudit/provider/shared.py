@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.infra.workers import plan, run_split
 
 if TYPE_CHECKING:

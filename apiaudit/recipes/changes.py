@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Union
 
 from apiaudit.evidence import AttributeFacts, RecipeFacts
 from apiaudit.findings import Finding, FixKind
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 # `{in_scope:NAME}` inside an added parameter's value: "the value for NAME found in the call's
 # scope" (the same search as for a missing parameter without a rule; see apiaudit.fixes.scope).

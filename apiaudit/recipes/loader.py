@@ -17,7 +17,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from apiaudit.errors import InputError
 from apiaudit.findings import ENGINE_RULES, Severity
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.infra.tomlcompat import tomllib
 from apiaudit.recipes.changes import CHANGE_CLASSES, ChangeKind
 from apiaudit.recipes.files import (

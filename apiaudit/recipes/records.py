@@ -21,7 +21,7 @@ from packaging.version import InvalidVersion, Version
 
 from apiaudit.evidence import ImportFacts
 from apiaudit.findings import Finding, RuleInfo, Severity
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.recipes.changes import (  # noqa: F401 - CHANGE_KINDS and IN_SCOPE_PLACEHOLDER re-exported
     CHANGE_KINDS,
     IN_SCOPE_PLACEHOLDER,

@@ -6,7 +6,7 @@ import shutil
 import textwrap
 
 from apiaudit.findings import CodeOrigin, Finding, Report, Severity
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 TOOL_NAME = "apiaudit"
 # Where SARIF consumers (code-scanning UIs) send a reader who wants to know the tool.

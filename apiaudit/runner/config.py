@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from apiaudit.errors import InputError
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.infra.tomlcompat import tomllib
 
 STAGES = ("prepare", "extract", "vocab", "train")

@@ -20,7 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 MANIFEST_NAME = "manifest.json"
 ATTEMPT_NAME = "attempt.json"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable, Literal, Sequence
 
 from apiaudit.errors import InputError
 from apiaudit.findings import Report
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.runner import manifest as manifests
 from apiaudit.runner.config import STAGES, RunConfig
 from apiaudit.runner.context import (

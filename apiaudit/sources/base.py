@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from apiaudit.findings import CodeOrigin, SourceKind
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 # Files of a job-scripts folder read for the provider command lines they hold (not Python).
 JOB_FILE_SUFFIXES = frozenset({".sh", ".bash", ".yaml", ".yml", ".toml"})

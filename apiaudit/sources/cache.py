@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Literal
 
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 # How a release entry was filled (apiaudit/sources/ranged.py reads wheels by ranges).
 FetchMethod = Literal["ranges", "download"]

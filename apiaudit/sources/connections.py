@@ -24,7 +24,7 @@ import urllib.parse
 import urllib.request
 from email.message import Message
 
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _MAX_REDIRECTS = 5

@@ -18,7 +18,7 @@ import json
 import re
 from pathlib import Path
 
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.sources.base import CodeTree
 
 # Dependencies checked for one consumer at most: a consumer with more is told so.

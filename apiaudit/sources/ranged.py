@@ -36,7 +36,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.sources.connections import Client, RequestFailed, is_http
 
 _TIMEOUT_S = 60

@@ -34,7 +34,7 @@ from apiaudit.infra.atomic import (
     is_disk_full,
     write_new,
 )
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.sources import cache
 from apiaudit.sources.base import CodeTree, Reporter, report_step, report_warning
 from apiaudit.sources.cache import canonicalize_name

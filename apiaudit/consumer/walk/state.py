@@ -26,7 +26,7 @@ from apiaudit.consumer.records import (
 )
 from apiaudit.consumer.walk.scopes import Env
 from apiaudit.infra.astutil import unparse
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 
 @dataclass(slots=True)

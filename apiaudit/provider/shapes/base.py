@@ -12,7 +12,7 @@ from typing import Any, Callable, Protocol
 
 import griffe
 
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 from apiaudit.provider import expressions as ex
 from apiaudit.provider.extension import facts
 from apiaudit.provider.records import Extra, Param, ParamKind, Signature

@@ -1,4 +1,4 @@
-"""`@record` (infra/record.py): a frozen dataclass that equals, hashes and prints as one does."""
+"""`@record` (infra/frozen.py): a frozen dataclass that equals, hashes and prints as one does."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pickle
 
 import pytest
 
-from apiaudit.infra.record import record
+from apiaudit.infra.frozen import record
 
 
 @record
