@@ -24,6 +24,17 @@ def canonical(expr: Any) -> str | None:
     return None
 
 
+def written(expr: Any) -> str | None:
+    """The dotted name an expression names, as written (unresolved); None if not a name."""
+    if isinstance(expr, griffe.ExprCall):
+        return written(expr.function)
+    if isinstance(expr, griffe.ExprSubscript):
+        return written(expr.left)
+    if isinstance(expr, (griffe.ExprName, griffe.ExprAttribute)):
+        return str(expr)
+    return None
+
+
 def text(expr: Any) -> str | None:
     if expr is None:
         return None

@@ -162,6 +162,7 @@ class ProviderIndex:
         self.call_results_key = ""
         self._definitions: dict[str, tuple[str, ...]] | None = None
         self._classes_of: dict[str, frozenset[str]] = {}  # module -> its top-level classes, from its text
+        self._mro_asked: set[str] = set()  # classes whose MRO is being made
         self._runtime: dict[str, names.RuntimeBindings | None] = {}
 
     # ----------------------------------------------------------------- memo
@@ -505,7 +506,15 @@ class ProviderIndex:
     # ------------------------------------------------------------------ MRO
     def mro(self, class_path: str) -> tuple[MroEntry, ...]:
         """Griffe classes for provider classes, dotted strings for external ones, UnresolvedBase for the rest."""
-        return self._cached(("mro-objects", class_path), lambda: tuple(self._mro(class_path, ())))
+        if class_path in self._mro_asked:
+            # asked again while its bases are being resolved (a base whose resolution needs this
+            # class's members): unknown here, and not kept
+            return (UnresolvedBase(f"{class_path} (its own bases lead back to it)"),)
+        self._mro_asked.add(class_path)
+        try:
+            return self._cached(("mro-objects", class_path), lambda: tuple(self._mro(class_path, ())))
+        finally:
+            self._mro_asked.discard(class_path)
 
     def _mro(self, class_path: str, stack: tuple[str, ...]) -> list[MroEntry]:
         cls = self.object_at(class_path)
@@ -514,6 +523,11 @@ class ProviderIndex:
         seqs: list[list[MroEntry]] = []
         for base in cls.bases:
             base_path = ex.canonical(base)
+            if base_path is not None and base_path.startswith(f"{cls.path}."):
+                # a base named like one of the class's own members (`class D(dict)` defining a
+                # `dict` method): Python reads it where the class statement stands, before the class exists
+                written = ex.written(base)
+                base_path = (self._name_path(cls.parent, written) or written) if written else None
             if base_path is None:
                 seqs.append([UnresolvedBase(str(base))])
                 continue

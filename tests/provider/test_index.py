@@ -344,3 +344,25 @@ def test_a_lazy_package_serves_what_its_type_checking_star_imports_declare(tmp_p
     index = ProviderIndex(tmp_path, ("prov",))
     assert index.resolve("prov.constr").symbol.path == "prov.types.constr"
     assert index.resolve("prov.Model").symbol.path == "prov.types.Model"
+
+
+def test_a_base_named_like_a_member_of_the_class_is_read_where_the_class_statement_stands(tmp_path):
+    """`class MultiValueDict(dict)` defining a `dict` method (Django's): the base is the builtin,
+    read before the class exists, not the method; and an MRO asked for again while its own
+    bases are being resolved is unknown there, never a recursion without end."""
+    from apiaudit.provider.index import ProviderIndex
+    from apiaudit.provider.records import Found, UnresolvedBase
+
+    (tmp_path / "prov").mkdir()
+    (tmp_path / "prov" / "__init__.py").write_text("")
+    (tmp_path / "prov" / "data.py").write_text(
+        "class MultiValueDict(dict):\n"
+        "    def dict(self):\n        return {}\n\n"
+        "    def getlist(self, key):\n        return []\n"
+    )
+    index = ProviderIndex(tmp_path, ("prov",))
+    assert [getattr(k, "path", k) for k in index.mro("prov.data.MultiValueDict")] == ["prov.data.MultiValueDict", "dict"]
+    assert isinstance(index.class_member("prov.data.MultiValueDict", "getlist", instance=True), Found)
+    index._mro_asked.add("prov.data.Other")  # as while its bases are being resolved
+    assert isinstance(index.mro("prov.data.Other")[0], UnresolvedBase)
+    assert ("mro-objects", "prov.data.Other") not in index.memo
