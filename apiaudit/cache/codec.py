@@ -36,7 +36,6 @@ import enum
 import hashlib
 import itertools
 import json
-import operator
 import os
 import sys
 import zlib
@@ -45,6 +44,7 @@ from types import ModuleType
 from typing import Any, Callable, Iterator
 
 from apiaudit.infra.atomic import atomic_write
+from apiaudit.infra.frozen import values_getter
 from apiaudit.infra.gcpause import paused_gc
 
 FORMAT = 1
@@ -83,20 +83,10 @@ def register(*classes: type) -> None:
         if not is_enum:
             fields = dataclasses.fields(cls)
             defaults = tuple(_NO_DEFAULT if f.default is dataclasses.MISSING else f.default for f in fields)
-            _FIELDS[cls] = (_type_name(cls), _values_getter([f.name for f in fields]), defaults)
+            _FIELDS[cls] = (_type_name(cls), values_getter([f.name for f in fields]), defaults)
             # A field with a default_factory is never left out: it counts as needed.
             needed = sum(1 for f in fields if f.default is dataclasses.MISSING)
             _BY_POSITION[_type_name(cls)] = (cls, needed, len(fields))
-
-
-def _values_getter(names: list[str]) -> Callable[[Any], tuple]:
-    """A dataclass's field values, in order, as a tuple (one C call for many fields)."""
-    if len(names) > 1:
-        return operator.attrgetter(*names)
-    if names:
-        single = operator.attrgetter(names[0])
-        return lambda value: (single(value),)
-    return lambda value: ()
 
 
 def register_module(module: ModuleType) -> None:

@@ -47,8 +47,8 @@ def record(cls: Any = None, /, *, slots: bool = False) -> Any:
         own = {name for name in ("__eq__", "__hash__", "__repr__") if name in body.__dict__}
         made: type = dataclasses.dataclass(body, frozen=True, slots=slots, eq=False, repr=False)
         fields = dataclasses.fields(made)
-        compared = _values([f.name for f in fields if f.compare])
-        hashed = _values([f.name for f in fields if (f.compare if f.hash is None else f.hash)])
+        compared = values_getter([f.name for f in fields if f.compare])
+        hashed = values_getter([f.name for f in fields if (f.compare if f.hash is None else f.hash)])
         shown = [f.name for f in fields if f.repr]
 
         def __eq__(self: Any, other: Any) -> Any:
@@ -72,7 +72,7 @@ def record(cls: Any = None, /, *, slots: bool = False) -> Any:
     return make if cls is None else make(cls)
 
 
-def _values(names: list[str]) -> Callable[[Any], tuple]:
+def values_getter(names: list[str]) -> Callable[[Any], tuple]:
     """The named fields' values of an instance, as a tuple (one C call for several)."""
     if len(names) > 1:
         return operator.attrgetter(*names)
