@@ -51,9 +51,9 @@ def _files_naming(index: ProviderIndex, present_in, keep: Callable[[str], bool] 
             yield module, text, tree, present
 
 
-def _syntax(text: str, keep: Callable[[str], bool] | None, parsed: dict | None = None) -> ast.Module | None:
+def _syntax(text: str, keep: Callable[[str], bool] | None, parsed: _Statements | None = None) -> ast.Module | None:
     """The module's tree (None: it does not parse); with `keep`, `_partial_tree`'s where it can
-    (`parsed`: its statements parsed by an earlier call on the same text, reused)."""
+    (`parsed`: the text's statements as an earlier call parsed them, reused)."""
     try:
         with paused_gc():  # an acyclic tree: nothing for the collector to find in it
             return (_partial_tree(text, keep, parsed) if keep is not None else None) or ast.parse(text)
@@ -67,7 +67,16 @@ _STARTS = re.compile(r"\n(?=[A-Za-z_@])(?!(?:else|elif|except|finally)\b)")
 _DEFINITION = re.compile(r"(?:@[^\n]*\n)*(async[ \t]+def|def|class)[ \t]+(\w+)")
 
 
-def _partial_tree(text: str, keep: Callable[[str], bool], parsed: dict | None = None) -> ast.Module | None:
+class _Statements:
+    """A module text's top-level statements: where each starts, and the parse of each one read
+    so far (by its start), for `_partial_tree` calls on that text with different `keep`s."""
+
+    def __init__(self, text: str) -> None:
+        self.starts = [0, *(found.start() + 1 for found in _STARTS.finditer(text)), len(text)]
+        self.parsed: dict[int, list[ast.stmt]] = {}
+
+
+def _partial_tree(text: str, keep: Callable[[str], bool], parsed: _Statements | None = None) -> ast.Module | None:
     """The module with only the top-level functions and classes whose text `keep` accepts parsed
     (each with its own line numbers); the others stand as empty definitions of their name, and
     every other top-level statement (imports, assignments, `if` blocks) is parsed as it is.
@@ -82,10 +91,8 @@ def _partial_tree(text: str, keep: Callable[[str], bool], parsed: dict | None = 
     nothing is left out (every statement parsed, as a whole parse reads them)."""
     if lone_carriage_return(text):
         return None  # a line end the split below does not see
-    shared, parsed = parsed is not None, {} if parsed is None else parsed
-    if "starts" not in parsed:
-        parsed["starts"] = [0, *(found.start() + 1 for found in _STARTS.finditer(text)), len(text)]
-    starts = parsed["starts"]
+    shared, parsed = parsed is not None, parsed or _Statements(text)
+    starts = parsed.starts
     body: list[ast.stmt] = []
     skipped, line, at = 0, 1, 0  # `at`: where the statement read next starts (its decorators)
     for start, end in zip(starts, starts[1:]):
@@ -105,10 +112,10 @@ def _partial_tree(text: str, keep: Callable[[str], bool], parsed: dict | None = 
             body.append(node)
             skipped += 1
         else:
-            statements = parsed.get(at)
+            statements = parsed.parsed.get(at)
             if statements is None:
                 try:
-                    statements = parsed[at] = ast.parse("\n" * (line - 1) + block).body  # its own line numbers
+                    statements = parsed.parsed[at] = ast.parse("\n" * (line - 1) + block).body  # its own line numbers
                 except (SyntaxError, ValueError):
                     return None
             if definition is not None and not (
@@ -541,7 +548,7 @@ def find_instance_calls(index: ProviderIndex, classes: Iterable[str]) -> tuple[P
         # one of the classes tell which attributes may hold one; then the definitions naming one
         # of those attributes too (where their calls and stores are) are read. Model files are
         # large, and most of their classes (layers, attention) are neither.
-        parsed: dict = {}
+        parsed = _Statements(text)
         tree = _syntax(text, naming, parsed)
         held = _held_attributes(tree, text.splitlines(), shorts) if tree is not None else frozenset()
         if not held:

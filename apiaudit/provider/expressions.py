@@ -10,29 +10,26 @@ import griffe
 
 def canonical(expr: Any) -> str | None:
     """The dotted path an expression names, as its module's imports spell it; None if not a name."""
-    if expr is None:
+    named = _named(expr)
+    if named is None:
         return None
-    if isinstance(expr, griffe.ExprCall):
-        return canonical(expr.function)
-    if isinstance(expr, griffe.ExprSubscript):
-        return canonical(expr.left)
-    if isinstance(expr, (griffe.ExprName, griffe.ExprAttribute)):
-        try:
-            return expr.canonical_path
-        except Exception:  # noqa: BLE001 - Griffe raises several kinds on unresolvable names
-            return str(expr)
-    return None
+    try:
+        return named.canonical_path
+    except Exception:  # noqa: BLE001 - Griffe raises several kinds on unresolvable names
+        return str(named)
 
 
 def written(expr: Any) -> str | None:
     """The dotted name an expression names, as written (unresolved); None if not a name."""
-    if isinstance(expr, griffe.ExprCall):
-        return written(expr.function)
-    if isinstance(expr, griffe.ExprSubscript):
-        return written(expr.left)
-    if isinstance(expr, (griffe.ExprName, griffe.ExprAttribute)):
-        return str(expr)
-    return None
+    named = _named(expr)
+    return str(named) if named is not None else None
+
+
+def _named(expr: Any) -> Any:
+    """The name or attribute an expression stands on (`f(...)`'s `f`, `C[T]`'s `C`); None if none."""
+    while isinstance(expr, (griffe.ExprCall, griffe.ExprSubscript)):
+        expr = expr.function if isinstance(expr, griffe.ExprCall) else expr.left
+    return expr if isinstance(expr, (griffe.ExprName, griffe.ExprAttribute)) else None
 
 
 def text(expr: Any) -> str | None:

@@ -507,11 +507,7 @@ def _names_read_first(func: ast.AST, me: str) -> dict[str, int]:
 
 # torch.nn.Module's ways to give an instance an attribute by name (its __getattr__ serves them).
 _NAMED_REGISTRATIONS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
-# `register_` factored out: the regex engine then tries one branch, not three, where a line has it.
-_DYNAMIC_WORDS = re.compile(
-    "|".join(["setattr", "__dict__", *sorted(n for n in _NAMED_REGISTRATIONS if not n.startswith("register_"))])
-    + "|register_(?:" + "|".join(sorted(n[len("register_"):] for n in _NAMED_REGISTRATIONS if n.startswith("register_"))) + ")"
-)
+_DYNAMIC_WORDS = re.compile("|".join(["setattr", "__dict__", *sorted(_NAMED_REGISTRATIONS)]))
 
 
 def _lines_naming(code: str, words: re.Pattern) -> list[int]:
