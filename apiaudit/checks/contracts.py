@@ -54,7 +54,7 @@ def contract_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
     judged against the calls the provider makes of it on this release."""
     functions = ctx.methods_by_class
     findings: list[Finding] = []
-    overrides: list[tuple[ClassFacts, DefinedFunction, frozenset[str], frozenset[str]]] = []
+    overrides: list[tuple[ClassFacts, DefinedFunction, list[str], frozenset[str]]] = []
     named = named_plugins(ctx)
     for facts in file.classes:
         heads, provider_mro = _provider_mro(ctx, facts)
@@ -62,7 +62,7 @@ def contract_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
         if not heads and not by_name:
             continue
         methods = _consumer_methods(ctx, facts, functions)
-        overrides.extend((facts, f, frozenset(provider_mro), frozenset(methods)) for f in _overriding(ctx, heads, methods))
+        overrides.extend((facts, f, provider_mro, frozenset(methods)) for f in _overriding(ctx, heads, methods))
         findings.extend(_constructor(ctx, file, facts, provider_mro, methods.get("__init__"), by_name))
         if heads:
             findings.extend(_abstract(ctx, file, facts, heads, provider_mro, methods, functions, bool(by_name)))
@@ -73,11 +73,46 @@ def contract_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
         calls = ctx.index.calls_of(f.dotted.rpartition(".")[2] for _, f, _, _ in overrides)
         for facts, function, mro, own in overrides:
             name = function.dotted.rpartition(".")[2]
-            # a call the provider makes on `self` inside a method the consumer class overrides
-            # never runs on its instances
-            reaching = [c for c in calls.get(name, ()) if c.receiver in mro and c.caller not in own]
-            findings.extend(_override(ctx, file, facts, function, reaching, _Entry(ctx, mro, own)))
+            reaching = reaching_calls(ctx, name, mro, calls.get(name, ()), own)
+            findings.extend(_override(ctx, file, facts, function, reaching, _Entry(ctx, frozenset(mro), own)))
     return findings
+
+
+def reaching_calls(
+    ctx: CheckContext, name: str, provider_mro: list[str], calls: tuple[ProviderCall, ...] | list[ProviderCall], own: frozenset[str]
+) -> list[ProviderCall]:
+    """The provider's calls of `name` that reach the consumer's override of it.
+
+    The override's contract is the nearest declaration of `name` in the consumer class's MRO,
+    provider class `D`: a call whose receiver is declared as `D`, or as a provider class between
+    the consumer class and `D` that derives from `D`, reaches it. A call typed as a base above `D`
+    reaches it only where `D`'s own declaration takes what the call passes: where `D` re-declares
+    the method with other parameters, such a call serves the base's other subclasses (the
+    provider would fail on a `D` there too), and proves nothing about this class. A call the
+    provider makes on `self` inside a method the consumer class overrides never runs on its
+    instances."""
+    candidates = [c for c in calls if c.receiver in provider_mro and c.caller not in own]
+    declaring = next((k for k in provider_mro if _declares(ctx, k, name)), None)
+    if declaring is None or not candidates:
+        return candidates
+    at = provider_mro.index(declaring)
+    below = {k for k in provider_mro[: at + 1] if k == declaring or declaring in ctx.index.mro_paths(k)}
+    info = ctx.index.call(f"{declaring}.{name}", via="instance")
+    reaching: list[ProviderCall] = []
+    for call in candidates:
+        if call.receiver in below or info.unknown or not info.signatures:
+            reaching.append(call)
+            continue
+        binding = bind_any(info.signatures, info.fallback, _shape(call), f"{declaring}.{name}")
+        if binding.uncertain or not any(p.severity is Severity.ERROR for p in binding.problems):
+            reaching.append(call)
+    return reaching
+
+
+def _declares(ctx: CheckContext, class_path: str, name: str) -> bool:
+    """Whether the provider class's own body defines `name` (not one of its bases)."""
+    found = ctx.index.class_member(class_path, name, instance=False)
+    return isinstance(found, Found) and found.symbol.path == f"{class_path}.{name}"
 
 
 class _Entry:
@@ -287,43 +322,63 @@ def _passes(call: ProviderCall) -> str:
 def _override(
     ctx: CheckContext, file: ConsumerFile, facts: ClassFacts, function: DefinedFunction, calls: list[ProviderCall], entry: _Entry
 ) -> list[Finding]:
+    """One finding per override: every provider call that cannot bind to it, listed (the first
+    unguarded one decides whether the finding is certain), and a warning when a call unpacks its
+    result into another number of names than it returns."""
     name = function.dotted.rpartition(".")[2]
     signature = signature_of(function)
-    findings: list[Finding] = []
-    reported: set[tuple[str, str | None]] = set()
+    failing: list[tuple[ProviderCall, str, str | None]] = []
+    unpacking: ProviderCall | None = None
     for call in sorted(calls, key=_guarded):  # a problem any unguarded call has is certain
         binding = bind(signature, _shape(call), function.dotted)
         if binding.uncertain:
             continue
-        problems = [p for p in binding.problems if p.severity is Severity.ERROR and (p.rule, p.param) not in reported]
-        if (problems or call.unpacks is not None) and not entry.reaches(call):
-            continue  # made on `self` in a method the consumer's instances never run
-        for problem in problems:
-            reported.add((problem.rule, problem.param))
-            param = problem.param or _surplus_parameter(ctx, f"{call.receiver}.{name}", "instance", signature)
-            findings.append(
-                _conditional(ctx, ctx.finding(
-                    file, function.site, "override-incompatible",
-                    f"{call.location} calls {call.receiver.rpartition('.')[2]}.{name}({_passes(call)}), which "
-                    f"{facts.dotted.rpartition('.')[2]}.{name} overrides: {problem.message}",
-                    callee=f"{call.receiver}.{name}", param=param, provider_location=call.location,
-                    signature=signature.render(name),
-                ), call)  # fmt: skip
-            )
-        if call.unpacks is not None and function.returns and None not in function.returns and call.unpacks not in function.returns:
-            if ("unpack", None) in reported:
-                continue
-            reported.add(("unpack", None))
-            shown = " or ".join(str(n) for n in sorted({n for n in function.returns if n is not None}))
-            findings.append(
-                _conditional(ctx, ctx.finding(
-                    file, function.site, "override-incompatible",
-                    f"{call.location} unpacks {name}(...) into {call.unpacks} names; "
-                    f"{facts.dotted.rpartition('.')[2]}.{name} returns {shown} values",
-                    callee=f"{call.receiver}.{name}", severity=Severity.WARNING, provider_location=call.location,
-                ), call)  # fmt: skip
-            )
+        problems = [p for p in binding.problems if p.severity is Severity.ERROR]
+        unpacks = (
+            call.unpacks is not None and bool(function.returns) and None not in function.returns
+            and call.unpacks not in function.returns
+        )  # fmt: skip
+        if not (problems or unpacks) or not entry.reaches(call):
+            continue  # binds, or made on `self` in a method the consumer's instances never run
+        if problems:
+            failing.append((call, problems[0].message, problems[0].param))
+        if unpacks and unpacking is None:
+            unpacking = call
+    findings: list[Finding] = []
+    short = facts.dotted.rpartition(".")[2]
+    if failing:
+        call, message, param = failing[0]
+        param = param or _surplus_parameter(ctx, f"{call.receiver}.{name}", "instance", signature)
+        text = (
+            f"{call.location} calls {call.receiver.rpartition('.')[2]}.{name}({_passes(call)}), which "
+            f"{short}.{name} overrides: {message}"
+        )
+        others = [c for c, _, _ in failing[1:]]
+        if others:
+            shown = ", ".join(c.location for c in others[:_SITES_SHOWN])
+            more = len(others) - _SITES_SHOWN
+            text += f"; also {shown}" + (f" and {more} more" if more > 0 else "")
+        findings.append(
+            _conditional(ctx, ctx.finding(
+                file, function.site, "override-incompatible", text,
+                callee=f"{call.receiver}.{name}", param=param, provider_location=call.location,
+                signature=signature.render(name),
+            ), call)  # fmt: skip
+        )
+    if unpacking is not None:
+        shown = " or ".join(str(n) for n in sorted({n for n in function.returns if n is not None}))
+        findings.append(
+            _conditional(ctx, ctx.finding(
+                file, function.site, "override-incompatible",
+                f"{unpacking.location} unpacks {name}(...) into {unpacking.unpacks} names; {short}.{name} returns {shown} values",
+                callee=f"{unpacking.receiver}.{name}", severity=Severity.WARNING, provider_location=unpacking.location,
+            ), unpacking)  # fmt: skip
+        )
     return findings
+
+
+# Provider call sites named in one override finding beyond the first; the rest are counted.
+_SITES_SHOWN = 4
 
 
 def named_plugins(ctx: CheckContext) -> dict[str, tuple[PluginRule, ...]]:

@@ -68,8 +68,12 @@ def test_each_break_on_the_next_release_names_the_provider_call_site():
         ("plugin/patches.py", 26, "replacement-incompatible", "error", "positions", "hostlib/model.py:19"),
         # through `self.net(x, None, scale=2.0)`: nn.Module.__call__ runs forward ([[call_dispatch]])
         ("plugin/patches.py", 34, "replacement-incompatible", "error", "scale", "hostlib/net.py:19"),
+        # one finding per override, whatever the number of parameters and call sites it fails
+        # cause 1 of issue 37: the contract is the nearest declaration (FusedMoEMethodBase.apply):
+        # the base-typed calls of the linear layers reach MyLinearMethod, not MyMoEMethod
+        ("plugin/quant.py", 10, "override-incompatible", "error", "activation", "hostlib/quantization.py:45"),
+        ("plugin/quant.py", 17, "override-incompatible", "error", None, "hostlib/quantization.py:29"),
         ("plugin/servers.py", 13, "override-incompatible", "error", "params", "hostlib/serving.py:10"),
-        ("plugin/servers.py", 13, "override-incompatible", "error", "params_list", "hostlib/serving.py:10"),
         ("plugin/trainers.py", 7, "override-incompatible", "error", "model", "hostlib/trainer.py:19"),
         ("plugin/trainers.py", 10, "override-incompatible", "error", "model", "hostlib/trainer.py:20"),
     ]
@@ -262,3 +266,22 @@ def test_whether_a_method_runs_reads_the_release_only_when_the_consumer_text_doe
     assert entry.runs("prepare", 5) is True and asked == []
     # named nowhere in the consumer: the release decides (named nowhere there either: run from outside)
     assert entry.runs("shutdown", 5) is True and asked == ["shutdown"]
+
+
+def test_an_override_is_judged_against_the_calls_that_reach_its_nearest_declaration():
+    """MyMoEMethod overrides FusedMoEMethodBase.apply, which re-declares the general base's apply
+    with its own parameters: the linear layers' base-typed calls (which FusedMoEMethodBase.apply
+    cannot take either) serve other subclasses and make no finding; one finding per override
+    lists every call site that fails it (issue 37, cause 1)."""
+    report = scan(
+        [str(CONSUMER)], str(PROVIDERS / "hostlib_v1" / "hostlib"), rules_dirs=[PROVIDERS],
+        cache_dir=None, use_index_cache=False, settings=Settings(),
+    )  # fmt: skip
+    assert [f for f in report.findings if f.path == "plugin/quant.py"] == []
+    report = scan(
+        [str(CONSUMER)], str(PROVIDERS / "hostlib_v2" / "hostlib"), rules_dirs=[PROVIDERS],
+        cache_dir=None, use_index_cache=False, settings=Settings(),
+    )  # fmt: skip
+    linear = [f for f in report.findings if f.path == "plugin/quant.py" and f.line == 17]
+    assert len(linear) == 1
+    assert "hostlib/quantization.py:29" in linear[0].message and "also hostlib/quantization.py:37" in linear[0].message
