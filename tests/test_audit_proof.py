@@ -504,7 +504,8 @@ def test_a_provider_annotation_is_a_claim_a_subclass_may_refine():
     `ModelConfig` may hold the consumer's own subclass; a parameter the consumer annotates
     `EngineClient` may be passed its own engine of no provider base; isinstance narrows a declared
     Collector to its subclass Class (it may pass, and past it the object is judged as a Class, not
-    conditionally). Members nothing can supply stay errors."""
+    conditionally). Members nothing can supply stay errors: SleepTracker (tracker.py) defines
+    `is_sleeping` but is never passed where an EngineClient is declared, so it is no evidence."""
     report = _scan("claims/claims", "claimkit_v1/claimkit")
     queue, model, client = "claimkit.queues.RequestQueue", "claimkit.config.ModelConfig", "claimkit.client.EngineClient"
     assert {f for f in _found(report) if f[2] != "claims/adds.py"} == {
@@ -524,7 +525,9 @@ def test_a_provider_annotation_is_a_claim_a_subclass_may_refine():
     assert reasons[("claims/configs.py", 19)] == (
         "declared ModelConfig (a provider annotation); the consumer's StageModelConfig derives from it and defines 'stage'"
     )
-    assert reasons[("claims/duck.py", 16)] == "annotated EngineClient; the consumer's OmniEngine defines 'get_app_config' and may be what is passed"
+    assert reasons[("claims/duck.py", 16)] == (
+        "annotated EngineClient; the consumer passes its OmniEngine, which defines 'get_app_config', as engine_client (claims/duck.py:22)"
+    )
     assert reasons[("claims/configs.py", 18)] is None and reasons[("claims/duck.py", 17)] is None
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import replace
 
 from apiaudit.checks.binding import bind_any
 from apiaudit.checks.conditions import class_passes
 from apiaudit.checks.context import CheckContext
+from apiaudit.checks.flows import passed_as
 from apiaudit.checks.receivers import (
     InstanceValue,
     NotInProvider,
@@ -566,7 +569,7 @@ def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
             # An error is a proof: a declared type may be refined at run time by a subclass that
             # has it, the consumer may add the attribute itself, and a base of the consumer's class
             # from neither side may supply it.
-            reason = (_refined_by_subclass(ctx, value, name) if value.declared else None) or added_by_consumer(ctx, value, name, _holder(use, step))
+            reason = (_refined_by_subclass(ctx, value, name, use.text) if value.declared else None) or added_by_consumer(ctx, value, name, _holder(use, step))
             if base is not None:
                 reason = f"base {base} lies outside the provider and may define '{name}'"
             findings.append(
@@ -641,30 +644,40 @@ def _may_be_same(ctx, target, classes: tuple[str, ...]) -> bool:
     return any(c in ctx.index.mro_paths(h) or h in ctx.index.mro_paths(c) for c in classes for h in held.classes)
 
 
-def _refined_by_subclass(ctx, value: InstanceValue, name: str) -> str | None:
+def _refined_by_subclass(ctx, value: InstanceValue, name: str, text: str = "") -> str | None:
     """Why an attribute the declared class lacks may still be there: the provider classes derived
     from it that have it, or a consumer class mixed into it that defines it, or (the consumer's
-    own annotation) a consumer class of no provider base that defines it, whose objects the
-    consumer may pass where it declares the provider's class. None: none does, and the missing
-    attribute is proven for every class the object can be."""
+    own annotation) a consumer class of no provider base that defines it and whose objects the
+    consumer provably puts where it declares the provider's class. None: none does, and the
+    missing attribute is proven for every class the object can be."""
     declared = value.classes[0]
     shown = declared.rpartition(".")[2]
     said = {"consumer": f"annotated {shown}", "installed": f"installed on {shown}"}.get(value.declared or "", f"declared {shown} (a provider annotation)")
     subclasses = ctx.index.subclasses_defining(declared, name)
     if subclasses:
         return f"{said}; a subclass may define '{name}' ({', '.join(c.rpartition('.')[2] for c in subclasses)})"
-    duck = None
+    holder = _receiver_name(text, name)
     for dotted in sorted(ctx.classes):
         if name not in ctx.own_members(dotted):
             continue
         bases = ctx.provider_classes_of(dotted)
         if any(declared in ctx.index.mro_paths(base) for base in bases):
             return f"{said}; the consumer's {dotted.rpartition('.')[2]} derives from it and defines '{name}'"
-        if not bases and duck is None:
-            duck = dotted
-    if duck is not None and value.declared == "consumer":
-        return f"{said}; the consumer's {duck.rpartition('.')[2]} defines '{name}' and may be what is passed"
+        if bases or value.declared != "consumer" or holder is None:
+            continue
+        # A class that merely defines a member of the same name is no evidence (a dataclass of the
+        # consumer's own with a request's field names): its objects must be seen going there.
+        passed = passed_as(ctx, dotted, holder)
+        if passed is not None:
+            return f"{said}; the consumer passes its {dotted.rpartition('.')[2]}, which defines '{name}', as {holder} ({passed})"
     return None
+
+
+def _receiver_name(text: str, name: str) -> str | None:
+    """The name the receiver of `.name` is held by in the use's text (`request.num_tokens`:
+    "request"; `self.client.x`: "client"), if the text says it."""
+    found = re.search(rf"(\w+)\s*\.\s*{re.escape(name)}\b", text)
+    return found.group(1) if found and found.group(1) not in ("self", "cls") else None
 
 
 def _resolved(ctx, file, use, res, via, owner_path, name, findings, report, rest_has_call, owner=None):

@@ -130,6 +130,9 @@ class CheckContext:
         self.hosts = hosts
         self.classes: dict[str, ClassFacts] = {c.dotted: c for f in files for c in f.classes}
         self.condition_memo: dict[tuple, bool | None] = {}
+        # consumer file path -> its parsed tree, for the rare questions asked of the text at a
+        # finding (where a consumer object is passed: `checks.flows`)
+        self.trees: dict[str, object] = {}
         # (function, parameter, position) -> what the provider passes a replacement's parameter
         # (`checks.chains`; an InstanceValue or None)
         self.replaced_params: dict[tuple[str, str | None, int], object] = {}
