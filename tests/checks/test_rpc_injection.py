@@ -58,3 +58,27 @@ def test_an_injected_class_that_cannot_be_resolved_makes_unknown_rpcs_cannot_jud
         llm.collective_rpc("nowhere")
         llm2 = LLM(worker_cls="other_pkg.Worker")
     """) == [("cannot-judge", 5)]
+
+
+def test_a_class_installed_by_name_on_a_config_object_receives_the_rpcs(tmp_path):
+    """Issue 37, cause 10: the class named by assignment on a config object (`config.worker_cls =
+    "pkg.mod:Class"`, the `module:Class` spelling included), by `setattr`, or inside a function
+    the plugin puts over a provider method to set it, is an RPC host like the keyword's."""
+    assert _scan(tmp_path, """
+        from tinyprov import LLM
+        class Ext:
+            def extra(self):
+                pass
+        class Other:
+            def other(self):
+                pass
+        def patched_config(config):
+            config.worker_cls = "cons.job:Ext"
+            return config
+        def install(config):
+            setattr(config, "worker_cls", Other)
+        llm = LLM()
+        llm.collective_rpc("extra")
+        llm.collective_rpc("other")
+        llm.collective_rpc("nowhere")
+    """) == [("rpc-missing", 17)]

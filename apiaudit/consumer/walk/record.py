@@ -183,14 +183,16 @@ class Recorder:
             if isinstance(key, ast.Constant) and key.value in self.injection_keywords:
                 self.state.found.injections.append(Injection(key.value, self._class_named(val, scope), site_of(val), scope.live))
 
+    def injection_by_store(self, keyword: str, value: Value | None, site_node: ast.AST, scope: Scope) -> None:
+        """`config.worker_extension_cls = "pkg.mod.Ext"` / `setattr(config, "...", Ext)`: a class
+        installed by name on a provider config object, as the keyword does (the rules name the keys)."""
+        if keyword not in self.injection_keywords or not scope.emit:
+            return
+        self.state.found.injections.append(Injection(keyword, _named_class(value), site_of(site_node), scope.live))
+
     def _class_named(self, node: ast.expr, scope: Scope) -> str | None:
         """The consumer class a value names: a string constant (dotted), or a class reference."""
-        value = self.values.value(node, scope)
-        if isinstance(value, Const) and isinstance(value.value, str):
-            return value.value
-        if isinstance(value, ConsumerRef):
-            return value.dotted
-        return None
+        return _named_class(self.values.value(node, scope))
 
     def _call_facts(self, node: ast.Call, scope: Scope) -> None:
         for kw in node.keywords:
@@ -215,6 +217,7 @@ class Recorder:
             self.bind_function(node.args[0], self.values.value(node.args[2], scope), scope, node)
             if isinstance(node.args[1].value, str):
                 self.store(node.args[0], node.args[1].value, scope, node)
+                self.injection_by_store(node.args[1].value, self.values.value(node.args[2], scope), node.args[2], scope)
         if dotted_text(node.func) in ("types.MethodType", "MethodType") and len(node.args) == 2:
             func_value = self.values.value(node.args[0], scope)
             if isinstance(func_value, (ConsumerRef, Helper)):
@@ -262,6 +265,16 @@ class Recorder:
             names.update(k[len(prefix):] for k in env.vars if k.startswith(prefix))
             env = env.parent
         return tuple(sorted(names))
+
+
+def _named_class(value: Value | None) -> str | None:
+    """The consumer class a value names: a dotted string (`pkg.mod.Class` or `pkg.mod:Class`),
+    or a class reference."""
+    if isinstance(value, Const) and isinstance(value.value, str):
+        return value.value.replace(":", ".")
+    if isinstance(value, ConsumerRef):
+        return value.dotted
+    return None
 
 
 def _private(name: str) -> bool:
