@@ -172,3 +172,11 @@ def test_the_consumer_walk_is_split_along_its_seams():
     assert {"scopes", "state", "statements", "evaluate", "decide", "record", "definitions"} <= parts
     sizes = {p.name: len(p.read_text().splitlines()) for p in [*walk.glob("*.py"), PACKAGE / "consumer" / "visitor.py"]}
     assert max(sizes.values()) <= 500, sizes
+
+
+def test_the_provider_index_is_split_by_concern():
+    index = PACKAGE / "provider" / "index"
+    parts = {p.stem for p in index.glob("*.py")} - {"__init__"}
+    assert {"memo", "resolve", "mro", "inference", "signatures", "membership", "moves"} <= parts
+    sizes = {p.name: len(p.read_text().splitlines()) for p in index.glob("*.py")}
+    assert max(sizes.values()) <= 500, sizes
