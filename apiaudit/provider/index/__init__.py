@@ -36,7 +36,8 @@ __all__ = ["KNOWN_EXTERNAL_MEMBERS", "LIVE_OBJECT_ANSWERS", "TRANSPARENT_BASES",
 
 class ProviderIndex(Signatures, ProtocolMembership, Moves):
     """What a provider release defines, answered on demand (the layers above), and what its own
-    code does with a consumer's methods (below)."""
+    code does with a consumer's methods (below: the readers are imported on the first such
+    question, as Griffe is, so an index answered from its cache never loads them)."""
 
     def calls_of(self, methods: Iterable[str], *, workers: int = 1) -> dict[str, tuple[ProviderCall, ...]]:
         """method name -> the provider's own calls of it on receivers of known classes

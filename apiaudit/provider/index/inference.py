@@ -58,7 +58,7 @@ class Inference(Hierarchy):
         return self._cached(key, lambda: self._attribute_type(class_path, name))
 
     def _attribute_type(self, class_path: str, name: str) -> Symbol | None:
-        defined = self.first_definition(class_path, name)
+        defined = self._first_definition(class_path, name)
         if defined is None:
             return self._inferred_instance(class_path, name)
         klass, member = defined
@@ -76,7 +76,7 @@ class Inference(Hierarchy):
         return self._cached(key, lambda: self._overridden_parameter(class_path, method, param, position))
 
     def _overridden_parameter(self, class_path: str, method: str, param: str, position: int) -> tuple[bool, Symbol | None]:
-        defined = self.first_definition(class_path, method)
+        defined = self._first_definition(class_path, method)
         if defined is None:
             return False, None
         member = defined[1]

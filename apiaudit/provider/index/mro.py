@@ -201,7 +201,7 @@ class Hierarchy(Resolver):
                 return Unknown(f"{class_path}.{name}", f"{klass.path} is read from a stub; its .py may define {name}")
         return None
 
-    def first_definition(self, class_path: str, name: str) -> tuple[griffe.Class, Any] | None:
+    def _first_definition(self, class_path: str, name: str) -> tuple[griffe.Class, Any] | None:
         """The first provider class along the MRO whose own body defines `name` (an import of it
         there does not count), with that definition; None when none does."""
         for klass in self.mro(class_path):
