@@ -27,18 +27,16 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
 
 from apiaudit.infra.astutil import assignment_targets, descendants, lone_carriage_return, module_names, statements_breadth_first, union_members
 from apiaudit.infra.gcpause import paused_gc
+from apiaudit.provider.branches import branch_guard, parent_map
+from apiaudit.provider.queries import ReceiverClasses
 from apiaudit.provider.records import Found, ProviderCall, ProviderReference, SymbolKind
 from apiaudit.provider.shared import read_shared
 
-if TYPE_CHECKING:
-    from apiaudit.provider.index import ProviderIndex
 
-
-def _files_naming(index: ProviderIndex, present_in, keep: Callable[[str], bool] | None = None):
+def _files_naming(index: ReceiverClasses, present_in, keep: Callable[[str], bool] | None = None):
     """(module, text, parsed tree, what `present_in(text)` found) for every release file in which
     it finds something: the cheap text test first, a parse only where it passes. With `keep`, only
     the definitions whose text it accepts are parsed (`_partial_tree`)."""
@@ -130,7 +128,7 @@ def _partial_tree(text: str, keep: Callable[[str], bool], parsed: _Statements | 
     return ast.Module(body=body, type_ignores=[]) if skipped or shared else None
 
 
-def find_calls(index: ProviderIndex, methods: Iterable[str], *, workers: int = 1) -> dict[str, tuple[ProviderCall, ...]]:
+def find_calls(index: ReceiverClasses, methods: Iterable[str], *, workers: int = 1) -> dict[str, tuple[ProviderCall, ...]]:
     """method name -> every provider call of it with a typed receiver, in file and line order;
     the files naming one are read shared among `workers` processes (`provider/shared.py`)."""
     wanted = sorted(set(methods))
@@ -160,7 +158,7 @@ def find_calls(index: ProviderIndex, methods: Iterable[str], *, workers: int = 1
 
 
 class _ModuleCalls:
-    def __init__(self, index: ProviderIndex, module: str, methods: frozenset[str], names: dict[str, str], text: str):
+    def __init__(self, index: ReceiverClasses, module: str, methods: frozenset[str], names: dict[str, str], text: str):
         self.lines = text.splitlines()
         self.needles = tuple(f".{m}(" for m in methods)
         self.index = index
@@ -450,48 +448,7 @@ def _on_self(node: ast.expr, first: str | None) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
 
 
-def parent_map(root: ast.AST) -> dict[int, ast.AST]:
-    """id(node) -> its parent, under `root`."""
-    parents: dict[int, ast.AST] = {}
-    for parent in ast.walk(root):
-        for child in ast.iter_child_nodes(parent):
-            parents[id(child)] = parent
-    return parents
-
-
-def branch_guard(node: ast.AST, receiver: ast.expr | None, parents: dict[int, ast.AST], lines: list[str], file: str) -> str | None:
-    """The innermost provider `if` whose branch holds `node`, in a chain with another branch
-    (`if/else`, `if/elif`), whose test does not name `receiver` as a whole (`if self.connector is
-    not None` is the object's own presence, not a choice of configuration): its text and place.
-    A plain `if` without another branch is not counted (the feature the consumer plugs in turns
-    it on); a chain with alternatives runs one of them, as the configuration says."""
-    child: ast.AST = node
-    parent = parents.get(id(node))
-    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        if isinstance(parent, ast.If) and child is not parent.test:
-            in_else = any(child is s for s in parent.orelse)
-            above = parents.get(id(parent))
-            is_elif = isinstance(above, ast.If) and any(parent is s for s in above.orelse)
-            if (in_else or parent.orelse or is_elif) and not _names(parent.test, receiver):
-                text = lines[parent.lineno - 1].strip() if parent.lineno <= len(lines) else "if ..."
-                return f"{'else of ' if in_else else ''}{text} ({file}:{parent.lineno})"
-        child, parent = parent, parents.get(id(parent))
-    return None
-
-
-def _names(test: ast.expr, receiver: ast.expr | None) -> bool:
-    """Whether `test` uses `receiver` as a whole (`x is not None`, `isinstance(x, C)`), not
-    only as the root of another attribute (`self.is_fsdp_enabled` for a call on `self`)."""
-    if receiver is None:
-        return False
-    wanted = ast.dump(receiver)
-    parents = parent_map(test)
-    return any(
-        ast.dump(n) == wanted and not isinstance(parents.get(id(n)), ast.Attribute) for n in ast.walk(test) if type(n) is type(receiver)
-    )
-
-
-def find_references(index: ProviderIndex, methods: Iterable[str]) -> dict[str, tuple[ProviderReference, ...]]:
+def find_references(index: ReceiverClasses, methods: Iterable[str]) -> dict[str, tuple[ProviderReference, ...]]:
     """method name -> every place the release names it: its calls in functions (receiver typed
     or not), and any other use of the name (`obj.name` not called there, the name as a string),
     whose object may be any."""
@@ -527,7 +484,7 @@ def find_references(index: ProviderIndex, methods: Iterable[str]) -> dict[str, t
     return {name: tuple(refs) for name, refs in found.items()}
 
 
-def find_instance_calls(index: ProviderIndex, classes: Iterable[str]) -> tuple[ProviderCall, ...]:
+def find_instance_calls(index: ReceiverClasses, classes: Iterable[str]) -> tuple[ProviderCall, ...]:
     """Every provider call of an object held in an attribute typed as one of `classes`
     (`self.model(a, b)`, `self.model` a `LlamaModel`), in file and line order: where calling an
     instance runs one of its methods (`[[call_dispatch]]`: nn.Module's `forward`). Only files
@@ -606,7 +563,7 @@ def _data_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def construction_calls(index: ProviderIndex, factory: str, class_variable: str) -> tuple[ProviderCall, ...]:
+def construction_calls(index: ReceiverClasses, factory: str, class_variable: str) -> tuple[ProviderCall, ...]:
     """The calls of the local `class_variable` inside the provider function `factory`: how it
     builds an instance of the class it looked up (each call an alternative it may choose)."""
     res = index.resolve(factory)

@@ -13,20 +13,16 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING
-
 from apiaudit.infra.astutil import absolute_import
-from apiaudit.provider.callsites import parent_map, branch_guard
-
-if TYPE_CHECKING:
-    from apiaudit.provider.index import ProviderIndex
+from apiaudit.provider.branches import branch_guard, parent_map
+from apiaudit.provider.queries import ReleaseFiles
 
 _DEPTH = 4  # importers followed up the chain; beyond, the module counts as run
 # a relative import naming the module's leaf (written as \0): `from .leaf import`, `from . import a, leaf`
 _RELATIVE = re.compile(r"from\s+\.+[\w.]*\0[\w.]*\s+import|from\s+\.+[\w.]*\s+import\s[^\n]*\0")
 
 
-def import_guard(index: ProviderIndex, module: str, depth: int = _DEPTH) -> str | None:
+def import_guard(index: ReleaseFiles, module: str, depth: int = _DEPTH) -> str | None:
     """The guard every import of `module` in the release sits behind (directly or through the
     modules importing it at their top level), or None when one import runs unguarded, or none
     imports it (an entry point: something outside runs it)."""

@@ -9,13 +9,11 @@ of overridden methods (`provider/callsites.find_calls`) go through here.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from apiaudit.infra.frozen import record
 from apiaudit.infra.workers import plan, run_split
-
-if TYPE_CHECKING:
-    from apiaudit.provider.index import ProviderIndex
+from apiaudit.provider.queries import LearnedAnswers
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -37,7 +35,7 @@ class _Learned:
 
 
 def read_shared(
-    index: ProviderIndex,
+    index: LearnedAnswers,
     items: Sequence[Item],
     read: Callable[[Item], Result],
     *,
