@@ -160,6 +160,17 @@ class GuardStop:
 
 
 @record(slots=True)
+class ReleaseGate:
+    """`if <a test of the provider's release>: raise ...`, the raise taken on the audited release:
+    the consumer's own code refuses this release there (a plugin's supported-versions check)."""
+
+    site: Site  # the raise
+    function: str  # qualified name of the enclosing function, "<module>" at top level
+    test: str  # the test's source
+    live: "Liveness"
+
+
+@record(slots=True)
 class Liveness:
     """Whether a line runs: always, under guards the index decides, or under guards nobody can decide."""
 
@@ -456,6 +467,7 @@ class ConsumerFile:
     method_bindings: tuple[MethodBinding, ...] = ()
     attribute_stores: tuple[AttributeStore, ...] = ()
     guard_stops: tuple[GuardStop, ...] = ()
+    release_gates: tuple[ReleaseGate, ...] = ()
     notes: tuple[Note, ...] = ()
     pattern_hits: tuple[PatternHit, ...] = ()
     auto_calls: tuple[AutoCallSite, ...] = ()

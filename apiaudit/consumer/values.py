@@ -80,6 +80,10 @@ class VersionDerived:
     """Something computed from the provider's version that the engine cannot fold (the version is unknown)."""
 
 
+# What reads the audited release itself (a literal's `Version("0.9")` does not).
+RELEASE_VALUES = (ProviderVersion, VersionPart, VersionMethod, ProviderDistribution, VersionDerived)
+
+
 @record
 class Chain:
     """A provider object reached from `root` through `steps` (the checks resolve it)."""

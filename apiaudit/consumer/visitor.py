@@ -75,6 +75,7 @@ class ModuleVisitor:
             method_bindings=tuple(found.method_bindings),
             attribute_stores=tuple(found.attribute_stores),
             guard_stops=tuple(found.guard_stops),
+            release_gates=tuple(found.release_gates),
             notes=tuple(found.notes.values()),
             source=self.source,
             reaches=tuple(found.reaches),

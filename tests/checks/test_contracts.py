@@ -56,6 +56,8 @@ def test_each_break_on_the_next_release_names_the_provider_call_site():
         # named, not derived: an entry point the host calls, a registration, a config value
         ("plugin/_boot.py", 6, "entry-point-incompatible", "error", None, "hostlib/plugins.py:7"),
         ("plugin/_configured.py", 5, "constructor-incompatible", "error", "cache_config", "hostlib/factory.py:14"),
+        # issue 37, cause 11: the plugin's own version gate, at the raise the release takes
+        ("plugin/_gate.py", 14, "entry-point-incompatible", "error", None, None),
         ("plugin/_named.py", 5, "constructor-incompatible", "error", "cache_config", "hostlib/factory.py:14"),
         ("plugin/connector.py", 6, "abstract-unimplemented", "error", "finish", None),
         ("plugin/connector.py", 7, "constructor-incompatible", "error", "cache_config", "hostlib/factory.py:14"),

@@ -14,6 +14,7 @@ from apiaudit.consumer.records import (
     ConsumerOptions,
     DefinedFunction,
     GuardStop,
+    ReleaseGate,
     ImportUse,
     Injection,
     Liveness,
@@ -42,6 +43,7 @@ class Found:
     method_bindings: list[MethodBinding] = field(default_factory=list, init=False)
     attribute_stores: list[AttributeStore] = field(default_factory=list, init=False)
     guard_stops: list[GuardStop] = field(default_factory=list, init=False)
+    release_gates: list[ReleaseGate] = field(default_factory=list, init=False)
     notes: dict[tuple[int, int], Note] = field(default_factory=dict, init=False)
     self_functions: set[str] = field(default_factory=set, init=False)  # module functions whose first parameter is `self`
     reaches: dict[str, None] = field(default_factory=dict, init=False)  # modules live import statements name, in order

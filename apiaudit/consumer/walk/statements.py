@@ -15,8 +15,8 @@ from dataclasses import replace
 
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import ImportContext, import_alias_value
-from apiaudit.consumer.records import CaughtImport, Condition, ConditionKind, GuardStop, ImportRef
-from apiaudit.consumer.values import UNBOUND, UNKNOWN, Chain, ConsumerRef, DictValue, Helper, ImportChoice, Value
+from apiaudit.consumer.records import CaughtImport, Condition, ConditionKind, GuardStop, ImportRef, ReleaseGate
+from apiaudit.consumer.values import RELEASE_VALUES, UNBOUND, UNKNOWN, Chain, ConsumerRef, DictValue, Helper, ImportChoice, Value
 from apiaudit.consumer.walk.decide import Decider
 from apiaudit.consumer.walk.definitions import Definitions
 from apiaudit.consumer.walk.dicts import Dicts
@@ -216,6 +216,8 @@ class Statements:
             arms.append((arm.env, through))
             if through:
                 falls.append(branch)
+            elif decision.decided and scope.emit:
+                self._release_gate(stmt, body, arm)
         if not falls:
             return False
         merge(scope, arms)
@@ -227,6 +229,25 @@ class Statements:
             only = falls[0]
             scope.live = under(scope.live, only)
         return True
+
+    def _release_gate(self, stmt: ast.If, body: list[ast.stmt], arm: Scope) -> None:
+        """The arm of a decided test that raises, where the test reads the provider's release:
+        the consumer refuses this release here (`if not SUPPORTED_MIN <= version < MAX: raise`)."""
+        last = body[-1] if body else None
+        if isinstance(last, ast.Raise) and self._reads_release(stmt.test, arm):
+            self.state.found.release_gates.append(ReleaseGate(site_of(last), arm.function, text_of(stmt.test), arm.live))
+
+    def _reads_release(self, test: ast.expr, scope: Scope) -> bool:
+        """Whether the test reads the audited release: its version, a value parsed from it, or a
+        consumer helper that does (folded on the release)."""
+        for node in ast.walk(test):
+            if isinstance(node, (ast.Name, ast.Attribute, ast.Call)):
+                value = self.values.value(node, scope)
+                if isinstance(value, RELEASE_VALUES):
+                    return True
+                if isinstance(node, ast.Call) and isinstance(self.values.value(node.func, scope), Helper):
+                    return True
+        return False
 
     def _loop(self, stmt, scope: Scope, targets=None) -> None:
         filled = _keys_filled(stmt)
