@@ -28,7 +28,7 @@ import ast
 import re
 from collections.abc import Callable, Iterable
 
-from apiaudit.infra.astutil import assignment_targets, descendants, lone_carriage_return, module_names, statements_breadth_first, union_members
+from apiaudit.infra.astutil import absolute_import, assignment_targets, descendants, lone_carriage_return, module_names, statements_breadth_first, union_members
 from apiaudit.infra.gcpause import paused_gc
 from apiaudit.provider.branches import branch_guard, parent_map
 from apiaudit.provider.queries import ReceiverClasses
@@ -291,6 +291,10 @@ class _ModuleCalls:
                     sources.setdefault(target.id, ("value", inner.value))
             elif isinstance(inner, ast.AnnAssign) and isinstance(inner.target, ast.Name):
                 sources[inner.target.id] = ("annotation", inner.annotation)
+            elif isinstance(inner, ast.ImportFrom):  # `from pkg.platforms import current_platform` here
+                base = absolute_import(self.module if self.file.endswith("__init__.py") else self.module.rpartition(".")[0], inner.module, inner.level)
+                for alias in inner.names:
+                    sources.setdefault(alias.asname or alias.name, ("imported", ast.Constant(f"{base}.{alias.name}")))
         if not calls:
             return
         typed = _LocalTypes(self, sources, owner, first)
@@ -364,6 +368,18 @@ class _ModuleCalls:
                 return returned.path if returned is not None else None
         return None
 
+    def _module_name_class(self, path: str) -> str | None:
+        """The class a module-level name of another provider module, imported here, is annotated
+        with there (`current_platform: Platform`, declared for type checkers and served by a module
+        `__getattr__`): what the release says every use of it holds."""
+        if not self.index.loader.owns(path) or path.rpartition(".")[0] == self.module:
+            return None
+        # a class or a module (read from the text, no module visited) holds no instance
+        if self.index.defines_class(path) or self.index.loader.module_file(path) is not None:
+            return None
+        found = self.index.module_attribute_type(path)
+        return found.path if found is not None else None
+
     def _dotted(self, node: ast.expr) -> str | None:
         if isinstance(node, ast.Name):
             return self.names.get(node.id)
@@ -430,9 +446,14 @@ class _LocalTypes(_Types):
             source = self.sources.get(name)
             if source is not None:
                 kind, expr = source
-                self.known[name] = (
-                    self.reader._annotation(expr) if kind == "annotation" else self.reader._receiver(expr, self.owner, self.first, self)
-                )
+                if kind == "imported" and isinstance(expr, ast.Constant):
+                    self.known[name] = self.reader._module_name_class(str(expr.value))
+                else:
+                    self.known[name] = (
+                        self.reader._annotation(expr) if kind == "annotation" else self.reader._receiver(expr, self.owner, self.first, self)
+                    )
+            elif name in self.reader.names:
+                self.known[name] = self.reader._module_name_class(self.reader.names[name])
         return self.known[name]
 
 

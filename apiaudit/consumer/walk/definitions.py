@@ -24,6 +24,7 @@ from apiaudit.consumer.values import (
     ConsumerRef,
     DictValue,
     Helper,
+    ImportChoice,
     OneOf,
     symbol_path,
 )
@@ -165,6 +166,13 @@ class Definitions:
                     provider_bases.append(path)
             elif isinstance(value, ConsumerRef):
                 consumer_bases.append(value.dotted)
+            elif isinstance(value, ImportChoice) and read is base and (chosen := symbol_path(value.ok)) is not None:
+                # `try: from prov import Base` / `except ImportError: class Base: ...`: the provider's
+                # class where the import works (the checks resolve it on the release; where it does
+                # not, it resolves to nothing), else the consumer's stand-in
+                provider_bases.append(chosen)
+                if isinstance(value.fallback, ConsumerRef):
+                    consumer_bases.append(value.fallback.dotted)
             elif isinstance(read, ast.Name) and scope.env.lookup(read.id) is None and hasattr(builtins, read.id):
                 if read.id != "object":
                     consumer_bases.append(f"builtins.{read.id}")  # `str`, `Exception`: a class of neither side
