@@ -82,3 +82,27 @@ def test_a_class_installed_by_name_on_a_config_object_receives_the_rpcs(tmp_path
         llm.collective_rpc("other")
         llm.collective_rpc("nowhere")
     """) == [("rpc-missing", 17)]
+
+
+def test_a_class_named_by_its_module_and_name_at_run_time_receives_the_rpcs(tmp_path):
+    """The idioms that spell a class's dotted name without writing it: `f"{__name__}.Ext"`,
+    `f"{Ext.__module__}.{Ext.__qualname__}"`, `Ext.__module__ + "." + Ext.__name__`."""
+    assert _scan(tmp_path, """
+        from tinyprov import LLM
+        class Ext:
+            def extra(self):
+                pass
+        class Ext2:
+            def extra2(self):
+                pass
+        class Ext3:
+            def extra3(self):
+                pass
+        a = LLM(worker_cls=f"{__name__}.Ext")
+        b = LLM(worker_cls=f"{Ext2.__module__}.{Ext2.__qualname__}")
+        c = LLM(worker_cls=Ext3.__module__ + "." + Ext3.__name__)
+        a.collective_rpc("extra")
+        b.collective_rpc("extra2")
+        c.collective_rpc("extra3")
+        c.collective_rpc("nowhere")
+    """) == [("rpc-missing", 18)]

@@ -137,6 +137,8 @@ class Evaluator:
             return ConsumerRef(f"builtins.{node.id}") if node.id in _BUILTINS else UNKNOWN
         if isinstance(node, ast.Constant):
             return Const(node.value) if isinstance(node.value, (str, int, float, bool, type(None))) else UNKNOWN
+        if isinstance(node, ast.JoinedStr) or (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)):
+            return self._text(node, scope, depth)
         if isinstance(node, ast.Tuple):
             items = [self.value(e, scope, depth=depth + 1) for e in node.elts] if len(node.elts) <= 16 else []
             consts = [i for i in items if isinstance(i, Const)]
@@ -181,6 +183,27 @@ class Evaluator:
                 return self.value(node.orelse, scope, fresh, depth + 1)
             return join(self.value(node.body, scope, False, depth + 1), self.value(node.orelse, scope, False, depth + 1))
         return UNKNOWN
+
+    def _text(self, node: ast.expr, scope: Scope, depth: int) -> Value:
+        """A string built of known parts (`f"{__name__}.Ext"`, `Ext.__module__ + "." + Ext.__name__`):
+        the text, where every part folds to one; else unknown."""
+        parts = node.values if isinstance(node, ast.JoinedStr) else [node.left, node.right] if isinstance(node, ast.BinOp) else []
+        texts: list[str] = []
+        for part in parts:
+            if isinstance(part, ast.FormattedValue):
+                if part.format_spec is not None or part.conversion not in (-1, ord("s")):
+                    return UNKNOWN
+                part = part.value
+            if isinstance(part, ast.Name) and part.id == "__name__" and scope.env.lookup("__name__") is None:
+                # the module's own name, as an import names it (a test `__name__ == "__main__"` is
+                # not folded: the module may run as a script)
+                texts.append(self.state.module)
+                continue
+            held = self.value(part, scope, depth=depth + 1) if depth <= g.MAX_DEPTH else UNKNOWN
+            if not (isinstance(held, Const) and isinstance(held.value, str)):
+                return UNKNOWN
+            texts.append(held.value)
+        return Const("".join(texts)) if texts else UNKNOWN
 
     def _dict_literal(self, node: ast.Dict, scope: Scope) -> Value:
         self.state.found.dicts_seen = True
@@ -305,6 +328,10 @@ class Evaluator:
             return Const(base.value[i]) if len(base.value) > i else UNKNOWN
         if isinstance(base, SignatureOf) and not base.parameters and attr == "parameters":
             return SignatureOf(base.target, parameters=True)
+        if isinstance(base, ConsumerRef) and attr in ("__module__", "__name__", "__qualname__") and base.dotted.count("."):
+            # a consumer class's own name, as `f"{Ext.__module__}.{Ext.__qualname__}"` spells it
+            module, _, name = base.dotted.rpartition(".")
+            return Const(module if attr == "__module__" else name)
         if isinstance(base, ConsumerRef):
             members = self.state.found.class_members.get(base.dotted)
             if members is not None and attr not in members:
