@@ -1,7 +1,9 @@
 """Released wheels from the package index: fetched with pip, reduced to their .py files, cached.
 
 Nothing downloaded is ever imported or executed: only `--only-binary=:all:` wheels are
-fetched (pip builds no sdist), and the wheel is read as a zip archive.
+fetched (pip builds no sdist), and the wheel is read as a zip archive. A release with no
+wheel apiaudit can read is read from its source distribution, downloaded here and read as
+an archive (`sdist.py`), never handed to pip.
 """
 
 from __future__ import annotations
