@@ -19,6 +19,7 @@ from typing import Literal, Protocol
 from apiaudit.errors import InputError
 from apiaudit.infra.atomic import disk_full_or, is_disk_full
 from apiaudit.infra.frozen import record
+from apiaudit.sources import cache
 
 # What the refusal line calls the archive.
 ArchiveKind = Literal["wheel", "sdist"]
@@ -148,6 +149,23 @@ class HashingReader:
 
         hasher = self.sha256 if algorithm == "sha256" or self.other is None else self.other
         return base64.urlsafe_b64encode(hasher.digest()).rstrip(b"=").decode()
+
+
+def downloaded_marker(archive: Path, dest: Path, name: str, version: str, digests: dict[str, str]) -> cache.Marker:
+    """The marker of the entry `dest` extracted from the whole archive `archive` (`digests`: each file's sha256)."""
+    files = cache.tree_files(dest)
+    return cache.Marker(
+        name=name,
+        version=version,
+        wheel=archive.name,
+        wheel_sha256=cache.file_sha256(archive),
+        file_count=len(files),
+        tree_digest=cache.tree_digest(dest, files),
+        digests=digests,
+        fetched_by="download",
+        fetched_bytes=archive.stat().st_size,
+        layout=cache.LAYOUT,
+    )
 
 
 @contextlib.contextmanager

@@ -45,6 +45,7 @@ from apiaudit.sources.archive import (
     WheelLimits,
     check_member_path,
     check_plan,
+    downloaded_marker,
     malformed_is_bad_input,
 )
 from apiaudit.sources.base import CodeTree, Reporter, report_step, report_warning
@@ -663,19 +664,7 @@ def _extract_wheel(
     """Write the wheel's kept members under `dest`; every malformed archive is one InputError line."""
     with malformed_is_bad_input("wheel", wheel.name, name, version, dest):
         digests = _extract_members(wheel, dest, progress, limits, store=store)
-    files = cache.tree_files(dest)
-    return cache.Marker(
-        name=name,
-        version=version,
-        wheel=wheel.name,
-        wheel_sha256=cache.file_sha256(wheel),
-        file_count=len(files),
-        tree_digest=cache.tree_digest(dest, files),
-        digests=digests,
-        fetched_by="download",
-        fetched_bytes=wheel.stat().st_size,
-        layout=cache.LAYOUT,
-    )
+    return downloaded_marker(wheel, dest, name, version, digests)
 
 
 def _extract_members(

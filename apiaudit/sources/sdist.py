@@ -42,6 +42,7 @@ from apiaudit.sources.archive import (
     WheelLimits,
     check_member_path,
     check_plan,
+    downloaded_marker,
     malformed_is_bad_input,
 )
 from apiaudit.sources.base import Reporter, report_step
@@ -464,19 +465,7 @@ def read_sdist(
     unpacked tar of a .tar.gz is kept meanwhile (default: beside the archive)."""
     with malformed_is_bad_input("sdist", archive.name, name, version, dest):
         digests = _extract(archive, dest, name, version, progress, limits, work or archive.parent)
-    files = cache.tree_files(dest)
-    return cache.Marker(
-        name=name,
-        version=version,
-        wheel=archive.name,
-        wheel_sha256=cache.file_sha256(archive),
-        file_count=len(files),
-        tree_digest=cache.tree_digest(dest, files),
-        digests=digests,
-        fetched_by="download",
-        fetched_bytes=archive.stat().st_size,
-        layout=cache.LAYOUT,
-    )
+    return downloaded_marker(archive, dest, name, version, digests)
 
 
 def _extract(archive: Path, dest: Path, name: str, version: str, progress: Reporter | None, limits: WheelLimits, work: Path) -> dict[str, str]:
