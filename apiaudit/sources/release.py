@@ -479,8 +479,9 @@ def _download_wheel(name: str, version: str, dest: Path, progress: Reporter | No
         if not announce.done and not _version_seen(first.output, name, version):
             raise _pip_failure(name, version, first.output, first.output)  # no such release: nothing to fetch
         skipped = _skipped_links(first.output, name, version)
-        if skipped and not any(link.filename.endswith(".whl") for link in skipped):
-            raise _SourceOnly(skipped[0])  # no wheel of any platform: no other platform's to try
+        source = _skipped_source(skipped)
+        if source is not None and not any(link.filename.endswith(".whl") for link, _page in skipped):
+            raise _SourceOnly(source)  # no wheel of any platform: no other platform's to try
         announce()
         report_step(
             progress,
@@ -491,9 +492,9 @@ def _download_wheel(name: str, version: str, dest: Path, progress: Reporter | No
     if result.returncode != 0:
         if _DISK_FULL_RE.search(result.output):
             raise DiskFullError(dest)
-        sources = [link for link in _skipped_links(first.output + "\n" + result.output, name, version) if not link.filename.endswith(".whl")]
-        if sources:
-            raise _SourceOnly(sources[0])
+        source = _skipped_source(_skipped_links(first.output + "\n" + result.output, name, version))
+        if source is not None:
+            raise _SourceOnly(source)
         raise _pip_failure(name, version, result.output, first.output)
     wheels = sorted(dest.glob("*.whl"))
     if len(wheels) != 1:
@@ -554,9 +555,29 @@ def _version_skipped(output: str, name: str, version: str) -> bool:
     return bool(_skipped_links(output, name, version))
 
 
-def _skipped_links(output: str, name: str, version: str) -> list[ranged.PageFile]:
+def _skipped_source(skipped: list[tuple[ranged.PageFile, str | None]]) -> ranged.PageFile | None:
+    """The source distribution among the files pip skipped, with the sha256 its index page gives
+    where pip's line says none (pip names the page; a JSON page's links carry no `#sha256=`)."""
+    from apiaudit.sources import ranged
+    from apiaudit.sources.connections import is_http
+
+    for link, page in skipped:
+        if link.filename.endswith(".whl"):
+            continue
+        if link.sha256 is None and page is not None:
+            try:
+                listed = _page_files(page, _http_client()) if is_http(page) else []
+            except ranged.RangesUnavailable:
+                listed = []  # downloaded unchecked, as pip would with no hash
+            link = next((replace(link, sha256=item.sha256) for item in listed if item.filename == link.filename and item.sha256), link)
+        return link
+    return None
+
+
+def _skipped_links(output: str, name: str, version: str) -> list[tuple[ranged.PageFile, str | None]]:
     """The files of NAME==VERSION pip's verbose output says it skipped (wheels for other
-    platforms, sdists: pip builds none), sdists .tar.gz first; a `#sha256=` kept as the file's hash."""
+    platforms, sdists: pip builds none), sdists .tar.gz first, each with the page pip found it
+    on where it says; a `#sha256=` kept as the file's hash."""
     import urllib.parse
 
     from packaging.utils import (
@@ -569,8 +590,8 @@ def _skipped_links(output: str, name: str, version: str) -> list[ranged.PageFile
     from apiaudit.sources import ranged
 
     wanted_name, wanted_version = canonicalize_name(name), Version(version)
-    found: list[ranged.PageFile] = []
-    for url in re.findall(r"Skipping link: .*?: (\S+)", output):
+    found: list[tuple[ranged.PageFile, str | None]] = []
+    for url, page in re.findall(r"Skipping link: .*?: (\S+)(?: \(from (\S+)\))?", output):
         address, _, fragment = url.partition("#")
         filename = urllib.parse.unquote(address.rstrip("/").rsplit("/", 1)[-1])
         try:
@@ -580,10 +601,10 @@ def _skipped_links(output: str, name: str, version: str) -> list[ranged.PageFile
                 file_name, file_version = parse_sdist_filename(filename)
         except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
             continue
-        if file_name == wanted_name and file_version == wanted_version and address not in {f.url for f in found}:
+        if file_name == wanted_name and file_version == wanted_version and address not in {f.url for f, _page in found}:
             sha256 = fragment[len("sha256="):] if fragment.startswith("sha256=") else None
-            found.append(ranged.PageFile(url=address, filename=filename, sha256=sha256, requires_python=None))
-    return sorted(found, key=lambda link: not link.filename.endswith(".tar.gz"))
+            found.append((ranged.PageFile(url=address, filename=filename, sha256=sha256, requires_python=None), page or None))
+    return sorted(found, key=lambda pair: not pair[0].filename.endswith(".tar.gz"))
 
 
 def _pip_failure(name: str, version: str, output: str, first_output: str) -> InputError:

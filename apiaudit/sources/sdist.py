@@ -29,6 +29,7 @@ import re
 import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from apiaudit.infra.atomic import write_new
 from apiaudit.infra.frozen import record
@@ -46,6 +47,10 @@ from apiaudit.sources.archive import (
     malformed_is_bad_input,
 )
 from apiaudit.sources.base import Reporter, report_step
+
+if TYPE_CHECKING:
+    import tarfile
+    import zipfile
 
 SOURCE_SUFFIXES = (".py", ".pyi")
 # Folders a project keeps its own tooling in: never import packages, whatever they hold.
@@ -351,7 +356,8 @@ class _Member:
 
 
 class _Source:
-    """An sdist opened for reading: its members listed and checked (count, paths, kinds)."""
+    """An sdist opened for reading (a context manager): its members listed and checked (count,
+    paths, kinds) as it opens."""
 
     def __init__(self, archive: Path, plain: Path, limits: WheelLimits) -> None:
         """`plain`: where a .tar.gz's unpacked tar is kept while it is read (the caller removes it)."""
@@ -361,29 +367,54 @@ class _Source:
         self._zip: zipfile.ZipFile | None = None
         self._tar: tarfile.TarFile | None = None
         self.members: list[_Member] = []
-        if archive.name.endswith(".zip"):
-            try:
-                self._zip = zipfile.ZipFile(archive)
-            except (zipfile.BadZipFile, ValueError, EOFError) as exc:
-                raise Malformed(f"not a readable zip archive ({exc})") from None
-            for count, info in enumerate(self._zip.infolist(), 1):
-                _check_count(count, limits)
-                check_member_path(info.filename)
-                _check_kind(info.filename, stat.S_IFMT(info.external_attr >> 16))
-                self.members.append(_Member(info.filename.removesuffix("/"), info.file_size, info.is_dir(), info))
-        elif archive.name.endswith((".tar.gz", ".tgz")):
-            _gunzip(archive, plain, limits)
-            self._tar = tarfile.open(plain, "r:")
-            for count, member in enumerate(self._tar, 1):
-                _check_count(count, limits)
-                check_member_path(member.name)
-                if member.issym() or member.islnk():
-                    raise Malformed(f"member {member.name!r} is a link (to {member.linkname!r})")
-                if not (member.isreg() or member.isdir()) or member.issparse():
-                    raise Malformed(f"member {member.name!r} is not a file or a folder (a device, a pipe, a sparse file)")
-                self.members.append(_Member(member.name, member.size, member.isdir(), member))
-        else:
-            raise Malformed("not a .tar.gz or .zip source distribution")
+        self._files: set[str] = set()
+        try:
+            if archive.name.endswith(".zip"):
+                try:
+                    self._zip = zipfile.ZipFile(archive)
+                except (zipfile.BadZipFile, ValueError, EOFError) as exc:
+                    raise Malformed(f"not a readable zip archive ({exc})") from None
+                self._list_zip(self._zip, limits)
+            elif archive.name.endswith((".tar.gz", ".tgz")):
+                _gunzip(archive, plain, limits)
+                self._tar = tarfile.open(plain, "r:")
+                self._list_tar(self._tar, limits)
+            else:
+                raise Malformed("not a .tar.gz or .zip source distribution")
+        except BaseException:
+            self.close()
+            raise
+
+    def _list_zip(self, archive: zipfile.ZipFile, limits: WheelLimits) -> None:
+        for count, info in enumerate(archive.infolist(), 1):
+            _check_count(count, limits)
+            check_member_path(info.filename)
+            _check_kind(info.filename, stat.S_IFMT(info.external_attr >> 16))
+            self._add(_Member(info.filename.removesuffix("/"), info.file_size, info.is_dir(), info))
+
+    def _list_tar(self, archive: tarfile.TarFile, limits: WheelLimits) -> None:
+        for count, member in enumerate(archive, 1):
+            _check_count(count, limits)
+            check_member_path(member.name)
+            if member.issym() or member.islnk():
+                raise Malformed(f"member {member.name!r} is a link (to {member.linkname!r})")
+            if not (member.isreg() or member.isdir()) or member.issparse():
+                raise Malformed(f"member {member.name!r} is not a file or a folder (a device, a pipe, a sparse file)")
+            self._add(_Member(member.name, member.size, member.isdir(), member))
+
+    def _add(self, member: _Member) -> None:
+        # A file named twice is one the archive gives two contents for (a tar's later one wins
+        # when unpacked): which one a tool reads is not to be left to chance.
+        if not member.folder and member.name in self._files:
+            raise Malformed(f"member {member.name!r} appears twice")
+        self._files.add(member.name)
+        self.members.append(member)
+
+    def __enter__(self) -> _Source:
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.close()
 
     def planned(self, member: _Member) -> PlannedMember:
         return member.info if self._zip is not None else TarMember(member.name, member.size)  # type: ignore[return-value]
@@ -477,7 +508,7 @@ def _extract(archive: Path, dest: Path, name: str, version: str, progress: Repor
 
 
 def _extract_from(source: _Source, dest: Path, name: str, version: str, progress: Reporter | None, limits: WheelLimits) -> dict[str, str]:
-    try:
+    with source:
         prefix = _project_folder(source.members)
         files = {m.name[len(prefix):]: m for m in source.members if not m.folder and m.name.startswith(prefix)}
         metadata = source_metadata({rel: source.text(m) for rel, m in files.items() if _is_metadata(rel)})
@@ -495,8 +526,6 @@ def _extract_from(source: _Source, dest: Path, name: str, version: str, progress
         for target, data in written.items():
             digests[target] = _write(dest, target, io.BytesIO(data), len(data))
         return digests
-    finally:
-        source.close()
 
 
 def _kept(files: Mapping[str, _Member], layout: Layout) -> Iterator[tuple[_Member, str]]:

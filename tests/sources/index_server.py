@@ -19,6 +19,7 @@ from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel
 class IndexServer:
     wheels: list[Path]  # the files it serves: wheels, and sdists (.tar.gz, .zip)
     ranges: bool = True  # False: every request gets the whole file (200), Range ignored
+    hashes: bool = True  # False: the page's links carry no `#sha256=` (as a JSON page's do not)
     keep_alive: bool = False  # True: HTTP/1.1, a connection serves many requests
     idle_timeout: float | None = None  # with keep_alive: a connection idle this long is closed
     wheel_delay_s: float = 0.0  # each answer about a wheel waits this long (a slow index)
@@ -33,7 +34,8 @@ class IndexServer:
             named = parse_wheel_filename(wheel.name)[0] if wheel.name.endswith(".whl") else parse_sdist_filename(wheel.name)[0]
             if str(canonicalize_name(named)) == project:
                 digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
-                links.append(f'<a href="../../files/{wheel.name}#sha256={digest}">{wheel.name}</a>')
+                fragment = f"#sha256={digest}" if self.hashes else ""
+                links.append(f'<a href="../../files/{wheel.name}{fragment}">{wheel.name}</a>')
         if not links:
             return None
         return ("<!DOCTYPE html><html><body>\n" + "\n".join(links) + "\n</body></html>\n").encode()

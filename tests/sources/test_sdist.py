@@ -13,6 +13,7 @@ import json
 import os
 import tarfile
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from click.testing import CliRunner
 from wheel_helpers import build_sdist, build_wheel
 
 from apiaudit.errors import InputError
+from apiaudit.sources import release as release_module
 from apiaudit.sources import resolve
 from apiaudit.sources.archive import DEFAULT_LIMITS, WheelLimits
 from apiaudit.sources.cache import MARKER_NAME
@@ -150,6 +152,18 @@ def test_verify_wheels_reads_the_sdist_pip_names(tmp_path, serve):
     assert [path for path, _ in index.requests if path.endswith(".tar.gz")] == ["/files/plug-1.0.tar.gz"] * 2
 
 
+@pytest.mark.parametrize("verify_wheels", [False, True], ids=["index-page", "pips-listing"])
+def test_an_sdist_that_differs_from_the_index_sha256_is_refused(tmp_path, serve, monkeypatch, verify_wheels):
+    index = serve([build_sdist(tmp_path / "files", "plug", "1.0", SRC_LAYOUT)])
+    index.hashes = False  # pip's listing then names no hash (as for a JSON page): the page is read for it
+    real = release_module._page_files
+    monkeypatch.setattr(release_module, "_page_files", lambda page, http: [replace(f, sha256="0" * 64) for f in real(page, http)])
+    with pytest.raises(InputError) as caught:
+        resolve("plug==1.0", cache_dir=tmp_path / "cache", verify_wheels=verify_wheels)
+    assert str(caught.value) == "the downloaded plug-1.0.tar.gz for plug==1.0 does not match the index's sha256"
+    assert not [p for p in (tmp_path / "cache" / "releases").iterdir() if p.name != ".files"]
+
+
 def test_the_wheel_is_read_when_the_release_has_one(tmp_path, serve):
     wheel = build_wheel(tmp_path / "files", "plug", "1.0", {"plug/__init__.py": "FROM_WHEEL = 1\n"}, record=True)
     serve([build_sdist(tmp_path / "files", "plug", "1.0", SRC_LAYOUT), wheel])
@@ -249,8 +263,9 @@ GOOD = (member("evil-1.0/evil/__init__.py"), b"")
         ((member("evil-1.0/evil/hard.py", tarfile.LNKTYPE, "evil-1.0/evil/__init__.py"), b""), "is a link"),
         ((member("evil-1.0/evil/dev.py", tarfile.CHRTYPE), b""), "is not a file or a folder"),
         ((member("evil-1.0/evil/fifo", tarfile.FIFOTYPE), b""), "is not a file or a folder"),
+        (GOOD, "member 'evil-1.0/evil/__init__.py' appears twice"),
     ],
-    ids=["absolute", "dotdot", "symlink", "hardlink", "device", "fifo"],
+    ids=["absolute", "dotdot", "symlink", "hardlink", "device", "fifo", "twice"],
 )
 def test_a_hostile_tar_sdist_is_refused(tmp_path, entry, said):
     assert said in refused(tar_of(tmp_path / "s", [GOOD, entry]), tmp_path)
