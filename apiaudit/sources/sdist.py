@@ -61,9 +61,10 @@ _NOT_PACKAGES = frozenset({
 # Modules at a project's top that build, test or release it: never import modules.
 _NOT_MODULES = frozenset({"setup", "conftest", "noxfile", "fabfile", "tasks", "dodo", "versioneer", "ez_setup"})
 _TEST_MODULE = re.compile(r"^(?:test_.*|.*_test)$")
-# The project files read for metadata, each at most this large (a real setup.py: ~30 KB).
+# The project files its metadata is read from (as text), at its top and in an egg-info folder.
 _METADATA_FILES = frozenset({"PKG-INFO", "pyproject.toml", "setup.cfg", "setup.py"})
 _EGG_INFO_FILES = frozenset({"PKG-INFO", "requires.txt", "entry_points.txt", "top_level.txt"})
+# Each is read only up to this size (a real setup.py: ~30 KB); a larger one is not metadata.
 _MAX_METADATA_BYTES = 1 << 20
 
 
@@ -82,7 +83,7 @@ class SourceMetadata:
 
     requires: tuple[str, ...]  # Requires-Dist lines
     entry_points: tuple[tuple[str, str, str], ...]  # (group, name, value)
-    top_level: tuple[str, ...]  # the import roots the build tool recorded ("": none)
+    top_level: tuple[str, ...]  # the import roots the build tool recorded (empty: none)
 
 
 def import_layout(files: Iterable[str], declared: Sequence[str] = ()) -> Layout:
@@ -184,7 +185,7 @@ def _conditional(requirement: str, section: str) -> str:
 
 
 def _project_requires(project: Mapping[str, object]) -> list[str]:
-    found = [r for r in _strings(project.get("dependencies"))]
+    found = _strings(project.get("dependencies"))
     extras = project.get("optional-dependencies")
     if isinstance(extras, dict):
         found += [_conditional(r, str(extra)) for extra, listed in extras.items() for r in _strings(listed)]
