@@ -131,8 +131,10 @@ def source_metadata(texts: Mapping[str, str]) -> SourceMetadata:
     setup_py = _setup_keywords(texts.get("setup.py", ""))
     requires = (
         _requires_dist(texts.get("PKG-INFO", "")) or _requires_dist(egg.get("PKG-INFO", ""))
-        or _requires_txt(egg.get("requires.txt", "")) or _project_requires(project)
-        or _setup_cfg_requires(setup_cfg) or _setup_py_requires(setup_py)
+        or _requires_txt(egg.get("requires.txt", ""))
+        or _requirements(project.get("dependencies"), project.get("optional-dependencies"))
+        or _setup_cfg_requires(setup_cfg)
+        or _requirements(setup_py.get("install_requires"), setup_py.get("extras_require"))
     )  # fmt: skip
     entry_points = [
         *_ini_entry_points(egg.get("entry_points.txt", "")),
@@ -184,9 +186,9 @@ def _conditional(requirement: str, section: str) -> str:
     return f"{base.strip()}; {' and '.join(conditions)}"
 
 
-def _project_requires(project: Mapping[str, object]) -> list[str]:
-    found = _strings(project.get("dependencies"))
-    extras = project.get("optional-dependencies")
+def _requirements(required: object, extras: object) -> list[str]:
+    """Requires-Dist lines of a list of requirements and a {extras key: requirements} table, as written."""
+    found = _strings(required)
     if isinstance(extras, dict):
         found += [_conditional(r, str(extra)) for extra, listed in extras.items() for r in _strings(listed)]
     return found
@@ -196,14 +198,6 @@ def _setup_cfg_requires(setup_cfg: Mapping[str, Mapping[str, str]]) -> list[str]
     found = _lines(setup_cfg.get("options", {}).get("install_requires", ""))
     for extra, listed in setup_cfg.get("options.extras_require", {}).items():
         found += [_conditional(r, extra) for r in _lines(listed)]
-    return found
-
-
-def _setup_py_requires(keywords: Mapping[str, object]) -> list[str]:
-    found = _strings(keywords.get("install_requires"))
-    extras = keywords.get("extras_require")
-    if isinstance(extras, dict):
-        found += [_conditional(r, str(extra)) for extra, listed in extras.items() for r in _strings(listed)]
     return found
 
 
