@@ -160,13 +160,6 @@ def _pyproject_entry_points(path: Path) -> list[tuple[str, str, str]]:
         return []
     if not isinstance(project, dict):
         return []
-    groups = {"console_scripts": project.get("scripts"), "gui_scripts": project.get("gui-scripts")}
-    extra = project.get("entry-points")
-    groups.update(extra if isinstance(extra, dict) else {})
-    return [
-        (group, name, value)
-        for group, table in groups.items()
-        if isinstance(table, dict)
-        for name, value in table.items()
-        if isinstance(value, str)
-    ]
+    from apiaudit.sources.sdist import project_entry_points  # as a source release's are read
+
+    return project_entry_points(project)

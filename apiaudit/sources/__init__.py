@@ -1,7 +1,8 @@
 """Where code comes from: a path, an installed distribution, or a released wheel -> CodeTree.
 
 Nothing resolved here is ever imported: installed code is found from its metadata,
-released code is fetched as a wheel and only its .py files are extracted.
+released code is fetched as a wheel (else read from its sdist, never built) and only its
+.py files are extracted.
 """
 
 from __future__ import annotations

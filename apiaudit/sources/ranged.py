@@ -211,6 +211,22 @@ def choose_wheel(
     return None
 
 
+def choose_sdist(files: Sequence[PageFile], name: str, version: str) -> PageFile | None:
+    """The source distribution of NAME==VERSION a page lists (a .tar.gz before a .zip), None without one."""
+    wanted_name, wanted_version = canonicalize_name(name), Version(version)
+    found = []
+    for item in files:
+        if item.filename.endswith(".whl") or not is_http(item.url):
+            continue
+        try:
+            file_name, file_version = parse_sdist_filename(item.filename)
+        except (InvalidSdistFilename, InvalidVersion):
+            continue
+        if file_name == wanted_name and file_version == wanted_version:
+            found.append(item)
+    return min(found, key=lambda item: not item.filename.endswith(".tar.gz"), default=None)
+
+
 # ---------------------------------------------------------------------------------- the ranged file
 
 

@@ -1,7 +1,9 @@
 """Released wheels from the package index: fetched with pip, reduced to their .py files, cached.
 
 Nothing downloaded is ever imported or executed: only `--only-binary=:all:` wheels are
-fetched (pip builds no sdist), and the wheel is read as a zip archive.
+fetched (pip builds no sdist), and the wheel is read as a zip archive. A release with no
+wheel apiaudit can read is read from its source distribution, downloaded here and read as
+an archive (`sdist.py`), never handed to pip.
 """
 
 from __future__ import annotations
@@ -36,6 +38,16 @@ from apiaudit.infra.atomic import (
 )
 from apiaudit.infra.frozen import record
 from apiaudit.sources import cache
+from apiaudit.sources.archive import (
+    DEFAULT_LIMITS,
+    HashingReader,
+    Malformed,
+    WheelLimits,
+    check_member_path,
+    check_plan,
+    downloaded_marker,
+    malformed_is_bad_input,
+)
 from apiaudit.sources.base import CodeTree, Reporter, report_step, report_warning
 from apiaudit.sources.cache import canonicalize_name
 from apiaudit.sources.filestore import FileStore, store_dir
@@ -273,9 +285,14 @@ def fetch_release(
         marker = None if whole else _fetch_by_ranges(name, version, built, cache_dir, progress, store, announce)
         if marker is None:
             cache.discard_tree(built, cache.releases_dir(cache_dir))  # what a failed range fetch left
-            wheel = _download_wheel(name, version, work / "download", progress, announce)
-            marker = _extract_wheel(wheel, built, name, version, progress, store=store)
-            wheel.unlink()  # large wheels (vllm: ~500 MB) must not linger; the .py tree is all we read
+            try:
+                wheel = _download_wheel(name, version, work / "download", progress, announce)
+            except _SourceOnly as only:
+                announce()
+                marker = _read_source_release(only.source, name, version, built, progress)
+            else:
+                marker = _extract_wheel(wheel, built, name, version, progress, store=store)
+                wheel.unlink()  # large wheels (vllm: ~500 MB) must not linger; the .py tree is all we read
         atomic_write(built / cache.MARKER_NAME, marker.to_json())
         cache.publish_entry(built, final, name, version)
     except BaseException:
@@ -395,6 +412,58 @@ class _Announcement:
             self.pending.append(note)
 
 
+class _SourceOnly(Exception):
+    """pip found no wheel of the release it could take, but its source distribution (`source`)."""
+
+    def __init__(self, source: ranged.PageFile) -> None:
+        super().__init__(source.filename)
+        self.source = source
+
+
+# The largest source distribution apiaudit downloads (vllm-ascend's: ~20 MB; it is held in memory).
+_MAX_SDIST_BYTES = 256 << 20
+
+
+def _read_source_release(source: ranged.PageFile, name: str, version: str, dest: Path, progress: Reporter | None) -> cache.Marker:
+    """Build the entry of a release that has no wheel apiaudit can read from its source
+    distribution: downloaded whole (its sha256 checked against the index's where the index gives
+    one), then read as data (`sdist.read_sdist`), never built or run."""
+    import urllib.parse
+    import urllib.request
+
+    from apiaudit.sources import sdist
+    from apiaudit.sources.connections import RequestFailed, is_http
+
+    report_step(progress, f"no wheel for {name}=={version}: reading its source distribution ({source.filename}; nothing of it is built or run)")
+    if is_http(source.url):
+        try:
+            answer = _http_client().get(source.url, {"Accept-Encoding": "identity"}, max_bytes=_MAX_SDIST_BYTES)
+        except RequestFailed as exc:
+            raise InputError(f"could not fetch {source.filename} for {name}=={version}: {exc}") from None
+        if answer.status != 200:
+            raise InputError(f"could not fetch {source.filename} for {name}=={version}: HTTP {answer.status}")
+        data = answer.body
+    elif urllib.parse.urlsplit(source.url).scheme == "file":  # a --find-links folder of pip's configuration
+        try:
+            with open(urllib.request.url2pathname(urllib.parse.urlsplit(source.url).path), "rb") as handle:
+                data = handle.read(_MAX_SDIST_BYTES + 1)
+        except OSError as exc:
+            raise InputError(f"could not read {source.url} for {name}=={version}: {exc.strerror or exc}") from None
+    else:
+        raise InputError(f"cannot fetch {source.url} for {name}=={version}: not an http(s) or file address")
+    if len(data) > _MAX_SDIST_BYTES:
+        raise InputError(f"malformed sdist {source.filename} for {name}=={version}: larger than the {_MAX_SDIST_BYTES} bytes apiaudit reads")
+    if source.sha256 and hashlib.sha256(data).hexdigest() != source.sha256.lower():
+        raise InputError(f"the downloaded {source.filename} for {name}=={version} does not match the index's sha256")
+    folder = dest.parent / "sdist"
+    folder.mkdir(parents=True, exist_ok=True)
+    archive = folder / source.filename
+    atomic_write(archive, data)
+    marker = sdist.read_sdist(archive, dest, name, version, progress)
+    archive.unlink()
+    return marker
+
+
 def _download_wheel(name: str, version: str, dest: Path, progress: Reporter | None, announce: _Announcement | None = None) -> Path:
     announce = announce or _Announcement(progress, f"fetching {name}=={version}")
     dest.mkdir(parents=True, exist_ok=True)
@@ -409,6 +478,10 @@ def _download_wheel(name: str, version: str, dest: Path, progress: Reporter | No
     elif _worth_retrying_for_linux(first.output):
         if not announce.done and not _version_seen(first.output, name, version):
             raise _pip_failure(name, version, first.output, first.output)  # no such release: nothing to fetch
+        skipped = _skipped_links(first.output, name, version)
+        source = _skipped_source(skipped)
+        if source is not None and not any(link.filename.endswith(".whl") for link, _page in skipped):
+            raise _SourceOnly(source)  # no wheel of any platform: no other platform's to try
         announce()
         report_step(
             progress,
@@ -419,6 +492,9 @@ def _download_wheel(name: str, version: str, dest: Path, progress: Reporter | No
     if result.returncode != 0:
         if _DISK_FULL_RE.search(result.output):
             raise DiskFullError(dest)
+        source = _skipped_source(_skipped_links(first.output + "\n" + result.output, name, version))
+        if source is not None:
+            raise _SourceOnly(source)
         raise _pip_failure(name, version, result.output, first.output)
     wheels = sorted(dest.glob("*.whl"))
     if len(wheels) != 1:
@@ -476,6 +552,34 @@ def _newest(versions: list[str]) -> str | None:
 
 def _version_skipped(output: str, name: str, version: str) -> bool:
     """Whether pip saw files of NAME==VERSION but skipped them all (sdist only, or other platforms)."""
+    return bool(_skipped_links(output, name, version))
+
+
+def _skipped_source(skipped: list[tuple[ranged.PageFile, str | None]]) -> ranged.PageFile | None:
+    """The source distribution among the files pip skipped, with the sha256 its index page gives
+    where pip's line says none (pip names the page; a JSON page's links carry no `#sha256=`)."""
+    from apiaudit.sources import ranged
+    from apiaudit.sources.connections import is_http
+
+    for link, page in skipped:
+        if link.filename.endswith(".whl"):
+            continue
+        if link.sha256 is None and page is not None:
+            try:
+                listed = _page_files(page, _http_client()) if is_http(page) else []
+            except ranged.RangesUnavailable:
+                listed = []  # downloaded unchecked, as pip would with no hash
+            link = next((replace(link, sha256=item.sha256) for item in listed if item.filename == link.filename and item.sha256), link)
+        return link
+    return None
+
+
+def _skipped_links(output: str, name: str, version: str) -> list[tuple[ranged.PageFile, str | None]]:
+    """The files of NAME==VERSION pip's verbose output says it skipped (wheels for other
+    platforms, sdists: pip builds none), sdists .tar.gz first, each with the page pip found it
+    on where it says; a `#sha256=` kept as the file's hash."""
+    import urllib.parse
+
     from packaging.utils import (
         InvalidSdistFilename,
         InvalidWheelFilename,
@@ -483,9 +587,13 @@ def _version_skipped(output: str, name: str, version: str) -> bool:
         parse_wheel_filename,
     )
 
+    from apiaudit.sources import ranged
+
     wanted_name, wanted_version = canonicalize_name(name), Version(version)
-    for url in re.findall(r"Skipping link: .*?: (\S+)", output):
-        filename = url.split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    found: list[tuple[ranged.PageFile, str | None]] = []
+    for url, page in re.findall(r"Skipping link: .*?: (\S+)(?: \(from (\S+)\))?", output):
+        address, _, fragment = url.partition("#")
+        filename = urllib.parse.unquote(address.rstrip("/").rsplit("/", 1)[-1])
         try:
             if filename.endswith(".whl"):
                 file_name, file_version, _build, _tags = parse_wheel_filename(filename)
@@ -493,9 +601,10 @@ def _version_skipped(output: str, name: str, version: str) -> bool:
                 file_name, file_version = parse_sdist_filename(filename)
         except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
             continue
-        if file_name == wanted_name and file_version == wanted_version:
-            return True
-    return False
+        if file_name == wanted_name and file_version == wanted_version and address not in {f.url for f, _page in found}:
+            sha256 = fragment[len("sha256="):] if fragment.startswith("sha256=") else None
+            found.append((ranged.PageFile(url=address, filename=filename, sha256=sha256, requires_python=None), page or None))
+    return sorted(found, key=lambda pair: not pair[0].filename.endswith(".tar.gz"))
 
 
 def _pip_failure(name: str, version: str, output: str, first_output: str) -> InputError:
@@ -508,7 +617,8 @@ def _pip_failure(name: str, version: str, output: str, first_output: str) -> Inp
         return InputError(f"no distribution named {name} on the package index")
     if _version_skipped(both, name, version):
         return InputError(
-            f"{name}=={version} has no wheel apiaudit can read (apiaudit reads wheels only and never builds an sdist)"
+            f"{name}=={version} has no wheel apiaudit can read (for this Python, or CPython 3.12 on linux x86_64) "
+            "and no source distribution"
         )
     if listed and version not in listed and Version(version) not in {_safe_version(v) for v in listed}:
         return InputError(f"{name} has no release {version}; newest is {_newest(listed)}")
@@ -526,46 +636,15 @@ def _safe_version(text: str) -> Version | None:
         return None
 
 
-@record
-class WheelLimits:
-    """What apiaudit extracts from one wheel at most (docs/scan.md lists them).
-
-    Generous: vLLM 0.33.0 (336 MB) has 5,802 members and keeps 3,234 files, 51 MB in all,
-    none over 0.8 MB, none deflated more than 12-fold. A wheel past any limit is refused
-    before anything is written.
-    """
-
-    max_members: int = 100_000  # entries in the archive, kept or not
-    max_member_bytes: int = 64 << 20  # one kept file, uncompressed
-    max_total_bytes: int = 1 << 30  # every kept file together, uncompressed
-    max_ratio: int = 200  # uncompressed / compressed size of one kept file ...
-    ratio_floor_bytes: int = 1 << 20  # ... judged only for files larger than this
-
-
-DEFAULT_LIMITS = WheelLimits()
-_MAX_NAME_BYTES = 255  # one path component, as most filesystems allow
-_MAX_PATH_BYTES = 1024  # a whole member path inside the entry
-
-
-class _Malformed(Exception):
-    """Why a wheel cannot be extracted; `_extract_wheel` turns it into one InputError line."""
-
-
-_DRIVE_RE = re.compile(r"^[A-Za-z]:")
-
-
 def _member_target(member: str, dist_info_names: set[str]) -> str | None:
     """Where a wheel member lands in the cache entry, or None to skip it.
 
-    Raises _Malformed for a member path that could escape the entry (absolute, `..`, drive).
+    Raises Malformed for a member path that could escape the entry (absolute, `..`, drive).
     """
+    check_member_path(member)
     if member.endswith("/"):
         return None
-    if "\\" in member or "\0" in member or member.startswith("/") or _DRIVE_RE.match(member):
-        raise _Malformed(f"unsafe member path {member!r}")
     parts = member.split("/")
-    if ".." in parts or "." in parts or "" in parts:  # `a//b` and `a/./b` too: one name, one file
-        raise _Malformed(f"unsafe member path {member!r}")
     top = parts[0]
     if top.endswith(".data"):
         # purelib/platlib install into site-packages itself; scripts, headers and data do not.
@@ -577,41 +656,6 @@ def _member_target(member: str, dist_info_names: set[str]) -> str | None:
             return member
         return None
     return member if member.endswith(_SOURCE_SUFFIXES) else None
-
-
-def _check_plan(planned: list[tuple[zipfile.ZipInfo, str]], limits: WheelLimits) -> None:
-    """Refuse, before writing anything, what could not be extracted as a tree of files."""
-    targets: set[str] = set()
-    folders: set[str] = set()
-    total = 0
-    for info, target in planned:
-        encoded = target.encode("utf-8", errors="surrogateescape")
-        if len(encoded) > _MAX_PATH_BYTES or any(len(p.encode("utf-8", errors="surrogateescape")) > _MAX_NAME_BYTES for p in target.split("/")):
-            raise _Malformed(f"member name too long: {info.filename[:80]!r}...")
-        if target in targets:
-            raise _Malformed(f"member {info.filename!r} appears twice")
-        targets.add(target)
-        parts = target.split("/")
-        folders.update("/".join(parts[:i]) for i in range(1, len(parts)))
-        if info.flag_bits & 0x1:
-            raise _Malformed(f"member {info.filename!r} is encrypted")
-        if info.file_size > limits.max_member_bytes:
-            raise _Malformed(
-                f"member {info.filename!r} expands to {info.file_size} bytes, "
-                f"more than the {limits.max_member_bytes} apiaudit extracts per file"
-            )
-        ratio = info.file_size / max(info.compress_size, 1)
-        if info.file_size > limits.ratio_floor_bytes and ratio > limits.max_ratio:
-            raise _Malformed(
-                f"member {info.filename!r} expands {ratio:.0f}-fold, more than the {limits.max_ratio}-fold "
-                "apiaudit accepts (a zip bomb?)"
-            )
-        total += info.file_size
-        if total > limits.max_total_bytes:
-            raise _Malformed(f"its kept files expand to more than the {limits.max_total_bytes} bytes apiaudit extracts")
-    clash = sorted(targets & folders)
-    if clash:
-        raise _Malformed(f"{clash[0]!r} is both a file and a folder")
 
 
 def _record_hashes(archive: zipfile.ZipFile, dist_info_names: set[str]) -> dict[str, tuple[str, str, int | None]]:
@@ -634,67 +678,14 @@ def _record_hashes(archive: zipfile.ZipFile, dist_info_names: set[str]) -> dict[
     return found
 
 
-class _HashingReader:
-    """A member stream that hashes what it hands on (sha256, plus RECORD's algorithm)."""
-
-    def __init__(self, source, algorithm: str | None):
-        self.source = source
-        self.sha256 = hashlib.sha256()
-        self.other = hashlib.new(algorithm) if algorithm and algorithm != "sha256" else None
-
-    def read(self, size: int = -1) -> bytes:
-        chunk = self.source.read(size)
-        self.sha256.update(chunk)
-        if self.other is not None:
-            self.other.update(chunk)
-        return chunk
-
-    def digest(self, algorithm: str) -> str:
-        import base64
-
-        hasher = self.sha256 if algorithm == "sha256" or self.other is None else self.other
-        return base64.urlsafe_b64encode(hasher.digest()).rstrip(b"=").decode()
-
-
-@contextlib.contextmanager
-def _malformed_is_bad_input(filename: str, name: str, version: str, dest: Path):
-    """Whatever a malformed archive raises while its members are extracted, as one InputError line."""
-    import zipfile
-    import zlib
-
-    try:
-        yield
-    except _Malformed as why:
-        raise InputError(f"malformed wheel {filename} for {name}=={version}: {why}") from None
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError) as exc:
-        raise InputError(f"malformed wheel {filename} for {name}=={version}: {exc}") from None
-    except OSError as exc:
-        if is_disk_full(exc):
-            raise disk_full_or(exc, dest) from None
-        # A name the filesystem refuses, a member that cannot be created: the archive is at fault.
-        raise InputError(f"malformed wheel {filename} for {name}=={version}: {exc.strerror or exc}") from None
-
-
 def _extract_wheel(
     wheel: Path, dest: Path, name: str, version: str, progress: Reporter | None, limits: WheelLimits = DEFAULT_LIMITS,
     store: FileStore | None = None,
 ) -> cache.Marker:
     """Write the wheel's kept members under `dest`; every malformed archive is one InputError line."""
-    with _malformed_is_bad_input(wheel.name, name, version, dest):
+    with malformed_is_bad_input("wheel", wheel.name, name, version, dest):
         digests = _extract_members(wheel, dest, progress, limits, store=store)
-    files = cache.tree_files(dest)
-    return cache.Marker(
-        name=name,
-        version=version,
-        wheel=wheel.name,
-        wheel_sha256=cache.file_sha256(wheel),
-        file_count=len(files),
-        tree_digest=cache.tree_digest(dest, files),
-        digests=digests,
-        fetched_by="download",
-        fetched_bytes=wheel.stat().st_size,
-        layout=cache.LAYOUT,
-    )
+    return downloaded_marker(wheel, dest, name, version, digests)
 
 
 def _extract_members(
@@ -717,18 +708,18 @@ def _extract_members(
     try:
         archive = zipfile.ZipFile(wheel)  # type: ignore[arg-type,unused-ignore]
     except (zipfile.BadZipFile, ValueError, EOFError) as exc:
-        raise _Malformed(f"not a readable zip archive ({exc})") from None
+        raise Malformed(f"not a readable zip archive ({exc})") from None
     digests: dict[str, str] = {}
     with archive:
         infos = archive.infolist()
         if len(infos) > limits.max_members:
-            raise _Malformed(f"it has {len(infos)} members, more than the {limits.max_members} apiaudit reads")
+            raise Malformed(f"it has {len(infos)} members, more than the {limits.max_members} apiaudit reads")
         # Only the wheel's own dist-info (one top-level *.dist-info folder) is kept.
         tops = {info.filename.split("/", 1)[0] for info in infos}
         dist_info_names = {top for top in tops if top.endswith(".dist-info")}
         planned = [(info, _member_target(info.filename, dist_info_names)) for info in infos]
         kept = [(info, target) for info, target in planned if target is not None]
-        _check_plan(kept, limits)
+        check_plan(kept, limits)
         records = [info for info, target in kept if target.endswith("/RECORD")]
         if prefetch is not None:
             prefetch(archive, records)
@@ -759,14 +750,14 @@ def _extract_members(
                 continue
             record = recorded.get(info.filename)
             with archive.open(info) as member:
-                reader = _HashingReader(member, record[0] if record else None)
+                reader = HashingReader(member, record[0] if record else None)
                 written = write_new(path, reader, limit=info.file_size)
             if written != info.file_size:
-                raise _Malformed(f"member {info.filename!r} holds {written} bytes, its header says {info.file_size}")
+                raise Malformed(f"member {info.filename!r} holds {written} bytes, its header says {info.file_size}")
             if record and not info.filename.endswith("/RECORD"):
                 algorithm, digest, size = record
                 if reader.digest(algorithm) != digest or (size is not None and size != written):
-                    raise _Malformed(f"member {info.filename!r} does not match its RECORD hash")
+                    raise Malformed(f"member {info.filename!r} does not match its RECORD hash")
             digests[target] = reader.sha256.hexdigest()
             if store is not None and record and not info.filename.endswith("/RECORD"):
                 store.keep(path, digests[target])
@@ -802,6 +793,8 @@ def _fetch_by_ranges(
 ) -> cache.Marker | None:
     """Extract NAME==VERSION's kept members by HTTP range requests; None when that is not possible
     (no http(s) index page lists the wheel, or the server serves no ranges): then pip downloads it.
+    A release whose pages list no wheel apiaudit can read, but a source distribution, is read
+    from that (`_read_source_release`).
 
     Index pages that list the project's files but none of VERSION mean there is no such release:
     an InputError naming the newest, said before anything about fetching (`announce` is called
@@ -835,14 +828,15 @@ def _fetch_by_ranges(
             if link is not None:
                 break
         if link is None:
-            return None
+            source = next(filter(None, (ranged.choose_sdist(listed, name, version) for listed in listings)), None)
+            return None if source is None else _read_source_release(source, name, version, dest, progress)
         wheel = ranged.RangedWheel(link.url, http)
     except ranged.RangesUnavailable as why:
         announce.later(f"reading {name}=={version} by byte ranges is not possible ({why}); downloading the whole wheel")
         return None
     report_step(progress, f"reading the .py files of {link.filename} by byte ranges")
     try:
-        with _malformed_is_bad_input(link.filename, name, version, dest):
+        with malformed_is_bad_input("wheel", link.filename, name, version, dest):
             digests = _extract_members(
                 wheel, dest, progress, DEFAULT_LIMITS, prefetch=_member_prefetch(wheel, DEFAULT_LIMITS), store=store
             )
@@ -902,7 +896,7 @@ def _member_prefetch(wheel: ranged.RangedWheel, limits: WheelLimits) -> Callable
             spans.append((info.header_offset, end))
             total += info.compress_size
             if total > limits.max_total_bytes:
-                raise _Malformed(f"its kept members claim more than the {limits.max_total_bytes} bytes apiaudit reads")
+                raise Malformed(f"its kept members claim more than the {limits.max_total_bytes} bytes apiaudit reads")
         wheel.prefetch(spans)
 
     return prefetch

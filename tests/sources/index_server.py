@@ -1,5 +1,6 @@
-"""A package index on 127.0.0.1 for the tests: PEP 503 project pages and wheels, with or without
-HTTP range requests (no network: the real pip and apiaudit's range reader both talk to it)."""
+"""A package index on 127.0.0.1 for the tests: PEP 503 project pages and wheels (and source
+distributions), with or without HTTP range requests (no network: the real pip and apiaudit's
+range reader both talk to it)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from packaging.utils import canonicalize_name, parse_wheel_filename
+from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
 
 
 @dataclass
 class IndexServer:
-    wheels: list[Path]
+    wheels: list[Path]  # the files it serves: wheels, and sdists (.tar.gz, .zip)
     ranges: bool = True  # False: every request gets the whole file (200), Range ignored
+    hashes: bool = True  # False: the page's links carry no `#sha256=` (as a JSON page's do not)
     keep_alive: bool = False  # True: HTTP/1.1, a connection serves many requests
     idle_timeout: float | None = None  # with keep_alive: a connection idle this long is closed
     wheel_delay_s: float = 0.0  # each answer about a wheel waits this long (a slow index)
@@ -29,9 +31,11 @@ class IndexServer:
     def page(self, project: str) -> bytes | None:
         links = []
         for wheel in self.wheels:
-            if str(canonicalize_name(parse_wheel_filename(wheel.name)[0])) == project:
+            named = parse_wheel_filename(wheel.name)[0] if wheel.name.endswith(".whl") else parse_sdist_filename(wheel.name)[0]
+            if str(canonicalize_name(named)) == project:
                 digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
-                links.append(f'<a href="../../files/{wheel.name}#sha256={digest}">{wheel.name}</a>')
+                fragment = f"#sha256={digest}" if self.hashes else ""
+                links.append(f'<a href="../../files/{wheel.name}{fragment}">{wheel.name}</a>')
         if not links:
             return None
         return ("<!DOCTYPE html><html><body>\n" + "\n".join(links) + "\n</body></html>\n").encode()

@@ -44,3 +44,35 @@ def build_wheel(
         for member, content in everything.items():
             archive.writestr(member, content)
     return wheel
+
+
+def build_sdist(
+    folder: Path,
+    name: str,
+    version: str,
+    members: dict[str, bytes | str],
+    *,
+    archive: str = "tar.gz",
+    top: str | None = None,
+) -> Path:
+    """A source distribution of `members` (paths inside its project folder, `NAME-VERSION/` unless
+    `top` says otherwise: "" puts them at the archive's root); a `.tar.gz` or a `.zip`."""
+    import io
+    import tarfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    project = f"{name}-{version}" if top is None else top
+    prefix = f"{project}/" if project else ""
+    path = folder / f"{name}-{version}.{archive}"
+    encoded = {prefix + member: content.encode() if isinstance(content, str) else content for member, content in members.items()}
+    if archive == "zip":
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
+            for member, data in encoded.items():
+                out.writestr(member, data)
+        return path
+    with tarfile.open(path, "w:gz") as out:
+        for member, data in encoded.items():
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            out.addfile(info, io.BytesIO(data))
+    return path
