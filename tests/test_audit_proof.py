@@ -621,18 +621,24 @@ def test_a_hook_implementation_takes_only_arguments_its_specification_names():
     group (its pyproject.toml), which hooklib registers as a plugin (an [[entry_point]] rule with
     `hookspecs`). A hook taking a name the release's specification lacks is an error at its def
     (`file_path` on 1.0 only); a subset, an argument with a default, a hook renamed by
-    `specname=`, a hook no specification names, a method and a module no entry point names are
-    not."""
+    `specname=`, a hook no specification names, a method of a class never registered and a module
+    no entry point names are not. Issue 37, cause 12: the methods of an object the plugin
+    registers at run time (`config.pluginmanager.register(Reporter())`) are hooks too, and a hook's
+    unannotated parameter holds what the specification annotates (`config.stash` on 1.0's Config,
+    which keeps `_store`)."""
     path = "hookplug/__init__.py"
-    report = "override-incompatible", "error", path, 31, "hooklib.hookspec.hooklib_report", "item"
+    report = "override-incompatible", "error", path, 33, "hooklib.hookspec.hooklib_report", "item"
+    registered = "override-incompatible", "error", path, 49, "hooklib.hookspec.hooklib_report", "when"
     v1 = _scan("hookplug/hookplug", "hooklib_v1/hooklib", (PROVIDERS,))
     assert _found(v1) == {
-        ("override-incompatible", "error", path, 17, "hooklib.hookspec.hooklib_collect_file", "file_path"),
+        ("attribute-missing", "error", path, 15, "hooklib.config.Config.stash", None),
+        ("override-incompatible", "error", path, 19, "hooklib.hookspec.hooklib_collect_file", "file_path"),
         report,
+        registered,
     }
-    assert _found(_scan("hookplug/hookplug", "hooklib_v2/hooklib", (PROVIDERS,))) == {report}
+    assert _found(_scan("hookplug/hookplug", "hooklib_v2/hooklib", (PROVIDERS,))) == {report, registered}
     assert _found(_scan("hookplug/hookplug", "hooklib_v1/hooklib")) == set()  # no rule: no hook is known
-    (collect,) = [f for f in v1.findings if f.line == 17]
+    (collect,) = [f for f in v1.findings if f.line == 19]
     assert collect.message == (
         "hook implementation hooklib_collect_file takes file_path, which the specification "
         "hooklib_collect_file(path, parent) on this release does not provide: the provider calls hook "

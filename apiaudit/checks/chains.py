@@ -137,6 +137,8 @@ def _root_value(ctx: CheckContext, use: Use):
         return _overridden_parameter(ctx, root)
     if root.kind == "fparam":
         return _replaced_parameter(ctx, root)
+    if root.kind == "hparam":
+        return _hook_parameter(ctx, root)
     if root.kind == "cls" and use.steps and use.steps[0].name:
         return _inherited_from(ctx, root.name, use.steps[0].name)
     return None
@@ -185,6 +187,18 @@ def _replaced_parameter(ctx: CheckContext, root) -> InstanceValue | None:
     value = InstanceValue((one,), declared="provider") if one is not None else None
     ctx.replaced_params[key] = value
     return value
+
+
+def _hook_parameter(ctx: CheckContext, root) -> InstanceValue | None:
+    """A parameter of a hook implementation: what the hook's specification on the release
+    annotates it with (a claim, as a provider annotation is); a hook the release does not specify,
+    or a parameter it does not annotate with one provider class: unknown."""
+    for rule in ctx.hosts.entry_points:
+        if rule.hookspecs and rule.hook_prefix and root.name.startswith(rule.hook_prefix):
+            typ = ctx.index.parameter_class(f"{rule.hookspecs}.{root.name}", root.param or "")
+            if typ is not None:
+                return InstanceValue((typ.path,), declared="provider")
+    return None
 
 
 def _inherited_from(ctx: CheckContext, dotted: str, name: str) -> SymbolValue | None:

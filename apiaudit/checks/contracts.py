@@ -40,6 +40,7 @@ from dataclasses import replace
 
 from apiaudit.checks.binding import bind, bind_any
 from apiaudit.checks.context import CheckContext
+from apiaudit.checks.flows import registered_classes
 from apiaudit.checks.receivers import InstanceValue
 from apiaudit.consumer.records import Arg, CallShape, ClassFacts, ConsumerFile, DefinedFunction, Site, Use
 from apiaudit.findings import Finding, Severity
@@ -67,6 +68,7 @@ def contract_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
         if heads:
             findings.extend(_abstract(ctx, file, facts, heads, provider_mro, methods, functions, bool(by_name)))
     findings.extend(_entry_points(ctx, file))
+    findings.extend(registered_hook_findings(ctx, file))
     if file.replacements:
         findings.extend(_replacements(ctx, file))
     if overrides:
@@ -482,7 +484,7 @@ def _entry_points(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
                 continue
             if rule.hookspecs is not None:
                 if not entry.attr:  # the module itself is the plugin
-                    findings.extend(_hook_implementations(ctx, file, rule))
+                    findings.extend(_hook_implementations(ctx, file, rule, [f for f in file.functions if f.owner is None]))
                 continue
             if not entry.attr or rule.caller is None or rule.variable is None:
                 continue
@@ -499,17 +501,33 @@ def _entry_points(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
     return findings
 
 
-def _hook_implementations(ctx: CheckContext, file: ConsumerFile, rule: EntryPointRule) -> list[Finding]:
-    """A module the provider registers as a hook implementation module (an [[entry_point]] rule
-    with `hookspecs`): each module-level function named like a hook the release specifies is
-    called by keyword with the specification's parameter names, so it may take fewer of them but
-    no other (pluggy refuses such a plugin when it registers: PluginValidationError). A parameter
+def registered_hook_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
+    """The hook methods of the consumer classes of `file` whose instances the consumer registers
+    as plugins at run time (a [[entry_point]] rule's `hook_registrar`)."""
+    findings: list[Finding] = []
+    for rule in ctx.hosts.entry_points:
+        if rule.hookspecs is None or rule.hook_registrar is None:
+            continue
+        registered = registered_classes(ctx, rule.hook_registrar)
+        for facts in file.classes:
+            if facts.dotted in registered:
+                methods = [f for f in file.functions if f.owner == facts.dotted]
+                findings.extend(_hook_implementations(ctx, file, rule, methods))
+    return findings
+
+
+def _hook_implementations(ctx: CheckContext, file: ConsumerFile, rule: EntryPointRule, functions: list[DefinedFunction]) -> list[Finding]:
+    """The hook implementations of a plugin the provider registers (an [[entry_point]] rule with
+    `hookspecs`): the module an entry point names (its module-level functions), or an object the
+    consumer registers (its methods). Each one named like a hook the release specifies is called
+    by keyword with the specification's parameter names, so it may take fewer of them but no
+    other (pluggy refuses such a plugin when it registers: PluginValidationError). A parameter
     with a default is never passed and not checked; a hook the release does not specify (another
     plugin may add its specification) is not judged."""
     findings: list[Finding] = []
-    for function in file.functions:
+    for function in functions:
         leaf = function.dotted.rpartition(".")[2]
-        if function.owner is not None or not leaf.startswith(rule.hook_prefix):
+        if not leaf.startswith(rule.hook_prefix):
             continue
         hook = next((v for k, v in function.decorator_strings if k == rule.hook_rename), leaf) if rule.hook_rename else leaf
         spec_path = f"{rule.hookspecs}.{hook}"
@@ -520,7 +538,8 @@ def _hook_implementations(ctx: CheckContext, file: ConsumerFile, rule: EntryPoin
         offered = {p.name for p in spec.params if p.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)}
         if any(p.kind in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD) for p in spec.params):
             continue  # a specification taking anything: its callers decide
-        taken = [p.name for p in function.params if p.kind in ("positional-only", "positional-or-keyword") and not p.has_default]
+        positional = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+        taken = [p.name for p in signature_of(function).params if p.kind in positional and not p.has_default]
         absent = [name for name in taken if name not in offered]
         if not absent:
             continue

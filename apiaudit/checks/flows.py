@@ -94,3 +94,45 @@ def _tree(ctx: CheckContext, file: ConsumerFile) -> ast.AST | None:
             ctx.trees[file.path] = None
     tree = ctx.trees[file.path]
     return tree if isinstance(tree, ast.AST) else None
+
+
+def registered_classes(ctx: CheckContext, registrar: str) -> frozenset[str]:
+    """The consumer classes an instance of which the consumer passes to a method named
+    `registrar` (`manager.register(MyPlugin(config))`, or a name assigned one first), by dotted
+    path. Memoised per consumer."""
+    memo = ctx.registered.get(registrar)
+    if memo is not None:
+        return memo
+    by_short: dict[str, list[str]] = {}
+    for dotted in ctx.classes:
+        by_short.setdefault(dotted.rpartition(".")[2], []).append(dotted)
+    found: set[str] = set()
+    needle = f".{registrar}("
+    for file in ctx.files:
+        if needle not in file.source:
+            continue
+        tree = _tree(ctx, file)
+        if tree is None:
+            continue
+        made: dict[str, str] = {}  # local name -> the class a call assigned it from
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                called = _called_name(node.value)
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and called:
+                        made[target.id] = called
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == registrar and node.args):
+                continue
+            arg = node.args[0]
+            short = _called_name(arg) if isinstance(arg, ast.Call) else made.get(arg.id) if isinstance(arg, ast.Name) else None
+            candidates = by_short.get(short or "", [])
+            own = [c for c in candidates if c.rpartition(".")[0] == file.module]
+            found.update(own or candidates)
+    result = ctx.registered[registrar] = frozenset(found)
+    return result
+
+
+def _called_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None

@@ -81,7 +81,7 @@ class Step:
 # "param": an unannotated parameter of a consumer method, typed by the provider method it overrides;
 # "fparam": one of a function bound as method (`name` the function), typed by the method it replaces;
 # "cls": a consumer class object whose member, not its own, comes from its provider base (`Sub.from_parent`).
-RootKind = Literal["symbol", "self", "super", "fself", "param", "fparam", "cls"]
+RootKind = Literal["symbol", "self", "super", "fself", "param", "fparam", "hparam", "cls"]
 
 
 @record(slots=True)
@@ -94,6 +94,9 @@ class Root:
     # among the positional parameters, self included (-1: keyword-only). The checks stage reads
     # the annotation of the provider method it overrides; the walk never sees the provider.
     # "fparam" (`name` is the function): the same, the method being the one it is put over.
+    # "hparam" (`name` is the hook): a parameter of a hook implementation (a function or method
+    # named with a [[entry_point]] rule's hook prefix), which the provider passes by keyword: the
+    # checks read its class from the release's hook specification.
     method: str | None = None
     param: str | None = None
     position: int = -1
@@ -529,3 +532,6 @@ class ConsumerOptions:
     # (module key, class key).
     plugin_calls: tuple[tuple[str, int, int], ...] = ()
     plugin_keys: tuple[tuple[str, str], ...] = ()
+    # Hook implementations ([[entry_point]] rules with hookspecs): (name prefix, the decorator
+    # keyword that names another hook, "" for none).
+    hook_prefixes: tuple[tuple[str, str], ...] = ()

@@ -74,7 +74,7 @@ _FACTORY_KEYS: tuple[set[str], set[str]] = ({"function"}, {"registry", "architec
 _PLUGIN_KEYS: tuple[set[str], set[str]] = (
     {"base", "factory", "class_variable"}, {"register", "module_arg", "class_arg", "module_key", "class_key"}
 )
-_ENTRY_POINT_KEYS: tuple[set[str], set[str]] = ({"group"}, {"caller", "variable", "hookspecs", "hook_prefix", "hook_rename"})
+_ENTRY_POINT_KEYS: tuple[set[str], set[str]] = ({"group"}, {"caller", "variable", "hookspecs", "hook_prefix", "hook_rename", "hook_registrar"})
 _CALL_DISPATCH_KEYS: tuple[set[str], set[str]] = ({"base", "method"}, set())
 _REMOTE_CODE_KEYS: tuple[set[str], set[str]] = (
     {"id", "module", "method", "keyword", "auto_map_keys", "files", "message"}, {"severity", "advice"}
@@ -405,10 +405,11 @@ def _entry_point(entry: _Entry, raw: dict, source: str) -> EntryPointRule:
         return EntryPointRule(
             group=group, hookspecs=_required_string(entry, raw, "hookspecs", _DOTTED, "a dotted module path"),
             hook_prefix=_string(entry, raw, "hook_prefix", _IDENT, "a name prefix") or "",
-            hook_rename=_string(entry, raw, "hook_rename", _IDENT, "a decorator keyword"), source=source,
+            hook_rename=_string(entry, raw, "hook_rename", _IDENT, "a decorator keyword"),
+            hook_registrar=_string(entry, raw, "hook_registrar", _IDENT, "a method name"), source=source,
         )  # fmt: skip
-    if "hook_prefix" in raw or "hook_rename" in raw:
-        raise entry.error("'hook_prefix' and 'hook_rename' need 'hookspecs'")
+    if "hook_prefix" in raw or "hook_rename" in raw or "hook_registrar" in raw:
+        raise entry.error("'hook_prefix', 'hook_rename' and 'hook_registrar' need 'hookspecs'")
     return EntryPointRule(
         group=group,
         caller=_required_string(entry, raw, "caller", _DOTTED, "a dotted function path"),

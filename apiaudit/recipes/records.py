@@ -337,7 +337,9 @@ class EntryPointRule:
     registers the module named there as a hook implementation module (`hookspecs`): each of its
     functions named `hook_prefix...` that the module `hookspecs` specifies is called by keyword
     with the specification's parameter names. A decorator keyword `hook_rename="other"` says
-    the function implements the hook `other`."""
+    the function implements the hook `other`. `hook_registrar` names the method that registers
+    an object as a plugin at run time (`config.pluginmanager.register(obj)`): the hook methods of
+    a consumer class whose instance the consumer passes to it are hook implementations too."""
 
     group: str
     caller: str | None = None
@@ -345,6 +347,7 @@ class EntryPointRule:
     hookspecs: str | None = None
     hook_prefix: str = ""
     hook_rename: str | None = None
+    hook_registrar: str | None = None
     source: str = ""
 
 

@@ -193,7 +193,7 @@ def test_rules_of_other_providers_are_validated_but_not_used(tmp_path: Path) -> 
         ('[[entry_point]]\ngroup = "g"\nhookspecs = "a.spec"\ncaller = "a.f"\n',
          r"entry_point \[1\]: 'hookspecs' \(a hook implementation module\) takes no 'caller'/'variable'"),
         ('[[entry_point]]\ngroup = "g"\ncaller = "a.f"\nvariable = "f"\nhook_prefix = "a_"\n',
-         r"entry_point \[1\]: 'hook_prefix' and 'hook_rename' need 'hookspecs'"),
+         r"entry_point \[1\]: 'hook_prefix', 'hook_rename' and 'hook_registrar' need 'hookspecs'"),
         ('[[entry_point]]\ngroup = "g"\ncaller = "a.f"\n', r"entry_point \[1\]: missing key 'variable'"),
         ("[[recipe]]\nid = \n", r"not valid TOML"),
         ("[settings]\n", r"unknown top-level key 'settings'"),

@@ -87,6 +87,15 @@ class Definitions:
             for position, a in [(i, x) for i, x in enumerate(all_args) if i > 0] + [(-1, x) for x in args.kwonlyargs]:
                 if a.annotation is None:
                     env.vars[a.arg] = Chain(Root("param", cls.dotted, method=node.name, param=a.arg, position=position))
+        hook = _hook_name(node, self.state.options.hook_prefixes)
+        if hook is not None and (cls is None or not cls.derived):
+            # A hook implementation: the provider passes its parameters by keyword, as the hook's
+            # specification on the release names and annotates them (a method of an object
+            # registered at run time as well as a module function).
+            lead = 1 if is_method and not any(_decorator_name(d) == "staticmethod" for d in node.decorator_list) else 0
+            for a in all_args[lead:] + list(args.kwonlyargs):
+                if a.annotation is None:
+                    env.vars[a.arg] = Chain(Root("hparam", hook, param=a.arg))
         for default in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
             self.record.expr(default, outer)
         if is_method and cls is not None and node.name == "__init__" and _defaults_none(args):
@@ -195,6 +204,20 @@ class Definitions:
             self.state.found.classes.append(
                 ClassFacts(dotted, tuple(provider_bases), tuple(consumer_bases), frozenset(own), site_of(node), tuple(unread))
             )
+
+
+def _hook_name(node, prefixes: tuple[tuple[str, str], ...]) -> str | None:
+    """The hook a function implements: its own name, or the one a decorator keyword names
+    (`@hookimpl(specname="pytest_x")`), where it starts with a rule's hook prefix."""
+    for prefix, rename in prefixes:
+        named = node.name
+        for d in node.decorator_list:
+            for kw in d.keywords if isinstance(d, ast.Call) and rename else ():
+                if kw.arg == rename and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+                    named = kw.value.value
+        if named.startswith(prefix) and named != prefix:
+            return named
+    return None
 
 
 def _replacement_params(env: Env, node, function: str, lead: int) -> None:

@@ -201,6 +201,18 @@ class Inference(Hierarchy):
             return self.annotation_class(obj.annotation, obj.parent)
         return None
 
+    def parameter_class(self, function_path: str, param: str) -> Symbol | None:
+        """The provider class a function's parameter is annotated with (a hook specification's:
+        what the provider passes a hook implementation by that name)."""
+        return self._cached(("param-class", function_path, param), lambda: self._parameter_class(function_path, param))
+
+    def _parameter_class(self, function_path: str, param: str) -> Symbol | None:
+        func = self.object_at(function_path)
+        if not isinstance(func, griffe.Function):
+            return None
+        named = [p for p in func.parameters if p.name == param and p.kind.name not in _SPLATS]
+        return self.annotation_class(named[0].annotation, func) if named else None
+
     def return_class(self, path: str) -> Symbol | None:
         """The class a provider function's return annotation names, if exactly one."""
         return self._cached(("return-class", path), lambda: self._return_class(path))
