@@ -609,11 +609,14 @@ def _replacements(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
             continue
         missing = [c for c in classes if isinstance(ctx.index.class_member(c, replacement.attribute, instance=True), Missing)]
         if missing and len(missing) == len(classes):
+            consequence = (
+                f"the guard `{replacement.guard}` skips the patch, so {_shown(function.dotted)} is never installed "
+                "and the feature it adds is lost" if replacement.guard else f"{_shown(function.dotted)} is installed where nothing calls it"
+            )  # fmt: skip
             findings.append(
                 ctx.finding(
                     file, replacement.site, "patch-target-missing",
-                    f"{_short(classes)} has no attribute '{replacement.attribute}' on this release: "
-                    f"{_shown(function.dotted)} is installed where nothing calls it",
+                    f"{_short(classes)} has no attribute '{replacement.attribute}' on this release: {consequence}",
                     callee=f"{classes[0]}.{replacement.attribute}", param=replacement.attribute,
                 )  # fmt: skip
             )

@@ -129,20 +129,28 @@ def replacements(tree: ast.Module, module: str, source: str) -> tuple[Replacemen
     was (`X.m = f`, `X.m = types.MethodType(f, Y)`, `setattr(X, "m", f)`, `patch.object(X, "m", f)`),
     anywhere in the file: patches are often installed inside functions."""
     functions = {n.name: f"{module}.{n.name}" for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    if not functions or not any(name in source for name in ("MethodType", "setattr", "patch.object")) and not re.search(
+    if not functions or not any(name in source for name in ("MethodType", "setattr", "patch")) and not re.search(
         r"=\s*(?:" + "|".join(map(re.escape, functions)) + r")\s*$", source, re.M
     ):
         return ()  # most files install no patch: no second walk of their tree
     names = module_names(tree, module)
+    names.update(_named_by_strings(tree, names))
+    guards = _hasattr_guards(tree)
     found: list[Replacement] = []
     for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            patched = _patched_by_name(node, functions)
+            if patched is not None:
+                found.append(patched)
+                continue
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute):
             target = node.targets[0]
             assert isinstance(target, ast.Attribute)
             replacement = _replacing(node.value, functions)
             if replacement is not None:
                 function, assigned = replacement
-                found.append(Replacement(target.attr, function, _dotted(target.value, names), assigned, assigned == "method-type", _site(node)))
+                guard = guards.get((id(node), target.attr))
+                found.append(Replacement(target.attr, function, _dotted(target.value, names), assigned, assigned == "method-type", _site(node), guard=guard))
         elif isinstance(node, ast.Call) and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
             called = dotted_text(node.func)
             if called == "setattr" and len(node.args) == 3:
@@ -157,8 +165,69 @@ def replacements(tree: ast.Module, module: str, source: str) -> tuple[Replacemen
             if replacement is not None:
                 function, how = replacement
                 bound = how == "method-type"
-                found.append(Replacement(node.args[1].value, function, _dotted(node.args[0], names), via if not bound else how, bound, _site(node)))
+                guard = guards.get((id(node), node.args[1].value))
+                found.append(Replacement(
+                    node.args[1].value, function, _dotted(node.args[0], names), via if not bound else how, bound, _site(node), guard=guard,
+                ))  # fmt: skip
     return tuple(sorted(found, key=lambda r: (r.site.line, r.site.column)))
+
+
+def _patched_by_name(node: ast.Call, functions: dict[str, str]) -> Replacement | None:
+    """`mock.patch("pkg.mod.Class.name", f)` / `patch("...", new=f)`: the object named by the
+    string, its last part replaced by the module's function."""
+    called = dotted_text(node.func) or ""
+    if called.rpartition(".")[2] != "patch" or called.endswith("dict"):
+        return None
+    target = node.args[0].value  # type: ignore[attr-defined]  # a str constant (the caller checks)
+    value = node.args[1] if len(node.args) >= 2 else next((k.value for k in node.keywords if k.arg == "new"), None)
+    owner, _, attribute = target.rpartition(".")
+    replacement = _replacing(value, functions) if value is not None and owner else None
+    if replacement is None:
+        return None
+    function, how = replacement
+    return Replacement(attribute, function, owner, "patch" if how != "method-type" else how, how == "method-type", _site(node))
+
+
+def _named_by_strings(tree: ast.Module, names: dict[str, str]) -> dict[str, str]:
+    """Names the module binds to provider objects it reaches through strings:
+    `mod = importlib.import_module("pkg.mod")`, `cls = getattr(mod, "Class")` (in any function)."""
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        value = node.value
+        if not isinstance(value, ast.Call) or not value.args:
+            continue
+        called = (dotted_text(value.func) or "").rpartition(".")[2]
+        first = value.args[0]
+        if called == "import_module" and isinstance(first, ast.Constant) and isinstance(first.value, str):
+            found[node.targets[0].id] = first.value
+        elif called == "getattr" and len(value.args) == 2 and isinstance(value.args[1], ast.Constant) and isinstance(value.args[1].value, str):
+            base = _dotted(first, {**names, **found})
+            if base is not None:
+                found[node.targets[0].id] = f"{base}.{value.args[1].value}"
+    return found
+
+
+def _hasattr_guards(tree: ast.Module) -> dict[tuple[int, str], str]:
+    """(id of a statement or call, attribute) -> the test of an `if hasattr(obj, "attribute")`
+    that encloses it: the code it guards is skipped where the attribute is gone."""
+    found: dict[tuple[int, str], str] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        tested = [
+            c.args[1].value for c in ast.walk(node.test)
+            if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "hasattr" and len(c.args) == 2
+            and isinstance(c.args[1], ast.Constant) and isinstance(c.args[1].value, str)
+        ]  # fmt: skip
+        if not tested:
+            continue
+        text = ast.unparse(node.test)
+        for inner in (n for statement in node.body for n in ast.walk(statement)):
+            for attribute in tested:
+                found.setdefault((id(inner), attribute), text)
+    return found
 
 
 def _replacing(value: ast.expr, functions: dict[str, str]) -> tuple[str, ReplacementVia] | None:

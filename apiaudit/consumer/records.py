@@ -295,6 +295,9 @@ class Replacement:
     # Arguments a patching helper's wrapper passes before the provider's (the original method):
     # the provider's callers' arguments start that many parameters later.
     lead: int = 0
+    # The test of an enclosing `if hasattr(obj, "attribute")`: the patch is skipped, quietly,
+    # where the attribute is gone.
+    guard: str | None = None
 
 
 @record(slots=True)

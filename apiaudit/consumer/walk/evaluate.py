@@ -403,11 +403,16 @@ class Evaluator:
         folded (None: not one of these calls)."""
         if dotted in PACKAGES_DISTRIBUTIONS and not node.args and not node.keywords:
             return DistributionMap()
-        if dotted not in FIND_SPEC and not (dotted in IMPORT_MODULE and scope.helper_call is not None):
+        if dotted not in FIND_SPEC and dotted not in IMPORT_MODULE:
             return None
         if len(node.args) != 1 or node.keywords:
             return UNKNOWN
         arg = self.value(node.args[0], scope, depth=depth + 1)
+        if dotted in IMPORT_MODULE and scope.helper_call is None:
+            # `importlib.import_module("prov.sub.mod")`: the module, as `import prov.sub.mod` binds
+            # it (the recorder records the import, so a module gone from the release is reported)
+            named = arg.value if isinstance(arg, Const) and isinstance(arg.value, str) else None
+            return self.state.imports_ctx.value_for(named) if named and self.state.imports_ctx.is_provider(named) else UNKNOWN
         if dotted in FIND_SPEC and isinstance(arg, Const) and isinstance(arg.value, str) and "." in arg.value and self.state.imports_ctx.is_provider(arg.value):
             ref = ImportRef(arg.value, None, node.lineno)  # a provider submodule: found when importing it works (the checks ask)
             return ImportChoice(ProviderSpec(), Const(None), (ref,), "ModuleNotFoundError", ref)

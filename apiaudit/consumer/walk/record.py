@@ -19,7 +19,7 @@ from apiaudit.consumer.records import AttributeStore, Condition, ConditionKind, 
 from apiaudit.consumer.values import UNKNOWN, Chain, Const, ConsumerRef, Helper, ImportChoice, OneOf, Unbound, Unknown, Value
 from apiaudit.consumer.walk.decide import Decider, may_compare_text
 from apiaudit.consumer.walk.dicts import Dicts
-from apiaudit.consumer.walk.evaluate import Evaluator
+from apiaudit.consumer.walk.evaluate import IMPORT_MODULE, Evaluator
 from apiaudit.consumer.walk.scopes import Env, Scope, branch_scope, forget_targets, is_self, unchecked
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
 from apiaudit.infra.astutil import dotted_text
@@ -52,7 +52,7 @@ class Recorder:
             reaches[base] = None
             reaches.update(dict.fromkeys(f"{base}.{alias.name}" for alias in stmt.names if alias.name != "*"))
 
-    def import_use(self, module: str, name: str | None, alias: ast.alias, scope: Scope) -> None:
+    def import_use(self, module: str, name: str | None, alias: ast.alias | ast.Call, scope: Scope) -> None:
         if not scope.emit or not self.state.imports_ctx.is_provider(module):
             return
         guard = "TYPE_CHECKING" if scope.type_checking else scope.guard
@@ -195,6 +195,10 @@ class Recorder:
         return _named_class(self.values.value(node, scope))
 
     def _call_facts(self, node: ast.Call, scope: Scope) -> None:
+        if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) and "." in node.args[0].value:
+            called = self.values.value(node.func, scope)
+            if isinstance(called, ConsumerRef) and called.dotted in IMPORT_MODULE:
+                self.import_use(node.args[0].value, None, node, scope)  # a provider module named by a string
         for kw in node.keywords:
             if kw.arg in self.injection_keywords:
                 self.state.found.injections.append(Injection(kw.arg, self._class_named(kw.value, scope), site_of(kw.value), scope.live))
