@@ -7,7 +7,13 @@ from pathlib import Path
 from apiaudit.infra.tomlcompat import tomllib
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
-ISSUE_CAUSES = {str(n) for n in range(1, 11)}
+# Issue 27's causes 1-10 and issue 37's causes 1-12 ("37.1" .. "37.12").
+ISSUE_CAUSES = {str(n) for n in range(1, 11)} | {f"37.{n}" for n in range(1, 13)}
+# The vLLM plugin kinds the corpus must cover with at least three consumers each (issue 37).
+# No published package is a LoRA resolver and two are speculative-decoding plugins: the corpus
+# file says what was searched.
+VLLM_PLUGIN_KINDS = ("platform", "quantization", "kv-connector", "kv-offload", "model-registration",
+                     "logits-processor", "runtime-patcher")  # fmt: skip
 
 
 def load(name: str) -> dict:
@@ -22,6 +28,18 @@ def test_every_consumer_names_a_release_pair_and_why() -> None:
     for e in entries:
         assert "==" in e["consumer"] and "==" in e["provider"], e
         assert e["reason"].strip(), e
+
+
+def test_the_corpus_covers_every_plugin_kind_and_other_ecosystems() -> None:
+    entries = load("precision_corpus.toml")["consumer"]
+    assert len(entries) >= 60
+    assert all(isinstance(e.get("kind"), str) and e["kind"].strip() for e in entries), "every entry has a kind"
+    vllm_kinds = [e["kind"] for e in entries if e["family"] == "vllm"]
+    for kind in VLLM_PLUGIN_KINDS:
+        assert vllm_kinds.count(kind) >= 3, kind
+    assert vllm_kinds.count("speculative-decoding") >= 2
+    other_plugins = [e for e in entries if e["family"] != "vllm" and e["kind"] != "library"]
+    assert len(other_plugins) >= 10 + 8, "ten more plugins of other ecosystems beside issue 27's eight"
 
 
 def test_every_verdict_is_real_with_evidence_or_false_with_a_known_cause() -> None:
