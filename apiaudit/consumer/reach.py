@@ -6,15 +6,24 @@ A module is reachable from the roots through the edges each file's reading recor
 names its string literals hold), importing a module running its packages' `__init__` first.
 The roots are what runs without being imported by the consumer itself:
 
-- every user-facing module: one a user may import by its path, whose dotted path has no
-  private part (`_name`) and no per-release copy (a package named with a release number of
-  two parts or more: `vllm_v0_6/`, `vllm_v_0_5_4/`, `compat_2_1/`; a module file so named,
-  `connector_v1_085.py`, stays user-facing: a user may name it in a provider's configuration);
-- `__main__` modules, test files (`test_*.py`, `*_test.py`, `conftest.py`) and loose scripts;
+- in a library, every user-facing module: one a user may import by its path, whose dotted
+  path has no private part (`_name`) and no per-release copy (a package named with a release
+  number of two parts or more: `vllm_v0_6/`, `vllm_v_0_5_4/`, `compat_2_1/`; a module file so
+  named, `connector_v1_085.py`, stays user-facing: a user may name it in a provider's
+  configuration);
+- in a plugin (a distribution declaring entry points in a group other than console or GUI
+  scripts: `vllm.general_plugins`, `pytest11`), only what its entry points run: the provider
+  loads the plugin through them, and a module neither they nor what they name reach (a legacy
+  worker a platform no longer names, a runner kept from an older provider) runs only if
+  something outside imports it;
+- `__main__` modules, modules written to be run (`if __name__ == "__main__":`), test files
+  (`test_*.py`, `*_test.py`, `conftest.py`) and loose scripts;
 - the modules the distribution's entry points name (`*.dist-info/entry_points.txt`, or
-  `[project.scripts]`/`[project.entry-points]` of a `pyproject.toml` beside the package).
+  `[project.scripts]`/`[project.entry-points]` of a `pyproject.toml` beside the package);
+- the modules its documentation or examples name (the wheel's long description, a README,
+  `docs/` or `examples/` beside the package): a user is told to import them.
 
-So a consumer shipping `pkg/vllm_v0_6/`, `pkg/vllm_v0_7/` (older provider internals, one
+So a library shipping `pkg/vllm_v0_6/`, `pkg/vllm_v0_7/` (older provider internals, one
 folder per release it once supported) that no module imports any more on a live line has
 those folders' findings conditional, while `pkg/contrib/tool.py`, which nothing imports but a
 user may, is audited as any module. A tree given as a subpackage (`only`) is all reachable.
@@ -64,8 +73,11 @@ def unreachable_modules(tree: CodeTree, files: Sequence[ConsumerFile], also_reac
     also_reached = [*also_reached, *(name for f in files if not f.module for name in f.reaches)]
     modules = {f.module: f for f in files if f.module}
     scripts = {p.relative_to(tree.root).as_posix() for p in tree.scripts if p.is_relative_to(tree.root)}
-    queue = [f.module for f in files if f.path in scripts or _runs_by_itself(f.module, f.path)]
-    queue += [m for m in entry_point_modules(tree) if m in modules]
+    declared = entry_points(tree)
+    library = not any(e.group not in _SCRIPT_GROUPS for e in declared)
+    queue = [f.module for f in files if f.path in scripts or _runs_by_itself(f.module, f.path, library=library) or _runs_as_main(f)]
+    queue += [e.module for e in declared if e.module in modules]
+    queue += [m for m in documented_modules(tree) if m in modules]
     for name in also_reached:
         while name and name not in modules:
             name = name.rpartition(".")[0]
@@ -107,16 +119,67 @@ def reached_across(trees: Sequence[CodeTree], files: Sequence[Sequence[ConsumerF
     return out
 
 
-def _runs_by_itself(module: str, path: str) -> bool:
-    """A root: user-facing by its path, a `__main__`, or a test file."""
+# Entry-point groups that make commands, not plugins: a distribution declaring only these is a
+# library whose modules a user imports.
+_SCRIPT_GROUPS = frozenset({"console_scripts", "gui_scripts"})
+
+_MAIN_GUARD = re.compile(r"^if\s+__name__\s*==\s*[\"']__main__[\"']\s*:", re.MULTILINE)
+
+
+def _runs_as_main(file: ConsumerFile) -> bool:
+    """A module written to be run (`python -m pkg.tool`): it tests `__name__ == "__main__"`."""
+    return "__main__" in file.source and _MAIN_GUARD.search(file.source) is not None
+
+
+def _runs_by_itself(module: str, path: str, *, library: bool = True) -> bool:
+    """A root by its path: a `__main__`, a test file, or (in a library) a user-facing module."""
     parts = module.split(".")
     leaf = Path(path).stem
     if leaf == "__main__" or _TESTS.match(leaf):
         return True
+    if not library:
+        return False
     # A release number marks a copied package (a folder), not one module: a user may name
     # `pkg/connector_v1_085.py` in a provider's configuration.
     packages = parts if leaf == "__init__" else parts[:-1]
     return not any(part.startswith("_") for part in parts) and not any(_RELEASE.search(part) for part in packages)
+
+
+# Text read for module names a user is told to import; beyond this a document is not read on.
+_DOC_BYTES = 2_000_000
+_DOC_SUFFIXES = (".md", ".rst", ".txt", ".py", ".ipynb")
+
+
+def documented_modules(tree: CodeTree) -> tuple[str, ...]:
+    """Dotted names under the tree's packages that its documentation or examples write: the
+    wheel's long description (`*.dist-info/METADATA`), a README, `docs/` and `examples/` beside
+    the package (a source tree's)."""
+    if not tree.packages or not tree.root.is_dir():
+        return ()
+    names = re.compile(r"\b(?:" + "|".join(re.escape(p) for p in tree.packages) + r")(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+    found: dict[str, None] = {}
+    budget = _DOC_BYTES
+    for path in _documents(tree):
+        try:
+            text = path.read_bytes()[:budget].decode("utf-8", "replace")
+        except OSError:
+            continue
+        budget -= len(text)
+        found.update(dict.fromkeys(m.group(0) for m in names.finditer(text)))
+        if budget <= 0:
+            break
+    return tuple(found)
+
+
+def _documents(tree: CodeTree) -> Iterable[Path]:
+    yield from sorted(tree.root.glob("*.dist-info/METADATA"))
+    # a release's folder holds the wheel alone; a source tree's docs lie beside its packages
+    for folder in () if tree.kind == "release" else (tree.root, tree.root.parent):
+        yield from sorted(p for p in folder.glob("README*") if p.is_file())
+        for sub in ("docs", "examples", "example"):
+            base = folder / sub
+            if base.is_dir():
+                yield from sorted(p for p in base.rglob("*") if p.suffix in _DOC_SUFFIXES and p.is_file())
 
 
 def entry_point_modules(tree: CodeTree) -> tuple[str, ...]:

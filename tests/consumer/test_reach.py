@@ -88,3 +88,37 @@ def test_the_text_test_before_the_walk_keeps_every_name():
     for source in ('x = "pkg.ext.Worker"', "x = ('pkg' '.cli')", "x = f'pkg.a'", 'x = "other.pkg.a"', "import pkg.ext"):
         tree = ast.parse(source)
         assert named_modules(tree, "pkg", source) == named_modules(tree, "pkg")
+
+
+def test_a_plugin_runs_what_its_entry_points_reach_a_library_every_public_module(tmp_path):
+    """Issue 37, cause 7: a distribution declaring entry points a provider loads (not only console
+    scripts) is a plugin: its legacy modules (a worker its platform no longer names, importing a
+    runner kept from an older provider) run only if something outside imports them; the same
+    modules in a library are what a user imports. A module written to be run, or one its
+    examples name, is a root either way."""
+    files = [
+        _file("pkg/__init__.py"),
+        _file("pkg/platform.py", ("pkg.ops",)),
+        _file("pkg/ops.py"),
+        _file("pkg/worker/__init__.py"),
+        _file("pkg/worker/worker.py", ("pkg.worker.model_runner.Runner",)),
+        _file("pkg/worker/model_runner.py"),
+        ConsumerFile(path="pkg/tools/bench.py", module="pkg.tools.bench", source='def main(): ...\n\nif __name__ == "__main__":\n    main()\n'),
+        _file("pkg/tools/__init__.py"),
+        _file("pkg/tools/convert.py"),
+    ]
+    library = CodeTree("pkg", None, tmp_path, ("pkg",))
+    assert unreachable_modules(library, files) == frozenset()
+    info = tmp_path / "pkg-1.0.dist-info"
+    info.mkdir()
+    (info / "entry_points.txt").write_text("[console_scripts]\npkg = pkg.tools.bench:main\n")
+    assert unreachable_modules(library, files) == frozenset()  # commands do not make a plugin
+    (info / "entry_points.txt").write_text("[console_scripts]\npkg = pkg.tools.bench:main\n[prov.platform_plugins]\np = pkg:register\n")
+    assert unreachable_modules(library, files) == {
+        "pkg/platform.py", "pkg/ops.py", "pkg/worker/__init__.py", "pkg/worker/worker.py", "pkg/worker/model_runner.py",
+        "pkg/tools/convert.py",
+    }  # fmt: skip
+    (info / "METADATA").write_text("Name: pkg\n\nRun `python -m pkg.tools.convert` to convert; `pkg.platform` is loaded by the provider.\n")
+    assert unreachable_modules(library, files) == {
+        "pkg/worker/__init__.py", "pkg/worker/worker.py", "pkg/worker/model_runner.py",
+    }  # fmt: skip
