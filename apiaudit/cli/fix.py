@@ -89,7 +89,7 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, int
         findings = [f for f in report.findings if f.consumer == origin.key]
         root = Path(origin.root)
         plan = plan_fixes(findings, root, book, scanned_sha256=scanned.get(origin.key))
-        diff = unified_diff(plan)
+        diff = unified_diff(plan, origin.display_root)
         if into:
             tree = trees.get(origin.key) or sources.resolve(_spec(origin), cache_dir=cache)
             if not tree.packages:
@@ -114,7 +114,7 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, int
             click.echo(diff, nl=False)
             note(f"apiaudit: {len(plan.fixed)} fixes in {len(plan.changed_files)} files (nothing changed; "
                  "--apply to edit in place, --into DIR for a patched copy)")
-        for line in describe_unfixable(plan):
+        for line in describe_unfixable(plan, origin.display_root):
             click.echo(line, err=True)
         if plan.unfixable:
             exit_code = EXIT_FINDINGS

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from apiaudit.errors import InputError
-from apiaudit.report.base import RenderOptions
+from apiaudit.report.base import RenderOptions, shown_paths
 
 if TYPE_CHECKING:
     from apiaudit.findings import Report
@@ -54,7 +54,8 @@ def render(
         raise InputError(f"unknown output format '{fmt}' (choose from {', '.join(FORMATS)})")
     renderer = importlib.import_module(f"apiaudit.report.{module}").render
     return renderer(
-        report,
+        shown_paths(report),  # every format names files from the project root
+
         RenderOptions(
             show_unresolved=show_unresolved, width=width, color=color, show_suppressed=show_suppressed,
             show_unreachable=show_unreachable,

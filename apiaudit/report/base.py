@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import shutil
 import textwrap
+from dataclasses import replace
+from typing import Callable
 
-from apiaudit.findings import CodeOrigin, Finding, Report, Severity
+from apiaudit.findings import CodeOrigin, Finding, Report, Severity, Suppressed, SuppressedBy
 from apiaudit.infra.frozen import record
 
 TOOL_NAME = "apiaudit"
@@ -61,6 +63,48 @@ def tool_version() -> str:
         return metadata.version(TOOL_NAME)
     except metadata.PackageNotFoundError:
         return "0+unknown"
+
+
+def shown_paths(report: Report) -> Report:
+    """The report as every format prints it: each finding's path from the project root
+    (`CodeOrigin.shown`: `src/mypkg/engine.py` where the import root is `src/`), suppressed and
+    fixed findings too, and the `path:line` of a suppression comment. `render` applies it once,
+    so no format decides a path; JSON's reader takes it back off (`import_root_paths`)."""
+    return _moved_paths(report, lambda origin, path: origin.shown(path))
+
+
+def import_root_paths(report: Report) -> Report:
+    """The inverse of `shown_paths`: a written document's paths, from the import root again."""
+
+    def back(origin: CodeOrigin, path: str) -> str:
+        return path[len(origin.display_root):] if path.startswith(origin.display_root) else path
+
+    return _moved_paths(report, back)
+
+
+def _moved_paths(report: Report, move: Callable[[CodeOrigin, str], str]) -> Report:
+    origins = {c.key: c for c in report.consumers if c.display_root}
+    if not origins:
+        return report
+
+    def moved(f: Finding) -> Finding:
+        origin = origins.get(f.consumer)
+        return replace(f, path=move(origin, f.path)) if origin is not None else f
+
+    def moved_suppressed(s: Suppressed) -> Suppressed:
+        # An inline or file-wide comment's `where` is `path:line` in the finding's file.
+        finding, where = moved(s.finding), s.where
+        if s.by in (SuppressedBy.INLINE, SuppressedBy.FILE) and where.startswith(s.finding.path + ":"):
+            where = finding.path + where[len(s.finding.path):]
+        return replace(s, finding=finding, where=where)
+
+    delta = report.delta
+    return replace(
+        report,
+        findings=tuple(map(moved, report.findings)),
+        suppressed=tuple(map(moved_suppressed, report.suppressed)),
+        delta=replace(delta, fixed=tuple(map(moved, delta.fixed))) if delta is not None else None,
+    )
 
 
 def sorted_findings(report: Report) -> list[Finding]:

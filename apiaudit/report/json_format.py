@@ -27,6 +27,7 @@ from apiaudit.evidence import (
     SuppressionFacts,
 )
 from apiaudit.findings import (
+    READABLE_MAJORS,
     SCHEMA_VERSION,
     BaselineSummary,
     CodeOrigin,
@@ -40,6 +41,7 @@ from apiaudit.findings import (
 from apiaudit.report.base import (
     TOOL_NAME,
     RenderOptions,
+    import_root_paths,
     severity_counts,
     sorted_findings,
     tool_version,
@@ -47,7 +49,8 @@ from apiaudit.report.base import (
 
 
 def _origin_to_dict(origin: CodeOrigin) -> dict[str, Any]:
-    return {"name": origin.name, "version": origin.version, "root": origin.root, "kind": origin.kind, "label": origin.key}
+    return {"name": origin.name, "version": origin.version, "root": origin.root, "kind": origin.kind, "label": origin.key,
+            "display_root": origin.display_root}  # fmt: skip
 
 
 # --- details: the typed facts as the documented string map, and back ---------------------
@@ -309,6 +312,8 @@ def _origin_from_dict(d: Any, where: str) -> CodeOrigin:
         root=_require(d, "root", str, where),
         kind=_require(d, "kind", str, where),
         label=d.get("label") if isinstance(d.get("label"), str) and d.get("label") != d.get("name") else None,
+        # Since 2.0; absent from older documents (whose paths are the import root's).
+        display_root=d.get("display_root") if isinstance(d.get("display_root"), str) else "",
     )
 
 
@@ -364,15 +369,16 @@ def report_from_dict(d: Any) -> Report:
     if not isinstance(d, dict):
         raise InputError("report JSON: the top level must be an object")
     version = _require(d, "schema_version", str, "report")
-    if version.split(".")[0] != SCHEMA_VERSION.split(".")[0]:
+    if version.split(".")[0] not in READABLE_MAJORS:
         raise InputError(
-            f"report JSON: schema_version {version} is not readable by this apiaudit (reads {SCHEMA_VERSION.split('.')[0]}.x)"
+            f"report JSON: schema_version {version} is not readable by this apiaudit "
+            f"(reads {' and '.join(m + '.x' for m in READABLE_MAJORS)})"
         )
     consumers_raw = _require(d, "consumers", list, "report")
     summary = _require(d, "summary", dict, "report")
     findings_raw = _require(d, "findings", list, "report")
     findings = tuple(_finding_from_dict(f, f"findings[{i}]") for i, f in enumerate(findings_raw))
-    return Report(
+    return import_root_paths(Report(
         suppressed=_suppressed_from(d.get("suppressed")),
         baseline=_baseline_from(d.get("baseline")),
         delta=_delta_from(d.get("delta")),
@@ -385,7 +391,7 @@ def report_from_dict(d: Any) -> Report:
         duration_s=float(_require(summary, "duration_s", (int, float), "summary")),
         rules_version=d.get("rules_version") if isinstance(d.get("rules_version"), str) else None,
         extras=_str_map(d.get("extras"), "extras"),
-    )
+    ))
 
 
 # Fields added in 1.2: absent from older documents, so each defaults to "none".

@@ -186,7 +186,7 @@ def report_to_sarif(
     base_ids = _consumer_base_ids(report)
     original_uri_base_ids: dict[str, Any] = {}
     for consumer in report.consumers:
-        original_uri_base_ids.setdefault(base_ids[consumer.key], {"uri": _dir_uri(consumer.root)})
+        original_uri_base_ids.setdefault(base_ids[consumer.key], {"uri": _dir_uri(consumer.shown_base)})
     original_uri_base_ids[PROVIDER_ROOT] = {"uri": _dir_uri(report.provider.root)}
     run: dict[str, Any] = {
         "tool": {
