@@ -31,7 +31,7 @@ SCAN_FORMATS = FORMATS
 @audit_options
 @jobs_option
 @guard_options
-@click.option("--format", "fmt", type=click.Choice(SCAN_FORMATS), help="Output format (default: from -o's suffix; else table on a terminal, json otherwise).")
+@click.option("--format", "fmt", type=click.Choice(SCAN_FORMATS), help="Output format (default: from -o's suffix; else table, in a pipe or file too).")
 @output_option()
 @fail_on_option
 @click.option("--against", metavar="NAME==VERSION", help="The provider release in use today: report only what moving to --provider "
@@ -59,7 +59,7 @@ def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_ver
         baseline=baseline, offline=offline,
     )  # fmt: skip
     fail_on = settings.fail_on
-    chosen = format_for_output(fmt, output, interactive=sys.stdout.isatty())
+    chosen = format_for_output(fmt, output)
     if explain:
         from apiaudit.cli.matrix import explain_command
 

@@ -63,26 +63,40 @@ def render(
     )
 
 
-def format_for_output(fmt: str | None, output: Path | None, *, interactive: bool, formats: tuple[str, ...] = FORMATS) -> str:
-    """--format if given; else what -o's suffix says; else table on a terminal, JSON otherwise.
+def format_for_output(fmt: str | None, output: Path | None, *, formats: tuple[str, ...] = FORMATS, unnamed: str = "table") -> str:
+    """--format if given; else what -o's suffix says; else `unnamed` (the table, as ruff and mypy
+    print: on a terminal, in a pipe and in a file alike; JSON only when asked for).
 
-    A suffix that names only formats the command does not write (`matrix -o m.sarif`) is an
-    InputError, never a file of another format under that name; an unknown suffix is JSON."""
+    A name without a suffix (`-o /dev/stdout`, `-o >(gzip > r.gz)`) is `unnamed` too. A suffix no
+    format has (`r.sarf`) is an InputError listing the known ones, never a file of a format the
+    person did not choose; so is one that names only formats the command does not write
+    (`matrix -o m.sarif`)."""
     if fmt:
         return fmt
-    if output is not None:
-        suffix = Path(output).suffix.lower()
-        named = SUFFIX_FORMATS.get(suffix, ())
-        for by_suffix in named:
-            if by_suffix in formats:
-                return by_suffix
-        if named:
-            raise InputError(
-                f"-o {output}: a {suffix} file is {' or '.join(named)}, which this command does not write "
-                f"(it writes {', '.join(formats)}); name a {_suffix_for(formats)} file or pass --format"
-            )
-        return "json"
-    return "table" if interactive else "json"
+    if output is None:
+        return unnamed
+    suffix = Path(output).suffix.lower()
+    if not suffix:
+        return unnamed
+    named = SUFFIX_FORMATS.get(suffix)
+    if named is None:
+        raise InputError(
+            f"-o {output}: {suffix} is no report format's suffix (known: {', '.join(_known_suffixes(formats))}); "
+            "name the file with one, or pass --format"
+        )
+    for by_suffix in named:
+        if by_suffix in formats:
+            return by_suffix
+    raise InputError(
+        f"-o {output}: a {suffix} file is {' or '.join(named)}, which this command does not write "
+        f"(it writes {', '.join(formats)}); name a {_suffix_for(formats)} file or pass --format"
+    )
+
+
+def _known_suffixes(formats: tuple[str, ...]) -> list[str]:
+    """The suffixes that name a format the command writes, with that format (`.json json`)."""
+    return [f"{suffix} ({next(f for f in named if f in formats)})" for suffix, named in SUFFIX_FORMATS.items()
+            if any(f in formats for f in named)]  # fmt: skip
 
 
 def _suffix_for(formats: tuple[str, ...]) -> str:
