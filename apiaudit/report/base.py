@@ -136,13 +136,34 @@ def unreachable_line(report: Report, *, listed: bool) -> str | None:
     )
 
 
-def severity_counts(report: Report) -> dict[str, int]:
-    """Counts per severity that leave cannot-judge out, so that the four numbers add up to all findings."""
+def severity_counts(report: Report, *, unreachable: bool = True) -> dict[str, int]:
+    """Counts per severity that leave cannot-judge out, so that the four numbers add up to all
+    findings; without the findings of modules nothing imports when `unreachable` is False."""
     counts = {s.value: 0 for s in Severity}
     for f in report.findings:
-        if f.rule != CANNOT_JUDGE:
+        if f.rule != CANNOT_JUDGE and (unreachable or not f.unreachable):
             counts[f.severity.value] += 1
     return counts
+
+
+def severity_phrases(report: Report, *, unreachable_listed: bool) -> list[str]:
+    """`4 errors (164 more in modules imported by nothing: --show-unreachable)`, `1 warning`,
+    `2 info`: the numbers count what a human-facing format lists; the findings of modules
+    nothing imports, unless listed, are named beside them and not counted in."""
+    shown = severity_counts(report, unreachable=unreachable_listed)
+    every = severity_counts(report)
+    hint = ": --show-unreachable"
+    phrases = []
+    for severity, word in (("error", "error"), ("warning", "warning"), ("info", None)):
+        if word is None and not every[severity]:
+            continue
+        phrase = _plural(shown[severity], word) if word else f"{shown[severity]} info"
+        more = every[severity] - shown[severity]
+        if more:
+            phrase += f" ({more} more in modules imported by nothing{hint})"
+            hint = ""  # said once
+        phrases.append(phrase)
+    return phrases
 
 
 def short_finding(f: Finding) -> str:
@@ -166,12 +187,11 @@ def _plural(n: int, word: str, plural: str | None = None) -> str:
     return f"{n} {word if n == 1 else (plural or word + 's')}"
 
 
-def summary_line(report: Report, *, unresolved_listed: bool, suppressed_listed: bool = False) -> str:
-    """`3 errors, 1 warning, 12 cannot judge (--show-unresolved to list) in 41 files, 0.42 s`."""
-    counts = severity_counts(report)
-    parts = [_plural(counts["error"], "error"), _plural(counts["warning"], "warning")]
-    if counts["info"]:
-        parts.append(f"{counts['info']} info")
+def summary_line(report: Report, *, unresolved_listed: bool, suppressed_listed: bool = False,
+                 unreachable_listed: bool = False) -> str:
+    """`3 errors, 1 warning, 12 cannot judge (--show-unresolved to list) in 41 files, 0.42 s`:
+    the counts of what is listed (`severity_phrases`)."""
+    parts = severity_phrases(report, unreachable_listed=unreachable_listed)
     cannot = f"{report.cannot_judge} cannot judge"
     if report.cannot_judge and not unresolved_listed:
         cannot += " (--show-unresolved to list)"

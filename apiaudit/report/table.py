@@ -202,6 +202,7 @@ def render(report: Report, options: RenderOptions) -> str:
     console.print()
     for line in policy_lines(report, unreachable_listed=options.show_unreachable):
         console.print(DottedText(line, overflow="fold"))
-    console.print(Text(summary_line(report, unresolved_listed=options.show_unresolved, suppressed_listed=options.show_suppressed)))
+    console.print(Text(summary_line(report, unresolved_listed=options.show_unresolved, suppressed_listed=options.show_suppressed,
+                                    unreachable_listed=options.show_unreachable)))  # fmt: skip
     # rich pads every line to the full width; trailing blanks only bloat logs and diffs.
     return "".join(line.rstrip() + "\n" for line in out.getvalue().splitlines())

@@ -134,3 +134,17 @@ def test_not_found_is_said_only_of_what_the_rule_says_is_missing(report):
         table = render(one, "table", width=WIDE, show_unresolved=True)
         assert ("prov.mod.Thing (not found)" in table) is missing, (rule, table)
         assert "prov.mod.Thing" in table
+
+
+def test_summary_counts_what_the_table_lists_and_names_the_unreachable_beside(report):
+    # Issue 36, item 4: a table listing 4 errors said "168 errors" (the modules nothing imports counted in).
+    errors = [f for f in report.findings if f.severity is Severity.ERROR and f.rule != "cannot-judge"]
+    dead = tuple(replace(f, path=f"{f.consumer}/unused_{i}.py", unreachable=True, conditional=True) for i, f in enumerate(errors * 2))
+    report = replace(report, findings=report.findings + dead)
+    listed = len(errors)
+    summary = render(report, "table", width=WIDE).splitlines()[-1]
+    assert summary.startswith(f"{listed} errors ({len(dead)} more in modules imported by nothing: --show-unreachable), ")
+    every = render(report, "table", width=WIDE, show_unreachable=True).splitlines()[-1]
+    assert every.startswith(f"{listed + len(dead)} errors, ")
+    markdown = render(report, "markdown")
+    assert f"{listed} errors ({len(dead)} more in modules imported by nothing: --show-unreachable), " in markdown
