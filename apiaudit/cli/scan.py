@@ -42,6 +42,8 @@ SCAN_FORMATS = FORMATS
               "import the provider (default: only when the consumer, a release or installed, imports none of it itself).")  # fmt: skip
 @click.option("--show-unreachable", is_flag=True, help="List the findings of modules nothing in the consumer imports (else one line "
               "sums them up; they are conditional).")  # fmt: skip
+@click.option("--verbose", is_flag=True, help="Show provider signatures whole in the table (else the parameter in question "
+              "and its neighbours; JSON always has them whole).")  # fmt: skip
 @click.option("--no-progress", is_flag=True, help=NO_PROGRESS_HELP)
 @quiet_option
 @click.option("--no-index-cache", is_flag=True, help="Rebuild the provider index instead of reading the cache.")
@@ -49,7 +51,7 @@ SCAN_FORMATS = FORMATS
 @click.option("--since", metavar="VERSION", help="With --explain: a release without the findings to bisect from.")
 @guarded
 def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_version, python_version, strict, fmt, output, fail_on, against, baseline, write_baseline,
-                 show_suppressed, offline, show_unresolved, show_unreachable, with_deps, no_progress, quiet, no_index_cache, explain,
+                 show_suppressed, offline, show_unresolved, show_unreachable, with_deps, verbose, no_progress, quiet, no_index_cache, explain,
                  since):
     """Report every mismatch between the consumer(s) and the provider. Exit 0 clean, 1 findings, 2 bad input."""
     from apiaudit.report import format_for_output
@@ -110,7 +112,7 @@ def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_ver
 
     def rendered(report):
         return render(report, chosen, show_unresolved=show_unresolved, color=color, show_suppressed=show_suppressed,
-                      show_unreachable=show_unreachable)  # fmt: skip
+                      show_unreachable=show_unreachable, verbose=verbose)  # fmt: skip
 
     text = rendered(report)
     write_output(text, output, chosen, quiet=quiet)

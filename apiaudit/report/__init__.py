@@ -41,13 +41,15 @@ def render(
     color: bool = False,
     show_suppressed: bool = False,
     show_unreachable: bool = False,
+    verbose: bool = False,
 ) -> str:
     """The report as text in `fmt` (one of FORMATS).
 
     `show_unresolved` lists cannot-judge findings in table, SARIF and GitHub output
     (JSON always has them); `width` and `color` apply to the table only;
     `show_suppressed` lists suppressed findings (every format counts them);
-    `show_unreachable` lists the findings of modules nothing imports (else summed up in one line).
+    `show_unreachable` lists the findings of modules nothing imports (else summed up in one line);
+    `verbose` shows provider signatures whole in the table (else the parameters that matter).
     """
     module = _MODULES.get(fmt)
     if module is None:
@@ -58,7 +60,7 @@ def render(
 
         RenderOptions(
             show_unresolved=show_unresolved, width=width, color=color, show_suppressed=show_suppressed,
-            show_unreachable=show_unreachable,
+            show_unreachable=show_unreachable, verbose=verbose,
         ),  # fmt: skip
     )
 

@@ -43,6 +43,8 @@ class RenderOptions:
     color: bool = False
     show_suppressed: bool = False
     show_unreachable: bool = False
+    # The table shows provider signatures whole (else only the parameters that matter).
+    verbose: bool = False
 
 
 def tool_version() -> str:
@@ -164,6 +166,60 @@ def severity_phrases(report: Report, *, unreachable_listed: bool) -> list[str]:
             hint = ""  # said once
         phrases.append(phrase)
     return phrases
+
+
+# A signature with at most this many parameters is shown whole in the table.
+SIGNATURE_PARAMETERS_SHOWN = 6
+_OPENING, _CLOSING = "([{", ")]}"
+
+
+def short_signature(signature: str, param: str | None) -> str:
+    """A long provider signature cut to the parameters that matter in a table row: `param` and its
+    neighbours (the first few when `param` is not one of them), `...` for each run left out;
+    what follows the closing parenthesis stays. `EngineArgs(...)` has ~100 parameters: whole,
+    it fills ~100 wrapped lines. JSON and `--verbose` keep the whole text."""
+    opening = signature.find("(")
+    parts = _top_level_parts(signature, opening + 1) if opening >= 0 else None
+    if parts is None:
+        return signature
+    parameters, closing = parts
+    if len(parameters) <= SIGNATURE_PARAMETERS_SHOWN:
+        return signature
+    names = [p.strip().lstrip("*").split(":", 1)[0].split("=", 1)[0].strip() for p in parameters]
+    at = names.index(param) if param in names else None
+    kept = set(range(at - 1, at + 2)) if at is not None else set(range(3))
+    shown: list[str] = []
+    for i, text in enumerate(parameters):
+        if i in kept:
+            shown.append(text.strip())
+        elif not shown or shown[-1] != "...":
+            shown.append("...")
+    return f"{signature[:opening + 1]}{', '.join(shown)}{signature[closing:]}"
+
+
+def _top_level_parts(text: str, start: int) -> tuple[list[str], int] | None:
+    """The comma-separated parts of `text` from `start` up to the parenthesis that closes there,
+    and that parenthesis's index; brackets and quoted strings nest. None when it never closes."""
+    depth, quote, begin = 0, "", start
+    parts: list[str] = []
+    for i in range(start, len(text)):
+        char = text[i]
+        if quote:
+            if char == quote and text[i - 1] != "\\":
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in _OPENING:
+            depth += 1
+        elif char in _CLOSING and depth:
+            depth -= 1
+        elif char == ")":
+            parts.append(text[begin:i])
+            return [p for p in parts if p.strip()], i
+        elif char == "," and not depth:
+            parts.append(text[begin:i])
+            begin = i + 1
+    return None
 
 
 def short_finding(f: Finding) -> str:
