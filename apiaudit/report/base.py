@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import textwrap
+from collections import Counter
 from dataclasses import replace
 from typing import Callable
 
@@ -107,6 +109,27 @@ def _moved_paths(report: Report, move: Callable[[CodeOrigin, str], str]) -> Repo
         suppressed=tuple(map(moved_suppressed, report.suppressed)),
         delta=replace(delta, fixed=tuple(map(moved, delta.fixed))) if delta is not None else None,
     )
+
+
+def fingerprint(f: Finding) -> str:
+    """The hex sha256 of the finding's baseline key (rule, consumer, path, callee, param, source):
+    what identifies it without its line, so that it survives code moving around it."""
+    from apiaudit.policy.baseline import BaselineKey
+
+    key = BaselineKey.of(f)
+    text = "\0".join((f.consumer, key.rule, key.path, key.callee or "", key.param or "", key.source))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def finding_id(f: Finding, seen: Counter) -> str:
+    """The finding's stable id, `FINGERPRINT:N`: JSON's `id`, SARIF's partial fingerprint and
+    GitLab's fingerprint are this one value. `N` counts the findings of one fingerprint in report
+    order (`seen` carries the count across a report's findings, then its suppressed ones), telling
+    identical calls in one file apart. The path in it is the one the report prints (from the project
+    root), as every format renders it."""
+    key = fingerprint(f)
+    seen[key] += 1
+    return f"{key}:{seen[key]}"
 
 
 def sorted_findings(report: Report) -> list[Finding]:
