@@ -139,6 +139,28 @@ MISSING_CALLEE_RULES = frozenset(
 
 
 @record
+class Replacement:
+    """One exact edit of a consumer file: the text from (`start_line`, `start_column`) up to, not
+    including, (`end_line`, `end_column`) becomes `text` (an insertion where the two are one place).
+    Lines 1-based, columns 0-based in characters, as a finding's own position."""
+
+    start_line: int
+    start_column: int
+    end_line: int
+    end_column: int
+    text: str
+
+
+@record
+class ExactFix:
+    """What `apiaudit fix` would change for one finding alone, as edits of the finding's file
+    against the bytes scanned (an import it adds is one more replacement)."""
+
+    description: str  # "removed keyword legacy"
+    replacements: tuple[Replacement, ...]
+
+
+@record
 class Finding:
     """One mismatch at one place in the consumer.
 
@@ -187,6 +209,9 @@ class Finding:
     # (docs/rules.md, "Modules nothing runs"): it runs only if something outside imports it.
     # Such a finding is `conditional` too.
     unreachable: bool = False
+    # The fix as exact edits, where `apiaudit fix` has one: set only for reports written as JSON
+    # or SARIF (`apiaudit.fixes.exact.with_exact_fixes`), since finding it parses the file.
+    exact_fix: ExactFix | None = None
 
     @property
     def sort_key(self) -> tuple:

@@ -107,6 +107,8 @@ def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_ver
         if not quiet:
             click.echo(f"apiaudit: wrote {count} finding{'s' if count != 1 else ''} to baseline {write_baseline}", err=True)
         sys.exit(0)
+    if chosen in ("json", "sarif"):
+        report = _with_exact_fixes(report, list(rules_dirs) or list(settings.rules), cache_dir or settings.cache_dir)
     # Colour on a terminal unless NO_COLOR, in a pipe with FORCE_COLOR; never in a file.
     color = output is None and chosen == "table" and use_color(sys.stdout)
 
@@ -121,3 +123,15 @@ def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_ver
     # The same command line, nothing changed, writes this again before click is imported.
     replay.note_output(written, report.duration_s, output, lambda seconds: rendered(replace(report, duration_s=seconds)))
     sys.exit(report.exit_code(parse_fail_on(fail_on), strict=strict))
+
+
+def _with_exact_fixes(report, rules_dirs, cache_dir):
+    """JSON and SARIF carry each finding's fix as exact edits (what `apiaudit fix` would change),
+    with the rules of the release audited against (recipe fixes)."""
+    from apiaudit import sources
+    from apiaudit.audit import rulebook_for
+    from apiaudit.cli.fix import origin_spec
+    from apiaudit.fixes.exact import with_exact_fixes
+
+    tree = sources.resolve(origin_spec(report.provider), cache_dir=cache_dir, check_entry=False)
+    return with_exact_fixes(report, rulebook_for(rules_dirs, tree))

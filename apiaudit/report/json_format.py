@@ -33,7 +33,9 @@ from apiaudit.findings import (
     BaselineSummary,
     CodeOrigin,
     Delta,
+    ExactFix,
     Finding,
+    Replacement,
     Report,
     Severity,
     Suppressed,
@@ -234,7 +236,34 @@ def _finding_to_dict(f: Finding, identity: str) -> dict[str, Any]:
         "guard": f.guard,
         "reason": f.reason,
         "unreachable": f.unreachable,
+        "fix": _fix_to_dict(f),
     }
+
+
+def _fix_to_dict(f: Finding) -> dict[str, Any] | None:
+    """The fix as exact edits of the finding's file (since 2.0); null where `apiaudit fix` has none,
+    or the report was not asked to look (docs/report-format.md)."""
+    if f.exact_fix is None:
+        return None
+    edits = [{"range": {"start_line": r.start_line, "start_column": r.start_column, "end_line": r.end_line,
+                        "end_column": r.end_column}, "replacement": r.text}
+             for r in f.exact_fix.replacements]  # fmt: skip
+    return {"description": f.exact_fix.description, "file": f.path, "edits": edits}
+
+
+def _fix_from_dict(raw: Any, where: str) -> ExactFix | None:
+    if raw is None:
+        return None
+    edits = _require(raw, "edits", list, where)
+    replacements = []
+    for i, edit in enumerate(edits):
+        at = f"{where}.edits[{i}]"
+        span = _require(edit, "range", dict, at)
+        start_line, start_column, end_line, end_column = (
+            _require(span, key, int, f"{at}.range") for key in ("start_line", "start_column", "end_line", "end_column")
+        )
+        replacements.append(Replacement(start_line, start_column, end_line, end_column, _require(edit, "replacement", str, at)))
+    return ExactFix(_require(raw, "description", str, where), tuple(replacements))
 
 
 def report_to_dict(report: Report) -> dict[str, Any]:
@@ -384,6 +413,8 @@ def _finding_from_dict(d: Any, where: str) -> Finding:
         # Since 1.4; absent from older documents.
         reason=opt_str("reason"),
         unreachable=bool(d.get("unreachable", False)) if isinstance(d, dict) else False,
+        # Since 2.0.
+        exact_fix=_fix_from_dict(d.get("fix"), f"{where}.fix") if isinstance(d, dict) else None,
     )
 
 

@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 from apiaudit.findings import (
     ENGINE_RULES,
+    ExactFix,
     Finding,
     Report,
     Severity,
@@ -116,6 +117,8 @@ def _result(f: Finding, rule_index: dict[str, int], base_ids: dict[str, str], id
     related = _provider_location(f)
     if related:
         result["relatedLocations"] = [related]
+    if f.exact_fix is not None:
+        result["fixes"] = [_fix(f.exact_fix, physical["artifactLocation"])]
     properties: dict[str, Any] = {
         key: value
         for key, value in (
@@ -134,6 +137,21 @@ def _result(f: Finding, rule_index: dict[str, int], base_ids: dict[str, str], id
         properties["details"] = details
     result["properties"] = properties
     return result
+
+
+def _fix(fix: ExactFix, artifact: dict[str, Any]) -> dict[str, Any]:
+    """The finding's exact fix as a SARIF fix: one artifact change, a replacement per edit
+    (columns 1-based; a deleted region of no width is an insertion)."""
+    replacements = [
+        {
+            "deletedRegion": {"startLine": r.start_line, "startColumn": r.start_column + 1, "endLine": r.end_line,
+                              "endColumn": r.end_column + 1},
+            "insertedContent": {"text": r.text},
+        }  # fmt: skip
+        for r in fix.replacements
+    ]
+    return {"description": {"text": fix.description}, "artifactChanges": [{"artifactLocation": artifact,
+            "replacements": replacements}]}  # fmt: skip
 
 
 def _provider_location(f: Finding) -> dict[str, Any] | None:

@@ -125,3 +125,20 @@ def test_fix_diff_applies_with_git_at_the_project_root(project):
     assert checked.returncode == 0, checked.stderr
     assert git("apply", "d.diff").returncode == 0
     assert "chunked_prefill" not in (project / "src/mypkg/engine.py").read_text()
+
+
+def test_json_and_sarif_carry_the_exact_fix_on_the_project_path(project):
+    # Issue 36, item 2: the fix as a structured edit, where `apiaudit fix` has one.
+    code, out, _ = invoke("scan", "--format", "json", "--no-progress")
+    [finding] = [f for f in json.loads(out)["findings"] if f["rule"] == "unexpected-keyword"]
+    assert finding["fix"]["file"] == "src/mypkg/engine.py"
+    [edit] = finding["fix"]["edits"]
+    line = ENGINE_PY.splitlines()[FINDING_LINE - 1]
+    span = edit["range"]
+    assert span["start_line"] == span["end_line"] == FINDING_LINE
+    assert line[span["start_column"]:span["end_column"]] == ", chunked_prefill=True" and edit["replacement"] == ""
+    code, out, _ = invoke("scan", "--format", "sarif", "--no-progress")
+    [result] = [r for r in json.loads(out)["runs"][0]["results"] if r["ruleId"] == "unexpected-keyword"]
+    [change] = result["fixes"][0]["artifactChanges"]
+    assert change["artifactLocation"]["uri"] == "src/mypkg/engine.py"
+    assert change["replacements"][0]["deletedRegion"]["startColumn"] == span["start_column"] + 1

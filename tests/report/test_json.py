@@ -28,6 +28,7 @@ FINDING_KEYS = [
     "rule", "severity", "consumer", "path", "line", "column", "end_line", "end_column", "callee", "param",
     "message", "provider_location", "signature", "source", "advice", "details", "conditional", "guard",
     "reason", "unreachable",  # since 1.4
+    "fix",  # since 2.0
 ]
 ORIGIN_KEYS = ["name", "version", "root", "kind", "label", "display_root"]
 
@@ -250,3 +251,17 @@ def test_each_finding_has_the_stable_id_sarif_and_gitlab_name_it_by(make_report,
     assert [i["fingerprint"] for i in json.loads(render(report, "gitlab"))] == ids
     moved = make_report(findings=(make_finding(line=99), replace(twin, line=120), make_finding(rule="missing-required", param="model")))
     assert [f["id"] for f in json.loads(render(moved, "json"))["findings"]] == ids  # code moved: the same ids
+
+
+def test_an_exact_fix_is_written_as_edits_and_read_back(make_report, make_finding):
+    # Issue 36, item 2: the fix as a structured edit (file, range, replacement).
+    from apiaudit.findings import ExactFix, Replacement
+
+    edit = ExactFix("removed keyword legacy", (Replacement(3, 8, 3, 18, ""),))
+    report = make_report(findings=(make_finding(exact_fix=edit), make_finding(line=20)))
+    document = json.loads(render(report, "json"))
+    fixed, plain = document["findings"]
+    assert fixed["fix"] == {"description": "removed keyword legacy", "file": fixed["path"], "edits": [
+        {"range": {"start_line": 3, "start_column": 8, "end_line": 3, "end_column": 18}, "replacement": ""}]}  # fmt: skip
+    assert plain["fix"] is None
+    assert report_from_dict(document).findings == tuple(sorted(report.findings, key=lambda f: f.sort_key))
