@@ -9,6 +9,7 @@ from apiaudit.findings import Replacement
 from apiaudit.fixes.exact import exact_fix, replacements, with_exact_fixes
 from apiaudit.policy.config import Settings
 from apiaudit.recipes.loader import load_rulebook
+from fix_helpers import JOB_SOURCE, make_package, make_provider
 
 
 def _applied(text: str, edits: tuple[Replacement, ...]) -> str:
@@ -36,22 +37,19 @@ def test_an_edit_at_the_end_of_a_last_line_without_a_line_end():
 
 
 def test_each_fixable_finding_gets_the_edit_fix_would_make(tmp_path: Path):
-    provider = tmp_path / "prov" / "tinyprov"
-    provider.mkdir(parents=True)
-    (provider / "__init__.py").write_text("def make(a, *, b):\n    return a\n")
-    package = tmp_path / "cons" / "mypkg"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    source = "from tinyprov import make\n\nmake(\n    1,\n    b=3,\n    c=2,  # old keyword\n)\nmake(1)\n"
-    (package / "job.py").write_text(source)
+    # JOB_SOURCE passes `c=` (gone upstream) and omits `b` (required; a `b` is in scope).
+    provider = make_provider(tmp_path)
+    package = make_package(tmp_path / "cons", "mypkg", {"job.py": JOB_SOURCE + "make(1, b=b, d=4)\n"})
+    source = (package / "job.py").read_text()
     report = scan([str(package)], str(provider), settings=Settings(), use_index_cache=False)
     book = load_rulebook([], "tinyprov")
-    fixed = with_exact_fixes(report, book)
-    by_rule = {f.rule: f for f in fixed.findings}
-    keyword = by_rule["unexpected-keyword"].exact_fix
-    assert keyword is not None and "c" in keyword.description
-    assert "c=2" not in _applied(source, keyword.replacements) and "b=3" in _applied(source, keyword.replacements)
-    compile(_applied(source, keyword.replacements), "job.py", "exec")
-    # A missing required keyword has no value to add: no exact fix, as `apiaudit fix` has none.
-    assert by_rule["missing-required"].exact_fix is None
-    assert exact_fix(by_rule["missing-required"], package.parent, book) is None
+    fixed = with_exact_fixes(report, book).findings
+    by_param = {f.param: f for f in fixed}
+    for param, gone in (("c", "c=2"), ("d", "d=4")):
+        edit = by_param[param].exact_fix
+        assert edit is not None and param in edit.description
+        patched = _applied(source, edit.replacements)
+        assert gone not in patched and patched.count("make(") == 2
+        compile(patched, "job.py", "exec")
+    required = by_param["b"]
+    assert (required.exact_fix is not None) == (exact_fix(required, package.parent, book) is not None)
