@@ -127,7 +127,27 @@ def scan(
             consumers, provider, cache_dir, rules_dirs, progress, use_index_cache, settings, offline, model,
             provider_version, python_version, with_deps, launch_provider if launch_provider != provider else None,
         )
+    report = with_display_roots(report, settings.project_root)
     return apply_policy(report, settings, files, use_baseline=use_baseline, known_rules=known_rules)
+
+
+def with_display_roots(report: Report, project_root: Path) -> Report:
+    """The report with each path consumer's `display_root` set: where its import root lies in the
+    project (the config file's folder, else the working directory), so that every format and
+    `fix` diff names a file as the repository does (`src/mypkg/engine.py`, not `mypkg/engine.py`).
+    A release or an installed distribution keeps its import-root paths; so does a tree outside
+    the project (no path from the project root names it). The one place this is decided."""
+    return replace(report, consumers=tuple(replace(c, display_root=_display_root(c, project_root)) for c in report.consumers))
+
+
+def _display_root(origin: CodeOrigin, project_root: Path) -> str:
+    if origin.kind != "path":
+        return ""
+    try:
+        inside = Path(origin.root).resolve().relative_to(project_root.resolve()).as_posix()
+    except ValueError:
+        return ""
+    return "" if inside == "." else inside + "/"
 
 
 def audit_launch(

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import enum
 from dataclasses import field
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from apiaudit.evidence import Facts, RecipeFacts
 from apiaudit.infra.frozen import record
 
-SCHEMA_VERSION = "1.4"
+SCHEMA_VERSION = "2.0"
+# Older layouts `report_from_dict` still reads (1.x: details as strings, paths from the import root).
+READABLE_MAJORS = ("1", "2")
 
 # Where audited code came from: an installed distribution, a fetched release wheel, a path.
 SourceKind = Literal["installed", "release", "path"]
@@ -136,10 +139,34 @@ MISSING_CALLEE_RULES = frozenset(
 
 
 @record
+class Replacement:
+    """One exact edit of a consumer file: the text from (`start_line`, `start_column`) up to, not
+    including, (`end_line`, `end_column`) becomes `text` (an insertion where the two are one place).
+    Lines 1-based, columns 0-based in characters, as a finding's own position."""
+
+    start_line: int
+    start_column: int
+    end_line: int
+    end_column: int
+    text: str
+
+
+@record
+class ExactFix:
+    """What `apiaudit fix` would change for one finding alone, as edits of the finding's file
+    against the bytes scanned (an import it adds is one more replacement)."""
+
+    description: str  # "removed keyword legacy"
+    replacements: tuple[Replacement, ...]
+
+
+@record
 class Finding:
     """One mismatch at one place in the consumer.
 
-    `path` is relative to the consumer's import root (``speculators/data_generation/x.py``);
+    `path` is relative to the consumer's import root (``speculators/data_generation/x.py``): what
+    suppressions, baselines and fixes key on. Reports print it from the project root
+    (`CodeOrigin.shown`);
     `line`/`column` are the first line (1-based) and column (0-based) of the call,
     import or attribute use. `callee` is the dotted path where the callee is defined
     in the provider (after following re-exports), `provider_location` is
@@ -182,6 +209,9 @@ class Finding:
     # (docs/rules.md, "Modules nothing runs"): it runs only if something outside imports it.
     # Such a finding is `conditional` too.
     unreachable: bool = False
+    # The fix as exact edits, where `apiaudit fix` has one: set only for reports written as JSON
+    # or SARIF (`apiaudit.fixes.exact.with_exact_fixes`), since finding it parses the file.
+    exact_fix: ExactFix | None = None
 
     @property
     def sort_key(self) -> tuple:
@@ -199,11 +229,26 @@ class CodeOrigin:
     # Set when two consumers of one report share a name (two releases of one distribution,
     # two checkouts): findings, table headings and SARIF roots use it to tell them apart.
     label: str | None = None
+    # The import root's folder from the project root, with a trailing slash (`src/`): what a
+    # report prints before a finding's path, so that it names the file as the repository does
+    # (annotations, SARIF, `git apply`). Empty for releases, installed distributions and trees
+    # outside the project: their paths are the import root's.
+    display_root: str = ""
 
     @property
     def key(self) -> str:
         """What findings name as their `consumer`: the label when there is one, else the name."""
         return self.label or self.name
+
+    def shown(self, path: str) -> str:
+        """`path` (relative to the import root) as reports print it: from the project root."""
+        return self.display_root + path
+
+    @property
+    def shown_base(self) -> str:
+        """The folder reports' paths are relative to: the project root, or the import root."""
+        up = len(PurePosixPath(self.display_root).parts)
+        return str(Path(self.root).parents[up - 1]) if up else self.root
 
     @property
     def name_version(self) -> str:

@@ -122,7 +122,7 @@ def test_moved_symbol_says_where_it_went() -> None:
         if f.rule == "import-missing" and f.callee == "engine.utils.get_ip"
     ]
     assert len(moved) == 1, moved
-    told = " ".join([moved[0].message, moved[0].advice or "", *finding_details(moved[0]).values()])
+    told = " ".join([moved[0].message, moved[0].advice or "", *map(str, finding_details(moved[0]).values())])
     assert "engine.net" in told, told
 
 

@@ -79,7 +79,7 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, int
                       model=model)
     finally:
         progress.close()
-    provider_tree = sources.resolve(provider or _spec(report.provider), cache_dir=cache)
+    provider_tree = sources.resolve(provider or origin_spec(report.provider), cache_dir=cache)
     book = rulebook_for(list(rules_dirs), provider_tree)
     if do_apply:  # the rules' default consumers too, and all of them before anything is written
         for origin in report.consumers:
@@ -89,9 +89,9 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, int
         findings = [f for f in report.findings if f.consumer == origin.key]
         root = Path(origin.root)
         plan = plan_fixes(findings, root, book, scanned_sha256=scanned.get(origin.key))
-        diff = unified_diff(plan)
+        diff = unified_diff(plan, origin.display_root)
         if into:
-            tree = trees.get(origin.key) or sources.resolve(_spec(origin), cache_dir=cache)
+            tree = trees.get(origin.key) or sources.resolve(origin_spec(origin), cache_dir=cache)
             if not tree.packages:
                 raise InputError(f"{origin.name}: --into copies packages; {origin.root} holds loose scripts (use --apply on a copy)")
             # A release or an installed distribution says its version for certain: the overlay keeps it.
@@ -104,7 +104,7 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, int
                  f"({len(plan.fixed)} fixes in {len(plan.changed_files)} files); put it first on the path:")
             note(f"  {overlay.pythonpath_line}")
         elif do_apply:
-            consumer = ConsumerIdentity.of(trees.get(origin.name) or sources.resolve(_spec(origin), cache_dir=cache))
+            consumer = ConsumerIdentity.of(trees.get(origin.name) or sources.resolve(origin_spec(origin), cache_dir=cache))
             entry = apply(plan, consumer, default_journal_dir(consumer, cache))
             changed = len(entry.files) if entry else 0
             click.echo(diff, nl=False)
@@ -114,14 +114,14 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, int
             click.echo(diff, nl=False)
             note(f"apiaudit: {len(plan.fixed)} fixes in {len(plan.changed_files)} files (nothing changed; "
                  "--apply to edit in place, --into DIR for a patched copy)")
-        for line in describe_unfixable(plan):
+        for line in describe_unfixable(plan, origin.display_root):
             click.echo(line, err=True)
         if plan.unfixable:
             exit_code = EXIT_FINDINGS
     sys.exit(exit_code)
 
 
-def _spec(origin) -> str:
+def origin_spec(origin) -> str:
     """Re-resolve an audited origin: a path for local trees, NAME==VERSION for releases, NAME if installed."""
     if origin.kind == "release":
         return f"{origin.name}=={origin.version}"

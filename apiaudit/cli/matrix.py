@@ -31,12 +31,12 @@ def _emit(text: str, output: Path | None, fmt: str, quiet: bool) -> None:
 def _format(fmt: str | None, output: Path | None) -> str:
     from apiaudit.report import format_for_output
 
-    return format_for_output(fmt, output, interactive=sys.stdout.isatty(), formats=MATRIX_FORMATS)
+    return format_for_output(fmt, output, formats=MATRIX_FORMATS)
 
 
 @click.command("matrix")
 @audit_options
-@click.option("--format", "fmt", type=click.Choice(MATRIX_FORMATS), help="Output format (default: table on a terminal, else json).")
+@click.option("--format", "fmt", type=click.Choice(MATRIX_FORMATS), help="Output format (default: from -o's suffix; else table, in a pipe or file too).")
 @output_option("the matrix", suffixes=".json, .txt")
 @click.option("--pre", "include_prereleases", is_flag=True, help="Include pre-releases in the range.")
 @click.option("--jobs", "fetch_jobs", type=click.IntRange(1, 32), default=4, show_default=True, help="Releases fetched at once.")
@@ -93,7 +93,7 @@ def matrix_command(consumers, provider, rules_dirs, cache_dir, model, fmt, outpu
 @audit_options
 @click.option("--since", metavar="VERSION", help="A provider release where the consumer worked: the bisection starts there "
               "(default: the oldest release the consumer's own requirement allows).")  # fmt: skip
-@click.option("--format", "fmt", type=click.Choice(MATRIX_FORMATS), help="Output format (default: table on a terminal, else json).")
+@click.option("--format", "fmt", type=click.Choice(MATRIX_FORMATS), help="Output format (default: from -o's suffix; else table, in a pipe or file too).")
 @output_option("the explanation", suffixes=".json, .txt")
 @click.option("--emit-rules", type=click.Path(path_type=Path, file_okay=False), metavar="DIR",
               help="Write unambiguous renames and moves as a rules file in DIR, for `apiaudit fix --rules DIR`.")  # fmt: skip

@@ -61,6 +61,10 @@ def preflight_command(consumers, provider, rules_dirs, cache_dir, model, script_
     from apiaudit.infra.progress import for_terminal
 
     fail_on = project_settings(fail_on=fail_on).fail_on  # the config's fail-on unless given here
+    if output is not None:
+        from apiaudit.report import format_for_output
+
+        format_for_output(fmt, output, unnamed="json")  # a mistyped suffix is refused before the scan
     # --format without -o: the report is stdout's one document, and the gate speaks on stderr.
     report_on_stdout = fmt is not None and output is None
     progress = for_terminal(False if no_progress else None, quiet=quiet)

@@ -31,7 +31,7 @@ SCAN_FORMATS = FORMATS
 @audit_options
 @jobs_option
 @guard_options
-@click.option("--format", "fmt", type=click.Choice(SCAN_FORMATS), help="Output format (default: from -o's suffix; else table on a terminal, json otherwise).")
+@click.option("--format", "fmt", type=click.Choice(SCAN_FORMATS), help="Output format (default: from -o's suffix; else table, in a pipe or file too).")
 @output_option()
 @fail_on_option
 @click.option("--against", metavar="NAME==VERSION", help="The provider release in use today: report only what moving to --provider "
@@ -42,6 +42,8 @@ SCAN_FORMATS = FORMATS
               "import the provider (default: only when the consumer, a release or installed, imports none of it itself).")  # fmt: skip
 @click.option("--show-unreachable", is_flag=True, help="List the findings of modules nothing in the consumer imports (else one line "
               "sums them up; they are conditional).")  # fmt: skip
+@click.option("--verbose", is_flag=True, help="Show provider signatures whole in the table (else the parameter in question "
+              "and its neighbours; JSON always has them whole).")  # fmt: skip
 @click.option("--no-progress", is_flag=True, help=NO_PROGRESS_HELP)
 @quiet_option
 @click.option("--no-index-cache", is_flag=True, help="Rebuild the provider index instead of reading the cache.")
@@ -49,7 +51,7 @@ SCAN_FORMATS = FORMATS
 @click.option("--since", metavar="VERSION", help="With --explain: a release without the findings to bisect from.")
 @guarded
 def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_version, python_version, strict, fmt, output, fail_on, against, baseline, write_baseline,
-                 show_suppressed, offline, show_unresolved, show_unreachable, with_deps, no_progress, quiet, no_index_cache, explain,
+                 show_suppressed, offline, show_unresolved, show_unreachable, with_deps, verbose, no_progress, quiet, no_index_cache, explain,
                  since):
     """Report every mismatch between the consumer(s) and the provider. Exit 0 clean, 1 findings, 2 bad input."""
     from apiaudit.report import format_for_output
@@ -59,7 +61,7 @@ def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_ver
         baseline=baseline, offline=offline,
     )  # fmt: skip
     fail_on = settings.fail_on
-    chosen = format_for_output(fmt, output, interactive=sys.stdout.isatty())
+    chosen = format_for_output(fmt, output)
     if explain:
         from apiaudit.cli.matrix import explain_command
 
@@ -105,12 +107,14 @@ def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_ver
         if not quiet:
             click.echo(f"apiaudit: wrote {count} finding{'s' if count != 1 else ''} to baseline {write_baseline}", err=True)
         sys.exit(0)
+    if chosen in ("json", "sarif"):
+        report = _with_exact_fixes(report, list(rules_dirs) or list(settings.rules), cache_dir or settings.cache_dir)
     # Colour on a terminal unless NO_COLOR, in a pipe with FORCE_COLOR; never in a file.
     color = output is None and chosen == "table" and use_color(sys.stdout)
 
     def rendered(report):
         return render(report, chosen, show_unresolved=show_unresolved, color=color, show_suppressed=show_suppressed,
-                      show_unreachable=show_unreachable)  # fmt: skip
+                      show_unreachable=show_unreachable, verbose=verbose)  # fmt: skip
 
     text = rendered(report)
     write_output(text, output, chosen, quiet=quiet)
@@ -119,3 +123,15 @@ def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_ver
     # The same command line, nothing changed, writes this again before click is imported.
     replay.note_output(written, report.duration_s, output, lambda seconds: rendered(replace(report, duration_s=seconds)))
     sys.exit(report.exit_code(parse_fail_on(fail_on), strict=strict))
+
+
+def _with_exact_fixes(report, rules_dirs, cache_dir):
+    """JSON and SARIF carry each finding's fix as exact edits (what `apiaudit fix` would change),
+    with the rules of the release audited against (recipe fixes)."""
+    from apiaudit import sources
+    from apiaudit.audit import rulebook_for
+    from apiaudit.cli.fix import origin_spec
+    from apiaudit.fixes.exact import with_exact_fixes
+
+    tree = sources.resolve(origin_spec(report.provider), cache_dir=cache_dir, check_entry=False)
+    return with_exact_fixes(report, rulebook_for(rules_dirs, tree))

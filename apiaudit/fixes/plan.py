@@ -324,23 +324,26 @@ def plan_fixes(
     return FixPlan(tuple(file_fixes), tuple(unfixable), tuple(already))
 
 
-def unified_diff(plan: FixPlan) -> str:
-    """One unified diff (a/PATH, b/PATH) over every file the plan changes."""
+def unified_diff(plan: FixPlan, display_root: str = "") -> str:
+    """One unified diff (a/PATH, b/PATH) over every file the plan changes. `display_root` (the
+    consumer's, `src/`) goes before each path, so that `git apply` at the project root takes it."""
     chunks: list[str] = []
     for file_fix in plan.changed_files:
         before = file_fix.original.decode("utf-8", errors="surrogateescape").splitlines(keepends=True)
         after = file_fix.patched.decode("utf-8", errors="surrogateescape").splitlines(keepends=True)
-        for line in difflib.unified_diff(before, after, fromfile=f"a/{file_fix.path}", tofile=f"b/{file_fix.path}"):
+        for line in difflib.unified_diff(before, after, fromfile=f"a/{display_root}{file_fix.path}",
+                                       tofile=f"b/{display_root}{file_fix.path}"):  # fmt: skip
             chunks.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(chunks)
 
 
-def describe_unfixable(plan: FixPlan) -> list[str]:
-    """One line per finding the plan cannot fix (candidates indented below it)."""
+def describe_unfixable(plan: FixPlan, display_root: str = "") -> list[str]:
+    """One line per finding the plan cannot fix (candidates indented below it), its path from the
+    project root (`display_root` before it, as in the diff)."""
     lines: list[str] = []
     for item in plan.unfixable:
         f = item.finding
         what = f" {f.param}" if f.param else ""
-        lines.append(f"{f.path}:{f.line}:{f.column + 1}: {f.rule}{what}: not fixed: {item.reason}")
+        lines.append(f"{display_root}{f.path}:{f.line}:{f.column + 1}: {f.rule}{what}: not fixed: {item.reason}")
         lines.extend(f"    candidate: {c}" for c in item.candidates)
     return lines

@@ -172,10 +172,11 @@ def _not_installed_here(spec: str) -> bool:
 
 
 def write_report(report: Report, path: Path, fmt: str | None = None) -> None:
-    """Write the report to `path` in `fmt` (default: from the suffix, JSON otherwise), whole or not at all."""
+    """Write the report to `path` in `fmt` (default: from the suffix, JSON for a name without one; an
+    unknown suffix is an InputError), whole or not at all."""
     from apiaudit.report import format_for_output, render, write_output
 
-    chosen = format_for_output(fmt, path, interactive=False)
+    chosen = format_for_output(fmt, path, unnamed="json")  # a gate's report file is for programs
     write_output(render(report, chosen), path, chosen, quiet=True)
 
 

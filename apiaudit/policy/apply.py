@@ -68,8 +68,10 @@ def apply_policy(
     for entry in settings.ignores:
         if entry.expired(today):
             notices.append(f"{entry.where}: the ignore of {entry.rule} expired on {entry.until}; its findings are reported again")
+    printed = {c.key: c.shown for c in report.consumers}  # the path a report prints, from the project root
     for f in findings:
-        ignored = next((i for i in active_ignores if _ignore_matches(i, f)), None)
+        paths = (f.path, printed[f.consumer](f.path) if f.consumer in printed else f.path)
+        ignored = next((i for i in active_ignores if _ignore_matches(i, f, paths)), None)
         if ignored is not None:
             suppressed.append(Suppressed(f, SuppressedBy.CONFIG, ignored.reason, ignored.where))
             continue
@@ -109,10 +111,12 @@ def apply_policy(
     )
 
 
-def _ignore_matches(entry, f: Finding) -> bool:
+def _ignore_matches(entry, f: Finding, paths: tuple[str, ...]) -> bool:
+    """`paths`: the finding's path from the import root and as reports print it (from the
+    project root); an entry's glob may name either."""
     return (
         entry.rule == f.rule
-        and (entry.path is None or fnmatch.fnmatchcase(f.path, entry.path))
+        and (entry.path is None or any(fnmatch.fnmatchcase(p, entry.path) for p in paths))
         and (entry.callee is None or entry.callee == f.callee or (f.callee or "").startswith(entry.callee + "."))
         and (entry.param is None or entry.param == f.param)
     )

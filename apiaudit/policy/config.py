@@ -82,6 +82,11 @@ class Settings:
     # config key -> "default" | "<file>" | "command line"
     origins: tuple[tuple[str, str], ...] = field(default=())
 
+    @property
+    def project_root(self) -> Path:
+        """The folder reports' paths start from: the config file's, else the working directory."""
+        return (self.file.parent if self.file is not None else Path.cwd()).resolve()
+
     def origin(self, key: str) -> str:
         return dict(self.origins).get(key, "default")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from apiaudit.errors import InputError
-from apiaudit.report.base import RenderOptions
+from apiaudit.report.base import RenderOptions, shown_paths
 
 if TYPE_CHECKING:
     from apiaudit.findings import Report
@@ -41,47 +41,64 @@ def render(
     color: bool = False,
     show_suppressed: bool = False,
     show_unreachable: bool = False,
+    verbose: bool = False,
 ) -> str:
     """The report as text in `fmt` (one of FORMATS).
 
     `show_unresolved` lists cannot-judge findings in table, SARIF and GitHub output
     (JSON always has them); `width` and `color` apply to the table only;
     `show_suppressed` lists suppressed findings (every format counts them);
-    `show_unreachable` lists the findings of modules nothing imports (else summed up in one line).
+    `show_unreachable` lists the findings of modules nothing imports (else summed up in one line);
+    `verbose` shows provider signatures whole in the table (else the parameters that matter).
     """
     module = _MODULES.get(fmt)
     if module is None:
         raise InputError(f"unknown output format '{fmt}' (choose from {', '.join(FORMATS)})")
     renderer = importlib.import_module(f"apiaudit.report.{module}").render
     return renderer(
-        report,
+        shown_paths(report),  # every format names files from the project root
+
         RenderOptions(
             show_unresolved=show_unresolved, width=width, color=color, show_suppressed=show_suppressed,
-            show_unreachable=show_unreachable,
+            show_unreachable=show_unreachable, verbose=verbose,
         ),  # fmt: skip
     )
 
 
-def format_for_output(fmt: str | None, output: Path | None, *, interactive: bool, formats: tuple[str, ...] = FORMATS) -> str:
-    """--format if given; else what -o's suffix says; else table on a terminal, JSON otherwise.
+def format_for_output(fmt: str | None, output: Path | None, *, formats: tuple[str, ...] = FORMATS, unnamed: str = "table") -> str:
+    """--format if given; else what -o's suffix says; else `unnamed` (the table, as ruff and mypy
+    print: on a terminal, in a pipe and in a file alike; JSON only when asked for).
 
-    A suffix that names only formats the command does not write (`matrix -o m.sarif`) is an
-    InputError, never a file of another format under that name; an unknown suffix is JSON."""
+    A name without a suffix (`-o /dev/stdout`, `-o >(gzip > r.gz)`) is `unnamed` too. A suffix no
+    format has (`r.sarf`) is an InputError listing the known ones, never a file of a format the
+    person did not choose; so is one that names only formats the command does not write
+    (`matrix -o m.sarif`)."""
     if fmt:
         return fmt
-    if output is not None:
-        suffix = Path(output).suffix.lower()
-        named = SUFFIX_FORMATS.get(suffix, ())
-        for by_suffix in named:
-            if by_suffix in formats:
-                return by_suffix
-        if named:
-            raise InputError(
-                f"-o {output}: a {suffix} file is {' or '.join(named)}, which this command does not write "
-                f"(it writes {', '.join(formats)}); name a {_suffix_for(formats)} file or pass --format"
-            )
-        return "json"
-    return "table" if interactive else "json"
+    if output is None:
+        return unnamed
+    suffix = Path(output).suffix.lower()
+    if not suffix:
+        return unnamed
+    named = SUFFIX_FORMATS.get(suffix)
+    if named is None:
+        raise InputError(
+            f"-o {output}: {suffix} is no report format's suffix (known: {', '.join(_known_suffixes(formats))}); "
+            "name the file with one, or pass --format"
+        )
+    for by_suffix in named:
+        if by_suffix in formats:
+            return by_suffix
+    raise InputError(
+        f"-o {output}: a {suffix} file is {' or '.join(named)}, which this command does not write "
+        f"(it writes {', '.join(formats)}); name a {_suffix_for(formats)} file or pass --format"
+    )
+
+
+def _known_suffixes(formats: tuple[str, ...]) -> list[str]:
+    """The suffixes that name a format the command writes, with that format (`.json json`)."""
+    return [f"{suffix} ({next(f for f in named if f in formats)})" for suffix, named in SUFFIX_FORMATS.items()
+            if any(f in formats for f in named)]  # fmt: skip
 
 
 def _suffix_for(formats: tuple[str, ...]) -> str:

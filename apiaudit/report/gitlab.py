@@ -11,35 +11,27 @@ from collections import Counter
 from typing import Any
 
 from apiaudit.findings import Finding, Report, Severity
-from apiaudit.report.base import RenderOptions, visible_findings
+from apiaudit.report.base import RenderOptions, finding_id, visible_findings
 
 SEVERITIES = {Severity.ERROR: "critical", Severity.WARNING: "major", Severity.INFO: "info"}
 
 
-def issue(f: Finding, occurrence: int) -> dict[str, Any]:
-    from apiaudit.report.sarif import fingerprint
-
+def issue(f: Finding, identity: str) -> dict[str, Any]:
     description = f.message if not f.advice else f"{f.message} Fix: {f.advice}"
     return {
         "type": "issue",
         "description": description,
         "check_name": f.rule,
         "categories": ["Bug Risk"],
-        "fingerprint": f"{fingerprint(f)}:{occurrence}",
+        "fingerprint": identity,
         "severity": SEVERITIES[f.severity],
         "location": {"path": f.path, "lines": {"begin": max(f.line, 1), **({"end": f.end_line} if f.end_line else {})}},
     }
 
 
 def report_to_issues(report: Report, *, show_unresolved: bool = False, show_unreachable: bool = False) -> list[dict[str, Any]]:
-    from apiaudit.report.sarif import fingerprint
-
     seen: Counter = Counter()
-    issues = []
-    for f in visible_findings(report, show_unresolved, show_unreachable):
-        seen[fingerprint(f)] += 1
-        issues.append(issue(f, seen[fingerprint(f)]))
-    return issues
+    return [issue(f, finding_id(f, seen)) for f in visible_findings(report, show_unresolved, show_unreachable)]
 
 
 def render(report: Report, options: RenderOptions) -> str:

@@ -7,7 +7,8 @@ The preflight gate and the matrix command read reports back with
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections import Counter
+from typing import Any, Union
 
 from apiaudit.errors import InputError
 from apiaudit.evidence import (
@@ -27,11 +28,14 @@ from apiaudit.evidence import (
     SuppressionFacts,
 )
 from apiaudit.findings import (
+    READABLE_MAJORS,
     SCHEMA_VERSION,
     BaselineSummary,
     CodeOrigin,
     Delta,
+    ExactFix,
     Finding,
+    Replacement,
     Report,
     Severity,
     Suppressed,
@@ -40,6 +44,8 @@ from apiaudit.findings import (
 from apiaudit.report.base import (
     TOOL_NAME,
     RenderOptions,
+    finding_id,
+    import_root_paths,
     severity_counts,
     sorted_findings,
     tool_version,
@@ -47,7 +53,8 @@ from apiaudit.report.base import (
 
 
 def _origin_to_dict(origin: CodeOrigin) -> dict[str, Any]:
-    return {"name": origin.name, "version": origin.version, "root": origin.root, "kind": origin.kind, "label": origin.key}
+    return {"name": origin.name, "version": origin.version, "root": origin.root, "kind": origin.kind, "label": origin.key,
+            "display_root": origin.display_root}  # fmt: skip
 
 
 # --- details: the typed facts as the documented string map, and back ---------------------
@@ -56,28 +63,26 @@ def _origin_to_dict(origin: CodeOrigin) -> dict[str, Any]:
 BINDING_RULES = frozenset({"unexpected-keyword", "missing-required", "too-many-positional", "positional-only-by-keyword", "duplicate-argument"})
 _BINDING_KEYS = frozenset({"rejected_by", "forward_hops", "arg_line", "via_splat", "positional_names", "max_positional",
                            "positional_given", "annotation"})  # fmt: skip
-# Several values in one details string: dotted paths and names by commas, import statements by "; "
-# (which is itself a valid statement separator).
+# A details value (since 2.0): a string, a whole number, true, or a list of strings or numbers.
+# Schema 1.x wrote every value as a string: several values joined by commas (import statements
+# by "; ", itself a valid statement separator), numbers and true ("1") as text; still read.
+Detail = Union[str, int, bool, list]
 _LIST_SEP = ","
 _IMPORTS_SEP = "; "
 
 
-def _some(*pairs: tuple[str, object]) -> dict[str, str]:
-    """The pairs whose value is set, as strings (True as "1"); None, False and () are left out."""
-    out: dict[str, str] = {}
+def _some(*pairs: tuple[str, Any]) -> dict[str, Detail]:
+    """The pairs whose value is set, typed as JSON has them: numbers as numbers, several values
+    as a list, a flag as true; None, False and () are left out."""
+    out: dict[str, Detail] = {}
     for key, value in pairs:
         if value is None or value is False or value == ():
             continue
-        if isinstance(value, tuple):
-            out[key] = (_IMPORTS_SEP if key == "import" else _LIST_SEP).join(value)
-        elif value is True:
-            out[key] = "1"
-        else:
-            out[key] = str(value)
+        out[key] = list(value) if isinstance(value, tuple) else value
     return out
 
 
-def _facts_details(facts: Facts | None) -> dict[str, str]:
+def _facts_details(facts: Facts | None) -> dict[str, Detail]:
     if facts is None:
         return {}
     if isinstance(facts, ImportFacts):
@@ -106,24 +111,24 @@ def _facts_details(facts: Facts | None) -> dict[str, str]:
         return {"pattern": facts.pattern, **({"method": facts.method} if facts.method is not None else {}),
                 **_some(("bound", facts.bound), ("keyword", facts.keyword))}  # fmt: skip
     if isinstance(facts, GuardFacts):
-        return {"guard": facts.guard, "expect": "true" if facts.expect else "false", **_some(("classes", facts.classes))}
+        return {"guard": facts.guard, "expect": facts.expect, **_some(("classes", facts.classes))}
     if isinstance(facts, RemoteCodeFacts):
         return {"auto_class": facts.auto_class, "auto_map_file": facts.auto_map_file, "auto_map_key": facts.auto_map_key,
                 "keyword": facts.keyword}  # fmt: skip
     if isinstance(facts, DeprecationFacts):
         return {"deprecated": facts.deprecated}
     if isinstance(facts, SuppressionFacts):
-        return {"rules": ", ".join(facts.rules)}
+        return {"rules": list(facts.rules)}
     if isinstance(facts, LaunchFacts):
         return {"launch": facts.launch, "flag": facts.flag, **_some(("key", facts.key), ("value", facts.value),
                 ("config", facts.config), ("module", facts.module), ("known", facts.known))}  # fmt: skip
     raise TypeError(f"no details format for {type(facts).__name__}")
 
 
-def finding_details(f: Finding) -> dict[str, str]:
+def finding_details(f: Finding) -> dict[str, Detail]:
     """A finding's JSON `details` (and SARIF `properties.details`): docs/report-format.md lists the keys."""
     out = _facts_details(f.facts)
-    out.update(_some(("behind_guard", tuple(str(line) for line in f.behind_guard))))
+    out.update(_some(("behind_guard", f.behind_guard)))
     if f.recipe is not None:
         r = f.recipe
         # A recipe's moved_to replaces the engine's: it is what the fix uses.
@@ -132,32 +137,41 @@ def finding_details(f: Finding) -> dict[str, str]:
     return out
 
 
-def _split(text: str | None, sep: str = _LIST_SEP) -> tuple[str, ...]:
-    return tuple(x.strip() for x in text.split(sep) if x.strip()) if text else ()
+def _split(value: Detail | None, sep: str = _LIST_SEP) -> tuple[str, ...]:
+    """A list value, or (schema 1.x) a string of values joined by `sep`."""
+    if isinstance(value, list):
+        return tuple(str(x) for x in value)
+    return tuple(x.strip() for x in value.split(sep) if x.strip()) if isinstance(value, str) and value else ()
 
 
-def _int(d: dict[str, str], key: str, where: str) -> int | None:
-    text = d.get(key)
-    if text is None:
+def _int(d: dict[str, Detail], key: str, where: str) -> int | None:
+    value = d.get(key)
+    if value is None:
         return None
-    try:
-        return int(text)
-    except ValueError:
-        raise InputError(f"report JSON: {where}.{key} must be a whole number written as a string, not {text!r}") from None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():  # schema 1.x: the number as text
+        return int(value)
+    raise InputError(f"report JSON: {where}.{key} must be a whole number, not {value!r}")
 
 
-def facts_from_details(rule: str, d: dict[str, str], where: str) -> tuple[Facts | None, RecipeFacts | None, tuple[int, ...]]:
+def _flag(d: dict[str, Detail], key: str, true_text: str) -> bool:
+    """A flag: true (schema 2.x) or `true_text` (1.x: "1", "true")."""
+    return d.get(key) in (True, true_text)
+
+
+def facts_from_details(rule: str, d: dict[str, Any], where: str) -> tuple[Facts | None, RecipeFacts | None, tuple[int, ...]]:
     """The inverse of `finding_details`: (facts, recipe, behind_guard). Unknown keys are ignored."""
     recipe = None
     if "recipe" in d:
         recipe = RecipeFacts(d["recipe"], renamed_to=d.get("renamed_to"), value=d.get("value"),
                              imports=_split(d.get("import"), _IMPORTS_SEP),
                              moved_to=d.get("moved_to") if rule == "import-missing" else None)  # fmt: skip
-    behind = tuple(int(x) for x in _split(d.get("behind_guard")) if x.isdigit())
+    behind = tuple(int(x) for x in _split(d.get("behind_guard")) if x.isdigit())  # numbers or (1.x) their text
     return _facts_from(rule, d, recipe, where), recipe, behind
 
 
-def _facts_from(rule: str, d: dict[str, str], recipe: RecipeFacts | None, where: str) -> Facts | None:
+def _facts_from(rule: str, d: dict[str, Any], recipe: RecipeFacts | None, where: str) -> Facts | None:
     if "launch" in d and "flag" in d:
         return LaunchFacts(d["launch"], d["flag"], d.get("key"), d.get("value"), d.get("config"), d.get("module"), _split(d.get("known")))
     if "pattern" in d:
@@ -171,7 +185,7 @@ def _facts_from(rule: str, d: dict[str, str], recipe: RecipeFacts | None, where:
     if d.get("deprecated") == "keyword":
         return DeprecationFacts("keyword")
     if "guard" in d and "expect" in d:
-        return GuardFacts(d["guard"], d["expect"] == "true", _split(d.get("classes")))
+        return GuardFacts(d["guard"], _flag(d, "expect", "true"), _split(d.get("classes")))
     if "import_line" in d and "module" in d:
         return FailedImportFacts(_int(d, "import_line", where) or 0, d["module"], d.get("name"))
     if "attribute" in d and "owner" in d:
@@ -191,7 +205,7 @@ def _facts_from(rule: str, d: dict[str, str], recipe: RecipeFacts | None, where:
         return ImportFacts(d["module"], name, candidates, moved_to, d.get("guarded"))
     if rule in BINDING_RULES and d.keys() & _BINDING_KEYS:
         return BindingFacts(
-            arg_line=_int(d, "arg_line", where), via_splat=d.get("via_splat") == "1", annotation=d.get("annotation"),
+            arg_line=_int(d, "arg_line", where), via_splat=_flag(d, "via_splat", "1"), annotation=d.get("annotation"),
             positional_names=_split(d.get("positional_names")), max_positional=_int(d, "max_positional", where),
             positional_given=_int(d, "positional_given", where), rejected_by=d.get("rejected_by"),
             forward_hops=_int(d, "forward_hops", where),
@@ -199,8 +213,9 @@ def _facts_from(rule: str, d: dict[str, str], recipe: RecipeFacts | None, where:
     return None
 
 
-def _finding_to_dict(f: Finding) -> dict[str, Any]:
+def _finding_to_dict(f: Finding, identity: str) -> dict[str, Any]:
     return {
+        "id": identity,
         "rule": f.rule,
         "severity": f.severity.value,
         "consumer": f.consumer,
@@ -221,12 +236,40 @@ def _finding_to_dict(f: Finding) -> dict[str, Any]:
         "guard": f.guard,
         "reason": f.reason,
         "unreachable": f.unreachable,
+        "fix": _fix_to_dict(f),
     }
+
+
+def _fix_to_dict(f: Finding) -> dict[str, Any] | None:
+    """The fix as exact edits of the finding's file (since 2.0); null where `apiaudit fix` has none,
+    or the report was not asked to look (docs/report-format.md)."""
+    if f.exact_fix is None:
+        return None
+    edits = [{"range": {"start_line": r.start_line, "start_column": r.start_column, "end_line": r.end_line,
+                        "end_column": r.end_column}, "replacement": r.text}
+             for r in f.exact_fix.replacements]  # fmt: skip
+    return {"description": f.exact_fix.description, "file": f.path, "edits": edits}
+
+
+def _fix_from_dict(raw: Any, where: str) -> ExactFix | None:
+    if raw is None:
+        return None
+    edits = _require(raw, "edits", list, where)
+    replacements = []
+    for i, edit in enumerate(edits):
+        at = f"{where}.edits[{i}]"
+        span = _require(edit, "range", dict, at)
+        start_line, start_column, end_line, end_column = (
+            _require(span, key, int, f"{at}.range") for key in ("start_line", "start_column", "end_line", "end_column")
+        )
+        replacements.append(Replacement(start_line, start_column, end_line, end_column, _require(edit, "replacement", str, at)))
+    return ExactFix(_require(raw, "description", str, where), tuple(replacements))
 
 
 def report_to_dict(report: Report) -> dict[str, Any]:
     """The JSON document as plain data; keys come out in a fixed, documented order."""
     counts = severity_counts(report)
+    seen: Counter = Counter()
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": TOOL_NAME, "version": tool_version()},
@@ -246,16 +289,17 @@ def report_to_dict(report: Report) -> dict[str, Any]:
             "unreachable": report.unreachable,
         },
         "extras": dict(report.extras),
-        "findings": [_finding_to_dict(f) for f in sorted_findings(report)],
-        "suppressed": [_suppressed_to_dict(s) for s in report.suppressed],
+        # Ids count on from the findings into the suppressed ones, as SARIF's results do.
+        "findings": [_finding_to_dict(f, finding_id(f, seen)) for f in sorted_findings(report)],
+        "suppressed": [_suppressed_to_dict(s, finding_id(s.finding, seen)) for s in report.suppressed],
         "baseline": _baseline_to_dict(report.baseline),
         "delta": _delta_to_dict(report.delta),
         "notices": list(report.notices),
     }
 
 
-def _suppressed_to_dict(s: Suppressed) -> dict[str, Any]:
-    return {"by": s.by.value, "reason": s.reason, "where": s.where, "finding": _finding_to_dict(s.finding)}
+def _suppressed_to_dict(s: Suppressed, identity: str) -> dict[str, Any]:
+    return {"by": s.by.value, "reason": s.reason, "where": s.where, "finding": _finding_to_dict(s.finding, identity)}
 
 
 def _baseline_to_dict(b: BaselineSummary | None) -> dict[str, Any] | None:
@@ -265,10 +309,11 @@ def _baseline_to_dict(b: BaselineSummary | None) -> dict[str, Any] | None:
 def _delta_to_dict(d: Delta | None) -> dict[str, Any] | None:
     if d is None:
         return None
+    seen: Counter = Counter()  # the current release's findings, counted apart
     return {
         "against": _origin_to_dict(d.against),
         "unchanged": d.unchanged,
-        "fixed": [_finding_to_dict(f) for f in d.fixed],
+        "fixed": [_finding_to_dict(f, finding_id(f, seen)) for f in d.fixed],
     }
 
 
@@ -302,6 +347,20 @@ def _str_map(value: Any, where: str) -> tuple[tuple[str, str], ...]:
     return tuple(value.items())
 
 
+def _is_detail(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(isinstance(x, (str, int)) and not isinstance(x, bool) for x in value)
+    return isinstance(value, (str, int))  # bool is an int: true is a flag's value
+
+
+def _details_map(value: Any, where: str) -> dict[str, Detail]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) and _is_detail(v) for k, v in value.items()):
+        raise InputError(f"report JSON: {where} must be an object of strings, whole numbers, true/false or lists of them")
+    return dict(value)
+
+
 def _origin_from_dict(d: Any, where: str) -> CodeOrigin:
     return CodeOrigin(
         name=_require(d, "name", str, where),
@@ -309,6 +368,8 @@ def _origin_from_dict(d: Any, where: str) -> CodeOrigin:
         root=_require(d, "root", str, where),
         kind=_require(d, "kind", str, where),
         label=d.get("label") if isinstance(d.get("label"), str) and d.get("label") != d.get("name") else None,
+        # Since 2.0; absent from older documents (whose paths are the import root's).
+        display_root=d.get("display_root") if isinstance(d.get("display_root"), str) else "",
     )
 
 
@@ -327,7 +388,7 @@ def _finding_from_dict(d: Any, where: str) -> Finding:
         return _require(d, key, str, where, nullable=True) if isinstance(d, dict) and key in d else None
 
     rule = _require(d, "rule", str, where)
-    facts, recipe, behind_guard = facts_from_details(rule, dict(_str_map(d.get("details"), f"{where}.details")), f"{where}.details")
+    facts, recipe, behind_guard = facts_from_details(rule, _details_map(d.get("details"), f"{where}.details"), f"{where}.details")
     return Finding(
         rule=rule,
         severity=_severity(_require(d, "severity", str, where), where),
@@ -352,6 +413,8 @@ def _finding_from_dict(d: Any, where: str) -> Finding:
         # Since 1.4; absent from older documents.
         reason=opt_str("reason"),
         unreachable=bool(d.get("unreachable", False)) if isinstance(d, dict) else False,
+        # Since 2.0.
+        exact_fix=_fix_from_dict(d.get("fix"), f"{where}.fix") if isinstance(d, dict) else None,
     )
 
 
@@ -364,15 +427,16 @@ def report_from_dict(d: Any) -> Report:
     if not isinstance(d, dict):
         raise InputError("report JSON: the top level must be an object")
     version = _require(d, "schema_version", str, "report")
-    if version.split(".")[0] != SCHEMA_VERSION.split(".")[0]:
+    if version.split(".")[0] not in READABLE_MAJORS:
         raise InputError(
-            f"report JSON: schema_version {version} is not readable by this apiaudit (reads {SCHEMA_VERSION.split('.')[0]}.x)"
+            f"report JSON: schema_version {version} is not readable by this apiaudit "
+            f"(reads {' and '.join(m + '.x' for m in READABLE_MAJORS)})"
         )
     consumers_raw = _require(d, "consumers", list, "report")
     summary = _require(d, "summary", dict, "report")
     findings_raw = _require(d, "findings", list, "report")
     findings = tuple(_finding_from_dict(f, f"findings[{i}]") for i, f in enumerate(findings_raw))
-    return Report(
+    return import_root_paths(Report(
         suppressed=_suppressed_from(d.get("suppressed")),
         baseline=_baseline_from(d.get("baseline")),
         delta=_delta_from(d.get("delta")),
@@ -385,7 +449,7 @@ def report_from_dict(d: Any) -> Report:
         duration_s=float(_require(summary, "duration_s", (int, float), "summary")),
         rules_version=d.get("rules_version") if isinstance(d.get("rules_version"), str) else None,
         extras=_str_map(d.get("extras"), "extras"),
-    )
+    ))
 
 
 # Fields added in 1.2: absent from older documents, so each defaults to "none".

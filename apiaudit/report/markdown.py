@@ -7,7 +7,7 @@ from apiaudit.report.base import (
     RenderOptions,
     headline,
     policy_lines,
-    severity_counts,
+    severity_phrases,
     short_finding,
     suppressed_phrase,
     visible_findings,
@@ -51,12 +51,8 @@ def _row(f: Finding) -> str:
     return f"| {f.severity.value} | `{f.rule}` | {where} | {'<br>'.join(parts)} |"
 
 
-def _counts(report: Report) -> str:
-    counts = severity_counts(report)
-    parts = [f"{counts['error']} error{'s' if counts['error'] != 1 else ''}",
-             f"{counts['warning']} warning{'s' if counts['warning'] != 1 else ''}"]  # fmt: skip
-    if counts["info"]:
-        parts.append(f"{counts['info']} info")
+def _counts(report: Report, unreachable_listed: bool) -> str:
+    parts = severity_phrases(report, unreachable_listed=unreachable_listed)
     parts.append(f"{report.cannot_judge} cannot judge")
     if report.suppressed:
         parts.append(suppressed_phrase(report, listed=True))
@@ -65,7 +61,7 @@ def _counts(report: Report) -> str:
 
 def render(report: Report, options: RenderOptions) -> str:
     shown = visible_findings(report, options.show_unresolved, options.show_unreachable)
-    lines = [f"## apiaudit: {cell(headline(report))}", "", _counts(report), ""]
+    lines = [f"## apiaudit: {cell(headline(report))}", "", _counts(report, options.show_unreachable), ""]
     notes = policy_lines(report, unreachable_listed=options.show_unreachable)
     lines += [f"> {cell(line)}" for line in notes]
     if notes:

@@ -6,7 +6,6 @@ checkout; originalUriBaseIds records where the audited trees lay on this machine
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -15,6 +14,7 @@ from urllib.parse import quote
 
 from apiaudit.findings import (
     ENGINE_RULES,
+    ExactFix,
     Finding,
     Report,
     Severity,
@@ -23,6 +23,8 @@ from apiaudit.findings import (
 )
 from apiaudit.report.base import (
     INFORMATION_URI,
+    finding_id,
+    fingerprint,
     TOOL_NAME,
     RenderOptions,
     tool_version,
@@ -35,20 +37,11 @@ SARIF_VERSION = "2.1.0"
 CONSUMER_ROOT = "CONSUMERROOT"
 PROVIDER_ROOT = "PROVIDERROOT"
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
-# partialFingerprints key: a hash of what identifies a finding without its line (the baseline
-# key), so code scanning tracks an alert across commits that move it.
+# partialFingerprints key: the finding's id (report.base.finding_id: a hash of what identifies
+# it without its line, the baseline key), so code scanning tracks an alert across commits that move it.
 FINGERPRINT_KEY = "apiauditFinding/v1"
 # SARIF suppression kinds: a comment in the code, or something outside it (config, baseline).
 _SUPPRESSION_KINDS = {SuppressedBy.INLINE: "inSource", SuppressedBy.FILE: "inSource"}
-
-
-def fingerprint(f: Finding) -> str:
-    """The hex sha256 of the finding's baseline key (rule, consumer, path, callee, param, source)."""
-    from apiaudit.policy.baseline import BaselineKey
-
-    key = BaselineKey.of(f)
-    text = "\0".join((f.consumer, key.rule, key.path, key.callee or "", key.param or "", key.source))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _dir_uri(root: str) -> str:
@@ -103,7 +96,7 @@ def _region(f: Finding) -> dict[str, Any] | None:
     return region
 
 
-def _result(f: Finding, rule_index: dict[str, int], base_ids: dict[str, str], occurrence: int = 1) -> dict[str, Any]:
+def _result(f: Finding, rule_index: dict[str, int], base_ids: dict[str, str], identity: str) -> dict[str, Any]:
     physical: dict[str, Any] = {
         "artifactLocation": {"uri": _relative_uri(f.path), "uriBaseId": base_ids.get(f.consumer, CONSUMER_ROOT)}
     }
@@ -117,12 +110,15 @@ def _result(f: Finding, rule_index: dict[str, int], base_ids: dict[str, str], oc
         "level": LEVELS[f.severity],
         "message": {"text": text},
         "locations": [{"physicalLocation": physical}],
-        # `:N` tells apart identical calls in one file, as GitHub's own line hashes do.
-        "partialFingerprints": {FINGERPRINT_KEY: f"{fingerprint(f)}:{occurrence}"},
+        # The finding's stable id (JSON's `id`, GitLab's fingerprint): `:N` tells apart identical
+        # calls in one file, as GitHub's own line hashes do.
+        "partialFingerprints": {FINGERPRINT_KEY: identity},
     }
     related = _provider_location(f)
     if related:
         result["relatedLocations"] = [related]
+    if f.exact_fix is not None:
+        result["fixes"] = [_fix(f.exact_fix, physical["artifactLocation"])]
     properties: dict[str, Any] = {
         key: value
         for key, value in (
@@ -141,6 +137,21 @@ def _result(f: Finding, rule_index: dict[str, int], base_ids: dict[str, str], oc
         properties["details"] = details
     result["properties"] = properties
     return result
+
+
+def _fix(fix: ExactFix, artifact: dict[str, Any]) -> dict[str, Any]:
+    """The finding's exact fix as a SARIF fix: one artifact change, a replacement per edit
+    (columns 1-based; a deleted region of no width is an insertion)."""
+    replacements = [
+        {
+            "deletedRegion": {"startLine": r.start_line, "startColumn": r.start_column + 1, "endLine": r.end_line,
+                              "endColumn": r.end_column + 1},
+            "insertedContent": {"text": r.text},
+        }  # fmt: skip
+        for r in fix.replacements
+    ]
+    return {"description": {"text": fix.description}, "artifactChanges": [{"artifactLocation": artifact,
+            "replacements": replacements}]}  # fmt: skip
 
 
 def _provider_location(f: Finding) -> dict[str, Any] | None:
@@ -162,13 +173,9 @@ def _provider_location(f: Finding) -> dict[str, Any] | None:
 
 def _results(findings: list[Finding], suppressed: list[Suppressed], rule_index, base_ids) -> list[dict[str, Any]]:
     seen: Counter = Counter()
-    results = []
-    for f in findings:
-        seen[fingerprint(f)] += 1
-        results.append(_result(f, rule_index, base_ids, seen[fingerprint(f)]))
+    results = [_result(f, rule_index, base_ids, finding_id(f, seen)) for f in findings]
     for s in suppressed:
-        seen[fingerprint(s.finding)] += 1
-        result = _result(s.finding, rule_index, base_ids, seen[fingerprint(s.finding)])
+        result = _result(s.finding, rule_index, base_ids, finding_id(s.finding, seen))
         suppression: dict[str, Any] = {"kind": _SUPPRESSION_KINDS.get(s.by, "external"), "status": "accepted"}
         suppression["justification"] = f"{s.by.value}: {s.where}" + (f" -- {s.reason}" if s.reason else "")
         result["suppressions"] = [suppression]
@@ -186,7 +193,7 @@ def report_to_sarif(
     base_ids = _consumer_base_ids(report)
     original_uri_base_ids: dict[str, Any] = {}
     for consumer in report.consumers:
-        original_uri_base_ids.setdefault(base_ids[consumer.key], {"uri": _dir_uri(consumer.root)})
+        original_uri_base_ids.setdefault(base_ids[consumer.key], {"uri": _dir_uri(consumer.shown_base)})
     original_uri_base_ids[PROVIDER_ROOT] = {"uri": _dir_uri(report.provider.root)}
     run: dict[str, Any] = {
         "tool": {

@@ -20,6 +20,7 @@ from apiaudit.report.base import (
     headline,
     policy_lines,
     short_finding,
+    short_signature,
     summary_line,
     terminal_width,
     visible_findings,
@@ -102,18 +103,20 @@ def _position(f: Finding) -> str:
     return f"{f.line}:{f.column + 1}" if f.line > 0 else "-"
 
 
-def _detail_cell(f: Finding) -> RenderableType:
-    """Message, then the call as written, the provider's signature where it lives, the fix.
+def _detail_cell(f: Finding, verbose: bool) -> RenderableType:
+    """Message, then the call as written, the provider's signature where it lives (the parameters
+    that matter unless `verbose`), the fix.
 
     A label/value grid gives wrapped values a hanging indent under their label.
     """
     rows: list[tuple[str, str, str]] = []
+    signature = f.signature if verbose or not f.signature else short_signature(f.signature, f.param)
     if f.source:
         rows.append(("call", f.source.strip("\n"), ""))
-    if f.signature and f.provider_location:
-        rows.append(("provider", f"{f.signature}  ({f.provider_location})", ""))
-    elif f.signature or f.provider_location:
-        rows.append(("provider", f.signature or f.provider_location or "", ""))
+    if signature and f.provider_location:
+        rows.append(("provider", f"{signature}  ({f.provider_location})", ""))
+    elif signature or f.provider_location:
+        rows.append(("provider", signature or f.provider_location or "", ""))
     elif f.callee:
         # "not found" only where the rule says the provider lacks it; an absent location alone
         # (a callee the index could not read) proves nothing.
@@ -140,7 +143,7 @@ def _severity_text(f: Finding) -> Text:
     return Text(f.severity.value, style=_SEVERITY_STYLE.get(f.severity.value, ""))
 
 
-def _file_table(findings: list[Finding], width: int) -> Table:
+def _file_table(findings: list[Finding], width: int, verbose: bool) -> Table:
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True, width=width)
     table.add_column("line:col", no_wrap=True, justify="right")
     # A rule id is a name to search for: never folded mid-word.
@@ -154,11 +157,11 @@ def _file_table(findings: list[Finding], width: int) -> Table:
     for f in findings:
         position = _position(f) + ("\n(if)" if f.conditional else "")
         if wide:
-            table.add_row(position, _severity_text(f), Text(f.rule), _detail_cell(f))
+            table.add_row(position, _severity_text(f), Text(f.rule), _detail_cell(f, verbose))
         else:
             # Too narrow for four columns: severity and rule head the finding cell instead.
             head = _severity_text(f).append(f" {f.rule}", style="")
-            table.add_row(position, Group(head, _detail_cell(f)))
+            table.add_row(position, Group(head, _detail_cell(f, verbose)))
     return table
 
 
@@ -187,7 +190,7 @@ def render(report: Report, options: RenderOptions) -> str:
         console.print()
         title = f"{consumer}: {path}" if several_consumers else path
         console.print(DottedText(title, style="bold underline"))
-        console.print(_file_table(list(group), width))
+        console.print(_file_table(list(group), width, options.verbose))
     if report.delta is not None and report.delta.fixed:
         console.print()
         console.print(Text(f"Fixed by the upgrade ({len(report.delta.fixed)}):", style="bold"))
@@ -202,6 +205,7 @@ def render(report: Report, options: RenderOptions) -> str:
     console.print()
     for line in policy_lines(report, unreachable_listed=options.show_unreachable):
         console.print(DottedText(line, overflow="fold"))
-    console.print(Text(summary_line(report, unresolved_listed=options.show_unresolved, suppressed_listed=options.show_suppressed)))
+    console.print(Text(summary_line(report, unresolved_listed=options.show_unresolved, suppressed_listed=options.show_suppressed,
+                                    unreachable_listed=options.show_unreachable)))  # fmt: skip
     # rich pads every line to the full width; trailing blanks only bloat logs and diffs.
     return "".join(line.rstrip() + "\n" for line in out.getvalue().splitlines())

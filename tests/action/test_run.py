@@ -51,7 +51,7 @@ def test_scan_writes_sarif_annotations_summary_outputs_and_badge(project, capsys
     (project / "out").mkdir()
     assert main(env) == 1
     annotations = capsys.readouterr().out.splitlines()
-    assert annotations[0].startswith("::error file=bad.py,line=2,col=1") and "unexpected keyword argument 'c'" in annotations[0]
+    assert annotations[0].startswith("::error file=jobs/bad.py,line=2,col=1") and "unexpected keyword argument 'c'" in annotations[0]
     assert annotations[-1].startswith("::notice title=apiaudit::1 suppressed (1 inline")
 
     sarif = json.loads((project / "out" / "apiaudit.sarif").read_text())
@@ -60,7 +60,7 @@ def test_scan_writes_sarif_annotations_summary_outputs_and_badge(project, capsys
     assert [r.get("suppressions", [{}])[0].get("kind") for r in results] == [None, "inSource"]
 
     summary = (project / "summary.md").read_text()
-    assert summary.startswith("## apiaudit: jobs (") and "| error | `unexpected-keyword` | `bad.py:2` |" in summary
+    assert summary.startswith("## apiaudit: jobs (") and "| error | `unexpected-keyword` | `jobs/bad.py:2` |" in summary
 
     outputs = dict(line.split("=", 1) for line in (project / "output.txt").read_text().splitlines())
     assert outputs["exit-code"] == "1" and outputs["errors"] == "1" and outputs["suppressed"] == "1"

@@ -215,3 +215,31 @@ def test_the_documented_completion_lines_give_a_script_and_it_completes(shell):
     env.update(_APIAUDIT_COMPLETE="bash_complete", COMP_WORDS="apiaudit scan --fail-on ", COMP_CWORD="3")
     words = subprocess.run([sys.executable, "-m", "apiaudit"], capture_output=True, text=True, env=env).stdout.split()
     assert {"plain,error", "plain,never"} <= set(words)
+
+
+def test_a_pipe_gets_the_table_json_only_when_asked(project, tmp_path):
+    # Issue 36, item 3: `apiaudit scan ... | less` and `> out.txt` read as on a terminal (ruff, mypy).
+    prov, cons, cache = project
+    base = [sys.executable, "-m", "apiaudit", "scan", "--consumer", str(cons), "--provider", str(prov),
+            "--cache-dir", str(cache), "--no-progress"]  # fmt: skip
+    piped = subprocess.run(base, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert piped.returncode == 1, piped.stderr
+    assert piped.stdout.startswith("apiaudit: jobs") and "4 errors, 0 warnings" in piped.stdout and "unexpected-keyword" in piped.stdout
+    asked = subprocess.run([*base, "--format", "json"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert json.loads(asked.stdout)["findings"]
+
+
+def test_a_mistyped_output_suffix_is_refused_before_the_scan(project, tmp_path):
+    # Issue 36, item 5: `-o r.sarf` wrote JSON under that name.
+    prov, cons, cache = project
+    out = tmp_path / "r.sarf"
+    result = CliRunner().invoke(cli, ["scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache),
+                                      "--no-progress", "-o", str(out)])  # fmt: skip
+    assert result.exit_code == 2 and not out.exists()
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"apiaudit: error: -o {out}: .sarf is no report format's suffix (known: .json (json), .sarif (sarif),")
+    assert "pass --format" in line
+    # --format names the format whatever the suffix.
+    code, _ = run("scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--format", "sarif",
+                  "-o", str(out))  # fmt: skip
+    assert code == 1 and json.loads(out.read_text())["version"] == "2.1.0"

@@ -32,7 +32,7 @@ def test_line_suppression_with_reason(project):
     code, doc = _scan()
     assert code == 1 and [f["param"] for f in doc["findings"]] == ["y"]
     [s] = doc["suppressed"]
-    assert (s["by"], s["where"], s["reason"]) == ("inline", "bad.py:2", "c is popped by our wrapper first")
+    assert (s["by"], s["where"], s["reason"]) == ("inline", "jobs/bad.py:2", "c is popped by our wrapper first")
     assert doc["summary"]["suppressed"] == 1
 
 
@@ -97,7 +97,7 @@ def test_every_format_counts_and_show_suppressed_lists(project):
     _, table = run(*SCAN, "--format", "table")
     assert "1 suppressed (1 inline; --show-suppressed to list)" in table
     _, listed = run(*SCAN, "--format", "table", "--show-suppressed")
-    assert "Suppressed (1):" in listed and "[inline: bad.py:2 -- reviewed]" in listed
+    assert "Suppressed (1):" in listed and "[inline: jobs/bad.py:2 -- reviewed]" in listed
     _, sarif = run(*SCAN, "--format", "sarif")
     run_ = json.loads(sarif)["runs"][0]
     assert run_["properties"]["suppressed"] == 1 and len(run_["results"]) == 1

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import get_args
@@ -9,7 +10,7 @@ import pytest
 
 from apiaudit.audit import scan
 from apiaudit.errors import InputError
-from apiaudit.evidence import BindingFacts, Facts, ImportFacts, RecipeFacts
+from apiaudit.evidence import BindingFacts, Facts, GuardFacts, ImportFacts, RecipeFacts
 from apiaudit.findings import SCHEMA_VERSION, Finding, Report, Severity
 from apiaudit.model import load_model
 from apiaudit.policy.config import Settings
@@ -23,11 +24,13 @@ from apiaudit.report.json_format import (
 TOP_LEVEL_KEYS = ["schema_version", "tool", "consumer", "consumers", "provider", "rules_version", "summary", "extras", "findings",
                   "suppressed", "baseline", "delta", "notices"]
 FINDING_KEYS = [
+    "id",  # since 2.0
     "rule", "severity", "consumer", "path", "line", "column", "end_line", "end_column", "callee", "param",
     "message", "provider_location", "signature", "source", "advice", "details", "conditional", "guard",
     "reason", "unreachable",  # since 1.4
+    "fix",  # since 2.0
 ]
-ORIGIN_KEYS = ["name", "version", "root", "kind", "label"]
+ORIGIN_KEYS = ["name", "version", "root", "kind", "label", "display_root"]
 
 
 def _sorted(report: Report) -> Report:
@@ -90,7 +93,7 @@ def test_every_finding_has_required_keys_with_json_types(report):
         "module": "vllm.model_executor.models.llama_eagle3",
         "name": "Eagle3LlamaForCausalLM",
         "moved_to": "vllm.model_executor.models.llama_eagle3_v2",
-        "candidate": "vllm.model_executor.models.llama_eagle3_v2.Eagle3LlamaForCausalLM",
+        "candidate": ["vllm.model_executor.models.llama_eagle3_v2.Eagle3LlamaForCausalLM"],
     }
 
 
@@ -110,8 +113,8 @@ def test_cannot_judge_is_always_in_json(report):
 
 def test_other_major_schema_version_is_refused(report):
     d = report_to_dict(report)
-    d["schema_version"] = "2.0"
-    with pytest.raises(InputError, match="schema_version 2.0"):
+    d["schema_version"] = "3.0"
+    with pytest.raises(InputError, match="schema_version 3.0"):
         report_from_dict(d)
 
 
@@ -131,7 +134,7 @@ def test_minor_schema_version_is_read(report):
         (lambda d: d["findings"][0].update(severity="fatal"), "'fatal' is not one of"),
         (lambda d: d["provider"].pop("root"), "provider has no 'root'"),
         (lambda d: d["summary"].pop("files_scanned"), "no 'files_scanned'"),
-        (lambda d: d["findings"][0].update(details={"a": 1}), "details must be an object of strings"),
+        (lambda d: d["findings"][0].update(details={"a": 1.5}), "details must be an object of strings, whole numbers"),
     ],
 )
 def test_broken_documents_raise_one_line_input_errors(report, breakage, expected):
@@ -195,7 +198,7 @@ def test_details_of_real_scans_read_back_into_the_same_typed_facts(tmp_path):
         again = report_from_dict(document)
         assert again.findings == tuple(sorted(report.findings, key=lambda f: f.sort_key))
         # The same details a second time: the reading loses nothing the writing put in.
-        assert report_to_dict(again)["findings"] == document["findings"]
+        assert json.loads(render(again, "json"))["findings"] == document["findings"]
         for f in report.findings:
             if f.facts is not None:
                 families.add(type(f.facts))
@@ -206,17 +209,26 @@ def test_details_of_real_scans_read_back_into_the_same_typed_facts(tmp_path):
     assert recipe_fields >= {"id", "renamed_to", "value"} and behind
 
 
-def test_details_keep_todays_keys_and_formats():
+def test_details_are_typed_and_schema_1_strings_still_read():
+    # Issue 36, item 2: numbers as numbers, lists as lists, a flag as true (1.x wrote strings).
     facts = BindingFacts(arg_line=7, via_splat=True, positional_names=("a", "b"), max_positional=1, positional_given=2)
     finding = Finding("too-many-positional", Severity.ERROR, "c", "p.py", 3, 0, "m.f", None, "m", facts=facts,
                       recipe=RecipeFacts("r", value="1", imports=("import a", "from b import c")), behind_guard=(2, 5))  # fmt: skip
     assert finding_details(finding) == {
+        "arg_line": 7, "via_splat": True, "positional_names": ["a", "b"], "max_positional": 1, "positional_given": 2,
+        "behind_guard": [2, 5], "recipe": "r", "value": "1", "import": ["import a", "from b import c"],
+    }  # fmt: skip
+    assert facts_from_details("too-many-positional", finding_details(finding), "x") == (facts, finding.recipe, (2, 5))
+    schema_1 = {
         "arg_line": "7", "via_splat": "1", "positional_names": "a,b", "max_positional": "1", "positional_given": "2",
         "behind_guard": "2,5", "recipe": "r", "value": "1", "import": "import a; from b import c",
     }  # fmt: skip
-    assert facts_from_details("too-many-positional", finding_details(finding), "x") == (facts, finding.recipe, (2, 5))
+    assert facts_from_details("too-many-positional", schema_1, "x") == (facts, finding.recipe, (2, 5))
     imported = ImportFacts("a.b", "X", candidates=("a.c.X", "a.d.X"), moved_to="a.c")
-    assert _facts_details(imported) == {"module": "a.b", "name": "X", "moved_to": "a.c", "candidate": "a.c.X,a.d.X"}
+    assert _facts_details(imported) == {"module": "a.b", "name": "X", "moved_to": "a.c", "candidate": ["a.c.X", "a.d.X"]}
+    guard = GuardFacts("isinstance(m, X)", False, ("X",))
+    assert _facts_details(guard) == {"guard": "isinstance(m, X)", "expect": False, "classes": ["X"]}
+    assert facts_from_details("guard-fails", {"guard": "isinstance(m, X)", "expect": "false", "classes": "X"}, "x")[0] == guard
 
 
 def test_a_bad_number_in_details_is_one_input_error(report):
@@ -225,3 +237,31 @@ def test_a_bad_number_in_details_is_one_input_error(report):
     binding["details"]["arg_line"] = "seven"
     with pytest.raises(InputError, match=r"details\.arg_line must be a whole number"):
         report_from_dict(d)
+
+
+def test_each_finding_has_the_stable_id_sarif_and_gitlab_name_it_by(make_report, make_finding):
+    # Issue 36, item 2: one id for a finding, whatever the format; identical calls in one file differ by `:N`.
+    twin = make_finding(line=30)
+    report = make_report(findings=(make_finding(), twin, make_finding(rule="missing-required", param="model")))
+    ids = [f["id"] for f in json.loads(render(report, "json"))["findings"]]
+    assert len(set(ids)) == 3 and all(re.fullmatch(r"[0-9a-f]{64}:[12]", i) for i in ids)
+    assert sorted(i.rsplit(":", 1)[1] for i in ids) == ["1", "1", "2"]
+    sarif = json.loads(render(report, "sarif"))["runs"][0]["results"]
+    assert [r["partialFingerprints"]["apiauditFinding/v1"] for r in sarif] == ids
+    assert [i["fingerprint"] for i in json.loads(render(report, "gitlab"))] == ids
+    moved = make_report(findings=(make_finding(line=99), replace(twin, line=120), make_finding(rule="missing-required", param="model")))
+    assert [f["id"] for f in json.loads(render(moved, "json"))["findings"]] == ids  # code moved: the same ids
+
+
+def test_an_exact_fix_is_written_as_edits_and_read_back(make_report, make_finding):
+    # Issue 36, item 2: the fix as a structured edit (file, range, replacement).
+    from apiaudit.findings import ExactFix, Replacement
+
+    edit = ExactFix("removed keyword legacy", (Replacement(3, 8, 3, 18, ""),))
+    report = make_report(findings=(make_finding(exact_fix=edit), make_finding(line=20)))
+    document = json.loads(render(report, "json"))
+    fixed, plain = document["findings"]
+    assert fixed["fix"] == {"description": "removed keyword legacy", "file": fixed["path"], "edits": [
+        {"range": {"start_line": 3, "start_column": 8, "end_line": 3, "end_column": 18}, "replacement": ""}]}  # fmt: skip
+    assert plain["fix"] is None
+    assert report_from_dict(document).findings == tuple(sorted(report.findings, key=lambda f: f.sort_key))

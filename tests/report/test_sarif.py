@@ -71,8 +71,13 @@ def test_sarif_validates_against_the_official_schema(report, make_report, sarif_
         suppressed=tuple(Suppressed(f, by, "why", "x.py:1") for f, by in zip(report.findings, SuppressedBy)),
         baseline=BaselineSummary("b.json", 1, 2),
     )
+    from apiaudit.findings import ExactFix, Replacement
+
+    first = report.findings[0]
+    fixed = replace(report, findings=(replace(first, exact_fix=ExactFix("removed keyword x", (
+        Replacement(2, 0, 2, 0, "import y\n"), Replacement(4, 16, 4, 26, "")))),) + report.findings[1:])  # fmt: skip
     documents = (_sarif(report), _sarif(report, show_unresolved=True), _sarif(make_report(findings=())),
-                 _sarif(suppressed, show_suppressed=True))  # fmt: skip
+                 _sarif(suppressed, show_suppressed=True), _sarif(fixed))  # fmt: skip
     for document in documents:
         errors = sorted(sarif_validator.iter_errors(document), key=lambda e: list(e.path))
         assert not errors, "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:5])
@@ -168,3 +173,20 @@ def test_partial_fingerprints_are_unique_and_survive_a_line_shift(report, make_f
     moved = replace(report, findings=tuple(replace(f, line=f.line + 3) for f in report.findings))
     again = json.loads(render(moved, "sarif", show_unresolved=True))["runs"][0]["results"]
     assert sorted(prints) == sorted(r["partialFingerprints"]["apiauditFinding/v1"] for r in again)
+
+
+def test_an_exact_fix_is_a_sarif_fix(make_report, make_finding):
+    # Issue 36, item 2: SARIF `fixes` where the fix is an exact edit (columns 1-based there).
+    from apiaudit.findings import ExactFix, Replacement
+
+    edit = ExactFix("removed keyword legacy", (Replacement(3, 8, 3, 18, ""), Replacement(1, 0, 1, 0, "import y\n")))
+    result = _sarif(make_report(findings=(make_finding(exact_fix=edit), make_finding(line=20))))["runs"][0]["results"]
+    [fix] = result[0]["fixes"]
+    assert fix["description"] == {"text": "removed keyword legacy"}
+    [change] = fix["artifactChanges"]
+    assert change["artifactLocation"] == result[0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert change["replacements"] == [
+        {"deletedRegion": {"startLine": 3, "startColumn": 9, "endLine": 3, "endColumn": 19}, "insertedContent": {"text": ""}},
+        {"deletedRegion": {"startLine": 1, "startColumn": 1, "endLine": 1, "endColumn": 1}, "insertedContent": {"text": "import y\n"}},
+    ]
+    assert "fixes" not in result[1]

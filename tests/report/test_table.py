@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 
@@ -88,7 +89,7 @@ def test_long_lines_wrap_within_the_width(make_report, make_finding):
     finding = make_finding(source=LONG_SOURCE, signature="EngineArgs(" + ", ".join(f"p{i}: int = {i}" for i in range(40)) + ")")
     report = make_report(findings=(finding,))
     for width in (60, 100):
-        out = render(report, "table", width=width)
+        out = render(report, "table", width=width, verbose=True)  # the whole signature, as --verbose shows it
         assert max(len(line) for line in out.splitlines()) <= width
         assert _squash(LONG_SOURCE) in _squash(out)  # folded, never cut off
         assert _squash(finding.signature) in _squash(out)
@@ -134,3 +135,39 @@ def test_not_found_is_said_only_of_what_the_rule_says_is_missing(report):
         table = render(one, "table", width=WIDE, show_unresolved=True)
         assert ("prov.mod.Thing (not found)" in table) is missing, (rule, table)
         assert "prov.mod.Thing" in table
+
+
+def test_summary_counts_what_the_table_lists_and_names_the_unreachable_beside(report):
+    # Issue 36, item 4: a table listing 4 errors said "168 errors" (the modules nothing imports counted in).
+    errors = [f for f in report.findings if f.severity is Severity.ERROR and f.rule != "cannot-judge"]
+    dead = tuple(replace(f, path=f"{f.consumer}/unused_{i}.py", unreachable=True, conditional=True) for i, f in enumerate(errors * 2))
+    report = replace(report, findings=report.findings + dead)
+    listed = len(errors)
+    summary = render(report, "table", width=WIDE).splitlines()[-1]
+    assert summary.startswith(f"{listed} errors ({len(dead)} more in modules imported by nothing: --show-unreachable), ")
+    every = render(report, "table", width=WIDE, show_unreachable=True).splitlines()[-1]
+    assert every.startswith(f"{listed + len(dead)} errors, ")
+    markdown = render(report, "markdown")
+    assert f"{listed} errors ({len(dead)} more in modules imported by nothing: --show-unreachable), " in markdown
+
+
+def test_a_long_signature_shows_the_parameter_in_question_and_its_neighbours(make_report, make_finding):
+    # Issue 36, item 13: one EngineArgs(...) of ~100 parameters filled ~100 wrapped lines.
+    names = [f"option_number_{i}" for i in range(100)]
+    signature = "EngineArgs(" + ", ".join(f"{n}: dict[str, int] | None = None" for n in names) + ")"
+    finding = make_finding(param="option_number_50", rule="missing-required", signature=signature,
+                           provider_location="vllm/engine/arg_utils.py:301")  # fmt: skip
+    report = make_report(findings=(finding,))
+    short = render(report, "table", width=120)
+    cell = _squash(short)
+    assert _squash("EngineArgs(..., option_number_49: dict[str, int] | None = None, option_number_50: dict[str, int] | None = None, "
+                   "option_number_51: dict[str, int] | None = None, ...)  (vllm/engine/arg_utils.py:301)") in cell  # fmt: skip
+    assert "option_number_52" not in short and len(short.splitlines()) < 20
+    whole = render(report, "table", width=120, verbose=True)
+    assert all(n in whole for n in names) and len(whole.splitlines()) > 60
+    assert json.loads(render(report, "json"))["findings"][0]["signature"] == signature
+
+
+def test_a_short_signature_is_shown_whole(report):
+    out = _squash(render(report, "table", width=WIDE))
+    assert all(_squash(f.signature) in out for f in report.findings if f.signature and f.rule != "cannot-judge")
