@@ -6,9 +6,10 @@ import re
 
 from dataclasses import replace
 
-from apiaudit.checks.binding import bind_any
+from apiaudit.checks.binding import bind, bind_any
 from apiaudit.checks.conditions import class_passes
 from apiaudit.checks.context import CheckContext
+from apiaudit.checks.contracts import signature_of
 from apiaudit.checks.flows import passed_as
 from apiaudit.checks.receivers import (
     InstanceValue,
@@ -795,10 +796,11 @@ def _call(ctx, file, use, value, step, findings, report):
         # another class it can be, whose method takes the call.
         filled = value.filled_by if problem.severity is Severity.ERROR else None
         taken = _taken_elsewhere(ctx, value, step.call) if problem.severity is Severity.ERROR and not filled else None
+        built = _built_subclasses_take(ctx, value, step.call, callee_name) if problem.severity is Severity.ERROR and not (filled or taken) else None
         reason = (
             f"the model object may be the consumer's own {filled.rpartition('.')[2]}, which defines '{callee_name}'" if filled
             else f"the model object may be a {taken.rpartition('.')[2]}, whose {callee_name} takes the call" if taken
-            else None
+            else built
         )  # fmt: skip
         findings.append(
             ctx.finding(
@@ -819,6 +821,38 @@ def _call(ctx, file, use, value, step, findings, report):
     if binding.uncertain and not any(p.severity is Severity.ERROR for p in binding.problems):
         findings.append(_cannot_judge(ctx, file, use, info.callee.path, binding.uncertain))
     return _returned(ctx, info)
+
+
+def _built_subclasses_take(ctx, value: SymbolValue, call, name: str) -> str | None:
+    """Why a call the receiver's declared class cannot take may still run: the consumer derives
+    its own classes from that class, builds them itself, and every one of them that defines the
+    method takes the call (`self.quant_method.apply(layer, x, router_logits)` on a receiver
+    declared as the general base, whose `apply` takes other parameters). None: no such class, or
+    one of them fails the call too."""
+    owner = value.owner
+    if owner is None or value.via != "instance":
+        return None
+    mine: list[str] = []
+    for dotted in sorted(ctx.classes):
+        function = ctx.methods_by_class.get(dotted, {}).get(name)
+        if function is None or not any(owner in ctx.index.mro_paths(base) for base in ctx.provider_classes_of(dotted)):
+            continue
+        if not _built_by_consumer(ctx, dotted):
+            continue
+        binding = bind(signature_of(function), call, function.dotted)
+        if binding.uncertain or any(p.severity is Severity.ERROR for p in binding.problems):
+            return None
+        mine.append(dotted.rpartition(".")[2])
+    if not mine:
+        return None
+    return f"declared {owner.rpartition('.')[2]}, but the consumer builds its own {', '.join(mine)}, whose {name} takes the call"
+
+
+def _built_by_consumer(ctx, dotted: str) -> bool:
+    """Whether the consumer's text calls the class (`Name(`, not its `class Name(` statement):
+    it builds instances itself."""
+    short = re.compile(rf"(?<!class )\b{re.escape(dotted.rpartition('.')[2])}\s*\(")
+    return any(short.search(f.source) for f in ctx.files if dotted.rpartition(".")[2] in f.source)
 
 
 def _taken_elsewhere(ctx, value: SymbolValue, call) -> str | None:

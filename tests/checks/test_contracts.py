@@ -281,7 +281,7 @@ def test_an_override_is_judged_against_the_calls_that_reach_its_nearest_declarat
         [str(CONSUMER)], str(PROVIDERS / "hostlib_v1" / "hostlib"), rules_dirs=[PROVIDERS],
         cache_dir=None, use_index_cache=False, settings=Settings(),
     )  # fmt: skip
-    assert [f for f in report.findings if f.path == "plugin/quant.py"] == []
+    assert [f for f in report.findings if f.path == "plugin/quant.py" and f.rule == "override-incompatible"] == []
     report = scan(
         [str(CONSUMER)], str(PROVIDERS / "hostlib_v2" / "hostlib"), rules_dirs=[PROVIDERS],
         cache_dir=None, use_index_cache=False, settings=Settings(),
@@ -289,3 +289,17 @@ def test_an_override_is_judged_against_the_calls_that_reach_its_nearest_declarat
     linear = [f for f in report.findings if f.path == "plugin/quant.py" and f.line == 17]
     assert len(linear) == 1
     assert "hostlib/quantization.py:29" in linear[0].message and "also hostlib/quantization.py:37" in linear[0].message
+
+
+def test_a_call_on_a_declared_base_the_consumers_own_built_subclass_takes_is_a_warning():
+    """Issue 37, cause 2 (calls): `self.quant_method.apply(layer, x, logits, 2)` on a receiver
+    declared as LinearMethodBase, whose apply takes (layer, x, bias); the consumer builds its own
+    MyFusedLinearMethod there, whose apply takes the call: a warning naming it, not an error."""
+    for version in ("1", "2"):
+        report = scan(
+            [str(CONSUMER)], str(PROVIDERS / f"hostlib_v{version}" / "hostlib"), rules_dirs=[PROVIDERS],
+            cache_dir=None, use_index_cache=False, settings=Settings(),
+        )  # fmt: skip
+        (call,) = [f for f in report.findings if f.path == "plugin/quant.py" and f.line == 35]
+        assert call.rule == "too-many-positional" and call.severity.value == "warning"
+        assert call.reason == "declared LinearMethodBase, but the consumer builds its own MyFusedLinearMethod, whose apply takes the call"
