@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, Mapping
 
 from apiaudit.errors import InputError
+from apiaudit.infra.suggest import hint
 from apiaudit.findings import FAIL_ON_CHOICES
 from apiaudit.infra.frozen import record
 
@@ -100,9 +101,8 @@ class Settings:
         for where, rule in self.rule_ids_named():
             if rule not in known:
                 source = self.origin(where.split("[")[0])
-                raise InputError(
-                    f"{source}: {where}: unknown rule id '{rule}' (known: {', '.join(sorted(known))})"
-                )
+                listing = "`apiaudit rule` lists them"
+                raise InputError(f"{source}: {where}: unknown rule id '{rule}'{hint(rule, sorted(known), listing=listing)}")
 
     def with_cli(self, **given: Any) -> Settings:
         """These settings with every command-line value that was given (not None, not empty) on top."""
@@ -184,7 +184,7 @@ def parse_settings(table: Mapping[str, Any], *, where: str, base: Path, file: Pa
         raise InputError(f"{where}: must be a table")
     unknown = sorted(set(table) - set(KEYS))
     if unknown:
-        raise InputError(f"{where}: unknown key '{unknown[0]}' (known keys: {', '.join(KEYS)})")
+        raise InputError(f"{where}: unknown key '{unknown[0]}'{hint(unknown[0], KEYS)}")
     values: dict[str, Any] = {}
     origin = str(file) if file else where
 
@@ -266,7 +266,7 @@ def _parse_ignores(raw: Any, where: str) -> tuple[ConfigIgnore, ...]:
             raise InputError(f"{where}: {at}: must be a table with rule and reason")
         unknown = sorted(set(item) - set(IGNORE_KEYS))
         if unknown:
-            raise InputError(f"{where}: {at}: unknown key '{unknown[0]}' (known keys: {', '.join(IGNORE_KEYS)})")
+            raise InputError(f"{where}: {at}: unknown key '{unknown[0]}'{hint(unknown[0], IGNORE_KEYS)}")
         for required in ("rule", "reason"):
             if not isinstance(item.get(required), str) or not item[required].strip():
                 raise InputError(f"{where}: {at}: '{required}' is required (a non-empty string)")

@@ -9,7 +9,6 @@ shape comes from its `config.json`, the GPU count from torch only when torch is 
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 from dataclasses import asdict, field, fields
@@ -18,6 +17,7 @@ from typing import Any
 
 from apiaudit.errors import InputError
 from apiaudit.infra.frozen import record
+from apiaudit.infra.suggest import closest
 from apiaudit.infra.tomlcompat import tomllib
 
 STAGES = ("prepare", "extract", "vocab", "train")
@@ -344,9 +344,9 @@ def _check_type(key: str, value: Any, spec, where: str) -> Any:
 def _reject_unknown(raw: dict[str, Any], known: tuple[str, ...], where: str, prefix: str) -> None:
     for key in raw:
         if key not in known:
-            close = difflib.get_close_matches(key, known, n=1)
-            hint = f" (did you mean {prefix}{close[0]}?)" if close else f" (known: {', '.join(known)})"
-            raise InputError(f"{where}: unknown key {prefix}{key}{hint}")
+            match = closest(key, known)
+            why = f" (did you mean {prefix}{match}?)" if match else f" (known: {', '.join(known)})"
+            raise InputError(f"{where}: unknown key {prefix}{key}{why}")
 
 
 def _resolve(base: Path, value: str) -> Path:
