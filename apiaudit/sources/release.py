@@ -35,6 +35,7 @@ from apiaudit.infra.atomic import (
     write_new,
 )
 from apiaudit.infra.frozen import record
+from apiaudit.infra.words import counted
 from apiaudit.sources import cache
 from apiaudit.sources.base import CodeTree, Reporter, report_step, report_warning
 from apiaudit.sources.cache import canonicalize_name
@@ -738,7 +739,7 @@ def _extract_members(
         if prefetch is not None:
             prefetch(archive, [info for info, _ in kept if info.filename not in shared])
         source_count = sum(1 for _, target in kept if target.endswith(_SOURCE_SUFFIXES))
-        report_step(progress, f"extracting {source_count} .py files")
+        report_step(progress, f"extracting {counted(source_count, '.py file')}")
         dest.mkdir(parents=True)
         # No member reaches outside `dest`: `_member_target` refuses absolute paths, drives and
         # `..` parts, and nothing in the new `dest` is a link (only folders, new files and hard
