@@ -16,13 +16,18 @@ _SKIPPED_DIR_NAMES = frozenset({"__pycache__", "node_modules", "site-packages", 
 
 def looks_like_path(spec: str) -> bool:
     """A spec is a path when it exists, contains a path separator, or names a .py file."""
-    separators = {"/", os.sep} | ({os.altsep} if os.altsep else set())
-    if any(sep in spec for sep in separators) or spec.endswith(".py"):
+    if not is_bare_name(spec):
         return True
     try:
         return Path(spec).expanduser().exists()
     except (OSError, ValueError):  # e.g. a name too long for the file system
         return False
+
+
+def is_bare_name(spec: str) -> bool:
+    """Whether a spec has no form of a path (no separator, no .py): a path only if it exists here."""
+    separators = {"/", os.sep} | ({os.altsep} if os.altsep else set())
+    return not (any(sep in spec for sep in separators) or spec.endswith(".py"))
 
 
 def resolve_path(spec: str) -> CodeTree:
