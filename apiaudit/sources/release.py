@@ -263,27 +263,33 @@ def fetch_release(
         report_warning(progress, f"cache entry {final} is broken ({why}); fetching {name}=={version} again")
         cache.remove_entry(final)
 
-    work = cache.new_partial_dir(cache_dir)
-    # Nothing is said about fetching before the index shows the release exists: an unknown
-    # version is one line saying so, not a fetch that then fails.
-    announce = _Announcement(progress, None if again else f"fetching {name}=={version} (first time only)")
-    try:
-        built = work / "tree"
-        whole = _VERIFY_WHEELS if verify_wheels is None else verify_wheels
-        store = FileStore(store_dir(cache.releases_dir(cache_dir)))
-        marker = None if whole else _fetch_by_ranges(name, version, built, cache_dir, progress, store, announce)
-        if marker is None:
-            cache.discard_tree(built, cache.releases_dir(cache_dir))  # what a failed range fetch left
-            wheel = _download_wheel(name, version, work / "download", progress, announce)
-            marker = _extract_wheel(wheel, built, name, version, progress, store=store)
-            wheel.unlink()  # large wheels (vllm: ~500 MB) must not linger; the .py tree is all we read
-        atomic_write(built / cache.MARKER_NAME, marker.to_json())
-        cache.publish_entry(built, final, name, version)
-    except BaseException:
-        cache.discard_tree(work, cache.releases_dir(cache_dir))  # what the failed fetch wrote
-        raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    waited = f"waiting for another apiaudit process fetching {name}=={version}"
+    with cache.fetch_lock(cache_dir, name, version, on_wait=lambda: report_step(progress, waited)):
+        if final.exists():  # another process fetched it while this one waited
+            marker, _why = cache.read_valid_marker(final, name, version)
+            if marker is not None:
+                return _release_tree(name, version, final)
+        work = cache.new_partial_dir(cache_dir)
+        # Nothing is said about fetching before the index shows the release exists: an unknown
+        # version is one line saying so, not a fetch that then fails.
+        announce = _Announcement(progress, None if again else f"fetching {name}=={version} (first time only)")
+        try:
+            built = work / "tree"
+            whole = _VERIFY_WHEELS if verify_wheels is None else verify_wheels
+            store = FileStore(store_dir(cache.releases_dir(cache_dir)))
+            marker = None if whole else _fetch_by_ranges(name, version, built, cache_dir, progress, store, announce)
+            if marker is None:
+                cache.discard_tree(built, cache.releases_dir(cache_dir))  # what a failed range fetch left
+                wheel = _download_wheel(name, version, work / "download", progress, announce)
+                marker = _extract_wheel(wheel, built, name, version, progress, store=store)
+                wheel.unlink()  # large wheels (vllm: ~500 MB) must not linger; the .py tree is all we read
+            atomic_write(built / cache.MARKER_NAME, marker.to_json())
+            cache.publish_entry(built, final, name, version)
+        except BaseException:
+            cache.discard_tree(work, cache.releases_dir(cache_dir))  # what the failed fetch wrote
+            raise
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
     return replace(_release_tree(name, version, final), fetched=True)
 
 
