@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Sequence
 
 from apiaudit import sources
 from apiaudit.cache import replay, scans
-from apiaudit.errors import InputError
+from apiaudit.errors import ArgumentError, InputError
 from apiaudit.findings import ENGINE_RULES, CodeOrigin, Finding, Report
+from apiaudit.infra.callers import python_api
 from apiaudit.infra.progress import NullProgress, Progress
 from apiaudit.policy import (
     ConsumerFiles,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 # warm scan answered from `scan_cache` never loads it.
 
 
+@python_api
 def scan(
     consumers: Sequence[str] | None = None,
     provider: str | None = None,
@@ -130,6 +132,7 @@ def scan(
     return apply_policy(report, settings, files, use_baseline=use_baseline, known_rules=known_rules)
 
 
+@python_api
 def audit_launch(
     argv: Sequence[str],
     provider: str | CodeTree,
@@ -173,7 +176,7 @@ def _scan_once(
         provider = provider or defaults[0]
         consumers = list(consumers or defaults[1])
         if not consumers:
-            raise InputError(f"no consumer given and the rules for {provider} name no default: pass --consumer")
+            raise ArgumentError(f"no consumer given and the rules for {provider} name no default: pass --consumer")
 
     if offline:
         from apiaudit.policy.offline import require_cached
@@ -267,7 +270,7 @@ def _scan_once(
         # With --model, model-facing rules check the consumer whatever the provider is.
         if not uses and not any(f.error for f in files) and not remote_code_rules and tree.origin().name_version not in coupled:
             # Green on nothing checked would be a lie: a typo'd --provider, or the wrong consumer.
-            raise InputError(
+            raise ArgumentError(
                 f"{tree.name} never uses {provider_tree.name} (packages {', '.join(provider_tree.packages)}), "
                 "nor does any dependency it declares: nothing to check; is --provider right?"
             )
@@ -493,7 +496,7 @@ def _checked_version(text: str) -> str:
     try:
         Version(text)
     except InvalidVersion:
-        raise InputError(f"--provider-version {text!r} is not a version (e.g. 0.9.2)") from None
+        raise ArgumentError(f"--provider-version {text!r} is not a version (e.g. 0.9.2)") from None
     return text
 
 
@@ -508,7 +511,7 @@ def _defaults(rules_dirs: Sequence[Path]) -> tuple[str, list[str]]:
 
     target = default_target(list(map(Path, rules_dirs)))
     if target is None:
-        raise InputError("no --provider given and no rules file names a default: pass --provider and --consumer")
+        raise ArgumentError("no --provider given and no rules file names a default: pass --provider and --consumer")
     return target[0], list(target[1])
 
 
@@ -549,7 +552,7 @@ def default_script_provider(rules_dirs: Sequence[Path] = ()) -> str:
     target = default_target(list(map(Path, rules_dirs)))
     if target is not None:
         return target[1][0]
-    raise InputError("no rules file names the library job scripts call: pass --script-provider")
+    raise ArgumentError("no rules file names the library job scripts call: pass --script-provider")
 
 
 def is_job_script_spec(spec: str) -> bool:

@@ -149,10 +149,11 @@ def _not_installed(error: NotInstalledError, layers: Sequence[Layer], rules_dirs
         needed[("--consumer/--provider", error.name)] = None
     names = ", ".join(dict.fromkeys(name for _, name in needed))
     options = " ".join(f"{option} {name}==VERSION" for option, name in needed)
-    return InputError(
+    return NotInstalledError(
         f"not installed in this Python ({sys.executable}): {names}; preflight reads "
         f"{'it' if len(needed) == 1 else 'them'} from here unless told otherwise: pass {options} "
-        "(a release to fetch; a path reads a checkout)"
+        "(a release to fetch; a path reads a checkout)",
+        next(iter(needed))[1],
     )
 
 

@@ -10,7 +10,7 @@ import re
 import shlex
 from pathlib import Path
 
-from apiaudit.errors import InputError
+from apiaudit.errors import ArgumentError
 from apiaudit.sources.base import CodeTree, Reporter, SourceWarning, report_warning
 from apiaudit.sources.cache import default_cache_dir
 from apiaudit.sources.local import is_bare_name, looks_like_path, resolve_path
@@ -40,7 +40,7 @@ def resolve(
     """
     spec = spec.strip()
     if not spec:
-        raise InputError("empty source: give a path, NAME==VERSION, or an installed distribution NAME")
+        raise ArgumentError("empty source: give a path, NAME==VERSION, or an installed distribution NAME")
     if looks_like_path(spec):
         if is_bare_name(spec):
             _say_when_a_folder_hides_a_distribution(spec, progress)
@@ -52,12 +52,12 @@ def resolve(
             check_entry=check_entry,
         )  # fmt: skip
     if VERSION_RANGE.match(spec):
-        raise InputError(
+        raise ArgumentError(
             f"cannot audit {spec!r}: a scan reads one release (NAME==VERSION); "
-            f"every release of a provider range: apiaudit matrix --provider {shlex.quote(spec)} --consumer ..."
+            f"every release of a provider range: `apiaudit matrix --provider {shlex.quote(spec)} --consumer ...`"
         )
     if any(op in spec for op in ("<", ">", "!=", "~=", "=", "@", "[", " ")):
-        raise InputError(f"cannot audit {spec!r}: give a path, NAME==VERSION, or an installed distribution NAME")
+        raise ArgumentError(f"cannot audit {spec!r}: give a path, NAME==VERSION, or an installed distribution NAME")
     check_distribution_name(spec)
     from apiaudit.sources.installed import (
         resolve_installed,  # importlib.metadata: only for an installed NAME

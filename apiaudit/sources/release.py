@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Callable
 
 from packaging.version import InvalidVersion, Version
 
-from apiaudit.errors import InputError
+from apiaudit.errors import ArgumentError, InputError, NetworkError, NotFoundError
 from apiaudit.infra.atomic import (
     DiskFullError,
     atomic_write,
@@ -96,18 +96,18 @@ def parse_release_spec(spec: str) -> tuple[str, str]:
     """`NAME==VERSION` -> (NAME, VERSION); InputError for anything else."""
     match = _RELEASE_SPEC_RE.match(spec)
     if not match or not _NAME_RE.match(match["name"]):
-        raise InputError(f"not a release spec: {spec!r}; write NAME==VERSION (e.g. vllm==0.16.0)")
+        raise ArgumentError(f"not a release spec: {spec!r}; write NAME==VERSION (e.g. vllm==0.16.0)")
     name, version = match["name"], match["version"]
     try:
         # Normalised ("v1.0" -> "1.0") so one release has one cache entry.
         return name, str(Version(version))
     except InvalidVersion:
-        raise InputError(f"not a valid version in {spec!r}: {version}") from None
+        raise ArgumentError(f"not a valid version in {spec!r}: {version}") from None
 
 
 def check_distribution_name(name: str) -> None:
     if not _NAME_RE.match(name):
-        raise InputError(f"not a valid distribution name: {name!r}")
+        raise ArgumentError(f"not a valid distribution name: {name!r}")
 
 
 # `-I`: no working directory or script folder on sys.path, no user site-packages, and every
@@ -259,7 +259,7 @@ def fetch_release(
         if absent:
             return _refreshed(name, version, final, absent, cache_dir=cache_dir, progress=progress, verify_wheels=verify_wheels)
         if _FETCH_REFUSED.get():
-            raise InputError(f"cache entry {final} is broken ({why}) and --offline fetches nothing: run once without --offline")
+            raise NetworkError(f"cache entry {final} is broken ({why}) and --offline fetches nothing: run once without --offline")
         report_warning(progress, f"cache entry {final} is broken ({why}); fetching {name}=={version} again")
         cache.remove_entry(final)
 
@@ -510,17 +510,17 @@ def _pip_failure(name: str, version: str, output: str, first_output: str) -> Inp
     both = first_output + "\n" + output
     listed = _versions_listed(both)
     if not listed and _index_unreachable(both):
-        return InputError(f"could not reach the package index to fetch {name}=={version}")
+        return NetworkError(f"could not reach the package index to fetch {name}=={version}")
     if _project_unknown(both):
-        return InputError(f"no distribution named {name} on the package index")
+        return NotFoundError(f"no distribution named {name} on the package index")
     if _version_skipped(both, name, version):
-        return InputError(
+        return NotFoundError(
             f"{name}=={version} has no wheel apiaudit can read (apiaudit reads wheels only and never builds an sdist)"
         )
     if listed and version not in listed and Version(version) not in {_safe_version(v) for v in listed}:
-        return InputError(f"{name} has no release {version}; newest is {_newest(listed)}")
+        return NotFoundError(f"{name} has no release {version}; newest is {_newest(listed)}")
     if not listed:
-        return InputError(f"{name} publishes no wheel apiaudit can read on the package index")
+        return NotFoundError(f"{name} publishes no wheel apiaudit can read on the package index")
     errors = [line.strip() for line in output.splitlines() if line.startswith("ERROR:")]
     detail = errors[-1][len("ERROR:"):].strip() if errors else "pip failed"
     return InputError(f"could not fetch {name}=={version}: {detail}")
@@ -830,7 +830,7 @@ def _fetch_by_ranges(
     versions = {v for listed in listings for v in ranged.release_versions(listed, name)}
     wanted = _safe_version(version)
     if versions and wanted not in versions:
-        raise InputError(f"{name} has no release {version}; newest is {_newest([str(v) for v in versions])}")
+        raise NotFoundError(f"{name} has no release {version}; newest is {_newest([str(v) for v in versions])}")
     if versions:
         announce()
     try:
@@ -1146,8 +1146,8 @@ def _listed_versions(name: str, include_prereleases: bool) -> tuple[list[str], l
             versions = [v for v in versions if (parsed := _safe_version(v)) is not None and not parsed.is_prerelease]
     if not versions:
         if _index_unreachable(result.output):
-            raise InputError(f"could not reach the package index to list the releases of {name}")
-        raise InputError(f"no distribution named {name} on the package index")
+            raise NetworkError(f"could not reach the package index to list the releases of {name}")
+        raise NotFoundError(f"no distribution named {name} on the package index")
     unique: dict[Version, str] = {}
     for item in versions:
         parsed = _safe_version(item)

@@ -174,4 +174,4 @@ def test_a_version_range_points_to_matrix(spec):
         resolve(spec)
     message = str(raised.value)
     assert message.startswith(f"cannot audit '{spec}': a scan reads one release (NAME==VERSION)")
-    assert "apiaudit matrix --provider '" in message
+    assert "`apiaudit matrix --provider '" in message
