@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from matrix_toy import seal_entry
+
 from apiaudit.matrix.explain import MODEL_CLASSES_ADDED, RENAMED_ATTRIBUTE, explain
 from apiaudit.matrix.render import render_explain
 from apiaudit.sources import cache
@@ -37,13 +39,7 @@ def _publish(cache_dir: Path, version: str, edit=None) -> None:
     shutil.copytree(PROVIDERS / "modelhub_v1" / "modelhub", entry / "modelhub")
     if edit is not None:
         edit(entry / "modelhub")
-    info = entry / f"modelhub-{version}.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: modelhub\nVersion: {version}\n\n", encoding="utf-8")
-    (info / "top_level.txt").write_text("modelhub\n", encoding="utf-8")
-    files = cache.tree_files(entry)
-    marker = cache.Marker("modelhub", version, f"modelhub-{version}-py3-none-any.whl", "0" * 64, len(files), cache.tree_digest(entry, files))
-    (entry / cache.MARKER_NAME).write_text(marker.to_json(), encoding="utf-8")
+    seal_entry(entry, "modelhub", version)
 
 
 def _model_attribute_explanation(cache_dir: Path):
