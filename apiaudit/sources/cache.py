@@ -451,31 +451,55 @@ def fetch_lock(cache_dir: Path, name: str, version: str, on_wait: Callable[[], N
     """Held while this process fetches NAME==VERSION into the cache. Another process (two cold
     scans at once) or thread asking for the same release waits here (`on_wait` says so first),
     then finds the entry published and fetches nothing. An advisory lock (flock) on a file of
-    `releases/.locks/`, released when the holder ends, however it ends; where the file system
-    offers none, the fetches run side by side as before (`publish_entry` keeps one)."""
+    the cache's `locks/` (beside `releases/`, which holds entries only), released when its
+    holder ends, however it ends; where the file system offers none, the fetches run side by
+    side as before (`publish_entry` keeps one).
+
+    The holder removes the file before it lets go, so none is left behind; a waiter that then
+    holds a removed file's lock opens the path again (the next holder's file)."""
     try:
         import fcntl
     except ImportError:  # not POSIX
         yield
         return
-    path = releases_dir(cache_dir) / ".locks" / f"{canonicalize_name(name)}-{version}.lock"
+    path = cache_dir / "locks" / f"{canonicalize_name(name)}-{version}.lock"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(path, "ab")
     except OSError:
         yield
         return
-    with handle:  # closing the file releases the lock
+    said = False
+    while True:
+        try:
+            handle = open(path, "ab")
+        except OSError:
+            yield
+            return
         try:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                if on_wait is not None:
+                if on_wait is not None and not said:
                     on_wait()
+                    said = True
                 fcntl.flock(handle, fcntl.LOCK_EX)
         except OSError:  # no locks here (some network file systems)
-            pass
+            handle.close()
+            yield
+            return
+        try:
+            current = os.stat(path).st_ino
+        except FileNotFoundError:
+            current = None
+        if current == os.fstat(handle.fileno()).st_ino:
+            break
+        handle.close()  # the holder before removed it: lock the path's file now
+    try:
         yield
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        handle.close()  # releases the lock
 
 
 def publish_entry(built: Path, final: Path, name: str, version: str) -> None:
