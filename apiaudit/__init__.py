@@ -7,9 +7,11 @@ Public API (docs/api.md; everything else is internal and may change):
     audit_launch(argv, provider, ...) -> findings   the launch audit of one server command line
     PreflightFailed                                raised by preflight()
     Report, Finding, Severity, CodeOrigin          the results
-    InputError                                     raised for bad input
+    Error, InputError and its kinds                raised for bad input: ArgumentError, NotFoundError,
+                                                   NotInstalledError, NetworkError, ConfigError,
+                                                   RulesError, CacheError
 
-Every name but InputError is the engine's own object (`scan`'s signature is real), loaded on
+Every name but the errors is the engine's own object (`scan`'s signature is real), loaded on
 first use so that `import apiaudit` stays cheap.
 """
 
@@ -19,7 +21,17 @@ first use so that `import apiaudit` stays cheap.
 
 __version__ = "0.1.0"
 
-from apiaudit.errors import InputError
+from apiaudit.errors import (
+    ArgumentError,
+    CacheError,
+    ConfigError,
+    Error,
+    InputError,
+    NetworkError,
+    NotFoundError,
+    NotInstalledError,
+    RulesError,
+)
 
 TYPE_CHECKING = False  # the typing-spec spelling that needs no `import typing`
 if TYPE_CHECKING:
@@ -54,4 +66,8 @@ def __dir__():
     return sorted(__all__)
 
 
-__all__ = ["__version__", "scan", "preflight", "audit_launch", "PreflightFailed", "Report", "Finding", "Severity", "CodeOrigin", "InputError"]
+__all__ = [
+    "__version__", "scan", "preflight", "audit_launch", "PreflightFailed", "Report", "Finding", "Severity", "CodeOrigin",
+    "Error", "InputError", "ArgumentError", "NotFoundError", "NotInstalledError", "NetworkError", "ConfigError",
+    "RulesError", "CacheError",
+]  # fmt: skip

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Sequence
 
 from apiaudit import sources
 from apiaudit.cache import replay, scans
-from apiaudit.errors import InputError
+from apiaudit.errors import ArgumentError, InputError
 from apiaudit.findings import ENGINE_RULES, CodeOrigin, Finding, Report
+from apiaudit.infra.callers import python_api
 from apiaudit.infra.progress import NullProgress, Progress
 from apiaudit.policy import (
     ConsumerFiles,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 # warm scan answered from `scan_cache` never loads it.
 
 
+@python_api
 def scan(
     consumers: Sequence[str] | None = None,
     provider: str | None = None,
@@ -150,6 +152,7 @@ def _display_root(origin: CodeOrigin, project_root: Path) -> str:
     return "" if inside == "." else inside + "/"
 
 
+@python_api
 def audit_launch(
     argv: Sequence[str],
     provider: str | CodeTree,
@@ -193,7 +196,7 @@ def _scan_once(
         provider = provider or defaults[0]
         consumers = list(consumers or defaults[1])
         if not consumers:
-            raise InputError(f"no consumer given and the rules for {provider} name no default: pass --consumer")
+            raise ArgumentError(f"no consumer given and the rules for {provider} name no default: pass --consumer")
 
     if offline:
         from apiaudit.policy.offline import require_cached
@@ -287,7 +290,7 @@ def _scan_once(
         # With --model, model-facing rules check the consumer whatever the provider is.
         if not uses and not any(f.error for f in files) and not remote_code_rules and tree.origin().name_version not in coupled:
             # Green on nothing checked would be a lie: a typo'd --provider, or the wrong consumer.
-            raise InputError(
+            raise ArgumentError(
                 f"{tree.name} never uses {provider_tree.name} (packages {', '.join(provider_tree.packages)}), "
                 "nor does any dependency it declares: nothing to check; is --provider right?"
             )
@@ -513,7 +516,7 @@ def _checked_version(text: str) -> str:
     try:
         Version(text)
     except InvalidVersion:
-        raise InputError(f"--provider-version {text!r} is not a version (e.g. 0.9.2)") from None
+        raise ArgumentError(f"--provider-version {text!r} is not a version (e.g. 0.9.2)") from None
     return text
 
 
@@ -528,7 +531,7 @@ def _defaults(rules_dirs: Sequence[Path]) -> tuple[str, list[str]]:
 
     target = default_target(list(map(Path, rules_dirs)))
     if target is None:
-        raise InputError("no --provider given and no rules file names a default: pass --provider and --consumer")
+        raise ArgumentError("no --provider given and no rules file names a default: pass --provider and --consumer")
     return target[0], list(target[1])
 
 
@@ -569,7 +572,7 @@ def default_script_provider(rules_dirs: Sequence[Path] = ()) -> str:
     target = default_target(list(map(Path, rules_dirs)))
     if target is not None:
         return target[1][0]
-    raise InputError("no rules file names the library job scripts call: pass --script-provider")
+    raise ArgumentError("no rules file names the library job scripts call: pass --script-provider")
 
 
 def is_job_script_spec(spec: str) -> bool:

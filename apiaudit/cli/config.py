@@ -28,13 +28,12 @@ def _shown(value) -> str:
 
 
 def effective_rows(settings) -> list[tuple[str, str, str]]:
-    """(key, value, origin) for every config key: the value in force, a default's included."""
+    """(key, value, origin) for every config key: the value in force as the table shows it, a default's included."""
     from apiaudit.policy.config import KEYS
 
     rows = []
     for key in KEYS:
-        attribute = key.replace("-", "_")
-        value = getattr(settings, attribute)
+        value = getattr(settings, key.replace("-", "_"))
         if key == "ignores":
             value = [f"{i.rule} ({i.reason}{', until ' + str(i.until) if i.until else ''})" for i in value]
         shown = _shown(value)
@@ -44,20 +43,52 @@ def effective_rows(settings) -> list[tuple[str, str, str]]:
     return rows
 
 
-def _default_in_force(key: str, settings) -> str:
-    """What a command uses when neither the config nor the command line sets `key`."""
+def effective_values(settings) -> dict[str, dict]:
+    """key -> {"value": ..., "from": origin}: the value in force as JSON values (lists, tables,
+    true/false, null where nothing is set: `select` null is every rule, `baseline` null none)."""
+    from apiaudit.policy.config import KEYS
+
+    values: dict[str, dict] = {}
+    for key in KEYS:
+        value = getattr(settings, key.replace("-", "_"))
+        if key in ("consumers", "provider", "cache-dir") and not value:
+            value = _default_value(key, settings)
+        if key == "ignores":
+            value = [
+                {"rule": i.rule, "reason": i.reason, "path": i.path, "callee": i.callee, "param": i.param,
+                 "until": i.until.isoformat() if i.until else None}
+                for i in value
+            ]  # fmt: skip
+        elif key == "severity":
+            value = dict(value)
+        elif isinstance(value, tuple):
+            value = [str(v) for v in value]
+        elif isinstance(value, Path):
+            value = str(value)
+        values[key] = {"value": value, "from": settings.origin(key)}
+    return values
+
+
+def _default_value(key: str, settings):
+    """The value a command uses for consumers, provider or cache-dir when neither the config nor
+    the command line sets it (None/[] where no rules file names a default)."""
     if key == "cache-dir":
         from apiaudit.sources.cache import default_cache_dir
 
         return str(default_cache_dir())
-    if key in ("consumers", "provider"):
-        from apiaudit.recipes.loader import default_target
+    from apiaudit.recipes.loader import default_target
 
-        target = default_target(list(settings.rules))
-        if target is None:
-            return "none (no rules file names a default)"
-        provider, consumers = target
-        return provider if key == "provider" else ", ".join(consumers)
+    target = default_target(list(settings.rules))
+    if key == "provider":
+        return target[0] if target else None
+    return list(target[1]) if target else []
+
+
+def _default_in_force(key: str, settings) -> str:
+    """What a command uses when neither the config nor the command line sets `key`, as the table shows it."""
+    if key in ("consumers", "provider", "cache-dir"):
+        value = _default_value(key, settings)
+        return _shown(value) if value else "none (no rules file names a default)"
     return {
         "rules": "the bundled rules only",
         "select": "every rule",
@@ -82,12 +113,11 @@ def config_command(consumers, provider, rules_dirs, cache_dir, model, fail_on, b
         consumers=consumers, provider=provider, rules=rules_dirs, cache_dir=cache_dir, fail_on=fail_on,
         baseline=baseline, offline=offline,
     )  # fmt: skip
-    rows = effective_rows(settings)
     if as_json:
-        doc = {"file": str(settings.file) if settings.file else None,
-               "settings": {k: {"value": v, "from": o} for k, v, o in rows}}  # fmt: skip
+        doc = {"file": str(settings.file) if settings.file else None, "settings": effective_values(settings)}
         click.echo(json.dumps(doc, indent=2))
         return
+    rows = effective_rows(settings)
     click.echo(f"config file: {settings.file or '(none found; defaults apply)'}")
     width = max(len(k) for k, _, _ in rows)
     value_width = max(len(v) for _, v, _ in rows)

@@ -31,6 +31,7 @@ from apiaudit.fixes import (
 )
 from apiaudit.fixes.plan import sha256_bytes
 from apiaudit.infra.progress import for_terminal
+from apiaudit.infra.words import counted
 from apiaudit.sources import CodeTree
 
 
@@ -101,7 +102,7 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, int
             for skipped in overlay.skipped:
                 click.echo(f"apiaudit: {skipped.describe()}", err=True)
             note(f"apiaudit: wrote a patched copy of {', '.join(tree.packages)} to {overlay.directory} "
-                 f"({len(plan.fixed)} fixes in {len(plan.changed_files)} files); put it first on the path:")
+                 f"({counted(len(plan.fixed), 'fix', 'fixes')} in {counted(len(plan.changed_files), 'file')}); put it first on the path:")
             note(f"  {overlay.pythonpath_line}")
         elif do_apply:
             consumer = ConsumerIdentity.of(trees.get(origin.name) or sources.resolve(origin_spec(origin), cache_dir=cache))
@@ -112,7 +113,7 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, int
                  + ("; undo with `apiaudit fix --revert`" if changed else " (nothing to change)"))
         else:
             click.echo(diff, nl=False)
-            note(f"apiaudit: {len(plan.fixed)} fixes in {len(plan.changed_files)} files (nothing changed; "
+            note(f"apiaudit: {counted(len(plan.fixed), 'fix', 'fixes')} in {counted(len(plan.changed_files), 'file')} (nothing changed; "
                  "--apply to edit in place, --into DIR for a patched copy)")
         for line in describe_unfixable(plan, origin.display_root):
             click.echo(line, err=True)
@@ -155,7 +156,7 @@ def _revert(consumers, cache: Path, *, force: bool, quiet: bool) -> None:
     for spec in consumers:
         consumer = ConsumerIdentity.of(sources.resolve(spec, cache_dir=cache))
         result = revert(consumer, default_journal_dir(consumer, cache), force=force)
-        _notes(quiet)(f"apiaudit: restored {len(result.restored)} files of {consumer.describe()}")
+        _notes(quiet)(f"apiaudit: restored {counted(len(result.restored), 'file')} of {consumer.describe()}")
         for left in result.not_restored:
             click.echo(f"apiaudit: {left.describe()}", err=True)
         if result.not_restored:

@@ -13,6 +13,7 @@ import click
 from apiaudit.cli.streams import end_on_broken_pipe, is_broken_pipe
 from apiaudit.errors import InputError
 from apiaudit.infra.atomic import is_disk_full
+from apiaudit.infra.callers import on_command_line
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_TERMINATED = 128 + signal.SIGTERM
@@ -265,7 +266,8 @@ def guarded(func):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         try:
-            return func(*args, **kwargs)
+            with on_command_line():  # messages name this command's options
+                return func(*args, **kwargs)
         except InputError as exc:
             click.echo(f"apiaudit: error: {exc}", err=True)
             sys.exit(EXIT_USAGE)

@@ -13,6 +13,7 @@ import click
 
 from apiaudit.cli.options import guarded
 from apiaudit.errors import InputError
+from apiaudit.infra.suggest import hint
 
 
 def rules_doc() -> Path | None:
@@ -95,7 +96,7 @@ def rule_summaries(rules_dirs: list[Path]) -> dict[str, str]:
 
 
 @click.command("rule")
-@click.argument("rule_id", metavar="ID", required=False)
+@click.argument("rule_id", metavar="[ID]", required=False)
 @click.option("--rules", "rules_dirs", multiple=True, type=click.Path(path_type=Path), metavar="DIR",
               help="An extra directory of rule files (*.toml) to look in. Repeatable.")
 @guarded
@@ -110,5 +111,5 @@ def rule_command(rule_id, rules_dirs):
         return
     text = engine_rule_text(rule_id) or recipe_rule_text(rule_id, list(rules_dirs))
     if text is None:
-        raise InputError(f"unknown rule id '{rule_id}' (known: {', '.join(known_ids(list(rules_dirs)))})")
+        raise InputError(f"unknown rule id '{rule_id}'{hint(rule_id, known_ids(list(rules_dirs)), listing='`apiaudit rule` lists them')}")
     click.echo(text, nl=False)

@@ -53,7 +53,18 @@ SCAN_FORMATS = FORMATS
 def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_version, python_version, strict, fmt, output, fail_on, against, baseline, write_baseline,
                  show_suppressed, offline, show_unresolved, show_unreachable, with_deps, verbose, no_progress, quiet, no_index_cache, explain,
                  since):
-    """Report every mismatch between the consumer(s) and the provider. Exit 0 clean, 1 findings, 2 bad input."""
+    """Report every mismatch between the consumer(s) and the provider.
+
+    \b
+    Exit codes:
+      0    nothing at or above --fail-on (always, with --fail-on never)
+      1    findings at or above --fail-on
+      2    bad usage or input: one line on stderr
+      3    an internal error: one line (APIAUDIT_DEBUG=1 shows the traceback)
+      130  interrupted (Ctrl-C)
+      143  terminated (SIGTERM)
+      141  the reader of stdout or stderr went away (| head)
+    """
     from apiaudit.report import format_for_output
 
     settings = project_settings(

@@ -20,7 +20,7 @@ from apiaudit.consumer.patterns import pattern_hits
 from apiaudit.consumer.plugins import added_flags, launch_plugin_names, plugin_names
 from apiaudit.consumer.positions import to_characters
 from apiaudit.consumer.reach import mark_unreachable, named_modules
-from apiaudit.consumer.records import ConsumerFile, ConsumerOptions, Site, source_of
+from apiaudit.consumer.records import ConsumerFile, ConsumerOptions, Site, python_source, source_of
 from apiaudit.consumer.contracts import defined_functions, replacements
 from apiaudit.consumer.visitor import ModuleVisitor
 from apiaudit.infra.atomic import is_disk_full
@@ -65,7 +65,7 @@ def collect_file(
     module, is_package = module_name(tree, path)
     try:
         raw = path.read_bytes() if raw is None else raw
-        source = source_of(raw)
+        source = python_source(raw, rel)
         if syntax is None:
             syntax = _parse_bytes(raw, rel)
         syntax = syntax or parse_quietly(source, rel)

@@ -451,8 +451,44 @@ class EntryPoint:
 
 def source_of(raw: bytes) -> str:
     """A consumer file's text as every reader of it reads its bytes (a cached record's own text is
-    told by this being equal)."""
-    return raw.decode("utf-8", errors="replace")
+    told by this being equal): decoded as Python decodes a module, its coding cookie honoured;
+    bytes that do not decode are replaced here, and `python_source` refuses them."""
+    return raw.decode(declared_encoding(raw), errors="replace")
+
+
+def python_source(raw: bytes, filename: str) -> str:
+    """A `.py` file's text, or the SyntaxError Python raises for it: bytes that are not valid in
+    the encoding the file declares (UTF-8 without a PEP 263 cookie) make no module, so nothing
+    in the file may be judged as if they did."""
+    encoding = declared_encoding(raw)
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line_start = raw.rfind(b"\n", 0, exc.start) + 1
+        line = raw.count(b"\n", 0, exc.start) + 1
+        byte = raw[exc.start : exc.start + 1].hex()
+        why = "no encoding declared" if encoding == "utf-8" else f"the declared encoding is {encoding}"
+        raise SyntaxError(
+            f"byte 0x{byte} on line {line} is not valid {encoding} ({why}; see PEP 263)",
+            (filename, line, len(raw[line_start : exc.start].decode(encoding, errors="replace")) + 1, None),
+        ) from None
+
+
+def declared_encoding(raw: bytes) -> str:
+    """The encoding a module's bytes declare (a coding cookie in its first two lines, or a UTF-8
+    BOM), as `tokenize.detect_encoding` reads them; UTF-8 where nothing is declared."""
+    first_end = raw.find(b"\n")
+    second_end = raw.find(b"\n", first_end + 1) if first_end >= 0 else -1
+    if b"coding" not in (raw if second_end < 0 else raw[:second_end]):  # the common case, without tokenize
+        return "utf-8"
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError:  # an unknown encoding: Python refuses the file, and parsing it says so
+        return "utf-8"
+    return "utf-8" if encoding == "utf-8-sig" else encoding
 
 
 @lru_cache(maxsize=8)

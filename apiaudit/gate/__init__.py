@@ -22,10 +22,12 @@ from apiaudit.gate.layers import (
     summary_line,
     write_report,
 )
+from apiaudit.infra.callers import python_api
 
 __all__ = ["Layer", "PreflightFailed", "format_finding", "preflight", "run_gate", "summary_line"]
 
 
+@python_api
 def preflight(
     consumers: Sequence[str] | None = None,
     provider: str | None = None,

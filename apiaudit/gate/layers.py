@@ -16,6 +16,7 @@ from apiaudit.audit import default_launch_provider, default_script_provider, is_
 from apiaudit.errors import InputError, NotInstalledError
 from apiaudit.findings import Finding, Report, Severity, parse_fail_on
 from apiaudit.infra.frozen import record
+from apiaudit.infra.words import counted
 
 # Job scripts are written against the library the rules name as the provider's default
 # consumer (rules/vllm.toml: speculators); `None` here means "ask the rules".
@@ -44,7 +45,7 @@ class PreflightFailed(Exception):
         self.report = report
         self.fail_on = fail_on
         self.blocking: tuple[Finding, ...] = report.blocking(fail_on)
-        lines = [f"preflight failed: {len(self.blocking)} blocking finding{_s(len(self.blocking))} "
+        lines = [f"preflight failed: {counted(len(self.blocking), 'blocking finding')} "
                  f"(fail on {fail_on.value if fail_on else 'never'} and above)"]
         lines.extend(f"  {format_finding(f)}" for f in self.blocking)
         super().__init__("\n".join(lines))
@@ -148,10 +149,11 @@ def _not_installed(error: NotInstalledError, layers: Sequence[Layer], rules_dirs
         needed[("--consumer/--provider", error.name)] = None
     names = ", ".join(dict.fromkeys(name for _, name in needed))
     options = " ".join(f"{option} {name}==VERSION" for option, name in needed)
-    return InputError(
+    return NotInstalledError(
         f"not installed in this Python ({sys.executable}): {names}; preflight reads "
         f"{'it' if len(needed) == 1 else 'them'} from here unless told otherwise: pass {options} "
-        "(a release to fetch; a path reads a checkout)"
+        "(a release to fetch; a path reads a checkout)",
+        next(iter(needed))[1],
     )
 
 
@@ -198,8 +200,8 @@ def summary_line(report: Report, fail_on: Severity | None) -> str:
     else:
         verdict = "ok"
     counts = (
-        f"{report.count(Severity.ERROR)} error{_s(report.count(Severity.ERROR))}, "
-        f"{report.count(Severity.WARNING)} warning{_s(report.count(Severity.WARNING))}, "
+        f"{counted(report.count(Severity.ERROR), 'error')}, "
+        f"{counted(report.count(Severity.WARNING), 'warning')}, "
         f"{report.cannot_judge} cannot-judge"
     )
     if report.suppressed:
@@ -207,10 +209,7 @@ def summary_line(report: Report, fail_on: Severity | None) -> str:
     consumers = ", ".join(c.name_version for c in report.consumers) or "default consumers"
     scope = dict(report.extras).get("layers") or f"{consumers} -> {report.provider.name_version}"
     return (
-        f"preflight {verdict}: {counts}; {report.calls_checked} calls in {report.files_scanned} files "
+        f"preflight {verdict}: {counts}; {counted(report.calls_checked, 'call')} in {counted(report.files_scanned, 'file')} "
         f"({scope}) in {report.duration_s:.1f}s"
     )
 
-
-def _s(count: int) -> str:
-    return "" if count == 1 else "s"

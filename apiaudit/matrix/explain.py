@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -28,7 +28,7 @@ from apiaudit.consumer import collect
 from apiaudit.consumer.records import ConsumerFile, ConsumerOptions
 from apiaudit.engine import FileCheck, ScanSetup, check_file, consumer_context, prepare
 from apiaudit.errors import InputError
-from apiaudit.evidence import AttributeFacts, ImportFacts, attribute_of
+from apiaudit.evidence import AttributeFacts, ImportFacts, ModelAttributeFacts, attribute_of
 from apiaudit.findings import Finding, Report, Severity
 from apiaudit.infra.progress import NullProgress, Progress
 from apiaudit.infra.frozen import record
@@ -52,6 +52,7 @@ MOVED = ChangeKind.MOVED_SYMBOL
 REMOVED = ChangeKind.REMOVED
 RENAMED_ATTRIBUTE = ChangeKind.RENAMED_ATTRIBUTE
 RULE_RANGE = ChangeKind.RULE_RANGE
+MODEL_CLASSES_ADDED = ChangeKind.MODEL_CLASSES_ADDED
 OTHER = ChangeKind.OTHER
 
 
@@ -331,6 +332,8 @@ def describe_change(finding: Finding, before: _Release, after: _Release) -> Chan
         return _import_change(finding, before, after)
     if finding.rule == "attribute-missing":
         return _attribute_change(finding, before, after)
+    if finding.rule == "model-attribute-missing":
+        return _model_attribute_change(finding, before, after)
     if finding.rule in ("unexpected-keyword", "missing-required", "too-many-positional", "positional-only-by-keyword", "duplicate-argument"):
         return _signature_change(finding, before, after)
     pattern = next((p for p in after.book.patterns if p.id == finding.rule), None)
@@ -449,3 +452,34 @@ def _attribute_change(finding: Finding, before: _Release, after: _Release) -> Ch
         return Change(RENAMED_ATTRIBUTE, old_text, new_text, attribute, new_name, owner)
     note = f"members added in the same release: {', '.join(sorted(appeared))}" if appeared else ""
     return Change(REMOVED, old_text, None, attribute, None, owner, note=note)
+
+
+def _model_attribute_change(finding: Finding, before: _Release, after: _Release) -> Change:
+    """model-attribute-missing: either the attribute went from a class the model object can be
+    (renamed, moved or removed there, said as for attribute-missing on that class), or classes
+    that lack it became ones the object can be (the registry lists them from this release on)."""
+    facts = finding.facts if isinstance(finding.facts, ModelAttributeFacts) else None
+    if facts is None:
+        return Change(OTHER, None, None)
+    attribute = facts.attribute
+    had_it = [c for c in facts.classes if any(m.name == attribute for m in before.index.members(c))]
+    if had_it:
+        on_class = replace(finding, facts=AttributeFacts(attribute, had_it[0]))
+        return _attribute_change(on_class, before, after)
+    registered_before = _registered_classes(before)
+    added = [c for c in facts.classes if registered_before is not None and c not in registered_before]
+    if added:
+        shown = ", ".join(c.rpartition(".")[2] for c in added)
+        return Change(
+            MODEL_CLASSES_ADDED, None, None, attribute, None, added[0],
+            note=f"{after.tree.name} {after.version} registers {shown}, which lack{'s' if len(added) == 1 else ''} '{attribute}'",
+        )  # fmt: skip
+    return Change(OTHER, None, None, attribute, None, facts.classes[0] if facts.classes else None)
+
+
+def _registered_classes(release: _Release) -> frozenset[str] | None:
+    """Every class a release's model registries list (None: its rules name no registry)."""
+    types = release.setup.model_types
+    registries = [types.registry(rule.name) for rule in release.book.registries]
+    found = [r for r in registries if r is not None]
+    return frozenset(c for r in found for c in r.class_paths()) if found else None

@@ -8,6 +8,7 @@ from typing import Any, Sequence
 
 from apiaudit.evidence import attribute_of
 from apiaudit.findings import SCHEMA_VERSION
+from apiaudit.infra.words import counted
 from apiaudit.matrix.emit import EmittedRecipe
 from apiaudit.matrix.explain import ExplainResult
 from apiaudit.matrix.forecast import describe, forecast
@@ -110,7 +111,7 @@ def _table(result: MatrixResult) -> str:
 
     compatible, contiguous = result.compatible_range
     if not compatible:
-        lines.append(f"compatible: none of the {len(result.scanned_versions)} releases scanned")
+        lines.append(f"compatible: none of the {counted(len(result.scanned_versions), 'release')} scanned")
     else:
         note = "" if contiguous else "  (not contiguous)"
         runs = " | ".join(f"{result.provider.name}{run}" for run in compatible.split(" | "))
@@ -135,7 +136,7 @@ def _table(result: MatrixResult) -> str:
         lines.append(f"deprecated: {describe(fc)}")
     fetched = sum(1 for r in result.rows if r.fetched)
     failed = sum(1 for r in result.rows if r.failure)
-    tail = f"{len(result.rows)} releases, {fetched} fetched, {len(result.rows) - fetched - failed} from cache"
+    tail = f"{counted(len(result.rows), 'release')}, {fetched} fetched, {len(result.rows) - fetched - failed} from cache"
     tail += f", {failed} not scanned" if failed else ""
     lines.append(f"{tail}, {result.duration_s:.2f} s")
     return "\n".join(lines) + "\n"
@@ -203,7 +204,7 @@ def render_explain(
     width = terminal_width()
     lines = [
         f"apiaudit explain: {consumer.name} {consumer.version or ''} × {result.provider} {result.report.provider.version}".replace("  ", " "),
-        *wrap(f"bisecting {len(result.releases)} releases from {result.baseline} ({result.baseline_reason}) to {result.releases[-1]}", width),
+        *wrap(f"bisecting {counted(len(result.releases), 'release')} from {result.baseline} ({result.baseline_reason}) to {result.releases[-1]}", width),
         "",
     ]
     if not result.explanations:
@@ -231,8 +232,8 @@ def render_explain(
             lines.extend(_signature_diff(e.change.before, e.change.after, e.last_without or "", e.introduced_in, width))
         lines.append("")
     dated = sum(1 for e in result.explanations if e.introduced_in)
-    tail = f"{dated} of {len(result.explanations)} findings dated"
-    tail += f", {len(result.fetched)} releases fetched" if result.fetched else ", nothing fetched"
+    tail = f"{dated} of {counted(len(result.explanations), 'finding')} dated"
+    tail += f", {counted(len(result.fetched), 'release')} fetched" if result.fetched else ", nothing fetched"
     lines.append(f"{tail}, {result.duration_s:.2f} s")
     if rules_file:
         lines.append(f"wrote {len(emitted)} fix candidate(s) to {rules_file} (use: apiaudit fix --rules {Path(rules_file).parent})")

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, overload
 
-from apiaudit.errors import InputError
+from apiaudit.errors import InputError, NotFoundError
 from apiaudit.model.config import AutoMapEntry, ConfigFile, ModelFacts, ModelSource
 
 
@@ -45,12 +45,12 @@ def _config_of(path: Path) -> Path:
 
 def _from_path(path: Path) -> ModelFacts:
     if not path.exists():
-        raise InputError(f"--model {path}: no such model directory or config.json")
+        raise NotFoundError(f"--model {path}: no such model directory or config.json")
     if path.is_dir():
         directory, source = path, ModelSource.DIRECTORY
         config_path = path / ConfigFile.CONFIG.value
         if not config_path.is_file():
-            raise InputError(f"--model {path}: has no config.json (not a Hugging Face model directory)")
+            raise NotFoundError(f"--model {path}: has no config.json (not a Hugging Face model directory)")
     else:
         directory, source, config_path = path.parent, ModelSource.CONFIG_FILE, path
     config = _read_json(config_path, required=True)
@@ -82,7 +82,7 @@ def _read_json(path: Path, *, required: bool) -> dict[str, Any] | None: ...
 def _read_json(path: Path, *, required: bool) -> dict[str, Any] | None:
     if not path.is_file():
         if required:
-            raise InputError(f"{path}: no such file")
+            raise NotFoundError(f"{path}: no such file")
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -21,6 +21,7 @@ from apiaudit.findings import (
     SuppressedBy,
 )
 from apiaudit.infra.frozen import record
+from apiaudit.infra.suggest import hint
 from apiaudit.policy.config import Settings
 from apiaudit.policy.suppressions import Scope, Suppression, read_suppressions
 
@@ -138,7 +139,9 @@ def _unused(comments: Sequence[Suppression], used: set[int], known_rules: frozen
         unknown = [r for r in s.rules if known_rules is not None and r not in known_rules]
         message = f"`# apiaudit: {s.scope.value}[{rules}]` matches no finding against this provider"
         if unknown:
-            message += f"; {', '.join(repr(r) for r in unknown)} is not a rule id (`apiaudit rule` lists them)"
+            message += "".join(
+                f"; '{r}' is not a rule id{hint(r, known_rules or (), listing='`apiaudit rule` lists them')}" for r in unknown
+            )
         out.append(
             Finding(
                 rule=UNUSED_SUPPRESSION, severity=Severity.WARNING, consumer=s.consumer, path=s.path, line=s.line,

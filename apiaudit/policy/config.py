@@ -15,7 +15,8 @@ from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from apiaudit.errors import InputError
+from apiaudit.errors import ConfigError
+from apiaudit.infra.suggest import hint
 from apiaudit.findings import FAIL_ON_CHOICES
 from apiaudit.infra.frozen import record
 
@@ -105,9 +106,8 @@ class Settings:
         for where, rule in self.rule_ids_named():
             if rule not in known:
                 source = self.origin(where.split("[")[0])
-                raise InputError(
-                    f"{source}: {where}: unknown rule id '{rule}' (known: {', '.join(sorted(known))})"
-                )
+                listing = "`apiaudit rule` lists them"
+                raise ConfigError(f"{source}: {where}: unknown rule id '{rule}'{hint(rule, sorted(known), listing=listing)}")
 
     def with_cli(self, **given: Any) -> Settings:
         """These settings with every command-line value that was given (not None, not empty) on top."""
@@ -141,7 +141,7 @@ def find_config(start: Path | None = None) -> Path | None:
             return None
         path = Path(explicit).expanduser()
         if not path.is_file():
-            raise InputError(f"{CONFIG_ENV}={explicit}: no such file")
+            raise ConfigError(f"{CONFIG_ENV}={explicit}: no such file")
         return path
     here = (start or Path.cwd()).resolve()
     for directory in (here, *here.parents):
@@ -161,9 +161,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
         with open(path, "rb") as handle:
             return tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML: {exc}") from None
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def load_settings(start: Path | None = None, *, config: Path | None = None) -> Settings:
@@ -176,7 +176,7 @@ def load_settings(start: Path | None = None, *, config: Path | None = None) -> S
     if path.name == PYPROJECT or (path.name != APIAUDIT_TOML and nested):
         table = data.get("tool", {}).get("apiaudit")
         if table is None:
-            raise InputError(f"{path}: has no [tool.apiaudit] table")
+            raise ConfigError(f"{path}: has no [tool.apiaudit] table")
         where = f"{path} [tool.apiaudit]"
     else:
         table, where = data, str(path)
@@ -186,10 +186,10 @@ def load_settings(start: Path | None = None, *, config: Path | None = None) -> S
 def parse_settings(table: Mapping[str, Any], *, where: str, base: Path, file: Path | None = None) -> Settings:
     """Validate one config table; InputError `WHERE: KEY: problem (allowed: ...)` on the first fault."""
     if not isinstance(table, Mapping):
-        raise InputError(f"{where}: must be a table")
+        raise ConfigError(f"{where}: must be a table")
     unknown = sorted(set(table) - set(KEYS))
     if unknown:
-        raise InputError(f"{where}: unknown key '{unknown[0]}' (known keys: {', '.join(KEYS)})")
+        raise ConfigError(f"{where}: unknown key '{unknown[0]}'{hint(unknown[0], KEYS)}")
     values: dict[str, Any] = {}
     origin = str(file) if file else where
 
@@ -198,20 +198,20 @@ def parse_settings(table: Mapping[str, Any], *, where: str, base: Path, file: Pa
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-            raise InputError(f"{where}: {key}: must be a string or a list of non-empty strings")
+            raise ConfigError(f"{where}: {key}: must be a string or a list of non-empty strings")
         return tuple(v.strip() for v in value)
 
     def rule_ids(key: str) -> tuple[str, ...]:
         ids = strings(key)
         for rule in ids:
             if not RULE_ID_RE.match(rule):
-                raise InputError(f"{where}: {key}: '{rule}' is not a rule id (lower-case words joined by '-')")
+                raise ConfigError(f"{where}: {key}: '{rule}' is not a rule id (lower-case words joined by '-')")
         return ids
 
     def one_string(key: str) -> str:
         value = table[key]
         if not isinstance(value, str) or not value.strip():
-            raise InputError(f"{where}: {key}: must be a non-empty string")
+            raise ConfigError(f"{where}: {key}: must be a non-empty string")
         return value.strip()
 
     def relative(value: str) -> Path:
@@ -237,22 +237,22 @@ def parse_settings(table: Mapping[str, Any], *, where: str, base: Path, file: Pa
     if "fail-on" in table:
         value = table["fail-on"]
         if value not in FAIL_ON_CHOICES:
-            raise InputError(f"{where}: fail-on: {value!r} is not one of {', '.join(FAIL_ON_CHOICES)}")
+            raise ConfigError(f"{where}: fail-on: {value!r} is not one of {', '.join(FAIL_ON_CHOICES)}")
         values["fail_on"] = value
     if "offline" in table:
         if not isinstance(table["offline"], bool):
-            raise InputError(f"{where}: offline: must be true or false")
+            raise ConfigError(f"{where}: offline: must be true or false")
         values["offline"] = table["offline"]
     if "severity" in table:
         severity = table["severity"]
         if not isinstance(severity, Mapping):
-            raise InputError(f"{where}: severity: must be a table of rule id = {' | '.join(SEVERITY_CHOICES)}")
+            raise ConfigError(f"{where}: severity: must be a table of rule id = {' | '.join(SEVERITY_CHOICES)}")
         pairs = []
         for rule, level in severity.items():
             if not RULE_ID_RE.match(rule):
-                raise InputError(f"{where}: severity: '{rule}' is not a rule id")
+                raise ConfigError(f"{where}: severity: '{rule}' is not a rule id")
             if level not in SEVERITY_CHOICES:
-                raise InputError(f"{where}: severity.{rule}: {level!r} is not one of {', '.join(SEVERITY_CHOICES)}")
+                raise ConfigError(f"{where}: severity.{rule}: {level!r} is not one of {', '.join(SEVERITY_CHOICES)}")
             pairs.append((rule, level))
         values["severity"] = tuple(pairs)
     if "ignores" in table:
@@ -263,23 +263,23 @@ def parse_settings(table: Mapping[str, Any], *, where: str, base: Path, file: Pa
 
 def _parse_ignores(raw: Any, where: str) -> tuple[ConfigIgnore, ...]:
     if not isinstance(raw, list):
-        raise InputError(f"{where}: ignores: must be an array of tables ([[tool.apiaudit.ignores]])")
+        raise ConfigError(f"{where}: ignores: must be an array of tables ([[tool.apiaudit.ignores]])")
     entries = []
     for i, item in enumerate(raw):
         at = f"ignores[{i}]"
         if not isinstance(item, Mapping):
-            raise InputError(f"{where}: {at}: must be a table with rule and reason")
+            raise ConfigError(f"{where}: {at}: must be a table with rule and reason")
         unknown = sorted(set(item) - set(IGNORE_KEYS))
         if unknown:
-            raise InputError(f"{where}: {at}: unknown key '{unknown[0]}' (known keys: {', '.join(IGNORE_KEYS)})")
+            raise ConfigError(f"{where}: {at}: unknown key '{unknown[0]}'{hint(unknown[0], IGNORE_KEYS)}")
         for required in ("rule", "reason"):
             if not isinstance(item.get(required), str) or not item[required].strip():
-                raise InputError(f"{where}: {at}: '{required}' is required (a non-empty string)")
+                raise ConfigError(f"{where}: {at}: '{required}' is required (a non-empty string)")
         if not RULE_ID_RE.match(item["rule"]):
-            raise InputError(f"{where}: {at}.rule: '{item['rule']}' is not a rule id")
+            raise ConfigError(f"{where}: {at}.rule: '{item['rule']}' is not a rule id")
         for optional in ("path", "callee", "param"):
             if optional in item and (not isinstance(item[optional], str) or not item[optional].strip()):
-                raise InputError(f"{where}: {at}.{optional}: must be a non-empty string")
+                raise ConfigError(f"{where}: {at}.{optional}: must be a non-empty string")
         until = item.get("until")
         if until is not None:
             until = _parse_date(until, f"{where}: {at}.until")
@@ -302,7 +302,7 @@ def _parse_date(value: Any, where: str) -> _dt.date:
             return _dt.date.fromisoformat(value.strip())
         except ValueError:
             pass
-    raise InputError(f"{where}: {value!r} is not a date (write YYYY-MM-DD)")
+    raise ConfigError(f"{where}: {value!r} is not a date (write YYYY-MM-DD)")
 
 
 def _spec_relative_to(spec: str, base: Path) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
-from apiaudit.errors import InputError
+from apiaudit.errors import NetworkError
 
 
 def require_cached(specs: Iterable[str], cache_dir: Path) -> None:
@@ -21,7 +21,7 @@ def require_cached(specs: Iterable[str], cache_dir: Path) -> None:
         name, version = parse_release_spec(spec)
         entry = release_cache.entry_dir(cache_dir, name, version)
         if not entry.exists() or release_cache.read_valid_marker(entry, name, version)[0] is None:
-            raise InputError(
+            raise NetworkError(
                 f"{name}=={version} is not in the cache ({cache_dir}) and --offline fetches nothing: "
                 "run once without --offline, or point --cache-dir at a cache that has it"
             )

@@ -37,6 +37,7 @@ class ChangeKind(str, enum.Enum):
     POSITIONAL_REDUCED = "positional-parameters-reduced"
     REMOVED = "removed"
     RULE_RANGE = "rule-version-range"
+    MODEL_CLASSES_ADDED = "model-classes-added"
     OTHER = "changed"
 
 

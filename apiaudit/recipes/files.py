@@ -11,7 +11,7 @@ import hashlib
 from pathlib import Path
 from typing import Sequence
 
-from apiaudit.errors import InputError
+from apiaudit.errors import NotFoundError, RulesError
 
 
 def bundled_rules_dir() -> Path:
@@ -34,7 +34,7 @@ def display_path(path: Path) -> str:
 def rule_files(directory: Path) -> list[Path]:
     """The `*.toml` files of a rules directory, sorted; a directory that is not there is an InputError."""
     if not directory.is_dir():
-        raise InputError(f"{display_path(directory)}: rules directory does not exist")
+        raise NotFoundError(f"{display_path(directory)}: rules directory does not exist")
     return sorted(directory.glob("*.toml"))
 
 
@@ -63,6 +63,6 @@ def rules_digest(dirs: Sequence[Path], *, include_bundled: bool = True) -> str:
             try:
                 data = path.read_bytes()
             except OSError as exc:
-                raise InputError(f"{display_path(path)}: cannot read rule file ({exc.strerror or exc})") from None
+                raise RulesError(f"{display_path(path)}: cannot read rule file ({exc.strerror or exc})") from None
             digest.update(f"{place}\0{path.name}\0{len(data)}\0".encode() + data)
     return digest.hexdigest()

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from apiaudit.errors import InputError
+from apiaudit.errors import InputError, RulesError
 from apiaudit.findings import ENGINE_RULES, Severity
 from apiaudit.infra.frozen import record
 from apiaudit.infra.tomlcompat import tomllib
@@ -113,7 +113,7 @@ class _Entry:
 
     def error(self, problem: str) -> InputError:
         name = f" '{self.id}'" if self.id else ""
-        return InputError(f"{self.file}: {self.table}{name} [{self.index}]: {problem}")
+        return RulesError(f"{self.file}: {self.table}{name} [{self.index}]: {problem}")
 
 
 def _check_keys(entry: _Entry, raw: dict, required: set[str], optional: set[str]) -> None:
@@ -526,7 +526,7 @@ def _check_model_links(shown: str, registries: tuple, slots: tuple, factories: t
     names = [r.name for r in registries]
     for index, name in enumerate(names, start=1):
         if names.index(name) != index - 1:
-            raise InputError(f"{shown}: registry '{name}' [{index}]: duplicate registry name")
+            raise RulesError(f"{shown}: registry '{name}' [{index}]: duplicate registry name")
     linked = []
     for table, items in (("slot", slots), ("factory", factories)):
         out = []
@@ -534,7 +534,7 @@ def _check_model_links(shown: str, registries: tuple, slots: tuple, factories: t
             name = item.registry or (names[0] if len(names) == 1 else "")
             if name not in names:
                 wanted = f"registry {item.registry!r} is not defined" if item.registry else "needs 'registry' (the file defines none or several)"
-                raise InputError(f"{shown}: {table} [{index}]: {wanted}")
+                raise RulesError(f"{shown}: {table} [{index}]: {wanted}")
             out.append(replace(item, registry=name))
         linked.append(tuple(out))
     return linked[0], linked[1]
@@ -569,17 +569,17 @@ def load_rule_file(path: Path) -> RuleFile:
     try:
         data_bytes = path.read_bytes()
     except OSError as exc:
-        raise InputError(f"{shown}: cannot read rule file ({exc.strerror or exc})") from None
+        raise RulesError(f"{shown}: cannot read rule file ({exc.strerror or exc})") from None
     try:
         data = tomllib.loads(data_bytes.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{shown}: not valid TOML ({exc})") from None
+        raise RulesError(f"{shown}: not valid TOML ({exc})") from None
     unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:
-        raise InputError(f"{shown}: unknown top-level key {', '.join(repr(k) for k in unknown)}")
+        raise RulesError(f"{shown}: unknown top-level key {', '.join(repr(k) for k in unknown)}")
     provider_raw = data.get("provider")
     if not isinstance(provider_raw, dict):
-        raise InputError(f"{shown}: needs a [provider] table with name = \"...\"")
+        raise RulesError(f"{shown}: needs a [provider] table with name = \"...\"")
     provider_entry = _Entry(shown, "provider", 1, {})
     _check_keys(provider_entry, provider_raw, {"name"}, _PROVIDER_KEYS - {"name"})
     provider = _required_string(provider_entry, provider_raw, "name")
@@ -588,7 +588,7 @@ def load_rule_file(path: Path) -> RuleFile:
     def entries(table: str, build) -> tuple:
         raw_list = data.get(table, [])
         if not isinstance(raw_list, list):
-            raise InputError(f"{shown}: '{table}' must be an array of tables ([[{table}]])")
+            raise RulesError(f"{shown}: '{table}' must be an array of tables ([[{table}]])")
         built = []
         for index, raw in enumerate(raw_list, start=1):
             entry = _Entry(shown, table, index, raw)
@@ -602,7 +602,7 @@ def load_rule_file(path: Path) -> RuleFile:
     names = [launch.name for launch in launches]
     for index, name in enumerate(names, start=1):
         if names.index(name) != index - 1:
-            raise InputError(f"{shown}: launch '{name}' [{index}]: duplicate launch name")
+            raise RulesError(f"{shown}: launch '{name}' [{index}]: duplicate launch name")
     slots, factories = _check_model_links(shown, registries, entries("slot", _slot), entries("factory", _factory))
     return RuleFile(
         path=path, provider=provider, default_consumers=consumers,
@@ -636,7 +636,7 @@ def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = Tr
             numbered += [("remote_code", i, r.id) for i, r in enumerate(rule_file.remote_code, start=1)]
             for table, index, item_id in numbered:
                 if item_id in seen_ids:
-                    raise InputError(
+                    raise RulesError(
                         f"{display_path(path)}: {table} '{item_id}' [{index}]: duplicate id (also in {seen_ids[item_id]})"
                     )
                 seen_ids[item_id] = display_path(path)
@@ -646,13 +646,13 @@ def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = Tr
     for rule_file in mine:
         for index, pattern in enumerate(rule_file.patterns, start=1):
             if pattern.recipe is not None and pattern.recipe not in recipe_kinds:
-                raise InputError(
+                raise RulesError(
                     f"{display_path(rule_file.path)}: pattern '{pattern.id}' [{index}]: recipe '{pattern.recipe}' is not defined"
                 )
             kind = recipe_kinds.get(pattern.recipe) if pattern.recipe is not None else None
             wanted = _PATTERN_FOR_CHANGE.get(kind) if kind is not None else None
             if wanted is not None and pattern.kind != wanted:
-                raise InputError(
+                raise RulesError(
                     f"{display_path(rule_file.path)}: pattern '{pattern.id}' [{index}]: recipe '{pattern.recipe}' "
                     f"({kind.value if kind else ''}) fixes only kind '{wanted}' patterns, not {pattern.kind!r}"
                 )

@@ -9,15 +9,15 @@ shape comes from its `config.json`, the GPU count from torch only when torch is 
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 from dataclasses import asdict, field, fields
 from pathlib import Path
 from typing import Any
 
-from apiaudit.errors import InputError
+from apiaudit.errors import ConfigError
 from apiaudit.infra.frozen import record
+from apiaudit.infra.suggest import closest
 from apiaudit.infra.tomlcompat import tomllib
 
 STAGES = ("prepare", "extract", "vocab", "train")
@@ -201,18 +201,18 @@ def load_config(path: str | Path, *, available_gpus: int | None = None) -> RunCo
     """
     source = Path(path).expanduser()
     if not source.is_file():
-        raise InputError(f"no such config file: {path}")
+        raise ConfigError(f"no such config file: {path}")
     try:
         raw = tomllib.loads(source.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{source}: not valid TOML: {exc}") from None
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from None
     base = source.resolve().parent
     where = source.name
 
     _reject_unknown(raw, _TOP_LEVEL_KEYS, where, "")
     for name in ("model", "data"):
         if name not in raw:
-            raise InputError(f"{where}: missing section [{name}]")
+            raise ConfigError(f"{where}: missing section [{name}]")
     sections = {name: _build_section(name, raw.get(name, {}), where) for name in _SECTION_TYPES}
 
     model_path = _resolve(base, str(sections["model"]["path"]))
@@ -223,10 +223,10 @@ def load_config(path: str | Path, *, available_gpus: int | None = None) -> RunCo
     if conversations.endswith((".json", ".jsonl")):
         conversations_path = _resolve(base, conversations)
         if not conversations_path.is_file():
-            raise InputError(f"{where}: data.conversations: no such file: {conversations_path}")
+            raise ConfigError(f"{where}: data.conversations: no such file: {conversations_path}")
         conversations = str(conversations_path)
     elif conversations not in KNOWN_DATASET_NAMES:
-        raise InputError(
+        raise ConfigError(
             f"{where}: data.conversations must be a .json/.jsonl file or one of "
             f"{', '.join(KNOWN_DATASET_NAMES)}, not {conversations!r}"
         )
@@ -265,13 +265,13 @@ def load_config(path: str | Path, *, available_gpus: int | None = None) -> RunCo
 def read_target_model(model_path: Path, where: str = "config") -> TargetModel:
     config_file = model_path / "config.json"
     if not model_path.is_dir():
-        raise InputError(f"{where}: model.path: no such model directory: {model_path}")
+        raise ConfigError(f"{where}: model.path: no such model directory: {model_path}")
     if not config_file.is_file():
-        raise InputError(f"{where}: model.path: {model_path} has no config.json (not a Hugging Face model folder)")
+        raise ConfigError(f"{where}: model.path: {model_path} has no config.json (not a Hugging Face model folder)")
     try:
         model_config = json.loads(config_file.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{where}: model.path: {config_file} is not valid JSON: {exc}") from None
+        raise ConfigError(f"{where}: model.path: {config_file} is not valid JSON: {exc}") from None
     # Multimodal checkpoints keep the language model's shape under text_config.
     text = model_config.get("text_config", model_config)
     try:
@@ -282,7 +282,7 @@ def read_target_model(model_path: Path, where: str = "config") -> TargetModel:
             model_type=str(text.get("model_type", model_config.get("model_type", ""))),
         )
     except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"{where}: model.path: {config_file} lacks {exc} (num_hidden_layers, hidden_size, vocab_size)") from None
+        raise ConfigError(f"{where}: model.path: {config_file} lacks {exc} (num_hidden_layers, hidden_size, vocab_size)") from None
 
 
 def detect_gpus() -> int:
@@ -297,13 +297,13 @@ def detect_gpus() -> int:
 def _build_section(name: str, raw: Any, where: str) -> dict[str, Any]:
     section_type = _SECTION_TYPES[name]
     if not isinstance(raw, dict):
-        raise InputError(f"{where}: [{name}] must be a table")
+        raise ConfigError(f"{where}: [{name}] must be a table")
     known = {f.name: f for f in fields(section_type)}
     _reject_unknown(raw, tuple(known), where, f"{name}.")
     required = [f.name for f in fields(section_type) if _has_no_default(f)]
     for key in required:
         if key not in raw:
-            raise InputError(f"{where}: missing required key {name}.{key}")
+            raise ConfigError(f"{where}: missing required key {name}.{key}")
     values: dict[str, Any] = {}
     for key, value in raw.items():
         values[key] = _check_type(f"{name}.{key}", value, known[key], where)
@@ -326,27 +326,27 @@ def _check_type(key: str, value: Any, spec, where: str) -> Any:
     if wants_list:
         item_type = int if "int" in annotation else str
         if not isinstance(value, list) or not all(isinstance(v, item_type) and not isinstance(v, bool) for v in value):
-            raise InputError(f"{where}: {key} must be a list of {item_type.__name__}s, not {value!r}")
+            raise ConfigError(f"{where}: {key} must be a list of {item_type.__name__}s, not {value!r}")
         return value
     if wants_bool and not isinstance(value, bool):
-        raise InputError(f"{where}: {key} must be true or false, not {value!r}")
+        raise ConfigError(f"{where}: {key} must be true or false, not {value!r}")
     if wants_int and (not isinstance(value, int) or isinstance(value, bool)):
-        raise InputError(f"{where}: {key} must be an integer, not {value!r}")
+        raise ConfigError(f"{where}: {key} must be an integer, not {value!r}")
     if wants_float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InputError(f"{where}: {key} must be a number, not {value!r}")
+            raise ConfigError(f"{where}: {key} must be a number, not {value!r}")
         return float(value)
     if wants_str and not isinstance(value, str):
-        raise InputError(f"{where}: {key} must be a string, not {value!r}")
+        raise ConfigError(f"{where}: {key} must be a string, not {value!r}")
     return value
 
 
 def _reject_unknown(raw: dict[str, Any], known: tuple[str, ...], where: str, prefix: str) -> None:
     for key in raw:
         if key not in known:
-            close = difflib.get_close_matches(key, known, n=1)
-            hint = f" (did you mean {prefix}{close[0]}?)" if close else f" (known: {', '.join(known)})"
-            raise InputError(f"{where}: unknown key {prefix}{key}{hint}")
+            match = closest(key, known)
+            why = f" (did you mean {prefix}{match}?)" if match else f" (known: {', '.join(known)})"
+            raise ConfigError(f"{where}: unknown key {prefix}{key}{why}")
 
 
 def _resolve(base: Path, value: str) -> Path:
@@ -370,29 +370,29 @@ def _check_server_line(config: RunConfig, where: str, raw_sections: set[str]) ->
     server, train = config.server, config.train
     if not config.server_line:
         if "server" in raw_sections:
-            raise InputError(f"{where}: [server] applies to extract.backend = \"{SERVER_BACKEND}\" only")
+            raise ConfigError(f"{where}: [server] applies to extract.backend = \"{SERVER_BACKEND}\" only")
         for name, setting in (("python", train.python), ("trainer_flags", train.trainer_flags)):
             if setting:
-                raise InputError(f"{where}: train.{name} applies to extract.backend = \"{SERVER_BACKEND}\" only "
+                raise ConfigError(f"{where}: train.{name} applies to extract.backend = \"{SERVER_BACKEND}\" only "
                                  "(the other backends train in the runner's own process)")
         return
     if server.client not in SERVER_CLIENTS:
-        raise InputError(f"{where}: server.client must be one of {', '.join(SERVER_CLIENTS)}, not {server.client!r}")
+        raise ConfigError(f"{where}: server.client must be one of {', '.join(SERVER_CLIENTS)}, not {server.client!r}")
     if not 0 <= server.port <= 65535:
-        raise InputError(f"{where}: server.port must be 0 (a free port) or a port number, not {server.port}")
+        raise ConfigError(f"{where}: server.port must be 0 (a free port) or a port number, not {server.port}")
     for key, value in (("server.startup_timeout_s", server.startup_timeout_s),
                        ("server.request_timeout_s", server.request_timeout_s),
                        ("server.concurrency", server.concurrency),
                        ("server.num_speculative_tokens", server.num_speculative_tokens)):
         if value <= 0:
-            raise InputError(f"{where}: {key} must be positive, got {value}")
+            raise ConfigError(f"{where}: {key} must be positive, got {value}")
     if server.shutdown_grace_s < 0:
-        raise InputError(f"{where}: server.shutdown_grace_s must not be negative")
+        raise ConfigError(f"{where}: server.shutdown_grace_s must not be negative")
     if train.val_ratio <= 0.0:
-        raise InputError(f"{where}: train.val_ratio must be above 0 on the server line "
+        raise ConfigError(f"{where}: train.val_ratio must be above 0 on the server line "
                          "(speculators' trainer splits the data by a train ratio below 1)")
     if train.processes > 1:
-        raise InputError(f"{where}: train.processes applies to the hf and vllm backends; "
+        raise ConfigError(f"{where}: train.processes applies to the hf and vllm backends; "
                          "speculators' own trainer runs on GPUs (train.gpus)")
 
 
@@ -401,30 +401,30 @@ def _check_values(config: RunConfig, where: str, available_gpus: int) -> None:
     extract, train, data, vocab = config.extract, config.train, config.data, config.vocab
 
     if extract.backend not in BACKENDS:
-        raise InputError(f"{where}: extract.backend must be one of {', '.join(BACKENDS)}, not {extract.backend!r}")
+        raise ConfigError(f"{where}: extract.backend must be one of {', '.join(BACKENDS)}, not {extract.backend!r}")
     if extract.dtype not in DTYPES:
-        raise InputError(f"{where}: extract.dtype must be one of {', '.join(DTYPES)}, not {extract.dtype!r}")
+        raise ConfigError(f"{where}: extract.dtype must be one of {', '.join(DTYPES)}, not {extract.dtype!r}")
     if train.hidden_states_dtype not in DTYPES:
-        raise InputError(f"{where}: train.hidden_states_dtype must be one of {', '.join(DTYPES)}")
+        raise ConfigError(f"{where}: train.hidden_states_dtype must be one of {', '.join(DTYPES)}")
     if train.scheduler not in SCHEDULERS:
-        raise InputError(f"{where}: train.scheduler must be one of {', '.join(SCHEDULERS)}, not {train.scheduler!r}")
+        raise ConfigError(f"{where}: train.scheduler must be one of {', '.join(SCHEDULERS)}, not {train.scheduler!r}")
 
     layers = config.aux_layers
     if len(layers) != AUX_LAYER_COUNT:
-        raise InputError(
+        raise ConfigError(
             f"{where}: extract.layers must name {AUX_LAYER_COUNT} auxiliary layers (EAGLE-3 reads three), "
             f"got {len(layers)}: {list(layers)}"
         )
     for layer in layers:
         if not 0 <= layer < target.num_layers:
             origin = "extract.layers" if extract.layers is not None else "the default extract.layers"
-            raise InputError(
+            raise ConfigError(
                 f"{where}: {origin}: layer index {layer} out of range: {config.model.path.name} has "
                 f"{target.num_layers} layers (0..{target.num_layers - 1})"
                 + ("" if extract.layers is not None else "; set extract.layers for a model this small")
             )
     if len(set(layers)) != len(layers):
-        raise InputError(
+        raise ConfigError(
             f"{where}: extract.layers repeats a layer: {list(layers)}"
             + ("" if extract.layers is not None else f" (the default for {target.num_layers} layers); set extract.layers")
         )
@@ -441,43 +441,43 @@ def _check_values(config: RunConfig, where: str, available_gpus: int) -> None:
         ("train.processes", train.processes),
     ):
         if value < 1:
-            raise InputError(f"{where}: {key} must be at least 1, got {value}")
+            raise ConfigError(f"{where}: {key} must be at least 1, got {value}")
     if data.max_samples is not None and data.max_samples < 1:
-        raise InputError(f"{where}: data.max_samples must be at least 1, got {data.max_samples}")
+        raise ConfigError(f"{where}: data.max_samples must be at least 1, got {data.max_samples}")
     if vocab.draft_vocab_size > target.vocab_size:
-        raise InputError(
+        raise ConfigError(
             f"{where}: vocab.draft_vocab_size {vocab.draft_vocab_size} exceeds the target's vocabulary "
             f"({target.vocab_size} tokens)"
         )
     if not 0.0 <= train.val_ratio < 1.0:
-        raise InputError(f"{where}: train.val_ratio must be in [0, 1), got {train.val_ratio}")
+        raise ConfigError(f"{where}: train.val_ratio must be in [0, 1), got {train.val_ratio}")
 
     for key, device in (("extract.device", extract.device), ("train.device", train.device)):
         if device not in ("auto", "cpu", "cuda"):
-            raise InputError(f"{where}: {key} must be auto, cpu or cuda, not {device!r}")
+            raise ConfigError(f"{where}: {key} must be auto, cpu or cuda, not {device!r}")
     for key, gpus in (("extract.gpus", extract.gpus), ("train.gpus", train.gpus)):
         if gpus < 1:
-            raise InputError(f"{where}: {key} must be at least 1, got {gpus}")
+            raise ConfigError(f"{where}: {key} must be at least 1, got {gpus}")
         device = extract.device if key.startswith("extract") else train.device
         needs_gpus = gpus > 1 or device == "cuda" or (key == "extract.gpus" and extract.backend == "vllm")
         if needs_gpus and gpus > available_gpus:
-            raise InputError(
+            raise ConfigError(
                 f"{where}: {key} = {gpus} but this machine has {available_gpus} GPU{'s' if available_gpus != 1 else ''}"
             )
     if extract.backend == "hf" and extract.gpus > 1:
-        raise InputError(
+        raise ConfigError(
             f"{where}: extract.gpus = {extract.gpus} needs backend \"vllm\" (tensor parallelism); "
             "the hf backend runs on one device"
         )
     if train.gpus > 1 and train.device == "cpu":
-        raise InputError(
+        raise ConfigError(
             f"{where}: train.gpus = {train.gpus} with train.device = \"cpu\": several GPUs need CUDA "
             "(several CPU processes: train.processes)"
         )
     if train.processes > 1 and train.device != "cpu":
-        raise InputError(
+        raise ConfigError(
             f"{where}: train.processes = {train.processes} needs train.device = \"cpu\" "
             "(on GPUs the world size is train.gpus)"
         )
     if config.preflight.fail_on not in ("error", "warning", "info", "never"):
-        raise InputError(f"{where}: preflight.fail_on must be error, warning, info or never")
+        raise ConfigError(f"{where}: preflight.fail_on must be error, warning, info or never")

@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
+from apiaudit.infra.words import counted
 from apiaudit.runner.config import RunConfig
 from apiaudit.runner.context import StageContext, StageResult, resolve_device
 from apiaudit.runner.manifest import fingerprint_files
@@ -96,7 +97,7 @@ def run_extract(ctx: StageContext) -> StageResult:
     return StageResult(
         outputs=outputs,
         counts={"samples": total, "extracted": len(todo), "reused": reused, "layers": list(config.captured_layers)},
-        summary=f"{len(todo)} samples extracted, {reused} reused (layers {list(config.captured_layers)}, "
+        summary=f"{counted(len(todo), 'sample')} extracted, {reused} reused (layers {list(config.captured_layers)}, "
         f"backend {config.extract.backend})",
     )
 

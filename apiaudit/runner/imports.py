@@ -11,22 +11,35 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
+from typing import Callable
 
 from apiaudit.errors import InputError
 
 RUNNER_MODULES = ("torch", "transformers", "datasets", "safetensors", "speculators")
-INSTALL_HINT = "install the runner extra: scripts/install-runner.sh (or pip install 'apiaudit[runner]')"
+# apiaudit is installed from a checkout, not an index: the commands that work are run there.
+INSTALL_HINT = "install the runner extra, in the apiaudit checkout: bash scripts/install-runner.sh (or pip install '.[runner]')"
 
 
-def missing_runner_modules() -> list[str]:
-    """Top-level modules of the runner extra that cannot be found (without importing them)."""
-    return [name for name in RUNNER_MODULES if importlib.util.find_spec(name) is None]
+def missing_runner_modules(modules: tuple[str, ...] = RUNNER_MODULES) -> list[str]:
+    """Those of `modules` (top-level names) that cannot be found, without importing them."""
+    return [name for name in modules if importlib.util.find_spec(name) is None]
 
 
-def require_runner_extra() -> None:
-    missing = missing_runner_modules()
+def require_runner_extra(modules: tuple[str, ...] = RUNNER_MODULES) -> None:
+    missing = missing_runner_modules(modules)
     if missing:
         raise InputError(f"the runner needs {', '.join(missing)}: {INSTALL_HINT}")
+
+
+def run_entry_point(main: Callable[[], int], modules: tuple[str, ...]) -> int:
+    """Run the `main` of a `python -m apiaudit.runner.X` module as the CLI runs a command: without
+    the modules it needs, one line on stderr and exit 2 instead of a ModuleNotFoundError traceback."""
+    try:
+        require_runner_extra(modules)
+    except InputError as exc:
+        print(f"apiaudit: error: {exc}", file=sys.stderr)
+        return 2
+    return main()
 
 
 def activate_overlay(overlay: Path) -> Path:

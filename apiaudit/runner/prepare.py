@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 from apiaudit.errors import InputError
+from apiaudit.infra.words import counted
 from apiaudit.runner.config import RunConfig
 from apiaudit.runner.context import StageContext, StageResult
 from apiaudit.runner.imports import allow_data_generation_without_vllm
@@ -95,7 +96,7 @@ def run_prepare(ctx: StageContext) -> StageResult:
     return StageResult(
         outputs=sorted(p for p in out.rglob("*") if p.is_file()),
         counts={"conversations": len(raw), "samples": len(prepared), "tokens": tokens, "trainable_tokens": trainable},
-        summary=f"{len(prepared)} samples, {tokens} tokens ({trainable} trainable)",
+        summary=f"{counted(len(prepared), 'sample')}, {counted(tokens, 'token')} ({trainable} trainable)",
     )
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from apiaudit.errors import InputError
+from apiaudit.infra.words import counted
 from apiaudit.runner.config import RunConfig
 from apiaudit.runner.context import StageContext, StageResult
 from apiaudit.runner.server import (
@@ -121,7 +122,7 @@ def run_server_extract(ctx: StageContext) -> StageResult:
         outputs=outputs,
         counts={"samples": total, "extracted": len(todo), "reused": reused, "layers": list(config.captured_layers),
                 "server": server},
-        summary=f"{len(todo)} samples extracted by the server, {reused} reused (layers "
+        summary=f"{counted(len(todo), 'sample')} extracted by the server, {reused} reused (layers "
         f"{list(config.captured_layers)}, backend {config.extract.backend})",
     )
 

@@ -123,4 +123,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from apiaudit.runner.imports import run_entry_point
+
+    raise SystemExit(run_entry_point(main, ("torch", "transformers", "tokenizers")))

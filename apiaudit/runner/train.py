@@ -18,6 +18,7 @@ from typing import Literal
 
 from apiaudit.errors import InputError
 from apiaudit.infra.atomic import atomic_write
+from apiaudit.infra.words import counted
 from apiaudit.runner.config import RunConfig, world_size_of
 from apiaudit.runner.context import (
     CHECKPOINTS_DIR,
@@ -116,7 +117,7 @@ def run_train(ctx: StageContext) -> StageResult:
         outputs=sorted(p for p in final.iterdir() if p.is_file()),
         counts={"epochs": train.epochs, "steps": steps, "checkpoint": str(final), "world_size": world_size,
                 "backend": backend if world_size > 1 else "none"},
-        summary=f"{train.epochs} epoch{'s' if train.epochs != 1 else ''}, {steps} steps -> {final}",
+        summary=f"{counted(train.epochs, 'epoch')}, {counted(steps, 'step')} -> {final}",
     )
 
 

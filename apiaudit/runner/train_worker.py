@@ -317,4 +317,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from apiaudit.runner.imports import RUNNER_MODULES, run_entry_point
+
+    raise SystemExit(run_entry_point(main, RUNNER_MODULES))

@@ -7,12 +7,14 @@ released code is fetched as a wheel (else read from its sdist, never built) and 
 
 from __future__ import annotations
 
+import re
+import shlex
 from pathlib import Path
 
-from apiaudit.errors import InputError
-from apiaudit.sources.base import CodeTree, Reporter, SourceWarning
+from apiaudit.errors import ArgumentError
+from apiaudit.sources.base import CodeTree, Reporter, SourceWarning, report_warning
 from apiaudit.sources.cache import default_cache_dir
-from apiaudit.sources.local import looks_like_path, resolve_path
+from apiaudit.sources.local import is_bare_name, looks_like_path, resolve_path
 from apiaudit.sources.release import (
     check_distribution_name,
     fetch_release,
@@ -39,8 +41,10 @@ def resolve(
     """
     spec = spec.strip()
     if not spec:
-        raise InputError("empty source: give a path, NAME==VERSION, or an installed distribution NAME")
+        raise ArgumentError("empty source: give a path, NAME==VERSION, or an installed distribution NAME")
     if looks_like_path(spec):
+        if is_bare_name(spec):
+            _say_when_a_folder_hides_a_distribution(spec, progress)
         return resolve_path(spec)
     if "==" in spec:
         name, version = parse_release_spec(spec)
@@ -48,14 +52,46 @@ def resolve(
             name, version, cache_dir=cache_dir or default_cache_dir(), progress=progress, verify_wheels=verify_wheels,
             check_entry=check_entry,
         )  # fmt: skip
+    if VERSION_RANGE.match(spec):
+        raise ArgumentError(
+            f"cannot audit {spec!r}: a scan reads one release (NAME==VERSION); "
+            f"every release of a provider range: `apiaudit matrix --provider {shlex.quote(spec)} --consumer ...`"
+        )
     if any(op in spec for op in ("<", ">", "!=", "~=", "=", "@", "[", " ")):
-        raise InputError(f"cannot audit {spec!r}: give a path, NAME==VERSION, or an installed distribution NAME")
+        raise ArgumentError(f"cannot audit {spec!r}: give a path, NAME==VERSION, or an installed distribution NAME")
     check_distribution_name(spec)
     from apiaudit.sources.installed import (
         resolve_installed,  # importlib.metadata: only for an installed NAME
     )
 
     return resolve_installed(spec)
+
+
+# NAME followed by version clauses (`vllm>=0.16`, `vllm>=0.11,<0.17`, `vllm~=0.16.0`): a range, not a release.
+VERSION_RANGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:<|>|~=|!=)[^;@]*$")
+
+
+_SAID_FOLDER_OVER_DISTRIBUTION: set[tuple[str, str]] = set()
+
+
+def _say_when_a_folder_hides_a_distribution(name: str, progress: Reporter | None) -> None:
+    """A bare NAME that is also a folder or file here is read from there: say so where a distribution
+    of that name is installed too, since NAME alone reads as the installed one."""
+    from importlib import metadata
+
+    key = (str(Path.cwd()), name)
+    if key in _SAID_FOLDER_OVER_DISTRIBUTION:  # a scan resolves a consumer more than once
+        return
+    _SAID_FOLDER_OVER_DISTRIBUTION.add(key)
+    try:
+        installed = metadata.distribution(name).version
+    except (metadata.PackageNotFoundError, ValueError):
+        return
+    report_warning(
+        progress,
+        f"{name}: reading ./{name} here, not the installed {name} {installed} (pass ./{name} to say so, "
+        f"or cd elsewhere for the installed one)",
+    )
 
 
 def release_versions(

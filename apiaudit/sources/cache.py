@@ -15,6 +15,7 @@ same-length edit of a cached file is caught without hashing the whole tree on ev
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -24,7 +25,7 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Callable, Iterator, Literal
 
 from apiaudit.infra.frozen import record
 
@@ -443,6 +444,62 @@ def remove_entry(directory: Path) -> None:
     prune(store_dir(directory.parent))  # the shared files only that entry held
     if directory.exists():
         raise CacheError(f"cannot remove the broken cache entry {directory}")
+
+
+@contextlib.contextmanager
+def fetch_lock(cache_dir: Path, name: str, version: str, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+    """Held while this process fetches NAME==VERSION into the cache. Another process (two cold
+    scans at once) or thread asking for the same release waits here (`on_wait` says so first),
+    then finds the entry published and fetches nothing. An advisory lock (flock) on a file of
+    the cache's `locks/` (beside `releases/`, which holds entries only), released when its
+    holder ends, however it ends; where the file system offers none, the fetches run side by
+    side as before (`publish_entry` keeps one).
+
+    The holder removes the file before it lets go, so none is left behind; a waiter that then
+    holds a removed file's lock opens the path again (the next holder's file)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        yield
+        return
+    path = cache_dir / "locks" / f"{canonicalize_name(name)}-{version}.lock"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        yield
+        return
+    said = False
+    while True:
+        try:
+            handle = open(path, "ab")
+        except OSError:
+            yield
+            return
+        try:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if on_wait is not None and not said:
+                    on_wait()
+                    said = True
+                fcntl.flock(handle, fcntl.LOCK_EX)
+        except OSError:  # no locks here (some network file systems)
+            handle.close()
+            yield
+            return
+        try:
+            current = os.stat(path).st_ino
+        except FileNotFoundError:
+            current = None
+        if current == os.fstat(handle.fileno()).st_ino:
+            break
+        handle.close()  # the holder before removed it: lock the path's file now
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        handle.close()  # releases the lock
 
 
 def publish_entry(built: Path, final: Path, name: str, version: str) -> None:

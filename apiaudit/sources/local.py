@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from apiaudit.errors import InputError
+from apiaudit.errors import ArgumentError, NotFoundError
 from apiaudit.sources.base import JOB_FILE_SUFFIXES, CodeTree
 from apiaudit.sources.version import detect_version, version_inputs
 
@@ -16,8 +16,7 @@ _SKIPPED_DIR_NAMES = frozenset({"__pycache__", "node_modules", "site-packages", 
 
 def looks_like_path(spec: str) -> bool:
     """A spec is a path when it exists, contains a path separator, or names a .py file."""
-    separators = {"/", os.sep} | ({os.altsep} if os.altsep else set())
-    if any(sep in spec for sep in separators) or spec.endswith(".py"):
+    if not is_bare_name(spec):
         return True
     try:
         return Path(spec).expanduser().exists()
@@ -25,17 +24,23 @@ def looks_like_path(spec: str) -> bool:
         return False
 
 
+def is_bare_name(spec: str) -> bool:
+    """Whether a spec has no form of a path (no separator, no .py): a path only if it exists here."""
+    separators = {"/", os.sep} | ({os.altsep} if os.altsep else set())
+    return not (any(sep in spec for sep in separators) or spec.endswith(".py"))
+
+
 def resolve_path(spec: str) -> CodeTree:
     path = Path(spec).expanduser()
     if not path.exists():
-        raise InputError(f"no such file or directory: {spec}")
+        raise NotFoundError(f"no such file or directory: {spec}")
     path = path.resolve()
 
     if path.is_file():
         if path.suffix in JOB_FILE_SUFFIXES:
             return CodeTree(name=path.stem, version=None, root=path.parent, packages=(), kind="path", job_files=(path,))
         if path.suffix != ".py":
-            raise InputError(f"not a Python file, job file ({', '.join(sorted(JOB_FILE_SUFFIXES))}) or directory: {spec}")
+            raise ArgumentError(f"not a Python file, job file ({', '.join(sorted(JOB_FILE_SUFFIXES))}) or directory: {spec}")
         return CodeTree(name=path.stem, version=None, root=path.parent, packages=(), scripts=(path,), kind="path")
 
     if (path / "__init__.py").is_file():
@@ -62,7 +67,7 @@ def resolve_path(spec: str) -> CodeTree:
                 scripts.extend(p for p in below if p.suffix == ".py")
                 job_files.extend(p for p in below if p.suffix != ".py")
     if not packages and not scripts and not job_files:
-        raise InputError(f"no Python files under {spec} (nor shell, YAML or TOML job files)")
+        raise NotFoundError(f"no Python files under {spec} (nor shell, YAML or TOML job files)")
     return CodeTree(
         name=path.name,
         version=detect_version(path, tuple(packages)) if packages else None,

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Callable
 
 from packaging.version import InvalidVersion, Version
 
-from apiaudit.errors import InputError
+from apiaudit.errors import ArgumentError, InputError, NetworkError, NotFoundError
 from apiaudit.infra.atomic import (
     DiskFullError,
     atomic_write,
@@ -37,6 +37,7 @@ from apiaudit.infra.atomic import (
     write_new,
 )
 from apiaudit.infra.frozen import record
+from apiaudit.infra.words import counted
 from apiaudit.sources import cache
 from apiaudit.sources.archive import (
     DEFAULT_LIMITS,
@@ -107,18 +108,18 @@ def parse_release_spec(spec: str) -> tuple[str, str]:
     """`NAME==VERSION` -> (NAME, VERSION); InputError for anything else."""
     match = _RELEASE_SPEC_RE.match(spec)
     if not match or not _NAME_RE.match(match["name"]):
-        raise InputError(f"not a release spec: {spec!r}; write NAME==VERSION (e.g. vllm==0.16.0)")
+        raise ArgumentError(f"not a release spec: {spec!r}; write NAME==VERSION (e.g. vllm==0.16.0)")
     name, version = match["name"], match["version"]
     try:
         # Normalised ("v1.0" -> "1.0") so one release has one cache entry.
         return name, str(Version(version))
     except InvalidVersion:
-        raise InputError(f"not a valid version in {spec!r}: {version}") from None
+        raise ArgumentError(f"not a valid version in {spec!r}: {version}") from None
 
 
 def check_distribution_name(name: str) -> None:
     if not _NAME_RE.match(name):
-        raise InputError(f"not a valid distribution name: {name!r}")
+        raise ArgumentError(f"not a valid distribution name: {name!r}")
 
 
 # `-I`: no working directory or script folder on sys.path, no user site-packages, and every
@@ -270,36 +271,42 @@ def fetch_release(
         if absent:
             return _refreshed(name, version, final, absent, cache_dir=cache_dir, progress=progress, verify_wheels=verify_wheels)
         if _FETCH_REFUSED.get():
-            raise InputError(f"cache entry {final} is broken ({why}) and --offline fetches nothing: run once without --offline")
+            raise NetworkError(f"cache entry {final} is broken ({why}) and --offline fetches nothing: run once without --offline")
         report_warning(progress, f"cache entry {final} is broken ({why}); fetching {name}=={version} again")
         cache.remove_entry(final)
 
-    work = cache.new_partial_dir(cache_dir)
-    # Nothing is said about fetching before the index shows the release exists: an unknown
-    # version is one line saying so, not a fetch that then fails.
-    announce = _Announcement(progress, None if again else f"fetching {name}=={version} (first time only)")
-    try:
-        built = work / "tree"
-        whole = _VERIFY_WHEELS if verify_wheels is None else verify_wheels
-        store = FileStore(store_dir(cache.releases_dir(cache_dir)))
-        marker = None if whole else _fetch_by_ranges(name, version, built, cache_dir, progress, store, announce)
-        if marker is None:
-            cache.discard_tree(built, cache.releases_dir(cache_dir))  # what a failed range fetch left
-            try:
-                wheel = _download_wheel(name, version, work / "download", progress, announce)
-            except _SourceOnly as only:
-                announce()
-                marker = _read_source_release(only.source, name, version, built, progress)
-            else:
-                marker = _extract_wheel(wheel, built, name, version, progress, store=store)
-                wheel.unlink()  # large wheels (vllm: ~500 MB) must not linger; the .py tree is all we read
-        atomic_write(built / cache.MARKER_NAME, marker.to_json())
-        cache.publish_entry(built, final, name, version)
-    except BaseException:
-        cache.discard_tree(work, cache.releases_dir(cache_dir))  # what the failed fetch wrote
-        raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    waited = f"waiting for another apiaudit process fetching {name}=={version}"
+    with cache.fetch_lock(cache_dir, name, version, on_wait=lambda: report_step(progress, waited)):
+        if final.exists():  # another process fetched it while this one waited
+            marker, _why = cache.read_valid_marker(final, name, version)
+            if marker is not None:
+                return _release_tree(name, version, final)
+        work = cache.new_partial_dir(cache_dir)
+        # Nothing is said about fetching before the index shows the release exists: an unknown
+        # version is one line saying so, not a fetch that then fails.
+        announce = _Announcement(progress, None if again else f"fetching {name}=={version} (first time only)")
+        try:
+            built = work / "tree"
+            whole = _VERIFY_WHEELS if verify_wheels is None else verify_wheels
+            store = FileStore(store_dir(cache.releases_dir(cache_dir)))
+            marker = None if whole else _fetch_by_ranges(name, version, built, cache_dir, progress, store, announce)
+            if marker is None:
+                cache.discard_tree(built, cache.releases_dir(cache_dir))  # what a failed range fetch left
+                try:
+                    wheel = _download_wheel(name, version, work / "download", progress, announce)
+                except _SourceOnly as only:
+                    announce()
+                    marker = _read_source_release(only.source, name, version, built, progress)
+                else:
+                    marker = _extract_wheel(wheel, built, name, version, progress, store=store)
+                    wheel.unlink()  # large wheels (vllm: ~500 MB) must not linger; the .py tree is all we read
+            atomic_write(built / cache.MARKER_NAME, marker.to_json())
+            cache.publish_entry(built, final, name, version)
+        except BaseException:
+            cache.discard_tree(work, cache.releases_dir(cache_dir))  # what the failed fetch wrote
+            raise
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
     return replace(_release_tree(name, version, final), fetched=True)
 
 
@@ -612,18 +619,18 @@ def _pip_failure(name: str, version: str, output: str, first_output: str) -> Inp
     both = first_output + "\n" + output
     listed = _versions_listed(both)
     if not listed and _index_unreachable(both):
-        return InputError(f"could not reach the package index to fetch {name}=={version}")
+        return NetworkError(f"could not reach the package index to fetch {name}=={version}")
     if _project_unknown(both):
-        return InputError(f"no distribution named {name} on the package index")
+        return NotFoundError(f"no distribution named {name} on the package index")
     if _version_skipped(both, name, version):
-        return InputError(
+        return NotFoundError(
             f"{name}=={version} has no wheel apiaudit can read (for this Python, or CPython 3.12 on linux x86_64) "
             "and no source distribution"
         )
     if listed and version not in listed and Version(version) not in {_safe_version(v) for v in listed}:
-        return InputError(f"{name} has no release {version}; newest is {_newest(listed)}")
+        return NotFoundError(f"{name} has no release {version}; newest is {_newest(listed)}")
     if not listed:
-        return InputError(f"{name} publishes no wheel apiaudit can read on the package index")
+        return NotFoundError(f"{name} publishes no wheel apiaudit can read on the package index")
     errors = [line.strip() for line in output.splitlines() if line.startswith("ERROR:")]
     detail = errors[-1][len("ERROR:"):].strip() if errors else "pip failed"
     return InputError(f"could not fetch {name}=={version}: {detail}")
@@ -729,7 +736,7 @@ def _extract_members(
         if prefetch is not None:
             prefetch(archive, [info for info, _ in kept if info.filename not in shared])
         source_count = sum(1 for _, target in kept if target.endswith(_SOURCE_SUFFIXES))
-        report_step(progress, f"extracting {source_count} .py files")
+        report_step(progress, f"extracting {counted(source_count, '.py file')}")
         dest.mkdir(parents=True)
         # No member reaches outside `dest`: `_member_target` refuses absolute paths, drives and
         # `..` parts, and nothing in the new `dest` is a link (only folders, new files and hard
@@ -816,7 +823,7 @@ def _fetch_by_ranges(
     versions = {v for listed in listings for v in ranged.release_versions(listed, name)}
     wanted = _safe_version(version)
     if versions and wanted not in versions:
-        raise InputError(f"{name} has no release {version}; newest is {_newest([str(v) for v in versions])}")
+        raise NotFoundError(f"{name} has no release {version}; newest is {_newest([str(v) for v in versions])}")
     if versions:
         announce()
     try:
@@ -1133,8 +1140,8 @@ def _listed_versions(name: str, include_prereleases: bool) -> tuple[list[str], l
             versions = [v for v in versions if (parsed := _safe_version(v)) is not None and not parsed.is_prerelease]
     if not versions:
         if _index_unreachable(result.output):
-            raise InputError(f"could not reach the package index to list the releases of {name}")
-        raise InputError(f"no distribution named {name} on the package index")
+            raise NetworkError(f"could not reach the package index to list the releases of {name}")
+        raise NotFoundError(f"no distribution named {name} on the package index")
     unique: dict[Version, str] = {}
     for item in versions:
         parsed = _safe_version(item)

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The device calls, one function each (docs/runner.md, "vLLM on a GPU"). Run from the repo root there:
-#   call 1  carry .gpu-stack/wheels .gpu-stack/overlay-0.4.0 .gpu-stack/overlay-0.3.0:  bench/gpu/device-calls.sh hf
-#   call 2-4  carry .gpu-stack/vllm-N:                                                     bench/gpu/device-calls.sh stash
-#   call 5  carry .gpu-stack/vllm-4:                                                       bench/gpu/device-calls.sh vllm-0.4.0
-#   call 6  (nothing carried):                                                             bench/gpu/device-calls.sh vllm-0.3.0
-# The fix-only 0.3.0 run on a fresh machine: stash (wheels + overlay-0.3.0), stash (each vllm-N but the last),
-#   stack-hf (the last vllm-N), then fix-only-0.3.0 (nothing carried). (Four parts before 2026-12-02, five since.)
-# The server line: stash (wheels), stash x4 (vllm-1..4), stack-hf (vllm-5), then server-0.7 (nothing carried)
-#   or server-0.9 (carrying .gpu-stack/trainer-0.9: speculators 0.9's trainer with transformers 5.19);
+#   call 1  carry .gpu-stack/wheels-1:                                                    bench/gpu/device-calls.sh stash
+#   call 2  carry .gpu-stack/wheels-2 .gpu-stack/overlay-0.4.0 .gpu-stack/overlay-0.3.0:  bench/gpu/device-calls.sh hf
+#   call 3-6  carry .gpu-stack/vllm-N (N = 1..4):                                         bench/gpu/device-calls.sh stash
+#   call 7  carry .gpu-stack/vllm-5:                                                       bench/gpu/device-calls.sh vllm-0.4.0
+#   call 8  (nothing carried):                                                             bench/gpu/device-calls.sh vllm-0.3.0
+# (`gpu-stack.sh chunks` makes the chunks and checks each fits a call beside the tree; `gpu-stack.sh fits
+#   DIR...` checks folders carried together, e.g. wheels-2 with the overlays.)
+# The fix-only 0.3.0 run on a fresh machine: stash (wheels-1), stash (wheels-2 + overlay-0.3.0), stash (each
+#   vllm-N but the last), stack-hf (the last vllm-N), then fix-only-0.3.0 (nothing carried).
+# The server line: stash (wheels-1, wheels-2), stash x4 (vllm-1..4), stack-hf (vllm-5), then server-0.7 (nothing
+#   carried) or server-0.9 (carrying .gpu-stack/trainer-0.9: speculators 0.9's trainer with transformers 5.19);
 #   `stack` in place of stack-hf installs without the hf bench run (server-N makes its own).
 # Calls follow each other within the machine's warm time: what earlier calls left in /tmp stays.
 # The scripts find everything relative to themselves: where the device tool sends another
@@ -91,5 +94,5 @@ case "${1:-}" in
             --trainer-flags '["--loss-implementation", "eager"]'
         (cd "$W/server-line-0.9" && tar czf "$OUT/server-0.9.tgz" --ignore-failed-read *.toml *.traceback.txt \
             */*/stage.log */*/manifest.json */extract/server.log */train/trainer.log 2>/dev/null) ;;
-    *) sed -n '2,11p' "$0"; exit 2 ;;
+    *) sed -n '2,17p' "$0"; exit 2 ;;
 esac

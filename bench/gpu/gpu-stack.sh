@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The Python stack for apiaudit's runner on vLLM 0.20.0 on the GPU machine, carried as wheels.
 #
-#   bench/gpu/gpu-stack.sh download   # fetch the pinned wheels into .gpu-stack/dl, check them against the lock
-#   bench/gpu/gpu-stack.sh lock       # (re)write bench/gpu/gpu-stack.lock from what download fetched
+#   bench/gpu/gpu-stack.sh download [NAME...]  # the locked wheels (or those NAMEs') into .gpu-stack/dl, each checked
 #   bench/gpu/gpu-stack.sh check      # every run-time requirement is carried or in the machine's image
-#   bench/gpu/gpu-stack.sh chunks     # .gpu-stack/wheels/ (the small wheels) and .gpu-stack/vllm-N/ (the vLLM wheel in parts)
+#   bench/gpu/gpu-stack.sh chunks     # .gpu-stack/wheels-N (the small wheels), vllm-N (the vLLM wheel in parts),
+#                                     # trainer-0.9; fails where a chunk and a copy of the tree exceed what a call carries
+#   bench/gpu/gpu-stack.sh fits DIR...  # whether these folders and a copy of the tree fit one call, with room to spare
 #   bench/gpu/gpu-stack.sh dryrun     # install everything here with --no-deps --no-index --target (no import)
+# To move the stack on (new pins in requirements.in): `update` fetches the newest wheels they allow, then `lock`
+# (re)writes bench/gpu/gpu-stack.lock from them. `download` reads the lock alone: the same wheels on any day.
 #
 # On the device (docs/runner.md, "vLLM on a GPU"): `install` joins the parts, checks every
 # sha256 against the lock and installs with --no-deps --no-index --target "$GPU_STACK_SITE".
@@ -17,12 +20,17 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
-STACK="$ROOT/.gpu-stack"
+STACK="${GPU_STACK_DIR:-$ROOT/.gpu-stack}"
 LOCK="$HERE/gpu-stack.lock"
+CHUNKS="${GPU_STACK_CHUNKS:-$HERE/gpu-stack.chunks}"
 REQUIREMENTS="$HERE/requirements.in"
 PYTHON="${PYTHON:-python3}"
-# One part of the vLLM wheel per device call: a call carries at most 64 MiB on disk, the tree
-# included (about 6.5 MiB now), so five parts.
+# A device call carries at most 64 MiB: the chunk it carries and a copy of the working tree (its
+# tracked files and those git does not ignore, fixtures/ included). Each chunk leaves SPARE_BYTES
+# free beside the tree, for the tree's growth and the small folders (overlays) that travel with it.
+CARRY_LIMIT_BYTES="${GPU_STACK_CARRY_LIMIT_BYTES:-67108864}"
+SPARE_BYTES="${GPU_STACK_SPARE_BYTES:-8388608}"
+# One part of the vLLM wheel per call (five parts), and the small wheels packed into folders of at most this.
 PART_BYTES="${GPU_STACK_PART_BYTES:-50000000}"
 GPU_STACK_HOME="${GPU_STACK_HOME:-/tmp/gpu-stack}"
 GPU_STACK_SITE="${GPU_STACK_SITE:-$GPU_STACK_HOME/site}"
@@ -48,7 +56,36 @@ INSTALL_ARGS=(-q --no-deps --no-index --no-compile --no-cache-dir)
 
 requirements() { sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$REQUIREMENTS" | grep -v '^$'; }
 
+# The lock's wheels of one target folder ("." for the top level) as hash-checked pip requirements:
+# NAME==VERSION --hash=sha256:..., one version of each; with NAMEs, only those distributions.
+locked_requirements() {
+    local dir="$1"; shift
+    awk -v dir="$dir" -v only="$*" '
+        BEGIN { n = split(only, names, " "); for (i = 1; i <= n; i++) { key = tolower(names[i]); gsub(/[-_.]+/, "_", key); wanted[key] = 1 } }
+        { parts = split($2, p, "/"); folder = parts > 1 ? p[1] : "."; if (folder != dir) next
+          split(p[parts], f, "-"); key = tolower(f[1]); gsub(/[-_.]+/, "_", key)
+          if (n && !(key in wanted)) next
+          print f[1] "==" f[2] " --hash=sha256:" $1 }' "$LOCK"
+}
+
 cmd_download() {
+    local dirs dir reqs; reqs="$(mktemp -d)"
+    dirs="$(awk '{ parts = split($2, p, "/"); print (parts > 1 ? p[1] : ".") }' "$LOCK" | LC_ALL=C sort -u)"
+    for dir in $dirs; do
+        locked_requirements "$dir" "$@" > "$reqs/requirements.txt"
+        [[ -s "$reqs/requirements.txt" ]] || continue
+        mkdir -p "$STACK/dl/$dir"
+        # The lock is the input: exact versions, each wheel checked against its sha256 as pip fetches it,
+        # from a private working directory (nothing in the tree can be picked up by pip).
+        (cd "$reqs" && "$PYTHON" -m pip download -q --no-deps --require-hashes "${PLATFORM_ARGS[@]}" \
+            -d "$STACK/dl/$dir" -r "$reqs/requirements.txt")
+    done
+    rm -rf "$reqs"
+    if (($#)); then echo "fetched the locked wheels of $* into $STACK/dl"; return; fi
+    (cd "$STACK/dl" && sha256sum --quiet -c "$LOCK") && echo "all $(wc -l < "$LOCK") wheels match $LOCK"
+}
+
+cmd_update() {
     mkdir -p "$STACK/dl"
     # A private working directory: nothing in the tree can be picked up by pip.
     (cd "$STACK/dl" && "$PYTHON" -m pip download -q --no-deps "${PLATFORM_ARGS[@]}" -d "$STACK/dl" $(requirements))
@@ -66,7 +103,7 @@ cmd_download() {
     mkdir -p "$STACK/dl/speculators-0.9"
     (cd "$STACK/dl" && "$PYTHON" -m pip download -q --no-deps "${PLATFORM_ARGS[@]}" -d "$STACK/dl/speculators-0.9" \
         "${TRAINER_NEXT[@]}")
-    if [[ -f "$LOCK" ]]; then (cd "$STACK/dl" && sha256sum --quiet -c "$LOCK") && echo "all wheels match $LOCK"; fi
+    echo "fetched the newest wheels the pins allow into $STACK/dl: bench/gpu/gpu-stack.sh lock records them"
 }
 
 cmd_lock() {
@@ -76,11 +113,39 @@ cmd_lock() {
 
 cmd_check() { "$PYTHON" "$HERE/stack_check.py" "$STACK/dl" "$LOCK"; }
 
+# Bytes of the working tree a device call copies: tracked files and those git does not ignore
+# (in a `git archive` export without .git: everything but .gpu-stack).
+tree_bytes() {
+    if git -C "$ROOT" rev-parse --git-dir > /dev/null 2>&1; then
+        (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard | xargs -0 -r stat -c %s 2> /dev/null) \
+            | awk '{ s += $1 } END { print s + 0 }'
+    else
+        du -sb --exclude=.gpu-stack "$ROOT" | cut -f1
+    fi
+}
+
+# Whether folders carried together fit one call beside a copy of the tree, SPARE_BYTES to spare.
+cmd_fits() {
+    local tree carried
+    tree="$(tree_bytes)"
+    carried="$(du -scb "$@" | tail -n 1 | cut -f1)"
+    if ((carried + tree + SPARE_BYTES > CARRY_LIMIT_BYTES)); then
+        echo "does not fit one call: $* ($carried bytes) and the tree ($tree bytes) leave less than $SPARE_BYTES of the $CARRY_LIMIT_BYTES bytes a call carries" >&2
+        return 1
+    fi
+    echo "$* ($carried bytes) + the tree ($tree bytes): $((CARRY_LIMIT_BYTES - carried - tree)) bytes to spare"
+}
+
 cmd_chunks() {
-    rm -rf "$STACK/wheels" "$STACK"/vllm-* "$STACK"/trainer-0.9
-    mkdir -p "$STACK/wheels" "$STACK/trainer-0.9"
-    (cd "$STACK/dl" && find . -name '*.whl' ! -name 'vllm-*' ! -path './speculators-0.9/*' -printf '%P\n' | while read -r f; do
-        mkdir -p "$STACK/wheels/$(dirname "$f")"; cp "$f" "$STACK/wheels/$f"; done)
+    rm -rf "$STACK"/wheels "$STACK"/wheels-* "$STACK"/vllm-* "$STACK"/trainer-0.9
+    mkdir -p "$STACK/trainer-0.9"
+    # The small wheels (with their target folders), largest first, each into the first folder it fits
+    # in: as few calls as PART_BYTES allows, and the same folders for the same wheels.
+    (cd "$STACK/dl" && find . -name '*.whl' ! -name 'vllm-*' ! -path './speculators-0.9/*' -printf '%s %P\n' \
+        | LC_ALL=C sort -k1,1nr -k2,2) | awk -v limit="$PART_BYTES" '
+        { for (i = 1; i <= n && used[i] + $1 > limit; i++); if (i > n) n = i; used[i] += $1; print "wheels-" i, $2 }' \
+        | while read -r folder f; do
+            mkdir -p "$STACK/$folder/$(dirname "$f")"; cp "$STACK/dl/$f" "$STACK/$folder/$f"; done
     # The 0.9 trainer's target does not fit beside the small wheels in one call: a chunk of its own.
     [[ -d "$STACK/dl/speculators-0.9" ]] && cp "$STACK"/dl/speculators-0.9/*.whl "$STACK/trainer-0.9/"
     local wheel; wheel="$(cd "$STACK/dl" && ls vllm-*.whl)"
@@ -89,9 +154,13 @@ cmd_chunks() {
     for part in "$STACK"/part.*; do
         n=$((n + 1)); mkdir -p "$STACK/vllm-$n"; mv "$part" "$STACK/vllm-$n/$wheel.${part##*.}"
     done
-    (cd "$STACK" && find wheels vllm-* trainer-0.9 -type f | LC_ALL=C sort | xargs sha256sum) > "$HERE/gpu-stack.chunks"
-    du -sb "$STACK/wheels" "$STACK"/vllm-* "$STACK/trainer-0.9"
-    echo "carry, one call each: .gpu-stack/wheels $(cd "$STACK" && ls -d vllm-* | sed 's|^|.gpu-stack/|' | tr '\n' ' ')(and .gpu-stack/trainer-0.9 with the server-0.9 call)"
+    (cd "$STACK" && find wheels-* vllm-* trainer-0.9 -type f | LC_ALL=C sort | xargs sha256sum) > "$CHUNKS"
+    local chunk failed=0
+    for chunk in "$STACK"/wheels-* "$STACK"/vllm-* "$STACK/trainer-0.9"; do
+        cmd_fits "$chunk" || failed=1
+    done
+    ((failed == 0)) || { echo "chunks: a chunk does not fit one call: lower GPU_STACK_PART_BYTES" >&2; return 1; }
+    echo "carry, one call each: $(for chunk in "$STACK"/wheels-* "$STACK"/vllm-*; do printf '.gpu-stack/%s ' "${chunk##*/}"; done)(and .gpu-stack/trainer-0.9 with the server-0.9 call)"
 }
 
 cmd_dryrun() {
@@ -105,7 +174,7 @@ cmd_dryrun() {
 cmd_stash() {
     mkdir -p "$GPU_STACK_HOME"
     local moved=0
-    for dir in "$STACK"/wheels "$STACK"/vllm-* "$STACK"/overlay-* "$STACK"/trainer-*; do
+    for dir in "$STACK"/wheels-* "$STACK"/vllm-* "$STACK"/overlay-* "$STACK"/trainer-*; do
         [[ -d "$dir" ]] || continue
         cp -r "$dir" "$GPU_STACK_HOME/" && rm -rf "$dir" && moved=$((moved + 1))
     done
@@ -119,7 +188,7 @@ cmd_install() {
     cd "$GPU_STACK_HOME"
     mkdir -p dl
     if [[ "$what" == trainer-0.9 ]]; then
-        grep ' trainer-0.9/' "$HERE/gpu-stack.chunks" | sha256sum --quiet -c -
+        grep ' trainer-0.9/' "$CHUNKS" | sha256sum --quiet -c -
         mkdir -p dl/speculators-0.9 && cp trainer-0.9/*.whl dl/speculators-0.9/
         (cd dl && grep ' speculators-0.9/' "$LOCK" | sha256sum --quiet -c -)
         python3 -m pip install "${INSTALL_ARGS[@]}" --upgrade --target "$GPU_STACK_HOME/speculators-0.9" dl/speculators-0.9/*.whl
@@ -127,8 +196,8 @@ cmd_install() {
         return
     fi
     if [[ "$what" == small ]]; then
-        grep ' wheels/' "$HERE/gpu-stack.chunks" | sha256sum --quiet -c -
-        cp -r wheels/. dl/
+        grep ' wheels-[0-9]*/' "$CHUNKS" | sha256sum --quiet -c -
+        for dir in wheels-*; do cp -r "$dir"/. dl/; done
         (cd dl && grep -v -e ' vllm-' -e ' speculators-0.9/' "$LOCK" | sha256sum --quiet -c -) \
             && echo "$(grep -vc -e ' vllm-' -e ' speculators-0.9/' "$LOCK") wheels match the lock"
         python3 -m pip install "${INSTALL_ARGS[@]}" --upgrade --target "$GPU_STACK_SITE" \
@@ -143,7 +212,7 @@ cmd_install() {
         echo "installed into $GPU_STACK_SITE (speculators 0.3.0 apart in $GPU_STACK_HOME/speculators-0.3.0, 0.7 in speculators-0.7)"
         return
     fi
-    grep ' vllm-' "$HERE/gpu-stack.chunks" | sha256sum --quiet -c -
+    grep ' vllm-' "$CHUNKS" | sha256sum --quiet -c -
     local wheel; wheel="$(cd vllm-1 && ls | sed 's/\.[0-9]$//')"
     # Parts in order: vllm-1 holds .0, vllm-2 holds .1, ...
     : > "dl/$wheel"
@@ -154,6 +223,6 @@ cmd_install() {
 }
 
 case "${1:-}" in
-    download|lock|check|chunks|dryrun|stash|install) cmd="cmd_$1"; shift; "$cmd" "$@" ;;
-    *) sed -n '2,17p' "$0"; exit 2 ;;
+    download|update|lock|check|chunks|fits|dryrun|stash|install) cmd="cmd_$1"; shift; "$cmd" "$@" ;;
+    *) sed -n '2,18p' "$0"; exit 2 ;;
 esac

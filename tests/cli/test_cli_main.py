@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -243,3 +245,13 @@ def test_a_mistyped_output_suffix_is_refused_before_the_scan(project, tmp_path):
     code, _ = run("scan", "--consumer", str(cons), "--provider", str(prov), "--cache-dir", str(cache), "--format", "sarif",
                   "-o", str(out))  # fmt: skip
     assert code == 1 and json.loads(out.read_text())["version"] == "2.1.0"
+
+
+def test_scan_help_lists_every_exit_code_docs_scan_md_names():
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "scan.md").read_text(encoding="utf-8")
+    table = docs[docs.index("| exit | meaning |"):].split("\n\n", 1)[0]
+    documented = {int(code) for row in table.splitlines()[2:] for code in re.findall(r"\d+", row.split("|")[1])}
+    assert documented == {0, 1, 2, 3, 130, 141, 143}
+    code, out = run("scan", "--help")
+    listed = {int(m) for m in re.findall(r"^\s+(\d+)\s{2,}\S", out.split("Options:")[0], re.MULTILINE)}
+    assert code == 0 and listed == documented

@@ -354,7 +354,7 @@ def test_quiet_fix_prints_the_diff_and_no_notes(project, tmp_path):
     job.write_text("from tinyprov import make\nmake(1, b=1, c=2)\n")
     args = ["fix", "--consumer", job, "--provider", prov, "--cache-dir", cache]
     code, err, out = invoke(*args)
-    assert code == 0 and "1 fixes in 1 files" in err, err
+    assert code == 0 and "1 fix in 1 file (" in err, err
     code, err, quiet_out = invoke(*args, "-q")
     assert code == 0 and err == "" and quiet_out == out and "-make(1, b=1, c=2)" in out
 

@@ -36,6 +36,13 @@ def test_a_recipe_rule_and_an_unknown_id(tmp_path):
     assert code == 0 and "unexpected-keyword" in out.split()
 
 
+def test_a_mistyped_id_gets_the_closest_and_help_shows_the_id_optional():
+    code, out = _run("unexpected-keywrd")
+    assert code == 2 and out == "apiaudit: error: unknown rule id 'unexpected-keywrd' (did you mean 'unexpected-keyword'?)\n"
+    code, out = _run("--help")
+    assert code == 0 and " rule [OPTIONS] [ID]\n" in out
+
+
 def test_without_an_id_each_rule_is_listed_with_a_one_line_summary(tmp_path):
     (tmp_path / "r.toml").write_text(
         '[provider]\nname = "tinyprov"\n[[pattern]]\nid = "tiny-old-call"\nseverity = "warning"\nversions = ">=1"\n'

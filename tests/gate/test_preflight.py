@@ -176,6 +176,19 @@ def test_the_one_line_summary_counts_suppressed_findings():
     assert "0 errors, 0 warnings, 0 cannot-judge, 1 suppressed;" in summary_line(report, Severity.ERROR)
 
 
+def test_the_one_line_summary_says_1_file_and_1_call():
+    from dataclasses import replace
+
+    from apiaudit.findings import CodeOrigin, Finding, Report, Severity
+    from apiaudit.gate.layers import summary_line
+
+    origin = CodeOrigin("jobs", None, "/srv/jobs", "path")
+    f = Finding("unexpected-keyword", Severity.ERROR, "jobs", "a.py", 1, 0, "p.f", "x", "m")
+    report = Report(consumers=(origin,), provider=origin, findings=(f,), files_scanned=1, calls_checked=1)
+    assert "1 error, 0 warnings, 0 cannot-judge; 1 call in 1 file (" in summary_line(report, Severity.ERROR)
+    assert "; 2 calls in 2 files (" in summary_line(replace(report, files_scanned=2, calls_checked=2), Severity.ERROR)
+
+
 # --- the command line's options, on a tiny provider (no network, nothing installed) ----------
 
 

@@ -73,13 +73,19 @@ def publish(cache_dir: Path) -> None:
         package.mkdir(parents=True)
         (package / "__init__.py").write_text("", encoding="utf-8")
         (package / "api.py").write_text(textwrap.dedent(SOURCES[version]), encoding="utf-8")
-        info = entry / f"{NAME}-{version}.dist-info"
-        info.mkdir()
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {version}\n\n", encoding="utf-8")
-        (info / "top_level.txt").write_text(f"{NAME}\n", encoding="utf-8")
-        files = cache.tree_files(entry)
-        marker = cache.Marker(NAME, version, f"{NAME}-{version}-py3-none-any.whl", "0" * 64, len(files), cache.tree_digest(entry, files))
-        (entry / cache.MARKER_NAME).write_text(marker.to_json(), encoding="utf-8")
+        seal_entry(entry, NAME, version)
+
+
+def seal_entry(entry: Path, name: str, version: str) -> None:
+    """Make a folder holding a release's package a complete release cache entry of NAME==VERSION:
+    its dist-info (METADATA, top_level.txt) and the marker written last."""
+    info = entry / f"{name}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\n", encoding="utf-8")
+    (info / "top_level.txt").write_text(f"{name}\n", encoding="utf-8")
+    files = cache.tree_files(entry)
+    marker = cache.Marker(name, version, f"{name}-{version}-py3-none-any.whl", "0" * 64, len(files), cache.tree_digest(entry, files))
+    (entry / cache.MARKER_NAME).write_text(marker.to_json(), encoding="utf-8")
 
 
 def write_consumer(root: Path, requirement: str | None = None) -> Path:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from matrix_toy import seal_entry
+
 from apiaudit.matrix.sweep import run_matrix
 from apiaudit.model import ModelFacts
 from apiaudit.sources import cache
@@ -19,13 +21,7 @@ def _publish(cache_dir: Path) -> None:
     for version, fixture in (("0.1.0", "modelhub_v1"), ("0.2.0", "modelhub_v2")):
         entry = cache.entry_dir(cache_dir, "modelhub", version)
         shutil.copytree(PROVIDERS / fixture / "modelhub", entry / "modelhub")
-        info = entry / f"modelhub-{version}.dist-info"
-        info.mkdir()
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: modelhub\nVersion: {version}\n\n", encoding="utf-8")
-        (info / "top_level.txt").write_text("modelhub\n", encoding="utf-8")
-        files = cache.tree_files(entry)
-        marker = cache.Marker("modelhub", version, f"modelhub-{version}-py3-none-any.whl", "0" * 64, len(files), cache.tree_digest(entry, files))
-        (entry / cache.MARKER_NAME).write_text(marker.to_json(), encoding="utf-8")
+        seal_entry(entry, "modelhub", version)
 
 
 def test_a_release_that_does_not_register_the_architecture_is_a_failed_row(tmp_path):

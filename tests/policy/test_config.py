@@ -45,7 +45,9 @@ def test_config_feeds_scan_and_the_command_line_wins(project):
 @pytest.mark.parametrize(
     "body, expected",
     [
-        ("selct = []\n", r"unknown key 'selct' \(known keys: consumers, provider"),
+        ("selct = []\n", r"unknown key 'selct' \(did you mean 'select'\?\)$"),
+        ("zzz = []\n", r"unknown key 'zzz' \(known: consumers, provider"),
+        ('[[tool.apiaudit.ignores]]\nrule = "x"\nreason = "r"\npaht = "a.py"\n', r"ignores\[0\]: unknown key 'paht' \(did you mean 'path'\?\)$"),
         ('fail-on = "sometimes"\n', r"fail-on: 'sometimes' is not one of error, warning, info, never"),
         ("offline = 1\n", r"offline: must be true or false"),
         ('[tool.apiaudit.severity]\nunexpected-keyword = "loud"\n', r"severity.unexpected-keyword: 'loud' is not one of error, warning, info, off"),
@@ -68,7 +70,13 @@ def test_bad_config_is_one_line_naming_file_and_key(project, body, expected):
 def test_an_unknown_rule_id_is_refused_once_the_provider_is_known(project):
     write_config(project, 'consumers = ["jobs"]\nprovider = "prov/tinyprov"\nselect = ["no-such-rule"]\n')
     code, out = run("scan", "--format", "json")
-    assert code == 2 and "select: unknown rule id 'no-such-rule'" in out and "pyproject.toml" in out
+    assert code == 2 and "select: unknown rule id 'no-such-rule' (`apiaudit rule` lists them)" in out and "pyproject.toml" in out
+
+
+def test_a_mistyped_rule_id_in_ignore_says_which_was_meant(project):
+    write_config(project, 'consumers = ["jobs"]\nprovider = "prov/tinyprov"\nignore = ["unexpected-keywrd"]\n')
+    code, out = run("scan", "--format", "json")
+    assert code == 2 and "ignore: unknown rule id 'unexpected-keywrd' (did you mean 'unexpected-keyword'?)" in out
 
 
 def test_config_command_prints_each_value_and_where_it_came_from(project):
@@ -80,10 +88,33 @@ def test_config_command_prints_each_value_and_where_it_came_from(project):
     assert doc["file"] == str(path)
     assert doc["settings"]["fail-on"] == {"value": "info", "from": "command line"}
     assert doc["settings"]["provider"]["from"] == str(path)
-    assert doc["settings"]["select"] == {"value": "every rule", "from": "default"}
+    assert doc["settings"]["select"] == {"value": None, "from": "default"}  # every rule
     assert set(doc["settings"]) == set(KEYS)
     code, out = run("config")
     assert code == 0 and re.search(r"fail-on\s+warning\s+\[.*pyproject.toml\]", out)
+
+
+def test_config_json_gives_values_not_display_strings(project):
+    write_config(project, """\
+        ignore = ["cannot-judge"]
+        baseline = "base.json"
+        [tool.apiaudit.severity]
+        unexpected-keyword = "warning"
+        [[tool.apiaudit.ignores]]
+        rule = "unexpected-keyword"
+        reason = "pinned"
+        until = 2027-01-01
+    """)
+    code, out = run("config", "--json")
+    assert code == 0
+    settings = {key: entry["value"] for key, entry in json.loads(out)["settings"].items()}
+    assert settings["ignore"] == ["cannot-judge"] and settings["exclude"] == [] and settings["rules"] == []
+    assert settings["severity"] == {"unexpected-keyword": "warning"}
+    assert settings["offline"] is False and settings["select"] is None
+    assert settings["baseline"] == str(project / "base.json")
+    assert settings["ignores"] == [
+        {"rule": "unexpected-keyword", "reason": "pinned", "path": None, "callee": None, "param": None, "until": "2027-01-01"}
+    ]
 
 
 def test_config_command_prints_the_value_in_force_for_a_default(project, monkeypatch):
@@ -95,8 +126,8 @@ def test_config_command_prints_the_value_in_force_for_a_default(project, monkeyp
     assert settings["cache-dir"] == {"value": str(project / "xdg" / "apiaudit"), "from": "default"}
     assert settings["fail-on"] == {"value": "error", "from": "default"}
     assert settings["provider"] == {"value": "vllm", "from": "default"}  # the bundled rules' default
-    assert settings["consumers"] == {"value": "speculators", "from": "default"}
-    assert "-" not in {entry["value"] for entry in settings.values()}
+    assert settings["consumers"] == {"value": ["speculators"], "from": "default"}
+    assert "-" not in [entry["value"] for entry in settings.values()]
     code, out = run("config")
     assert re.search(rf"cache-dir\s+{re.escape(str(project / 'xdg' / 'apiaudit'))}\s+\[default\]", out), out
 

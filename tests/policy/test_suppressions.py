@@ -84,7 +84,7 @@ def test_a_misspelt_rule_id_is_named_in_the_unused_warning(project):
     """)
     code, doc = _scan()
     unused = next(f for f in doc["findings"] if f["rule"] == "unused-suppression")
-    assert "'unexpected-kwarg' is not a rule id" in unused["message"]
+    assert "'unexpected-kwarg' is not a rule id (did you mean 'unexpected-keyword'?)" in unused["message"]
     assert code == 1  # the finding it meant to silence is still reported
 
 

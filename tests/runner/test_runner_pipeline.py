@@ -115,7 +115,7 @@ def test_rerun_skips_every_stage_and_a_lost_sample_is_redone_alone(first_run):
     (samples / "data_3.pt").unlink()
     third = _run(config)
     assert third.exit_code == 0, third.output
-    assert "1 samples extracted, 7 reused" in third.output
+    assert "1 sample extracted, 7 reused" in third.output
     after = {p.name: p.stat().st_mtime_ns for p in samples.glob("data_*.pt")}
     assert [name for name in after if after[name] != before[name]] == ["data_3.pt"]
     # Redone in the same batch as before, the sample is the same, so nothing downstream reruns.

@@ -143,3 +143,35 @@ def test_a_job_file_or_a_folder_of_them_is_a_consumer(tmp_path):
     tree = resolve(str(script))
     assert (tree.name, tree.root, tree.job_files, tree.scripts) == ("serve", script.parent, (script,), ())
     assert resolve(str(tmp_path / "only")).job_files == (script,)
+
+
+class _Steps:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def step(self, message: str) -> None:
+        self.lines.append(message)
+
+
+def test_a_bare_name_read_from_a_folder_here_says_it_hides_the_installed_distribution(tmp_path, monkeypatch):
+    # click is installed in every environment apiaudit runs in; ./click is a folder of scripts here.
+    write(tmp_path / "click" / "job.py")
+    monkeypatch.chdir(tmp_path)
+    steps = _Steps()
+    tree = resolve("click", progress=steps)
+    assert tree.kind == "path" and tree.root == (tmp_path / "click").resolve()
+    assert len(steps.lines) == 1 and steps.lines[0].startswith("click: reading ./click here, not the installed click ")
+    steps = _Steps()
+    resolve("./click", progress=steps)  # a path by its form: nothing to say
+    write(tmp_path / "not-installed-anywhere" / "job.py")
+    resolve("not-installed-anywhere", progress=steps)  # nothing installed of that name: nothing hidden
+    assert steps.lines == []
+
+
+@pytest.mark.parametrize("spec", ["vllm>=0.16", "vllm>=0.11,<0.17", "vllm ~= 0.16.0", "vllm!=0.12.0"])
+def test_a_version_range_points_to_matrix(spec):
+    with pytest.raises(InputError) as raised:
+        resolve(spec)
+    message = str(raised.value)
+    assert message.startswith(f"cannot audit '{spec}': a scan reads one release (NAME==VERSION)")
+    assert "`apiaudit matrix --provider '" in message

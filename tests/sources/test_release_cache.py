@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from packaging.version import Version
@@ -320,3 +322,45 @@ def test_shared_release_cache_fixture_serves_real_releases(released, monkeypatch
     tree = released(SMALL_RELEASE)
     forbid_pip(monkeypatch)
     assert released(SMALL_RELEASE) == tree
+
+
+# Fetches one release in a process of its own and says whether it fetched or found it.
+FETCH_ONE = """
+import sys
+from pathlib import Path
+from apiaudit.sources.release import fetch_release
+
+class Steps:
+    def step(self, message):
+        print("step:", message, flush=True)
+
+tree = fetch_release("toypkg", "1.0", cache_dir=Path(sys.argv[1]), progress=Steps())
+print("fetched:", tree.fetched, sorted(p.name for p in tree.root.iterdir() if p.suffix == ".py" or p.is_dir()))
+"""
+
+
+def test_two_cold_scans_at_once_fetch_a_release_once(tmp_path, serve):
+    from apiaudit.sources.cache import fetch_lock
+
+    wheel = build_wheel(tmp_path / "wheels", "toypkg", "1.0", {"toypkg/__init__.py": "def f(a): ...\n"}, record=True)
+    index = serve([wheel])
+    cache_dir = tmp_path / "cache"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    # Both processes start while the release's fetch lock is held (here, as a third process's
+    # fetch would hold it): both wait, then one fetches and the other finds the entry published.
+    with fetch_lock(cache_dir, "toypkg", "1.0"):
+        runs = [
+            subprocess.Popen([sys.executable, "-c", FETCH_ONE, str(cache_dir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=env)
+            for _ in range(2)
+        ]  # fmt: skip
+        first_lines = [run.stdout.readline() for run in runs]
+    assert first_lines == ["step: waiting for another apiaudit process fetching toypkg==1.0\n"] * 2, first_lines
+    outputs = [run.communicate(timeout=120) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    said = [out for out, _ in outputs]
+    assert sorted("fetched: True" in out for out in said) == [False, True], said  # one fetched, one found it
+    assert all("'toypkg'" in out for out in said)
+    # The wheel was read once (a small wheel: one read of its tail holds it all), by one process.
+    assert len(index.wheel_reads()) == 1, index.requests
+    assert list((cache_dir / "locks").iterdir()) == []  # each holder removed its lock file
