@@ -351,3 +351,15 @@ def parse_fail_on(value: str | Severity | None) -> Severity | None:
         return Severity(text)
     except ValueError:
         raise ValueError(f"unknown --fail-on value {value!r} (choose from {', '.join(FAIL_ON_CHOICES)})") from None
+
+
+def may_fix(f: Finding) -> bool:
+    """Whether `apiaudit fix` may have a fix for the finding (a rule with a fix kind, a recipe, a
+    text pattern): the rest are never planned, so that a large report parses only the files a
+    fix may touch, and a report without one imports no fixer."""
+    from apiaudit.evidence import PatternFacts
+
+    rule = ENGINE_RULES.get(f.rule)
+    return f.severity is not Severity.INFO and (
+        (rule is not None and rule.fix is not FixKind.NONE) or f.recipe is not None or isinstance(f.facts, PatternFacts)
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from dataclasses import replace
 
 import click
@@ -138,11 +139,36 @@ def scan_command(consumers, provider, rules_dirs, cache_dir, model, provider_ver
 
 def _with_exact_fixes(report, rules_dirs, cache_dir):
     """JSON and SARIF carry each finding's fix as exact edits (what `apiaudit fix` would change),
-    with the rules of the release audited against (recipe fixes)."""
-    from apiaudit import sources
-    from apiaudit.audit import rulebook_for
-    from apiaudit.cli.fix import origin_spec
-    from apiaudit.fixes.exact import with_exact_fixes
+    with the rules of the release audited against (recipe fixes). Kept in the cache by everything
+    they depend on: a warm scan plans none again (and imports no fixer)."""
+    from apiaudit.cache import fixes as memo
+    from apiaudit.cache.scans import engine_fingerprint
+    from apiaudit.findings import may_fix
+    from apiaudit.recipes.files import rules_digest
+    from apiaudit.sources.cache import default_cache_dir
 
-    tree = sources.resolve(origin_spec(report.provider), cache_dir=cache_dir, check_entry=False)
-    return with_exact_fixes(report, rulebook_for(rules_dirs, tree))
+    roots = {o.key: Path(o.root) for o in report.consumers}
+    fixable = [f for f in report.findings if may_fix(f) and f.consumer in roots]
+    if not fixable:
+        return report
+    cache = Path(cache_dir) if cache_dir else default_cache_dir()
+    name = memo.key(
+        engine_fingerprint(cache), rules_digest([Path(d) for d in rules_dirs]), repr(report.provider),
+        [(f, roots[f.consumer] / f.path) for f in fixable],
+    )  # fmt: skip
+    found = memo.lookup(cache, name, len(fixable)) if name else None
+    if found is None:
+        from apiaudit import sources
+        from apiaudit.audit import rulebook_for
+        from apiaudit.cli.fix import origin_spec
+        from apiaudit.fixes.exact import exact_fix
+
+        tree = sources.resolve(origin_spec(report.provider), cache_dir=cache_dir, check_entry=False)
+        book = rulebook_for(rules_dirs, tree)
+        found = [exact_fix(f, roots[f.consumer], book) for f in fixable]
+        if name:
+            memo.store(cache, name, found)
+    fixed = {f: fix for f, fix in zip(fixable, found) if fix is not None}
+    if not fixed:
+        return report
+    return replace(report, findings=tuple(replace(f, exact_fix=fixed[f]) if f in fixed else f for f in report.findings))

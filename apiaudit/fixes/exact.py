@@ -11,8 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from apiaudit.evidence import PatternFacts
-from apiaudit.findings import ENGINE_RULES, ExactFix, Finding, FixKind, Replacement, Report, Severity
+from apiaudit.findings import ExactFix, Finding, Replacement, Report, may_fix
 from apiaudit.fixes.plan import plan_fixes
 from apiaudit.recipes.records import RuleBook
 
@@ -25,7 +24,7 @@ def with_exact_fixes(report: Report, book: RuleBook) -> Report:
     provider release's rules, for recipe fixes); the others stay as they were."""
     fixed: dict[Finding, ExactFix] = {}
     for origin in report.consumers:
-        findings = [f for f in report.findings if f.consumer == origin.key and _may_fix(f)]
+        findings = [f for f in report.findings if f.consumer == origin.key and may_fix(f)]
         for f in findings:
             exact = exact_fix(f, Path(origin.root), book)
             if exact is not None:
@@ -33,15 +32,6 @@ def with_exact_fixes(report: Report, book: RuleBook) -> Report:
     if not fixed:
         return report
     return replace(report, findings=tuple(replace(f, exact_fix=fixed[f]) if f in fixed else f for f in report.findings))
-
-
-def _may_fix(f: Finding) -> bool:
-    """Whether a fix can exist (a rule with a fix kind, a recipe, a pattern): the rest are never
-    planned, so that a large report parses only the files a fix may touch."""
-    rule = ENGINE_RULES.get(f.rule)
-    return f.severity is not Severity.INFO and (
-        (rule is not None and rule.fix is not FixKind.NONE) or f.recipe is not None or isinstance(f.facts, PatternFacts)
-    )
 
 
 def exact_fix(f: Finding, root: Path, book: RuleBook | Sequence = ()) -> ExactFix | None:
