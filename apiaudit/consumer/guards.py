@@ -19,6 +19,7 @@ from packaging.version import InvalidVersion, Version
 from apiaudit.consumer.records import Condition, ConditionKind, ImportRef, Root, Step
 from apiaudit.consumer.values import (
     UNBOUND,
+    AttrOrNone,
     Chain,
     Const,
     ImportChoice,
@@ -251,6 +252,9 @@ def chain_target(value: Value) -> tuple[Root, tuple[Step, ...]] | None:
 
 def none_test(value: Value, is_not: bool, text: str, name: str | None, folder: Folder) -> Decision | None:
     """`X is None` / `X is not None`."""
+    if isinstance(value, AttrOrNone):
+        d = symbolic(replace(value.condition, text=text))
+        return d if is_not else negate(d)
     if isinstance(value, ImportChoice):
         d = choice_truth(folder, ImportChoice(_not_none(value.ok), _not_none(value.fallback), value.imports, value.caught, value.origin), text, None)
         if name and not d.decided and d.if_true.conditions:

@@ -213,6 +213,15 @@ class Probe:
 
 
 @record
+class AttrOrNone:
+    """`getattr(x, "name", None)` of a provider object, kept in a name: the attribute where x has
+    one on the audited release, else None. A later `if held is not None:` (or `if held:`) is the
+    probe `hasattr(x, "name")`, which the checks decide, not a test on run-time data."""
+
+    condition: Condition  # HAS_ATTR on x and "name", expect True
+
+
+@record
 class SignatureOf:
     """`inspect.signature(f)` of a provider callable (`parameters`: its `.parameters`), kept in a
     name so that `"x" in sig.parameters` is the same probe as when written in one line."""
@@ -227,7 +236,7 @@ MAX_OPTIONS = 8  # more ways than this and the name is Unknown
 Value = Union[
     Unknown, Const, ProviderVersion, ParsedVersion, VersionPart, VersionMethod, VersionDerived, ProviderDistribution, Chain, ConsumerRef,
     External, DictValue, Unbound, ImportChoice, Helper, OneOf, TupleOf, ProviderSpec, DistributionMap, StrMethod, Probe,
-    SignatureOf,
+    SignatureOf, AttrOrNone,
 ]
 
 

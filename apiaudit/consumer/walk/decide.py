@@ -19,7 +19,7 @@ from typing import Protocol
 
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.records import Condition, ConditionKind, Note, Root, Step
-from apiaudit.consumer.values import UNKNOWN, Chain, Const, ConsumerRef, Helper, ImportChoice, Probe, SignatureOf, Value, VersionDerived
+from apiaudit.consumer.values import UNKNOWN, AttrOrNone, Chain, Const, ConsumerRef, Helper, ImportChoice, Probe, SignatureOf, Value, VersionDerived
 from apiaudit.consumer.walk.evaluate import SIGNATURE, Evaluator, HelperCalls, instance_of, is_builtin_call
 from apiaudit.consumer.walk.scopes import Env, Scope
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
@@ -72,6 +72,8 @@ class Decider:
         value = self.values.value(test, scope, depth=depth + 1)
         if isinstance(value, Probe):
             return g.from_probe(value)
+        if isinstance(value, AttrOrNone):
+            return g.symbolic(replace(value.condition, text=text_of(test)))
         if isinstance(value, ImportChoice):
             return g.choice_truth(self.state.folder, value, text_of(test), test.id if isinstance(test, ast.Name) else None)
         truth = g.truthiness(self.state.folder, value)

@@ -15,9 +15,10 @@ from dataclasses import replace
 from typing import Protocol, TypeVar, get_args
 
 from apiaudit.consumer import guards as g
-from apiaudit.consumer.records import Arg, CallShape, ImportRef, Root, Step
+from apiaudit.consumer.records import Arg, CallShape, Condition, ConditionKind, ImportRef, Root, Step
 from apiaudit.consumer.values import (
     UNKNOWN,
+    AttrOrNone,
     Chain,
     Const,
     ConsumerRef,
@@ -261,6 +262,12 @@ class Evaluator:
                 found = self._attribute(self.value(node.args[0], scope, fresh, depth + 1), "__version__", False)
                 if isinstance(found, ProviderVersion):
                     return found
+            if const_of(node.args[2]) == Const(None):
+                # `held = getattr(provider_obj, "new_name", None)`: a probe of the attribute
+                target = g.chain_target(self.value(node.args[0], scope, fresh, depth + 1))
+                key = self.value(node.args[1], scope)
+                if target is not None and isinstance(key, Const) and isinstance(key.value, str):
+                    return AttrOrNone(Condition(ConditionKind.HAS_ATTR, True, text_of(node), target=target, name=key.value))
             return UNKNOWN  # getattr with a default never raises
         if len(node.args) != 2:
             return UNKNOWN
