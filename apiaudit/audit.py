@@ -193,6 +193,8 @@ def _scan_once(
         consumers = [*consumers, *(d.spec for d in dependencies)]
         trees += [sources.resolve(d.spec, cache_dir=cache_dir, progress=progress, check_entry=False) for d in dependencies]
     coupled = {d.consumer for d in dependencies}  # consumers audited through their dependencies
+    # Each dependency's origin says who requires it (matrix and explain name it, read its range).
+    via = [None] * (len(trees) - len(dependencies)) + list(dependencies)
     labels, chosen, read = _consumer_files(trees, settings)
     # The release job files' command lines start, when not the provider: located, not read.
     launch_tree, launch_unavailable = _launch_tree(launch_provider, cache_dir, progress)
@@ -248,8 +250,11 @@ def _scan_once(
     files_scanned = calls_checked = 0
     workers = worker_count()  # a large consumer's cold work is shared among processes
     collected = []
-    for tree, label, paths in zip(trees, labels, chosen):
-        origins.append(replace(tree.origin(), label=label if label != tree.name else None))
+    for tree, label, paths, dependency in zip(trees, labels, chosen, via):
+        origin = replace(tree.origin(), label=label if label != tree.name else None)
+        if dependency is not None:
+            origin = replace(origin, required_by=dependency.consumer, requirement=dependency.requirement)
+        origins.append(origin)
         progress.start(f"reading {tree.name}", len(paths))
         collected.append(collect(
             tree, options, on_file=progress.advance, files=paths, cache_dir=cache_dir if use_index_cache else None,

@@ -199,6 +199,11 @@ class CodeOrigin:
     # Set when two consumers of one report share a name (two releases of one distribution,
     # two checkouts): findings, table headings and SARIF roots use it to tell them apart.
     label: str | None = None
+    # A declared dependency audited because it holds the coupling (the consumer imports nothing
+    # of the provider itself): who requires it, and the requirement as declared. `matrix` and
+    # `explain` name it and read its declared range on the provider.
+    required_by: str | None = None  # "speculators 0.9.0"
+    requirement: str | None = None  # "hs-connectors==0.9.0"
 
     @property
     def key(self) -> str:
@@ -209,6 +214,20 @@ class CodeOrigin:
     def name_version(self) -> str:
         """`name version`, or the name alone when the version is unknown."""
         return f"{self.name} {self.version}" if self.version else self.name
+
+    @property
+    def spec(self) -> str:
+        """How to resolve it again: a release by NAME==VERSION, an installed one by name, a path as it is."""
+        if self.kind == "release" and self.version:
+            return f"{self.name}=={self.version}"
+        return self.name if self.kind == "installed" else self.root
+
+    @property
+    def via(self) -> str:
+        """How a dependency came to be audited ("" for a consumer given): "required by speculators 0.9.0 (hs-connectors==0.9.0)"."""
+        if self.required_by is None:
+            return ""
+        return f"required by {self.required_by}" + (f" ({self.requirement})" if self.requirement else "")
 
 
 class SuppressedBy(str, enum.Enum):

@@ -47,6 +47,8 @@ class MatrixRow:
     warnings: int = 0
     cannot_judge: int = 0
     rules: tuple[str, ...] = ()  # rule ids of errors and warnings, sorted, each once
+    # The followed dependencies (`CodeOrigin.required_by`) those errors and warnings are in, "name version"
+    dependencies: tuple[str, ...] = ()
     fetched: bool = False  # True when this run downloaded the wheel (False: it was cached)
     failure: str | None = None  # the one-line reason the release could not be scanned
     report: Report | None = field(default=None, compare=False, repr=False)
@@ -77,6 +79,14 @@ class MatrixResult:
     declared: tuple[DeclaredRequirement, ...]
     include_prereleases: bool = False
     duration_s: float = 0.0
+    # The declared dependencies audited with the consumers because they import the provider (the
+    # consumers do not): their declared ranges count as the consumers' own do.
+    dependencies: tuple[CodeOrigin, ...] = ()
+
+    @property
+    def parties(self) -> tuple[CodeOrigin, ...]:
+        """Everything audited whose declared range on the provider counts: consumers, then dependencies."""
+        return self.consumers + self.dependencies
 
     @property
     def scanned_versions(self) -> tuple[str, ...]:
@@ -104,7 +114,7 @@ class MatrixResult:
     @property
     def disagreements(self) -> tuple[Disagreement, ...]:
         out = []
-        for origin in self.consumers:
+        for origin in self.parties:
             for row in self.rows:
                 if not row.scanned:
                     continue
@@ -175,6 +185,11 @@ def _run_matrix(consumers, provider, cache_dir, rules_dirs, include_prereleases,
     failures = {r.failure for r in rows}
     if all(not r.scanned for r in rows) and len(failures) == 1:
         raise InputError(next(iter(failures)) or "no release could be scanned")
+    dependencies = _followed_dependencies(rows)
+    for origin in dependencies:
+        # Already cached by the scans that followed it: nothing is fetched here.
+        tree = sources.resolve(origin.spec, cache_dir=cache_dir, verify_wheels=verify_wheels)
+        declared += declared_requirements(tree, provider_range.name)
     return MatrixResult(
         consumers=tuple(t.origin() for t in consumer_trees),
         provider=provider_range,
@@ -182,7 +197,19 @@ def _run_matrix(consumers, provider, cache_dir, rules_dirs, include_prereleases,
         declared=declared,
         include_prereleases=include_prereleases,
         duration_s=round(time.perf_counter() - started, 3),
+        dependencies=dependencies,
     )
+
+
+def _followed_dependencies(rows: Sequence[MatrixRow]) -> tuple[CodeOrigin, ...]:
+    """The dependencies any release's scan followed (the same ones for every release, as a rule)."""
+    found: dict[tuple[str, str | None], CodeOrigin] = {}
+    for row in rows:
+        for origin in row.report.consumers if row.report is not None else ():
+            if origin.required_by is not None:
+                found.setdefault((origin.name, origin.version), origin)
+    return tuple(found.values())
+
 
 
 def _stable_spec(spec: str, tree: sources.CodeTree) -> str:
@@ -313,12 +340,15 @@ def _fetch_and_scan(
 def _row(version: str, report: Report, fetched: bool) -> MatrixRow:
     judged = [f for f in report.findings if f.rule != "cannot-judge"]
     rules = sorted({f.rule for f in judged if f.severity.at_least(Severity.WARNING)})
+    followed = {o.key: o.name_version for o in report.consumers if o.required_by is not None}
+    dependencies = sorted({followed[f.consumer] for f in judged if f.severity.at_least(Severity.WARNING) and f.consumer in followed})
     return MatrixRow(
         version=version,
         errors=report.count(Severity.ERROR),
         warnings=report.count(Severity.WARNING),
         cannot_judge=report.cannot_judge,
         rules=tuple(rules),
+        dependencies=tuple(dependencies),
         fetched=fetched,
         report=report,
     )

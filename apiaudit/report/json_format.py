@@ -47,7 +47,10 @@ from apiaudit.report.base import (
 
 
 def _origin_to_dict(origin: CodeOrigin) -> dict[str, Any]:
-    return {"name": origin.name, "version": origin.version, "root": origin.root, "kind": origin.kind, "label": origin.key}
+    out = {"name": origin.name, "version": origin.version, "root": origin.root, "kind": origin.kind, "label": origin.key}
+    if origin.required_by is not None:  # a followed dependency only: other reports stay as they were
+        out.update(required_by=origin.required_by, requirement=origin.requirement)
+    return out
 
 
 # --- details: the typed facts as the documented string map, and back ---------------------
@@ -309,6 +312,8 @@ def _origin_from_dict(d: Any, where: str) -> CodeOrigin:
         root=_require(d, "root", str, where),
         kind=_require(d, "kind", str, where),
         label=d.get("label") if isinstance(d.get("label"), str) and d.get("label") != d.get("name") else None,
+        required_by=_require(d, "required_by", str, where, nullable=True) if "required_by" in d else None,
+        requirement=_require(d, "requirement", str, where, nullable=True) if "requirement" in d else None,
     )
 
 
