@@ -20,7 +20,7 @@ from apiaudit import sources
 from apiaudit.cache import replay, scans
 from apiaudit.errors import InputError
 from apiaudit.findings import ENGINE_RULES, CodeOrigin, Finding, Report
-from apiaudit.infra.progress import NullProgress, Progress
+from apiaudit.infra.progress import LockedProgress, NullProgress, Progress
 from apiaudit.policy import (
     ConsumerFiles,
     Settings,
@@ -315,7 +315,7 @@ def _dependencies(
     def resolve(spec: str) -> CodeTree:
         if offline:
             require_cached([spec], cache_dir)
-        return sources.resolve(spec, cache_dir=cache_dir, progress=progress)
+        return sources.resolve(spec, cache_dir=cache_dir, progress=shared)
 
     def versions(name: str) -> list[str]:
         if offline:
@@ -326,13 +326,15 @@ def _dependencies(
     notices: list[str] = []
     if with_deps is False:
         return found, notices
+    shared = LockedProgress(progress)  # the requirements are fetched in threads
     for tree in trees:
         if tree.kind == "path" and not with_deps:
             continue  # a checkout's dependencies are the environment's: audit them by name
         if not with_deps and imports_provider(tree, provider_tree, cache_dir):
             continue
-        progress.start(f"checking {tree.name}'s dependencies for {provider_tree.name} imports", 0)
-        deps, more = provider_dependencies(tree, provider_tree, cache_dir=cache_dir, resolve=resolve, versions=versions)
+        deps, more = provider_dependencies(
+            tree, provider_tree, cache_dir=cache_dir, resolve=resolve, versions=versions, progress=shared
+        )  # fmt: skip
         notices += more
         for dep in deps:
             if all(d.spec != dep.spec for d in found):

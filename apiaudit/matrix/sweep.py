@@ -9,7 +9,6 @@ index cache is keyed per release, so concurrent runs only ever cost duplicate wo
 from __future__ import annotations
 
 import multiprocessing
-import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import field
@@ -20,7 +19,7 @@ from apiaudit import sources
 from apiaudit.audit import scan
 from apiaudit.errors import InputError
 from apiaudit.findings import CodeOrigin, Report, Severity
-from apiaudit.infra.progress import NullProgress, Progress
+from apiaudit.infra.progress import LockedProgress, NullProgress, Progress
 from apiaudit.infra.frozen import record
 from apiaudit.infra.workers import usable_cpus
 from apiaudit.matrix.fetching import fetch, fetch_in_worker, fetch_pool, scan_pool
@@ -219,18 +218,6 @@ def _stable_spec(spec: str, tree: sources.CodeTree) -> str:
     return spec
 
 
-class _LockedSteps:
-    """Lets fetch threads report steps through one progress object safely."""
-
-    def __init__(self, progress: Progress):
-        self._progress = progress
-        self._lock = threading.Lock()
-
-    def step(self, message: str) -> None:
-        with self._lock:
-            self._progress.step(message)
-
-
 def _all_cached(name: str, versions: list[str], cache_dir: Path) -> bool:
     """Whether every release and its provider index are cached: then nothing is worth a worker."""
     from apiaudit.provider.cache import has_entry
@@ -277,7 +264,7 @@ def _fetch_and_scan(
     model: ModelFacts | None = None,
     verify_wheels: bool | None = None,
 ) -> list[MatrixRow]:
-    reporter = _LockedSteps(progress)
+    reporter = LockedProgress(progress)  # fetch threads report steps through it
     scan_jobs = scan_jobs or usable_cpus(4)  # scans at once: the CPU cores, at most 4
     progress.start(f"scanning {len(consumers)} consumer(s) against {len(versions)} {name} release(s)", len(versions))
     rows: dict[str, MatrixRow] = {}
