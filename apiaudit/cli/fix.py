@@ -61,7 +61,7 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, int
         raise InputError("--force goes with --revert")
     cache = Path(cache_dir) if cache_dir else sources.default_cache_dir()
     if do_revert:
-        return _revert(consumers, cache, force=force, quiet=quiet)
+        return _revert(consumers, cache, cache_dir, force=force, quiet=quiet)
 
     # What the scan reads, hashed first: a file edited after this point is refused, not patched.
     trees: dict[str, CodeTree] = {}
@@ -108,8 +108,9 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, int
             entry = apply(plan, consumer, default_journal_dir(consumer, cache))
             changed = len(entry.files) if entry else 0
             click.echo(diff, nl=False)
+            undo = _revert_command(_spec(origin), cache_dir)
             note(f"apiaudit: applied {len(plan.fixed)} fixes to {changed} files under {root}"
-                 + ("; undo with `apiaudit fix --revert`" if changed else " (nothing to change)"))
+                 + (f"; undo with `{undo}`" if changed else " (nothing to change)"))
         else:
             click.echo(diff, nl=False)
             note(f"apiaudit: {len(plan.fixed)} fixes in {len(plan.changed_files)} files (nothing changed; "
@@ -130,6 +131,20 @@ def _spec(origin) -> str:
     return origin.root if Path(origin.root).name == origin.name or not Path(origin.root, origin.name).exists() else str(Path(origin.root) / origin.name)
 
 
+def _revert_command(spec: str, cache_dir, *, force: bool = False) -> str:
+    """The command that undoes this apply as printed, from any directory: the consumer by an
+    absolute path, and the cache directory (where the journal is) when it is not the default."""
+    import shlex
+
+    from apiaudit.sources.local import looks_like_path
+
+    consumer = str(Path(spec).resolve()) if looks_like_path(spec) else spec
+    words = ["apiaudit", "fix", "--revert", *(["--force"] if force else []), "--consumer", consumer]
+    if cache_dir:
+        words += ["--cache-dir", str(Path(cache_dir).resolve())]
+    return shlex.join(words)
+
+
 def _refuse_release(kind: str, name: str, version: str | None) -> None:
     if kind == "release":
         raise InputError(
@@ -148,7 +163,7 @@ def _notes(quiet: bool):
     return note
 
 
-def _revert(consumers, cache: Path, *, force: bool, quiet: bool) -> None:
+def _revert(consumers, cache: Path, cache_dir, *, force: bool, quiet: bool) -> None:
     if not consumers:
         raise InputError("--revert needs the --consumer whose last apply to undo")
     exit_code = EXIT_CLEAN
@@ -156,8 +171,9 @@ def _revert(consumers, cache: Path, *, force: bool, quiet: bool) -> None:
         consumer = ConsumerIdentity.of(sources.resolve(spec, cache_dir=cache))
         result = revert(consumer, default_journal_dir(consumer, cache), force=force)
         _notes(quiet)(f"apiaudit: restored {len(result.restored)} files of {consumer.describe()}")
+        force_command = _revert_command(spec, cache_dir, force=True)
         for left in result.not_restored:
-            click.echo(f"apiaudit: {left.describe()}", err=True)
+            click.echo(f"apiaudit: {left.describe(force_command)}", err=True)
         if result.not_restored:
             exit_code = EXIT_FINDINGS
     sys.exit(exit_code)
