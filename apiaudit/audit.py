@@ -108,6 +108,7 @@ def scan(
                 for layer_consumers, layer_provider, layer_launch in layers
             ]
             return reports[0] if len(reports) == 1 else merge_reports(reports)
+    check_inputs(consumers, provider, against, rules_dirs)
     if against is not None:
         from apiaudit.policy.delta import upgrade_delta
 
@@ -301,6 +302,21 @@ def _scan_once(
         _note_scan(provider, consumers, cache_dir, rules_dirs, settings, model, provider_version, python_version,
                    results_key, provider_tree, trees, read)  # fmt: skip
     return report, read, rules.known_rules
+
+
+def check_inputs(consumers: Sequence[str] | None, provider: str | None, against: str | None, rules_dirs: Sequence[Path],
+                 settings: Settings | None = None) -> None:  # fmt: skip
+    """Every consumer and provider `scan` will read (the settings', else the rules' defaults for
+    those not given), checked before anything is fetched: a typo or a consumer not installed is
+    one line, never the price of a download first."""
+    if settings is not None:  # as `scan` reads them
+        consumers, provider = consumers or list(settings.consumers) or None, provider or settings.provider
+        rules_dirs = list(rules_dirs) or list(settings.rules)
+    if provider is None or not consumers:
+        default_provider, default_consumers = _defaults(rules_dirs)
+        provider, consumers = provider or default_provider, consumers or default_consumers
+    for spec in [*(consumers or ()), provider, *([against] if against else [])]:
+        sources.check(spec)
 
 
 def _dependencies(

@@ -32,6 +32,7 @@ from apiaudit.fixes import (
 from apiaudit.fixes.plan import sha256_bytes
 from apiaudit.infra.progress import for_terminal
 from apiaudit.sources import CodeTree
+from apiaudit.sources.local import looks_like_path
 
 
 @click.command("fix")
@@ -63,6 +64,14 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, int
     if do_revert:
         return _revert(consumers, cache, cache_dir, force=force, quiet=quiet)
 
+    # Every input checked before anything is fetched; --apply refuses a release before fetching it.
+    # (What is given here: the scan checks the config's or rules' defaults the same way.)
+    for spec in [*consumers, *([provider] if provider else [])]:
+        sources.check(spec)
+    if do_apply:
+        for spec in consumers:
+            if "==" in spec and not looks_like_path(spec):
+                _refuse_release("release", *spec.split("==", 1))
     # What the scan reads, hashed first: a file edited after this point is refused, not patched.
     trees: dict[str, CodeTree] = {}
     scanned = {}
@@ -135,8 +144,6 @@ def _revert_command(spec: str, cache_dir, *, force: bool = False) -> str:
     """The command that undoes this apply as printed, from any directory: the consumer by an
     absolute path, and the cache directory (where the journal is) when it is not the default."""
     import shlex
-
-    from apiaudit.sources.local import looks_like_path
 
     consumer = str(Path(spec).resolve()) if looks_like_path(spec) else spec
     words = ["apiaudit", "fix", "--revert", *(["--force"] if force else []), "--consumer", consumer]

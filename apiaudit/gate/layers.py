@@ -99,10 +99,15 @@ def run_layers(
     model=None,
 ) -> Report:
     """Scan every layer and merge the reports (one layer: its report as is)."""
-    from apiaudit.audit import scan
+    from apiaudit.audit import check_inputs, scan
+    from apiaudit.policy import load_settings
 
     started = time.monotonic()
     try:
+        settings = load_settings()  # what each layer's scan reads its defaults from
+        for layer in layers:  # every layer's inputs before the first layer fetches anything
+            consumers = list(layer.consumers) if layer.consumers is not None else None
+            check_inputs(consumers, layer.provider, None, rules_dirs, settings)
         reports = [
             scan(
                 list(layer.consumers) if layer.consumers is not None else None,

@@ -225,6 +225,8 @@ def explain(
     cache_dir = Path(cache_dir) if cache_dir else sources.default_cache_dir()
     if not provider or "==" not in provider:
         raise InputError(f"explain needs one provider release, NAME==VERSION (e.g. vllm==0.16.0), not {provider!r}")
+    if since:
+        _since_version(since)  # checked before anything is fetched (scan checks the consumer and provider)
     report = scan([consumer], provider, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress, model=model)
     name, scanned = report.provider.name, report.provider.version or ""
     consumer_tree = sources.resolve(consumer, cache_dir=cache_dir)
@@ -267,10 +269,7 @@ def _baseline(since: str | None, trees: list[CodeTree], name: str, releases: lis
     oldest one a dependency the scan followed declares (`trees`: the consumer first)."""
     consumer = trees[0]
     if since:
-        try:
-            wanted = Version(since.split("==", 1)[-1])
-        except ValueError:
-            raise InputError(f"--since wants a release version such as 0.11.0, not {since!r}") from None
+        wanted = _since_version(since)
         match = next((v for v in releases if Version(v) == wanted), None)
         if match is None:
             raise InputError(f"{name} has no release {since} on the package index")
@@ -290,6 +289,13 @@ def _baseline(since: str | None, trees: list[CodeTree], name: str, releases: lis
         "pass --since VERSION, a release the consumer worked with"
     )
 
+
+
+def _since_version(since: str) -> Version:
+    try:
+        return Version(since.split("==", 1)[-1])
+    except ValueError:
+        raise InputError(f"--since wants a release version such as 0.11.0, not {since!r}") from None
 
 
 @dataclass

@@ -165,6 +165,8 @@ def _run_matrix(consumers, provider, cache_dir, rules_dirs, include_prereleases,
     progress = progress or NullProgress()
     cache_dir = Path(cache_dir) if cache_dir else sources.default_cache_dir()
     provider_range = parse_provider_range(provider)
+    for spec in consumers:  # a bad --consumer is one line before the index is asked anything
+        sources.check(spec)
     listed = list(available) if available is not None else sources.release_versions(
         provider_range.name, include_prereleases=include_prereleases, cache_dir=cache_dir, refresh=refresh
     )

@@ -215,3 +215,46 @@ def test_the_documented_completion_lines_give_a_script_and_it_completes(shell):
     env.update(_APIAUDIT_COMPLETE="bash_complete", COMP_WORDS="apiaudit scan --fail-on ", COMP_CWORD="3")
     words = subprocess.run([sys.executable, "-m", "apiaudit"], capture_output=True, text=True, env=env).stdout.split()
     assert {"plain,error", "plain,never"} <= set(words)
+
+
+# --- bad input is refused before anything is fetched, in every command -----------------------
+
+MISSING = "surely-not-installed-apiaudit-consumer"
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["scan", "--consumer", MISSING, "--provider", "vllm==0.17.0", "--against", "vllm==0.16.0"], "not installed"),
+        (["scan", "--consumer", "./no/such/dir", "--provider", "vllm==0.17.0"], "no/such/dir"),
+        (["matrix", "--consumer", MISSING, "--provider", "vllm>=0.16,<=0.17"], "not installed"),
+        (["explain", "--consumer", MISSING, "--provider", "vllm==0.17.0"], "not installed"),
+        (["explain", "--consumer", "speculators==0.4.0", "--provider", "vllm==0.17.0", "--since", "yesterday"], "--since"),
+        (["fix", "--consumer", MISSING, "--provider", "vllm==0.17.0"], "not installed"),
+        (["fix", "--consumer", "speculators==0.4.0", "--provider", "vllm==0.17.0", "--apply"], "--into"),
+        (["preflight", "--consumer", MISSING, "--provider", "vllm==0.17.0"], "not installed"),
+    ],
+)
+def test_every_command_checks_its_inputs_before_fetching_anything(tmp_path, monkeypatch, args, needle):
+    from apiaudit import sources
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("fetched before the inputs were checked")
+
+    monkeypatch.setattr(sources, "fetch_release", no_network)
+    monkeypatch.setattr(sources, "_release_versions", no_network)
+    cache = tmp_path / "cache"
+    code, out = run(*args, "--cache-dir", str(cache), "--no-progress")
+    assert code == 2, out
+    assert needle in out and "Traceback" not in out and len(out.strip().splitlines()) == 1
+    assert not (cache / "releases").exists()
+
+
+def test_the_readme_against_example_without_a_consumer_installed_fails_before_fetching(tmp_path, monkeypatch):
+    # A fresh environment: the rules' default consumer (speculators) is not installed.
+    from apiaudit import audit, sources
+
+    monkeypatch.setattr(audit, "_defaults", lambda rules_dirs: ("vllm", [MISSING]))
+    monkeypatch.setattr(sources, "fetch_release", lambda *a, **k: (_ for _ in ()).throw(AssertionError("fetched")))
+    code, out = run("scan", "--provider", "vllm==0.17.0", "--against", "vllm==0.16.0", "--cache-dir", str(tmp_path), "--no-progress")
+    assert code == 2 and f"{MISSING} is not installed" in out and "--consumer" in out
