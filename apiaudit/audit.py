@@ -96,7 +96,19 @@ def scan(
             others = [c for c in consumers if c not in scripts]
             # The scripts' provider command lines start the stack's server: checked against it.
             launch = default_launch_provider(rules_dirs)
-            layers = [(scripts, default_script_provider(rules_dirs), launch)] + ([(others, None, None)] if others else [])
+            # Job files with no Python (a shell, YAML or TOML job) reach the provider only through the
+            # command lines they run (`vllm serve ...`): no library is needed, only the release
+            # those lines start, so they are checked against it alone.
+            launch_only = [c for c in scripts if launch is not None and is_launch_only_spec(c)]
+            library = [c for c in scripts if c not in launch_only]
+            layers: list[tuple[list[str], str | None, str | None]] = []
+            if library:
+                layers.append((library, default_script_provider(rules_dirs), launch))
+            if launch_only and launch is not None:
+                _check_launch_release(launch_only, launch)
+                layers.append((launch_only, launch, None))
+            if others:
+                layers.append((others, None, None))
             reports = [
                 scan(
                     layer_consumers, layer_provider, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress,
@@ -584,6 +596,31 @@ def is_job_script_spec(spec: str) -> bool:
         return False
     tree = resolve_path(spec)
     return bool(tree.scripts or tree.job_files) and not tree.packages
+
+
+def is_launch_only_spec(spec: str) -> bool:
+    """A job file (shell, YAML, TOML) or a folder of them, with no Python of its own: what it
+    couples to the provider is the command lines it runs."""
+    from apiaudit.sources.local import looks_like_path, resolve_path
+
+    if not looks_like_path(spec):
+        return False
+    tree = resolve_path(spec)
+    return bool(tree.job_files) and not tree.scripts and not tree.packages
+
+
+def _check_launch_release(jobs: Sequence[str], launch: str) -> None:
+    """The release launch-only job files are checked against must be readable here; else one line
+    says which --provider to give."""
+    from apiaudit.errors import NotInstalledError
+
+    try:
+        sources.check(launch)
+    except NotInstalledError:
+        raise InputError(
+            f"{', '.join(jobs)}: the command lines it runs start {launch}, which is not installed in this Python "
+            f"({sys.executable}): pass --provider {launch}==VERSION, the release the job runs"
+        ) from None
 
 
 def merge_reports(reports: Sequence[Report], *, duration_s: float | None = None) -> Report:

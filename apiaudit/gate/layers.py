@@ -12,7 +12,13 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from apiaudit.audit import default_launch_provider, default_script_provider, is_job_script_spec, merge_reports
+from apiaudit.audit import (
+    default_launch_provider,
+    default_script_provider,
+    is_job_script_spec,
+    is_launch_only_spec,
+    merge_reports,
+)
 from apiaudit.errors import InputError, NotInstalledError
 from apiaudit.findings import Finding, Report, Severity, parse_fail_on
 from apiaudit.infra.frozen import record
@@ -82,10 +88,16 @@ def plan_layers(
     scripts = [c for c in given if is_job_script_spec(c)]
     others = [c for c in given if c not in scripts]
     layers: list[Layer] = []
+    launch = stack_provider or default_launch_provider(rules_dirs)
+    # As `scan` does: job files with no Python reach the provider only through the command lines
+    # they run, checked against the release those lines start (the stack's), with no library.
+    launch_only = [c for c in scripts if launch is not None and is_launch_only_spec(c)]
+    scripts = [c for c in scripts if c not in launch_only]
     if scripts:
         script_provider = script_provider or default_script_provider(rules_dirs)
-        launch = stack_provider or default_launch_provider(rules_dirs)
         layers.append(Layer(tuple(scripts), script_provider, f"job scripts -> {script_provider}", "--script-provider", launch))
+    if launch_only:
+        layers.append(Layer(tuple(launch_only), launch, f"job files -> {launch}", "--stack-provider"))
     layers.append(Layer(tuple(others) or None, stack_provider, "stack", "--stack-provider"))
     return layers
 
