@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from apiaudit.infra.progress import NullProgress
 from apiaudit.sources.base import CodeTree
 from apiaudit.sources.dependencies import declared, provider_dependencies, uses_provider
 
@@ -83,21 +84,14 @@ def test_offline_a_dependency_not_cached_is_said_never_fetched(tmp_path, monkeyp
     assert any("helperlib>=1.0: no release of it could be chosen" in n for n in notices)
 
 
-class _Steps:
+class _Steps(NullProgress):
+    """What a run says, kept."""
+
     def __init__(self) -> None:
         self.said: list[str] = []
 
     def step(self, message: str) -> None:
         self.said.append(message)
-
-    def start(self, description: str, total: int) -> None:
-        pass
-
-    def advance(self, label: str = "") -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 def test_the_requirements_are_fetched_at_once_each_saying_why_and_a_warm_run_asks_nothing(tmp_path):
