@@ -618,7 +618,7 @@ def _check_launch_release(jobs: Sequence[str], launch: str) -> None:
         sources.check(launch)
     except NotInstalledError:
         raise InputError(
-            f"{', '.join(jobs)}: the command lines it runs start {launch}, which is not installed in this Python "
+            f"{', '.join(jobs)}: the command lines in {'it' if len(jobs) == 1 else 'them'} start {launch}, which is not installed in this Python "
             f"({sys.executable}): pass --provider {launch}==VERSION, the release the job runs"
         ) from None
 
