@@ -281,8 +281,10 @@ def _baseline(since: str | None, trees: list[CodeTree], name: str, releases: lis
             allowed = [v for v in releases if declared.allows(v) and Version(v) < Version(scanned)]
             if allowed:
                 shown = f"{name}{declared.specifier}" + (f" under extra '{declared.extra}'" if declared.extra else "")
-                who = tree.name if tree is consumer else f"{tree.origin().name_version}, the dependency of {consumer.name} that imports {name},"
-                return allowed[0], f"the oldest release {who} declares ({shown})"
+                if tree is consumer:
+                    return allowed[0], f"the oldest release {consumer.name} declares ({shown})"
+                return allowed[0], (f"the oldest release {tree.origin().name_version} declares ({shown}): "
+                                    f"the dependency of {consumer.name} that imports {name}")  # fmt: skip
     also = "".join(f", nor does {t.origin().name_version} (the dependency of {consumer.name} that imports {name})" for t in trees[1:])
     raise InputError(
         f"{consumer.name} declares no {name} release older than {scanned} to start from{also}: "

@@ -224,13 +224,16 @@ def render_explain(
     if not result.explanations:
         lines.append("no finding to explain")
     followed = {o.key: o for o in result.report.consumers if o.required_by is not None}
+    heading = None
     for e in result.explanations:
         f = e.finding
         attribute = attribute_of(f.facts)
         about = f" {f.param}" if f.param else (f" {attribute}" if attribute else "")
         dependency = followed.get(f.consumer)
-        if dependency is not None:  # the finding is in a dependency the scan followed: say which, and why
+        if dependency is not None and heading != f.consumer:  # findings in a followed dependency: which, and why, once
             lines.extend(wrap(f"in {dependency.name_version}, {dependency.via}, which imports {result.provider}:", width))
+            lines.append("")
+        heading = f.consumer
         lines.extend(wrap(f"{f.path}:{f.line}  {f.severity.value} {f.rule}{about}", width))
         if e.introduced_in is None:
             lines.extend(wrap(f"not dated: {e.why_undated}", width, indent="  "))
