@@ -13,13 +13,14 @@ round fetches the releases all of them need at once, in parallel.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from apiaudit import sources
 from apiaudit.audit import scan
@@ -225,8 +226,11 @@ def explain(
     cache_dir = Path(cache_dir) if cache_dir else sources.default_cache_dir()
     if not provider or "==" not in provider:
         raise InputError(f"explain needs one provider release, NAME==VERSION (e.g. vllm==0.16.0), not {provider!r}")
-    if since:
-        _since_version(since)  # checked before anything is fetched (scan checks the consumer and provider)
+    if since:  # checked before anything is fetched (scan checks the consumer and provider)
+        since_version, scanned_version = _since_version(since), provider.split("==", 1)[1].strip()
+        with contextlib.suppress(InvalidVersion):  # a malformed provider version: scan's line says so
+            if since_version >= Version(scanned_version):
+                raise InputError(f"--since {since} is not older than the scanned release {scanned_version}")
     report = scan([consumer], provider, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress, model=model)
     name, scanned = report.provider.name, report.provider.version or ""
     consumer_tree = sources.resolve(consumer, cache_dir=cache_dir)

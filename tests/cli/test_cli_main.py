@@ -230,6 +230,7 @@ MISSING = "surely-not-installed-apiaudit-consumer"
         (["matrix", "--consumer", MISSING, "--provider", "vllm>=0.16,<=0.17"], "not installed"),
         (["explain", "--consumer", MISSING, "--provider", "vllm==0.17.0"], "not installed"),
         (["explain", "--consumer", "speculators==0.4.0", "--provider", "vllm==0.17.0", "--since", "yesterday"], "--since"),
+        (["explain", "--consumer", "speculators==0.4.0", "--provider", "vllm==0.17.0", "--since", "0.18.0"], "not older"),
         (["fix", "--consumer", MISSING, "--provider", "vllm==0.17.0"], "not installed"),
         (["fix", "--consumer", "speculators==0.4.0", "--provider", "vllm==0.17.0", "--apply"], "--into"),
         (["preflight", "--consumer", MISSING, "--provider", "vllm==0.17.0"], "not installed"),
