@@ -21,7 +21,7 @@ from apiaudit.cache import replay, scans
 from apiaudit.errors import ArgumentError, InputError
 from apiaudit.findings import ENGINE_RULES, CodeOrigin, Finding, Report
 from apiaudit.infra.callers import python_api
-from apiaudit.infra.progress import NullProgress, Progress
+from apiaudit.infra.progress import LockedProgress, NullProgress, Progress
 from apiaudit.policy import (
     ConsumerFiles,
     Settings,
@@ -98,7 +98,19 @@ def scan(
             others = [c for c in consumers if c not in scripts]
             # The scripts' provider command lines start the stack's server: checked against it.
             launch = default_launch_provider(rules_dirs)
-            layers = [(scripts, default_script_provider(rules_dirs), launch)] + ([(others, None, None)] if others else [])
+            # Job files with no Python (a shell, YAML or TOML job) reach the provider only through the
+            # command lines they run (`vllm serve ...`): no library is needed, only the release
+            # those lines start, so they are checked against it alone.
+            launch_only = [c for c in scripts if launch is not None and is_launch_only_spec(c)]
+            library = [c for c in scripts if c not in launch_only]
+            layers: list[tuple[list[str], str | None, str | None]] = []
+            if library:
+                layers.append((library, default_script_provider(rules_dirs), launch))
+            if launch_only and launch is not None:
+                _check_launch_release(launch_only, launch)
+                layers.append((launch_only, launch, None))
+            if others:
+                layers.append((others, None, None))
             reports = [
                 scan(
                     layer_consumers, layer_provider, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress,
@@ -110,6 +122,7 @@ def scan(
                 for layer_consumers, layer_provider, layer_launch in layers
             ]
             return reports[0] if len(reports) == 1 else merge_reports(reports)
+    check_inputs(consumers, provider, against, rules_dirs)
     if against is not None:
         from apiaudit.policy.delta import upgrade_delta
 
@@ -216,6 +229,8 @@ def _scan_once(
         consumers = [*consumers, *(d.spec for d in dependencies)]
         trees += [sources.resolve(d.spec, cache_dir=cache_dir, progress=progress, check_entry=False) for d in dependencies]
     coupled = {d.consumer for d in dependencies}  # consumers audited through their dependencies
+    # Each dependency's origin says who requires it (matrix and explain name it, read its range).
+    via = [None] * (len(trees) - len(dependencies)) + list(dependencies)
     labels, chosen, read = _consumer_files(trees, settings)
     # The release job files' command lines start, when not the provider: located, not read.
     launch_tree, launch_unavailable = _launch_tree(launch_provider, cache_dir, progress)
@@ -271,8 +286,11 @@ def _scan_once(
     files_scanned = calls_checked = 0
     workers = worker_count()  # a large consumer's cold work is shared among processes
     collected = []
-    for tree, label, paths in zip(trees, labels, chosen):
-        origins.append(replace(tree.origin(), label=label if label != tree.name else None))
+    for tree, label, paths, dependency in zip(trees, labels, chosen, via):
+        origin = replace(tree.origin(), label=label if label != tree.name else None)
+        if dependency is not None:
+            origin = replace(origin, required_by=dependency.consumer, requirement=dependency.requirement)
+        origins.append(origin)
         progress.start(f"reading {tree.name}", len(paths))
         collected.append(collect(
             tree, options, on_file=progress.advance, files=paths, cache_dir=cache_dir if use_index_cache else None,
@@ -321,6 +339,21 @@ def _scan_once(
     return report, read, rules.known_rules
 
 
+def check_inputs(consumers: Sequence[str] | None, provider: str | None, against: str | None, rules_dirs: Sequence[Path],
+                 settings: Settings | None = None) -> None:  # fmt: skip
+    """Every consumer and provider `scan` will read (the settings', else the rules' defaults for
+    those not given), checked before anything is fetched: a typo or a consumer not installed is
+    one line, never the price of a download first."""
+    if settings is not None:  # as `scan` reads them
+        consumers, provider = consumers or list(settings.consumers) or None, provider or settings.provider
+        rules_dirs = list(rules_dirs) or list(settings.rules)
+    if provider is None or not consumers:
+        default_provider, default_consumers = _defaults(rules_dirs)
+        provider, consumers = provider or default_provider, consumers or default_consumers
+    for spec in [*(consumers or ()), provider, *([against] if against else [])]:
+        sources.check(spec)
+
+
 def _dependencies(
     trees: list[CodeTree], provider_tree: CodeTree, with_deps: bool | None, cache_dir: Path, progress: Progress, offline: bool
 ):
@@ -333,7 +366,7 @@ def _dependencies(
     def resolve(spec: str) -> CodeTree:
         if offline:
             require_cached([spec], cache_dir)
-        return sources.resolve(spec, cache_dir=cache_dir, progress=progress)
+        return sources.resolve(spec, cache_dir=cache_dir, progress=shared)
 
     def versions(name: str) -> list[str]:
         if offline:
@@ -344,13 +377,15 @@ def _dependencies(
     notices: list[str] = []
     if with_deps is False:
         return found, notices
+    shared = LockedProgress(progress)  # the requirements are fetched in threads
     for tree in trees:
         if tree.kind == "path" and not with_deps:
             continue  # a checkout's dependencies are the environment's: audit them by name
         if not with_deps and imports_provider(tree, provider_tree, cache_dir):
             continue
-        progress.start(f"checking {tree.name}'s dependencies for {provider_tree.name} imports", 0)
-        deps, more = provider_dependencies(tree, provider_tree, cache_dir=cache_dir, resolve=resolve, versions=versions)
+        deps, more = provider_dependencies(
+            tree, provider_tree, cache_dir=cache_dir, resolve=resolve, versions=versions, progress=shared
+        )  # fmt: skip
         notices += more
         for dep in deps:
             if all(d.spec != dep.spec for d in found):
@@ -584,6 +619,31 @@ def is_job_script_spec(spec: str) -> bool:
         return False
     tree = resolve_path(spec)
     return bool(tree.scripts or tree.job_files) and not tree.packages
+
+
+def is_launch_only_spec(spec: str) -> bool:
+    """A job file (shell, YAML, TOML) or a folder of them, with no Python of its own: what it
+    couples to the provider is the command lines it runs."""
+    from apiaudit.sources.local import looks_like_path, resolve_path
+
+    if not looks_like_path(spec):
+        return False
+    tree = resolve_path(spec)
+    return bool(tree.job_files) and not tree.scripts and not tree.packages
+
+
+def _check_launch_release(jobs: Sequence[str], launch: str) -> None:
+    """The release launch-only job files are checked against must be readable here; else one line
+    says which --provider to give."""
+    from apiaudit.errors import NotInstalledError
+
+    try:
+        sources.check(launch)
+    except NotInstalledError:
+        raise InputError(
+            f"{', '.join(jobs)}: the command lines in {'it' if len(jobs) == 1 else 'them'} start {launch}, which is not installed in this Python "
+            f"({sys.executable}): pass --provider {launch}==VERSION, the release the job runs"
+        ) from None
 
 
 def merge_reports(reports: Sequence[Report], *, duration_s: float | None = None) -> Report:

@@ -234,6 +234,11 @@ class CodeOrigin:
     # (annotations, SARIF, `git apply`). Empty for releases, installed distributions and trees
     # outside the project: their paths are the import root's.
     display_root: str = ""
+    # A declared dependency audited because it holds the coupling (the consumer imports nothing
+    # of the provider itself): who requires it, and the requirement as declared. `matrix` and
+    # `explain` name it and read its declared range on the provider.
+    required_by: str | None = None  # "speculators 0.9.0"
+    requirement: str | None = None  # "hs-connectors==0.9.0"
 
     @property
     def key(self) -> str:
@@ -254,6 +259,20 @@ class CodeOrigin:
     def name_version(self) -> str:
         """`name version`, or the name alone when the version is unknown."""
         return f"{self.name} {self.version}" if self.version else self.name
+
+    @property
+    def spec(self) -> str:
+        """How to resolve it again: a release by NAME==VERSION, an installed one by name, a path as it is."""
+        if self.kind == "release" and self.version:
+            return f"{self.name}=={self.version}"
+        return self.name if self.kind == "installed" else self.root
+
+    @property
+    def via(self) -> str:
+        """How a dependency came to be audited ("" for a consumer given): "required by speculators 0.9.0 (hs-connectors==0.9.0)"."""
+        if self.required_by is None:
+            return ""
+        return f"required by {self.required_by}" + (f" ({self.requirement})" if self.requirement else "")
 
 
 class SuppressedBy(str, enum.Enum):

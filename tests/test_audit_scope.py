@@ -65,3 +65,50 @@ def test_job_scripts_without_provider_go_against_the_library_they_call(tmp_path)
     job = Path(__file__).resolve().parent.parent / "fixtures" / "runner" / "jobs" / "current_job.py"
     report = scan([str(job)], None, cache_dir=tmp_path / "cache")
     assert report.provider.name == "speculators"
+
+
+# --- a job file whose only coupling is a provider command line needs no library ---------------
+
+JOB = "#!/bin/bash\nvllm serve meta-llama/Llama-3.1-8B --max-model-len 4096 --no-such-flag\n"
+
+
+def _no_library(monkeypatch):
+    from apiaudit import audit
+
+    def library(*args):
+        raise AssertionError("a launch-only job needs no library to check it against")
+
+    monkeypatch.setattr(audit, "default_script_provider", library)
+
+
+def test_a_launch_only_job_without_its_provider_here_says_which_provider_to_give(tmp_path, monkeypatch):
+    from apiaudit import audit
+
+    _no_library(monkeypatch)
+    monkeypatch.setattr(audit, "default_launch_provider", lambda rules_dirs=(): "surely-not-installed-provider")
+    job = tmp_path / "job.sh"
+    job.write_text(JOB)
+    with pytest.raises(InputError, match=r"job\.sh: the command lines in it start surely-not-installed-provider, which is not "
+                                         r"installed .*: pass --provider surely-not-installed-provider==VERSION"):  # fmt: skip
+        scan([str(job)], None, cache_dir=tmp_path / "cache")
+
+
+@pytest.mark.network
+def test_a_launch_only_job_is_audited_against_the_installed_provider_or_the_configs(tmp_path, monkeypatch, release_cache):
+    import importlib
+
+    from apiaudit import sources
+    from apiaudit.policy.config import Settings
+
+    _no_library(monkeypatch)
+    job = tmp_path / "job.sh"
+    job.write_text(JOB)
+    vllm = sources.resolve("vllm==0.17.0", cache_dir=release_cache)
+    for settings, installed in ((Settings(provider="vllm==0.17.0"), False), (Settings(), True)):
+        if installed:  # the release's files and dist-info on the path: vLLM 0.17.0 as an installed distribution
+            monkeypatch.syspath_prepend(str(vllm.root))
+            importlib.invalidate_caches()
+        report = scan([str(job)], None, cache_dir=release_cache, settings=settings)
+        assert (report.provider.name, report.provider.version) == ("vllm", "0.17.0")
+        assert report.provider.kind == ("installed" if installed else "release")
+        assert [(f.rule, f.line) for f in report.findings] == [("launch-flag-unknown", 2)]

@@ -33,6 +33,7 @@ from apiaudit.fixes.plan import sha256_bytes
 from apiaudit.infra.progress import for_terminal
 from apiaudit.infra.words import counted
 from apiaudit.sources import CodeTree
+from apiaudit.sources.local import looks_like_path
 
 
 @click.command("fix")
@@ -62,8 +63,16 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, int
         raise InputError("--force goes with --revert")
     cache = Path(cache_dir) if cache_dir else sources.default_cache_dir()
     if do_revert:
-        return _revert(consumers, cache, force=force, quiet=quiet)
+        return _revert(consumers, cache, cache_dir, force=force, quiet=quiet)
 
+    # Every input checked before anything is fetched; --apply refuses a release before fetching it.
+    # (What is given here: the scan checks the config's or rules' defaults the same way.)
+    for spec in [*consumers, *([provider] if provider else [])]:
+        sources.check(spec)
+    if do_apply:
+        for spec in consumers:
+            if "==" in spec and not looks_like_path(spec):
+                _refuse_release("release", *spec.split("==", 1))
     # What the scan reads, hashed first: a file edited after this point is refused, not patched.
     trees: dict[str, CodeTree] = {}
     scanned = {}
@@ -109,8 +118,9 @@ def fix_command(consumers, provider, rules_dirs, cache_dir, model, do_apply, int
             entry = apply(plan, consumer, default_journal_dir(consumer, cache))
             changed = len(entry.files) if entry else 0
             click.echo(diff, nl=False)
-            note(f"apiaudit: applied {len(plan.fixed)} fixes to {changed} files under {root}"
-                 + ("; undo with `apiaudit fix --revert`" if changed else " (nothing to change)"))
+            undo = _revert_command(origin_spec(origin), cache_dir)
+            note(f"apiaudit: applied {counted(len(plan.fixed), 'fix', 'fixes')} to {counted(changed, 'file')} under {root}"
+                 + (f"; undo with `{undo}`" if changed else " (nothing to change)"))
         else:
             click.echo(diff, nl=False)
             note(f"apiaudit: {counted(len(plan.fixed), 'fix', 'fixes')} in {counted(len(plan.changed_files), 'file')} (nothing changed; "
@@ -131,6 +141,18 @@ def origin_spec(origin) -> str:
     return origin.root if Path(origin.root).name == origin.name or not Path(origin.root, origin.name).exists() else str(Path(origin.root) / origin.name)
 
 
+def _revert_command(spec: str, cache_dir, *, force: bool = False) -> str:
+    """The command that undoes this apply as printed, from any directory: the consumer by an
+    absolute path, and the cache directory (where the journal is) when it is not the default."""
+    import shlex
+
+    consumer = str(Path(spec).resolve()) if looks_like_path(spec) else spec
+    words = ["apiaudit", "fix", "--revert", *(["--force"] if force else []), "--consumer", consumer]
+    if cache_dir:
+        words += ["--cache-dir", str(Path(cache_dir).resolve())]
+    return shlex.join(words)
+
+
 def _refuse_release(kind: str, name: str, version: str | None) -> None:
     if kind == "release":
         raise InputError(
@@ -149,7 +171,7 @@ def _notes(quiet: bool):
     return note
 
 
-def _revert(consumers, cache: Path, *, force: bool, quiet: bool) -> None:
+def _revert(consumers, cache: Path, cache_dir, *, force: bool, quiet: bool) -> None:
     if not consumers:
         raise InputError("--revert needs the --consumer whose last apply to undo")
     exit_code = EXIT_CLEAN
@@ -157,8 +179,9 @@ def _revert(consumers, cache: Path, *, force: bool, quiet: bool) -> None:
         consumer = ConsumerIdentity.of(sources.resolve(spec, cache_dir=cache))
         result = revert(consumer, default_journal_dir(consumer, cache), force=force)
         _notes(quiet)(f"apiaudit: restored {counted(len(result.restored), 'file')} of {consumer.describe()}")
+        force_command = _revert_command(spec, cache_dir, force=True)
         for left in result.not_restored:
-            click.echo(f"apiaudit: {left.describe()}", err=True)
+            click.echo(f"apiaudit: {left.describe(force_command)}", err=True)
         if result.not_restored:
             exit_code = EXIT_FINDINGS
     sys.exit(exit_code)

@@ -40,7 +40,7 @@ from apiaudit.sources.base import CodeTree
 MANIFEST = "manifest.json"
 FORMAT = 2
 _INTO_HINT = "use `apiaudit fix --into DIR` to write a patched copy instead"
-_FORCE_HINT = "`apiaudit fix --revert --force` restores the original anyway"
+_FORCE_COMMAND = "apiaudit fix --revert --force"
 
 Status = Literal["applying", "applied", "failed", "partly-reverted", "reverted"]
 FileState = Literal["applied", "restored", "abandoned"]  # abandoned: deleted after the apply; --force gave up on it
@@ -109,9 +109,10 @@ class NotRestored:
     path: Path
     why: Literal["edited", "deleted"]
 
-    def describe(self) -> str:
+    def describe(self, force_command: str = _FORCE_COMMAND) -> str:
+        """`force_command`: the command that restores it anyway, as the caller can write it whole."""
         if self.why == "edited":
-            return f"not restored: {self.path}: edited since the apply; {_FORCE_HINT}"
+            return f"not restored: {self.path}: edited since the apply; `{force_command}` restores the original anyway"
         return f"not restored: {self.path}: deleted since the apply; revert never creates a file"
 
 

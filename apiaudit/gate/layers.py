@@ -12,7 +12,13 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from apiaudit.audit import default_launch_provider, default_script_provider, is_job_script_spec, merge_reports
+from apiaudit.audit import (
+    default_launch_provider,
+    default_script_provider,
+    is_job_script_spec,
+    is_launch_only_spec,
+    merge_reports,
+)
 from apiaudit.errors import InputError, NotInstalledError
 from apiaudit.findings import Finding, Report, Severity, parse_fail_on
 from apiaudit.infra.frozen import record
@@ -83,10 +89,16 @@ def plan_layers(
     scripts = [c for c in given if is_job_script_spec(c)]
     others = [c for c in given if c not in scripts]
     layers: list[Layer] = []
+    launch = stack_provider or default_launch_provider(rules_dirs)
+    # As `scan` does: job files with no Python reach the provider only through the command lines
+    # they run, checked against the release those lines start (the stack's), with no library.
+    launch_only = [c for c in scripts if launch is not None and is_launch_only_spec(c)]
+    scripts = [c for c in scripts if c not in launch_only]
     if scripts:
         script_provider = script_provider or default_script_provider(rules_dirs)
-        launch = stack_provider or default_launch_provider(rules_dirs)
         layers.append(Layer(tuple(scripts), script_provider, f"job scripts -> {script_provider}", "--script-provider", launch))
+    if launch_only:
+        layers.append(Layer(tuple(launch_only), launch, f"job files -> {launch}", "--stack-provider"))
     layers.append(Layer(tuple(others) or None, stack_provider, "stack", "--stack-provider"))
     return layers
 
@@ -100,10 +112,15 @@ def run_layers(
     model=None,
 ) -> Report:
     """Scan every layer and merge the reports (one layer: its report as is)."""
-    from apiaudit.audit import scan
+    from apiaudit.audit import check_inputs, scan
+    from apiaudit.policy import load_settings
 
     started = time.monotonic()
     try:
+        settings = load_settings()  # what each layer's scan reads its defaults from
+        for layer in layers:  # every layer's inputs before the first layer fetches anything
+            consumers = list(layer.consumers) if layer.consumers is not None else None
+            check_inputs(consumers, layer.provider, None, rules_dirs, settings)
         reports = [
             scan(
                 list(layer.consumers) if layer.consumers is not None else None,

@@ -8,6 +8,7 @@ stderr and bars are not drawn. Whoever opens a progress closes it; stages only d
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import Protocol, TextIO
 
@@ -114,6 +115,30 @@ class RichProgress:
             self._closed = True
             if self._started:
                 self._bars.stop()
+
+
+class LockedProgress:
+    """One progress shared by threads (fetches run concurrently): each call is drawn whole."""
+
+    def __init__(self, progress: Progress) -> None:
+        self._progress = progress
+        self._lock = threading.Lock()
+
+    def step(self, message: str) -> None:
+        with self._lock:
+            self._progress.step(message)
+
+    def start(self, description: str, total: int) -> None:
+        with self._lock:
+            self._progress.start(description, total)
+
+    def advance(self, label: str = "") -> None:
+        with self._lock:
+            self._progress.advance(label)
+
+    def close(self) -> None:
+        with self._lock:
+            self._progress.close()
 
 
 def for_terminal(enabled: bool | None = None, *, quiet: bool = False) -> Progress:

@@ -13,13 +13,14 @@ round fetches the releases all of them need at once, in parallel.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from apiaudit import sources
 from apiaudit.audit import scan
@@ -96,14 +97,15 @@ class ExplainResult:
 
 @dataclass
 class _Release:
-    """A probed release as scan sees it: its `ScanSetup`, the consumer's files read with its
-    options (version guards folded on it) and the consumer's check context."""
+    """A probed release as scan sees it: its `ScanSetup`, each audited tree's files read with its
+    options (version guards folded on it) and that tree's check context, by the key findings
+    name their consumer with (the consumer, and any dependency the scan followed)."""
 
     version: str
     setup: ScanSetup
-    files: dict[str, ConsumerFile]
-    consumer: CheckContext
-    memo: dict[tuple[str, str], FileCheck] = field(default_factory=dict)
+    files: dict[str, dict[str, ConsumerFile]]
+    consumers: dict[str, CheckContext]
+    memo: dict[tuple[str, str, str], FileCheck] = field(default_factory=dict)
 
     @property
     def tree(self) -> CodeTree:
@@ -121,17 +123,17 @@ class _Release:
 class _Releases:
     """Each probed release's tree, index and rule book, loaded once and shared by every finding."""
 
-    def __init__(self, name: str, consumer: CodeTree, cache_dir: Path, rules_dirs: Sequence[Path], progress: Progress,
-                 model: ModelFacts | None = None):
+    def __init__(self, name: str, consumers: dict[str, CodeTree], cache_dir: Path, rules_dirs: Sequence[Path],
+                 progress: Progress, model: ModelFacts | None = None):  # fmt: skip
         self.name = name
-        self.consumer = consumer
+        self.consumers = consumers  # by the key findings name their consumer with
         self.cache_dir = cache_dir
         self.rules_dirs = [Path(d) for d in rules_dirs]
         self.progress = progress
         self.model = model
         self.loaded: dict[str, _Release] = {}
         self.fetched: list[str] = []
-        self._files: dict[ConsumerOptions, tuple[ConsumerFile, ...]] = {}
+        self._files: dict[tuple[str, ConsumerOptions], tuple[ConsumerFile, ...]] = {}
 
     def fetch_all(self, versions: Sequence[str], jobs: int = 4) -> None:
         missing = [v for v in dict.fromkeys(versions) if v not in self.loaded]
@@ -158,11 +160,15 @@ class _Releases:
         # The release as scan sees it: the same index, rule hooks and consumer options (its
         # version guards folded on this release).
         setup = prepare(tree, book, cache_dir=self.cache_dir)
-        if setup.options not in self._files:
-            self._files[setup.options] = collect(self.consumer, setup.options)
-        files = self._files[setup.options]
-        context = consumer_context(setup, self.consumer.name, files, model=self.model)
-        return _Release(version, setup, {f.path: f for f in files}, context)
+        files: dict[str, dict[str, ConsumerFile]] = {}
+        contexts: dict[str, CheckContext] = {}
+        for key, consumer in self.consumers.items():
+            if (key, setup.options) not in self._files:
+                self._files[(key, setup.options)] = collect(consumer, setup.options)
+            read = self._files[(key, setup.options)]
+            files[key] = {f.path: f for f in read}
+            contexts[key] = consumer_context(setup, key, read, model=self.model)
+        return _Release(version, setup, files, contexts)
 
     def save(self) -> None:
         for release in self.loaded.values():
@@ -171,10 +177,11 @@ class _Releases:
 
 def _recheck_site(release: _Release, finding: Finding) -> FileCheck:
     """What the engine finds of the finding's rule in the finding's file, against this release only."""
-    key = (finding.path, finding.rule)
+    key = (finding.consumer, finding.path, finding.rule)
     if key not in release.memo:
-        file = release.files.get(finding.path)
-        found = check_file(release.setup, file, only={finding.rule}, consumer=release.consumer) if file else FileCheck(())
+        file = release.files.get(finding.consumer, {}).get(finding.path)
+        context = release.consumers.get(finding.consumer)
+        found = check_file(release.setup, file, only={finding.rule}, consumer=context) if file and context else FileCheck(())
         release.memo[key] = found
     return release.memo[key]
 
@@ -220,9 +227,20 @@ def explain(
     cache_dir = Path(cache_dir) if cache_dir else sources.default_cache_dir()
     if not provider or "==" not in provider:
         raise InputError(f"explain needs one provider release, NAME==VERSION (e.g. vllm==0.16.0), not {provider!r}")
+    if since:  # checked before anything is fetched (scan checks the consumer and provider)
+        since_version, scanned_version = _since_version(since), provider.split("==", 1)[1].strip()
+        with contextlib.suppress(InvalidVersion):  # a malformed provider version: scan's line says so
+            if since_version >= Version(scanned_version):
+                raise InputError(f"--since {since} is not older than the scanned release {scanned_version}")
     report = scan([consumer], provider, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress, model=model)
     name, scanned = report.provider.name, report.provider.version or ""
     consumer_tree = sources.resolve(consumer, cache_dir=cache_dir)
+    # The dependencies the scan followed (the consumer imports nothing of the provider, they do):
+    # their findings are re-checked in their own files, and their declared range counts.
+    trees = {report.consumers[0].key if report.consumers else consumer_tree.name: consumer_tree}
+    for origin in report.consumers[1:]:
+        if origin.required_by is not None:
+            trees[origin.key] = sources.resolve(origin.spec, cache_dir=cache_dir)
 
     listed = list(available) if available is not None else sources.release_versions(
         name, include_prereleases=include_prereleases
@@ -230,13 +248,13 @@ def explain(
     releases = [v for v in listed if include_prereleases or not Version(v).is_prerelease]
     if scanned not in releases:
         releases = sorted({*releases, scanned}, key=Version)
-    baseline, reason = _baseline(since, consumer_tree, name, releases, scanned)
+    baseline, reason = _baseline(since, list(trees.values()), name, releases, scanned)
     window = [v for v in releases if Version(baseline) <= Version(v) <= Version(scanned)]
 
     wanted = [
         f for f in report.findings if f.rule != "cannot-judge" and f.severity.at_least(min_severity)
     ]
-    loader = _Releases(name, consumer_tree, cache_dir, rules_dirs, progress, model)
+    loader = _Releases(name, trees, cache_dir, rules_dirs, progress, model)
     explanations = _bisect_all(wanted, window, loader, progress)
     loader.save()
     return ExplainResult(
@@ -251,27 +269,40 @@ def explain(
     )
 
 
-def _baseline(since: str | None, consumer: CodeTree, name: str, releases: list[str], scanned: str) -> tuple[str, str]:
+def _baseline(since: str | None, trees: list[CodeTree], name: str, releases: list[str], scanned: str) -> tuple[str, str]:
+    """Where the bisection starts: `since`, else the oldest release the consumer declares, else the
+    oldest one a dependency the scan followed declares (`trees`: the consumer first)."""
+    consumer = trees[0]
     if since:
-        try:
-            wanted = Version(since.split("==", 1)[-1])
-        except ValueError:
-            raise InputError(f"--since wants a release version such as 0.11.0, not {since!r}") from None
+        wanted = _since_version(since)
         match = next((v for v in releases if Version(v) == wanted), None)
         if match is None:
             raise InputError(f"{name} has no release {since} on the package index")
         if Version(match) >= Version(scanned):
             raise InputError(f"--since {since} is not older than the scanned release {scanned}")
         return match, "--since"
-    for declared in declared_requirements(consumer, name):
-        allowed = [v for v in releases if declared.allows(v) and Version(v) < Version(scanned)]
-        if allowed:
-            shown = f"{name}{declared.specifier}" + (f" under extra '{declared.extra}'" if declared.extra else "")
-            return allowed[0], f"the oldest release {consumer.name} declares ({shown})"
+    for tree in trees:
+        for declared in declared_requirements(tree, name):
+            allowed = [v for v in releases if declared.allows(v) and Version(v) < Version(scanned)]
+            if allowed:
+                shown = f"{name}{declared.specifier}" + (f" under extra '{declared.extra}'" if declared.extra else "")
+                if tree is consumer:
+                    return allowed[0], f"the oldest release {consumer.name} declares ({shown})"
+                return allowed[0], (f"the oldest release {tree.origin().name_version} declares ({shown}): "
+                                    f"the dependency of {consumer.name} that imports {name}")  # fmt: skip
+    also = "".join(f", nor does {t.origin().name_version} (the dependency of {consumer.name} that imports {name})" for t in trees[1:])
     raise InputError(
-        f"{consumer.name} declares no {name} release older than {scanned} to start from: "
+        f"{consumer.name} declares no {name} release older than {scanned} to start from{also}: "
         "pass --since VERSION, a release the consumer worked with"
     )
+
+
+
+def _since_version(since: str) -> Version:
+    try:
+        return Version(since.split("==", 1)[-1])
+    except ValueError:
+        raise InputError(f"--since wants a release version such as 0.11.0, not {since!r}") from None
 
 
 @dataclass

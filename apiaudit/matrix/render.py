@@ -27,6 +27,11 @@ def matrix_to_dict(result: MatrixResult) -> dict[str, Any]:
         "consumers": [
             {"name": c.name, "version": c.version, "root": c.root, "kind": c.kind} for c in result.consumers
         ],
+        "dependencies": [
+            {"name": c.name, "version": c.version, "root": c.root, "kind": c.kind, "required_by": c.required_by,
+             "requirement": c.requirement}
+            for c in result.dependencies
+        ],  # fmt: skip
         "provider": {"name": result.provider.name, "range": result.provider.text, "prereleases": result.include_prereleases},
         "rows": [
             {
@@ -36,9 +41,10 @@ def matrix_to_dict(result: MatrixResult) -> dict[str, Any]:
                 "warning": row.warnings,
                 "cannot_judge": row.cannot_judge,
                 "rules": list(row.rules),
+                "dependencies": list(row.dependencies),
                 "fetched": row.fetched,
                 "failure": row.failure,
-                "declared": {c.name: result.declared_allows(c.name, row.version) for c in result.consumers},
+                "declared": {c.name: result.declared_allows(c.name, row.version) for c in result.parties},
             }
             for row in result.rows
         ],
@@ -74,12 +80,12 @@ def render_matrix(result: MatrixResult, fmt: str) -> str:
 def _table(result: MatrixResult) -> str:
     names = ", ".join(f"{c.name} {c.version or ''}".strip() for c in result.consumers)
     lines = [f"apiaudit matrix: {names} × {result.provider.text}", ""]
-    several = len(result.consumers) > 1
+    several = len(result.parties) > 1
     header = ["release", "result", "errors", "warnings", "cannot judge", "declared", "rules"]
     body: list[list[str]] = []
     for row in result.rows:
         declared = []
-        for consumer in result.consumers:
+        for consumer in result.parties:
             allowed = result.declared_allows(consumer.name, row.version)
             mark = "-" if allowed is None else ("yes" if allowed else "no")
             if allowed is not None and row.scanned and allowed != row.compatible:
@@ -96,7 +102,7 @@ def _table(result: MatrixResult) -> str:
                 str(row.warnings),
                 str(row.cannot_judge),
                 ", ".join(declared),
-                ", ".join(row.rules),
+                ", ".join(row.rules) + (f" (in {', '.join(row.dependencies)})" if row.dependencies else ""),
             ]
         )
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header) - 1)]
@@ -116,8 +122,12 @@ def _table(result: MatrixResult) -> str:
         note = "" if contiguous else "  (not contiguous)"
         runs = " | ".join(f"{result.provider.name}{run}" for run in compatible.split(" | "))
         lines.append(f"compatible: {runs}{note}")
-    for consumer in result.consumers:
+    for consumer in result.parties:
         requirements = result.declared_for(consumer.name)
+        if consumer.required_by is not None:
+            # A followed dependency: say why it is here, once, before what it declares.
+            lines.extend(wrap(f"dependency: {consumer.name_version}, {consumer.via}, imports {result.provider.name}; "
+                              "audited with it", width, hanging="            "))  # fmt: skip
         if not requirements:
             lines.append(f"declared:   {consumer.name} declares no requirement on {result.provider.name}")
             continue
@@ -153,6 +163,10 @@ def explain_to_dict(result: ExplainResult, emitted: Sequence[EmittedRecipe] = ()
         "tool": {"name": TOOL_NAME, "version": tool_version()},
         "kind": "explain",
         "consumer": {"name": consumer.name, "version": consumer.version, "root": consumer.root, "kind": consumer.kind},
+        "dependencies": [
+            {"name": c.name, "version": c.version, "required_by": c.required_by, "requirement": c.requirement}
+            for c in result.report.consumers if c.required_by is not None
+        ],  # fmt: skip
         "provider": {"name": result.provider, "version": result.report.provider.version},
         "baseline": {"version": result.baseline, "reason": result.baseline_reason},
         "releases": list(result.releases),
@@ -160,6 +174,7 @@ def explain_to_dict(result: ExplainResult, emitted: Sequence[EmittedRecipe] = ()
         "explanations": [
             {
                 "finding": {
+                    "consumer": e.finding.consumer,
                     "rule": e.finding.rule,
                     "severity": e.finding.severity.value,
                     "path": e.finding.path,
@@ -209,10 +224,17 @@ def render_explain(
     ]
     if not result.explanations:
         lines.append("no finding to explain")
+    followed = {o.key: o for o in result.report.consumers if o.required_by is not None}
+    heading = None
     for e in result.explanations:
         f = e.finding
         attribute = attribute_of(f.facts)
         about = f" {f.param}" if f.param else (f" {attribute}" if attribute else "")
+        dependency = followed.get(f.consumer)
+        if dependency is not None and heading != f.consumer:  # findings in a followed dependency: which, and why, once
+            lines.extend(wrap(f"in {dependency.name_version}, {dependency.via}, which imports {result.provider}:", width))
+            lines.append("")
+        heading = f.consumer
         lines.extend(wrap(f"{f.path}:{f.line}  {f.severity.value} {f.rule}{about}", width))
         if e.introduced_in is None:
             lines.extend(wrap(f"not dated: {e.why_undated}", width, indent="  "))

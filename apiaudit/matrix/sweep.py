@@ -9,7 +9,6 @@ index cache is keyed per release, so concurrent runs only ever cost duplicate wo
 from __future__ import annotations
 
 import multiprocessing
-import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import field
@@ -20,7 +19,7 @@ from apiaudit import sources
 from apiaudit.audit import scan
 from apiaudit.errors import InputError
 from apiaudit.findings import CodeOrigin, Report, Severity
-from apiaudit.infra.progress import NullProgress, Progress
+from apiaudit.infra.progress import LockedProgress, NullProgress, Progress
 from apiaudit.infra.frozen import record
 from apiaudit.infra.workers import usable_cpus
 from apiaudit.matrix.fetching import fetch, fetch_in_worker, fetch_pool, scan_pool
@@ -47,6 +46,8 @@ class MatrixRow:
     warnings: int = 0
     cannot_judge: int = 0
     rules: tuple[str, ...] = ()  # rule ids of errors and warnings, sorted, each once
+    # The followed dependencies (`CodeOrigin.required_by`) those errors and warnings are in, "name version"
+    dependencies: tuple[str, ...] = ()
     fetched: bool = False  # True when this run downloaded the wheel (False: it was cached)
     failure: str | None = None  # the one-line reason the release could not be scanned
     report: Report | None = field(default=None, compare=False, repr=False)
@@ -77,6 +78,14 @@ class MatrixResult:
     declared: tuple[DeclaredRequirement, ...]
     include_prereleases: bool = False
     duration_s: float = 0.0
+    # The declared dependencies audited with the consumers because they import the provider (the
+    # consumers do not): their declared ranges count as the consumers' own do.
+    dependencies: tuple[CodeOrigin, ...] = ()
+
+    @property
+    def parties(self) -> tuple[CodeOrigin, ...]:
+        """Everything audited whose declared range on the provider counts: consumers, then dependencies."""
+        return self.consumers + self.dependencies
 
     @property
     def scanned_versions(self) -> tuple[str, ...]:
@@ -104,7 +113,7 @@ class MatrixResult:
     @property
     def disagreements(self) -> tuple[Disagreement, ...]:
         out = []
-        for origin in self.consumers:
+        for origin in self.parties:
             for row in self.rows:
                 if not row.scanned:
                     continue
@@ -156,6 +165,8 @@ def _run_matrix(consumers, provider, cache_dir, rules_dirs, include_prereleases,
     progress = progress or NullProgress()
     cache_dir = Path(cache_dir) if cache_dir else sources.default_cache_dir()
     provider_range = parse_provider_range(provider)
+    for spec in consumers:  # a bad --consumer is one line before the index is asked anything
+        sources.check(spec)
     listed = list(available) if available is not None else sources.release_versions(
         provider_range.name, include_prereleases=include_prereleases, cache_dir=cache_dir, refresh=refresh
     )
@@ -175,6 +186,11 @@ def _run_matrix(consumers, provider, cache_dir, rules_dirs, include_prereleases,
     failures = {r.failure for r in rows}
     if all(not r.scanned for r in rows) and len(failures) == 1:
         raise InputError(next(iter(failures)) or "no release could be scanned")
+    dependencies = _followed_dependencies(rows)
+    for origin in dependencies:
+        # Already cached by the scans that followed it: nothing is fetched here.
+        tree = sources.resolve(origin.spec, cache_dir=cache_dir, verify_wheels=verify_wheels)
+        declared += declared_requirements(tree, provider_range.name)
     return MatrixResult(
         consumers=tuple(t.origin() for t in consumer_trees),
         provider=provider_range,
@@ -182,7 +198,19 @@ def _run_matrix(consumers, provider, cache_dir, rules_dirs, include_prereleases,
         declared=declared,
         include_prereleases=include_prereleases,
         duration_s=round(time.perf_counter() - started, 3),
+        dependencies=dependencies,
     )
+
+
+def _followed_dependencies(rows: Sequence[MatrixRow]) -> tuple[CodeOrigin, ...]:
+    """The dependencies any release's scan followed (the same ones for every release, as a rule)."""
+    found: dict[tuple[str, str | None], CodeOrigin] = {}
+    for row in rows:
+        for origin in row.report.consumers if row.report is not None else ():
+            if origin.required_by is not None:
+                found.setdefault((origin.name, origin.version), origin)
+    return tuple(found.values())
+
 
 
 def _stable_spec(spec: str, tree: sources.CodeTree) -> str:
@@ -190,18 +218,6 @@ def _stable_spec(spec: str, tree: sources.CodeTree) -> str:
     if tree.kind == "release":
         return f"{tree.name}=={tree.version}"
     return spec
-
-
-class _LockedSteps:
-    """Lets fetch threads report steps through one progress object safely."""
-
-    def __init__(self, progress: Progress):
-        self._progress = progress
-        self._lock = threading.Lock()
-
-    def step(self, message: str) -> None:
-        with self._lock:
-            self._progress.step(message)
 
 
 def _all_cached(name: str, versions: list[str], cache_dir: Path) -> bool:
@@ -250,7 +266,7 @@ def _fetch_and_scan(
     model: ModelFacts | None = None,
     verify_wheels: bool | None = None,
 ) -> list[MatrixRow]:
-    reporter = _LockedSteps(progress)
+    reporter = LockedProgress(progress)  # fetch threads report steps through it
     scan_jobs = scan_jobs or usable_cpus(4)  # scans at once: the CPU cores, at most 4
     progress.start(f"scanning {len(consumers)} consumer(s) against {len(versions)} {name} release(s)", len(versions))
     rows: dict[str, MatrixRow] = {}
@@ -313,12 +329,15 @@ def _fetch_and_scan(
 def _row(version: str, report: Report, fetched: bool) -> MatrixRow:
     judged = [f for f in report.findings if f.rule != "cannot-judge"]
     rules = sorted({f.rule for f in judged if f.severity.at_least(Severity.WARNING)})
+    followed = {o.key: o.name_version for o in report.consumers if o.required_by is not None}
+    dependencies = sorted({followed[f.consumer] for f in judged if f.severity.at_least(Severity.WARNING) and f.consumer in followed})
     return MatrixRow(
         version=version,
         errors=report.count(Severity.ERROR),
         warnings=report.count(Severity.WARNING),
         cannot_judge=report.cannot_judge,
         rules=tuple(rules),
+        dependencies=tuple(dependencies),
         fetched=fetched,
         report=report,
     )

@@ -53,8 +53,11 @@ from apiaudit.report.base import (
 
 
 def _origin_to_dict(origin: CodeOrigin) -> dict[str, Any]:
-    return {"name": origin.name, "version": origin.version, "root": origin.root, "kind": origin.kind, "label": origin.key,
-            "display_root": origin.display_root}  # fmt: skip
+    out = {"name": origin.name, "version": origin.version, "root": origin.root, "kind": origin.kind, "label": origin.key,
+           "display_root": origin.display_root}  # fmt: skip
+    if origin.required_by is not None:  # a followed dependency only: other reports stay as they were
+        out.update(required_by=origin.required_by, requirement=origin.requirement)
+    return out
 
 
 # --- details: the typed facts as the documented string map, and back ---------------------
@@ -370,6 +373,8 @@ def _origin_from_dict(d: Any, where: str) -> CodeOrigin:
         label=d.get("label") if isinstance(d.get("label"), str) and d.get("label") != d.get("name") else None,
         # Since 2.0; absent from older documents (whose paths are the import root's).
         display_root=d.get("display_root") if isinstance(d.get("display_root"), str) else "",
+        required_by=_require(d, "required_by", str, where, nullable=True) if "required_by" in d else None,
+        requirement=_require(d, "requirement", str, where, nullable=True) if "requirement" in d else None,
     )
 
 

@@ -23,7 +23,7 @@ from apiaudit.sources.release import (
 )
 from apiaudit.sources.release import release_versions as _release_versions
 
-__all__ = ["CodeTree", "Reporter", "SourceWarning", "default_cache_dir", "fetching_refused", "release_versions", "resolve"]
+__all__ = ["CodeTree", "Reporter", "SourceWarning", "check", "default_cache_dir", "fetching_refused", "release_versions", "resolve"]
 
 
 def resolve(
@@ -39,27 +39,17 @@ def resolve(
     for the whole wheel. `check_entry=False` returns a cached release without listing its
     files (`fetch_release`): for a caller that resolves it again before reading any.
     """
-    spec = spec.strip()
-    if not spec:
-        raise ArgumentError("empty source: give a path, NAME==VERSION, or an installed distribution NAME")
+    spec = _not_empty(spec)
     if looks_like_path(spec):
         if is_bare_name(spec):
             _say_when_a_folder_hides_a_distribution(spec, progress)
         return resolve_path(spec)
-    if "==" in spec:
-        name, version = parse_release_spec(spec)
+    release = _release_or_name(spec)
+    if release is not None:
         return fetch_release(
-            name, version, cache_dir=cache_dir or default_cache_dir(), progress=progress, verify_wheels=verify_wheels,
+            *release, cache_dir=cache_dir or default_cache_dir(), progress=progress, verify_wheels=verify_wheels,
             check_entry=check_entry,
         )  # fmt: skip
-    if VERSION_RANGE.match(spec):
-        raise ArgumentError(
-            f"cannot audit {spec!r}: a scan reads one release (NAME==VERSION); "
-            f"every release of a provider range: `apiaudit matrix --provider {shlex.quote(spec)} --consumer ...`"
-        )
-    if any(op in spec for op in ("<", ">", "!=", "~=", "=", "@", "[", " ")):
-        raise ArgumentError(f"cannot audit {spec!r}: give a path, NAME==VERSION, or an installed distribution NAME")
-    check_distribution_name(spec)
     from apiaudit.sources.installed import (
         resolve_installed,  # importlib.metadata: only for an installed NAME
     )
@@ -92,6 +82,41 @@ def _say_when_a_folder_hides_a_distribution(name: str, progress: Reporter | None
         f"{name}: reading ./{name} here, not the installed {name} {installed} (pass ./{name} to say so, "
         f"or cd elsewhere for the installed one)",
     )
+
+
+def check(spec: str) -> None:
+    """Refuse now what `resolve` would refuse, asking the network nothing: a path that is not
+    there, a malformed NAME==VERSION, a bare NAME not installed. Every command checks its inputs
+    this way before it fetches anything, so bad input never costs a download first."""
+    spec = _not_empty(spec)
+    if looks_like_path(spec):
+        resolve_path(spec)
+    elif _release_or_name(spec) is None:
+        from apiaudit.sources.installed import resolve_installed
+
+        resolve_installed(spec)
+
+
+def _not_empty(spec: str) -> str:
+    spec = spec.strip()
+    if not spec:
+        raise ArgumentError("empty source: give a path, NAME==VERSION, or an installed distribution NAME")
+    return spec
+
+
+def _release_or_name(spec: str) -> tuple[str, str] | None:
+    """(NAME, VERSION) of a release spec; None for a well-formed bare distribution name."""
+    if "==" in spec:
+        return parse_release_spec(spec)
+    if VERSION_RANGE.match(spec):
+        raise ArgumentError(
+            f"cannot audit {spec!r}: a scan reads one release (NAME==VERSION); "
+            f"every release of a provider range: `apiaudit matrix --provider {shlex.quote(spec)} --consumer ...`"
+        )
+    if any(op in spec for op in ("<", ">", "!=", "~=", "=", "@", "[", " ")):
+        raise ArgumentError(f"cannot audit {spec!r}: give a path, NAME==VERSION, or an installed distribution NAME")
+    check_distribution_name(spec)
+    return None
 
 
 def release_versions(

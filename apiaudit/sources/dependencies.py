@@ -17,13 +17,16 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Collection
 
 from apiaudit.infra.frozen import record
+from apiaudit.infra.progress import NullProgress, Progress
 from apiaudit.sources.base import CodeTree
 
 # Dependencies checked for one consumer at most: a consumer with more is told so.
 MAX_CHECKED = 12
 _FORMAT = 1
+_CONSUMER_FORMAT = 1
 
 
 @record
@@ -75,19 +78,29 @@ def declared(tree: CodeTree) -> list[str]:
 
 
 def provider_dependencies(
-    tree: CodeTree, provider: CodeTree, *, resolve, versions, cache_dir: Path | None
+    tree: CodeTree, provider: CodeTree, *, resolve, versions, cache_dir: Path | None, progress: Progress | None = None,
+    jobs: int = 8,
 ) -> tuple[list[Dependency], list[str]]:
     """(the declared dependencies of `tree` that import the provider, notices about what could
     not be followed). `resolve(spec) -> CodeTree` fetches a release (or finds an installed
-    distribution); `versions(name) -> list[str]` lists a distribution's releases."""
+    distribution); `versions(name) -> list[str]` lists a distribution's releases.
+
+    The requirements are checked at once, in `jobs` threads (each mostly waits on the network),
+    each saying why it is fetched; the threads are gone when this returns (a scan forks later).
+    A released consumer's whole answer is kept, so a warm scan asks nothing, not even a release
+    list: an unpinned dependency stays the release that was newest when first asked."""
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.utils import canonicalize_name
 
+    progress = progress or NullProgress()
     skip = {canonicalize_name(provider.name)} | {canonicalize_name(Requirement(r).name) for r in _valid(declared(provider))}
-    found: list[Dependency] = []
-    notices: list[str] = []
     consumer = tree.origin().name_version
-    checked = 0
+    kept_as = f"{tree.name}=={tree.version}" if tree.kind == "release" and tree.version else ""
+    kept = _cached_consumer_answer(cache_dir, kept_as, provider, skip)
+    if kept is not None:
+        return kept
+    to_check: list[tuple[str, Requirement]] = []
+    notices: list[str] = []
     for line in declared(tree):
         try:
             requirement = Requirement(line)
@@ -97,26 +110,40 @@ def provider_dependencies(
             continue
         if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
             continue  # an extra's dependency, or another platform's
-        if checked == MAX_CHECKED:
+        if len(to_check) == MAX_CHECKED:
             notices.append(f"{consumer} declares more dependencies than {MAX_CHECKED}: the rest were not checked for {provider.name} imports")
             break
-        checked += 1
+        to_check.append((line, requirement))
+
+    def check(line: str, requirement: Requirement) -> tuple[Dependency | None, str | None]:
         spec = _release_spec(requirement, tree, versions)
         if spec is None:
-            notices.append(f"{consumer} requires {line}: no release of it could be chosen to check for {provider.name} imports")
-            continue
+            return None, f"{consumer} requires {line}: no release of it could be chosen to check for {provider.name} imports"
         answer = _cached_answer(cache_dir, spec, provider)
         if answer is None:
+            progress.step(f"checking whether {spec} imports {provider.name} ({consumer} requires {line})")
             try:
                 dependency_tree = resolve(spec)
             except Exception as exc:  # noqa: BLE001 - a dependency that cannot be fetched is a notice, not a failure
-                notices.append(f"{consumer} requires {line}: {spec} could not be read ({exc})")
-                continue
+                return None, f"{consumer} requires {line}: {spec} could not be read ({exc})"
             answer = imports_provider(dependency_tree, provider, cache_dir)
-        if answer:
-            name, _, version = spec.partition("==")
-            found.append(Dependency(spec, name, version or None, consumer, line))
-    return found, notices
+        if not answer:
+            return None, None
+        name, _, version = spec.partition("==")
+        return Dependency(spec, name, version or None, consumer, line), None
+
+    if to_check:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(to_check))), thread_name_prefix="apiaudit-deps") as pool:
+            answers = list(pool.map(lambda item: check(*item), to_check))  # in declaration order
+    else:
+        answers = []
+    found = [dependency for dependency, _ in answers if dependency is not None]
+    failed = [notice for _, notice in answers if notice is not None]
+    if not failed:  # a release that could not be read is asked again next time
+        _store_consumer_answer(cache_dir, kept_as, provider, skip, found, notices)
+    return found, failed + notices
 
 
 def _valid(lines: list[str]) -> list[str]:
@@ -197,5 +224,43 @@ def _store_answer(cache_dir: Path | None, spec: str, provider: CodeTree, answer:
         path = _answer_file(cache_dir, spec, provider)
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, json.dumps({"format": _FORMAT, "packages": list(provider.packages), "imports_provider": answer}))
+    except OSError:
+        pass  # asked again next time
+
+
+def _consumer_answer_file(cache_dir: Path, spec: str, provider: CodeTree) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9._=-]", "_", spec)
+    return cache_dir / "dependencies" / f"{safe}--{re.sub(r'[^A-Za-z0-9._-]', '_', provider.name)}--requirements.json"
+
+
+def _cached_consumer_answer(cache_dir: Path | None, spec: str, provider: CodeTree, skip: Collection[str]) -> tuple[list[Dependency], list[str]] | None:
+    """What following a released consumer's requirements found last time, for the same provider
+    packages and the same requirements of the provider left out."""
+    if cache_dir is None or not spec:
+        return None
+    try:
+        data = json.loads(_consumer_answer_file(cache_dir, spec, provider).read_text())
+        if (data.get("format") != _CONSUMER_FORMAT or data.get("packages") != list(provider.packages)
+                or data.get("skip") != sorted(skip)):  # fmt: skip
+            return None
+        found = [Dependency(str(d[0]), str(d[1]), None if d[2] is None else str(d[2]), str(d[3]), str(d[4])) for d in data["found"]]
+        notices = [str(n) for n in data["notices"]]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    return found, notices
+
+
+def _store_consumer_answer(cache_dir: Path | None, spec: str, provider: CodeTree, skip: Collection[str], found: list[Dependency],
+                           notices: list[str]) -> None:  # fmt: skip
+    if cache_dir is None or not spec:
+        return
+    from apiaudit.infra.atomic import atomic_write
+
+    rows = [[d.spec, d.name, d.version, d.consumer, d.requirement] for d in found]
+    try:
+        path = _consumer_answer_file(cache_dir, spec, provider)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, json.dumps({"format": _CONSUMER_FORMAT, "packages": list(provider.packages), "skip": sorted(skip),
+                                       "found": rows, "notices": notices}))  # fmt: skip
     except OSError:
         pass  # asked again next time

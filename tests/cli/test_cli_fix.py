@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import py_compile
 import re
+import shlex
 import stat
 import sys
 from pathlib import Path
@@ -90,6 +91,34 @@ def test_apply_twice_then_revert_restores_bytes(small_project):
     code, diff, err = invoke(*args, "--apply")
     assert diff == "" and (cons / "job.py").read_bytes() == patched
     invoke("fix", "--consumer", cons, "--provider", prov, "--cache-dir", cache, "--revert")
+    assert (cons / "job.py").read_bytes() == original
+
+
+def test_the_undo_command_apply_prints_works_as_printed_from_anywhere(small_project, tmp_path, monkeypatch):
+    prov, cons, cache = small_project
+    original = (cons / "job.py").read_bytes()
+    monkeypatch.chdir(cons.parent)  # the consumer given relative to here, as a user types it
+    code, diff, err = invoke("fix", "--consumer", "mypkg", "--provider", prov, "--cache-dir", cache, "--no-progress", "--apply")
+    assert (cons / "job.py").read_bytes() != original
+    (printed,) = re.findall(r"undo with `([^`]+)`", err)
+    words = shlex.split(printed)
+    assert words[:3] == ["apiaudit", "fix", "--revert"] and "--consumer" in words
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code, _, err = invoke(*words[1:])
+    assert code == 0, err
+    assert (cons / "job.py").read_bytes() == original
+    # A file edited since the apply is left, and the --force command printed for it works as printed too.
+    monkeypatch.chdir(cons.parent)
+    invoke("fix", "--consumer", "mypkg", "--provider", prov, "--cache-dir", cache, "--no-progress", "--apply")
+    (cons / "job.py").write_bytes((cons / "job.py").read_bytes() + b"# edited\n")
+    monkeypatch.chdir(elsewhere)
+    code, _, err = invoke(*words[1:])
+    assert code == 1 and (cons / "job.py").read_bytes() != original
+    (forced,) = re.findall(r"`(apiaudit fix --revert --force [^`]+)` restores", err)
+    code, _, err = invoke(*shlex.split(forced)[1:])
+    assert code == 0, err
     assert (cons / "job.py").read_bytes() == original
 
 

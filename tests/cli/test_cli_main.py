@@ -255,3 +255,47 @@ def test_scan_help_lists_every_exit_code_docs_scan_md_names():
     code, out = run("scan", "--help")
     listed = {int(m) for m in re.findall(r"^\s+(\d+)\s{2,}\S", out.split("Options:")[0], re.MULTILINE)}
     assert code == 0 and listed == documented
+
+
+# --- bad input is refused before anything is fetched, in every command -----------------------
+
+MISSING = "surely-not-installed-apiaudit-consumer"
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["scan", "--consumer", MISSING, "--provider", "vllm==0.17.0", "--against", "vllm==0.16.0"], "not installed"),
+        (["scan", "--consumer", "./no/such/dir", "--provider", "vllm==0.17.0"], "no/such/dir"),
+        (["matrix", "--consumer", MISSING, "--provider", "vllm>=0.16,<=0.17"], "not installed"),
+        (["explain", "--consumer", MISSING, "--provider", "vllm==0.17.0"], "not installed"),
+        (["explain", "--consumer", "speculators==0.4.0", "--provider", "vllm==0.17.0", "--since", "yesterday"], "--since"),
+        (["explain", "--consumer", "speculators==0.4.0", "--provider", "vllm==0.17.0", "--since", "0.18.0"], "not older"),
+        (["fix", "--consumer", MISSING, "--provider", "vllm==0.17.0"], "not installed"),
+        (["fix", "--consumer", "speculators==0.4.0", "--provider", "vllm==0.17.0", "--apply"], "--into"),
+        (["preflight", "--consumer", MISSING, "--provider", "vllm==0.17.0"], "not installed"),
+    ],
+)
+def test_every_command_checks_its_inputs_before_fetching_anything(tmp_path, monkeypatch, args, needle):
+    from apiaudit import sources
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("fetched before the inputs were checked")
+
+    monkeypatch.setattr(sources, "fetch_release", no_network)
+    monkeypatch.setattr(sources, "_release_versions", no_network)
+    cache = tmp_path / "cache"
+    code, out = run(*args, "--cache-dir", str(cache), "--no-progress")
+    assert code == 2, out
+    assert needle in out and "Traceback" not in out and len(out.strip().splitlines()) == 1
+    assert not (cache / "releases").exists()
+
+
+def test_the_readme_against_example_without_a_consumer_installed_fails_before_fetching(tmp_path, monkeypatch):
+    # A fresh environment: the rules' default consumer (speculators) is not installed.
+    from apiaudit import audit, sources
+
+    monkeypatch.setattr(audit, "_defaults", lambda rules_dirs: ("vllm", [MISSING]))
+    monkeypatch.setattr(sources, "fetch_release", lambda *a, **k: (_ for _ in ()).throw(AssertionError("fetched")))
+    code, out = run("scan", "--provider", "vllm==0.17.0", "--against", "vllm==0.16.0", "--cache-dir", str(tmp_path), "--no-progress")
+    assert code == 2 and f"{MISSING} is not installed" in out and "--consumer" in out

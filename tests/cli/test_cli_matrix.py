@@ -34,7 +34,9 @@ def test_no_network_is_one_line(monkeypatch, tmp_path):
     for key, value in {"PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_EXTRA_INDEX_URL": "", "PIP_FIND_LINKS": "",
                        "PIP_CONFIG_FILE": "/dev/null", "PIP_RETRIES": "0", "PIP_DEFAULT_TIMEOUT": "2"}.items():  # fmt: skip
         monkeypatch.setenv(key, value)
-    code, lines = _run(["matrix", "--consumer", str(tmp_path), "--provider", "vllm>=0.11,<=0.12", "--cache-dir", str(tmp_path)])
+    job = tmp_path / "job.py"  # a consumer that is there: the index is the first thing asked
+    job.write_text("import vllm\n")
+    code, lines = _run(["matrix", "--consumer", str(job), "--provider", "vllm>=0.11,<=0.12", "--cache-dir", str(tmp_path)])
     assert code == 2 and lines == ["apiaudit: error: could not reach the package index to list the releases of vllm"]
 
 

@@ -269,3 +269,14 @@ def test_not_installed_without_a_job_script_names_provider_and_consumer(tmp_path
     )  # fmt: skip
     assert result.exit_code == 2
     assert "pass --provider apiaudit-nosuch-prov==VERSION --consumer apiaudit-nosuch-cons==VERSION" in result.output
+
+
+def test_a_launch_only_job_file_goes_against_the_stack_provider_with_no_library(tmp_path):
+    job = tmp_path / "job.sh"
+    job.write_text("vllm serve meta-llama/Llama-3.1-8B --max-model-len 4096\n")
+    layers = plan_layers([str(job), str(STALE_JOB)], None, script_provider="speculators==0.4.0", stack_provider="vllm==0.17.0")
+    assert [(l.consumers, l.provider, l.provider_option) for l in layers] == [
+        ((str(STALE_JOB),), "speculators==0.4.0", "--script-provider"),
+        ((str(job),), "vllm==0.17.0", "--stack-provider"),
+        (None, "vllm==0.17.0", "--stack-provider"),
+    ]

@@ -66,26 +66,41 @@ def run():
 def publish(cache_dir: Path) -> None:
     """Write every toy release into `cache_dir` as a complete release cache entry."""
     for version in VERSIONS:
-        entry = cache.entry_dir(cache_dir, NAME, version)
-        if entry.exists():
-            continue
-        package = entry / NAME
-        package.mkdir(parents=True)
-        (package / "__init__.py").write_text("", encoding="utf-8")
-        (package / "api.py").write_text(textwrap.dedent(SOURCES[version]), encoding="utf-8")
-        seal_entry(entry, NAME, version)
+        publish_release(cache_dir, NAME, version, {"__init__.py": "", "api.py": SOURCES[version]})
 
 
-def seal_entry(entry: Path, name: str, version: str) -> None:
+def publish_release(cache_dir: Path, name: str, version: str, modules: dict[str, str], requires: tuple[str, ...] = ()) -> None:
+    """One release of package `name` (its `modules` by file name, `requires` as Requires-Dist) as a cache entry."""
+    entry = cache.entry_dir(cache_dir, name, version)
+    if entry.exists():
+        return
+    package = entry / name
+    package.mkdir(parents=True)
+    for file, text in modules.items():
+        (package / file).write_text(textwrap.dedent(text), encoding="utf-8")
+    seal_entry(entry, name, version, requires)
+
+
+def seal_entry(entry: Path, name: str, version: str, requires: tuple[str, ...] = ()) -> None:
     """Make a folder holding a release's package a complete release cache entry of NAME==VERSION:
-    its dist-info (METADATA, top_level.txt) and the marker written last."""
+    its dist-info (METADATA with `requires` as Requires-Dist, top_level.txt) and the marker written last."""
     info = entry / f"{name}-{version}.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\n", encoding="utf-8")
+    header = "".join(f"Requires-Dist: {r}\n" for r in requires)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{header}\n", encoding="utf-8")
     (info / "top_level.txt").write_text(f"{name}\n", encoding="utf-8")
     files = cache.tree_files(entry)
     marker = cache.Marker(name, version, f"{name}-{version}-py3-none-any.whl", "0" * 64, len(files), cache.tree_digest(entry, files))
     (entry / cache.MARKER_NAME).write_text(marker.to_json(), encoding="utf-8")
+
+
+def publish_coupled(cache_dir: Path, bridge_requires: tuple[str, ...] = ()) -> str:
+    """A released consumer, `toyapp 1.0`, that imports nothing of the toy provider but pins
+    `toybridge==1.0`, which does (the toy consumer's code) and declares `bridge_requires`.
+    Returns the consumer's spec."""
+    publish_release(cache_dir, "toybridge", "1.0", {"__init__.py": "", "main.py": CONSUMER}, bridge_requires)
+    publish_release(cache_dir, "toyapp", "1.0", {"__init__.py": "import toybridge\n"}, ("toybridge==1.0",))
+    return "toyapp==1.0"
 
 
 def write_consumer(root: Path, requirement: str | None = None) -> Path:

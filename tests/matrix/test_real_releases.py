@@ -103,3 +103,19 @@ def test_explain_dates_the_three_generator_findings(release_cache):
             assert explanation.finding.rule == "missing-required"
             assert old_state in ("absent", "optional") and new_state == "required", (param, before, after, old_state)
         assert explanation.change.kind.value in ("removed-parameter", "added-parameter", "default-removed")
+
+
+def test_speculators_090_matrix_and_explain_follow_hs_connectors(release_cache):
+    # speculators 0.9.0 imports nothing of vLLM; hs-connectors==0.9.0, which it pins, does, and
+    # imports a name vLLM added only after 0.20.0: both commands must say where the finding is.
+    available = ["0.18.0", "0.20.0"]  # releases the shared test cache holds already
+    result = run_matrix(["speculators==0.9.0"], "vllm>=0.18.0,<=0.20.0", cache_dir=release_cache, available=available)
+    assert [d.name_version for d in result.dependencies] == ["hs-connectors 0.9.0"]
+    assert all(r.rules == ("import-missing",) and r.dependencies == ("hs-connectors 0.9.0",) for r in result.rows)
+    with pytest.raises(Exception, match=r"nor does hs-connectors 0\.9\.0 \(the dependency of speculators that imports vllm\)"):
+        explain("speculators==0.9.0", "vllm==0.20.0", cache_dir=release_cache, available=available)
+    dated = explain("speculators==0.9.0", "vllm==0.20.0", since="0.18.0", cache_dir=release_cache, available=available)
+    (explanation,) = dated.explanations
+    assert explanation.finding.consumer == "hs-connectors"
+    # Re-checked in hs-connectors' own file: present at the start of the window, not "not reproduced".
+    assert explanation.why_undated == "already present in 0.18.0, where the search starts"

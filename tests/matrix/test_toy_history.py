@@ -17,6 +17,7 @@ from apiaudit.matrix.explain import (
     RENAMED_PARAMETER,
     explain,
 )
+from apiaudit.matrix.render import matrix_to_dict, render_explain, render_matrix
 from apiaudit.matrix.sweep import run_matrix
 from apiaudit.recipes import load_rulebook
 
@@ -120,3 +121,40 @@ def test_emitted_rules_load_back_and_feed_the_scan(tmp_path, toy_cache):
     renamed = [f for f in again.report.findings if f.recipe and f.recipe.renamed_to]
     assert {f.recipe.renamed_to for f in renamed if f.recipe} == {"address", "transmit"}
     assert write_rules(again, tmp_path / "more", rules_dirs=[tmp_path / "rules"]) == (None, [])
+
+
+# --- a consumer whose coupling is in a dependency it declares (scan follows it) ------------
+
+
+def test_matrix_names_the_dependency_that_breaks_and_reads_its_declared_range(tmp_path, toy_cache):
+    consumer = toy.publish_coupled(toy_cache, bridge_requires=("toyprov>=1.0,<1.4",))
+    result = run_matrix([consumer], "toyprov", cache_dir=toy_cache, available=toy.VERSIONS, scan_jobs=1)
+    assert [d.name_version for d in result.dependencies] == ["toybridge 1.0"]
+    assert result.dependencies[0].required_by == "toyapp 1.0" and result.dependencies[0].requirement == "toybridge==1.0"
+    breaking = [r for r in result.rows if not r.compatible]
+    assert breaking and all(r.dependencies == ("toybridge 1.0",) for r in breaking)
+    # toyapp declares nothing on toyprov; toybridge's range is read and compared: 1.3 is allowed but breaks.
+    assert {(d.consumer, d.version) for d in result.disagreements} == {("toybridge", "1.3")}
+    table = render_matrix(result, "table")
+    assert "(in toybridge 1.0)" in table
+    assert "dependency: toybridge 1.0, required by toyapp 1.0 (toybridge==1.0), imports toyprov" in table
+    assert "declared:   toybridge requires toyprov<1.4,>=1.0" in table
+    assert matrix_to_dict(result)["dependencies"][0]["required_by"] == "toyapp 1.0"
+
+
+def test_explain_dates_a_finding_in_a_followed_dependency_from_its_declared_range(tmp_path, toy_cache):
+    consumer = toy.publish_coupled(toy_cache, bridge_requires=("toyprov>=1.1",))
+    result = explain(consumer, "toyprov==1.4", cache_dir=toy_cache, available=toy.VERSIONS)
+    assert result.baseline == "1.1" and "toybridge 1.0 declares (toyprov>=1.1): the dependency of toyapp that imports toyprov" in result.baseline_reason
+    assert result.explanations and all(e.introduced_in == toy.FIRST_CHANGED for e in result.explanations)
+    assert all(e.finding.consumer == "toybridge" for e in result.explanations)
+    text = render_explain(result, "table")
+    assert text.count("in toybridge 1.0, required by toyapp 1.0 (toybridge==1.0), which imports toyprov:") == 1
+
+
+def test_explain_without_any_declared_range_names_the_dependency_and_dates_with_since(tmp_path, toy_cache):
+    consumer = toy.publish_coupled(toy_cache)
+    with pytest.raises(InputError, match=r"nor does toybridge 1\.0 \(the dependency of toyapp that imports toyprov\).*--since"):
+        explain(consumer, "toyprov==1.4", cache_dir=toy_cache, available=toy.VERSIONS)
+    result = explain(consumer, "toyprov==1.4", since="1.0", cache_dir=toy_cache, available=toy.VERSIONS)
+    assert result.explanations and all(e.introduced_in == toy.FIRST_CHANGED for e in result.explanations)

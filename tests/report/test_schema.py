@@ -48,3 +48,12 @@ def test_the_schema_lists_every_suppression_kind_and_rejects_a_broken_report(rep
     doc["findings"][0]["line"] = "ten"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(doc, SCHEMA)
+
+
+def test_a_followed_dependency_keeps_who_requires_it_through_json(report):
+    dependency = replace(report.consumers[0], name="bridge", required_by="app 1.0", requirement="bridge==2.0")
+    report = replace(report, consumers=(report.consumers[0], dependency))
+    doc = json.loads(render(report, "json"))
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["consumers"][1]["required_by"] == "app 1.0" and "required_by" not in doc["consumers"][0]
+    assert report_from_dict(doc).consumers == report.consumers

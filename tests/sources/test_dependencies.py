@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 
+from apiaudit.infra.progress import NullProgress
 from apiaudit.sources.base import CodeTree
 from apiaudit.sources.dependencies import declared, provider_dependencies, uses_provider
 
@@ -36,7 +38,7 @@ def test_a_pinned_dependency_that_imports_the_provider_is_audited_and_the_rest_s
     versions = {"helperlib": ["0.9", "1.2", "1.3", "2.0rc1"]}
     deps, notices = provider_dependencies(LEAN, PROVIDER, resolve=resolve, versions=versions.__getitem__, cache_dir=tmp_path)
     assert [(d.spec, d.requirement, d.consumer) for d in deps] == [("bridge==2.0", "bridge==2.0", "lean 1.0")]
-    assert fetched == ["bridge==2.0", "helperlib==1.3"]  # the extra's requirement is not followed
+    assert sorted(fetched) == ["bridge==2.0", "helperlib==1.3"]  # the extra's requirement is not followed
     assert notices == ["lean 1.0 requires toolkit: no release of it could be chosen to check for hostlib imports"]
 
     def never(spec: str) -> CodeTree:
@@ -80,3 +82,44 @@ def test_offline_a_dependency_not_cached_is_said_never_fetched(tmp_path, monkeyp
     assert deps == []
     assert notices[0].startswith("lean 1.0 requires bridge==2.0: bridge==2.0 could not be read (")
     assert any("helperlib>=1.0: no release of it could be chosen" in n for n in notices)
+
+
+class _Steps(NullProgress):
+    """What a run says, kept."""
+
+    def __init__(self) -> None:
+        self.said: list[str] = []
+
+    def step(self, message: str) -> None:
+        self.said.append(message)
+
+
+def test_the_requirements_are_fetched_at_once_each_saying_why_and_a_warm_run_asks_nothing(tmp_path):
+    # Both fetches must be under way together: each waits for the other at the barrier (one at a
+    # time, the first would wait alone and fail).
+    together = threading.Barrier(2, timeout=30)
+
+    def resolve(spec: str) -> CodeTree:
+        together.wait()
+        return {"bridge==2.0": BRIDGE, "helperlib==1.3": HELPER}[spec]
+
+    steps = _Steps()
+    versions = {"helperlib": ["1.3"], "toolkit": ["4.0"]}
+    lean = CodeTree("lean", "1.0", COUPLED / "release", ("lean",), kind="release")
+    deps, notices = provider_dependencies(
+        lean, PROVIDER, resolve=lambda spec: resolve(spec) if spec != "toolkit==4.0" else HELPER,
+        versions=versions.__getitem__, cache_dir=tmp_path, progress=steps,
+    )  # fmt: skip
+    assert [d.spec for d in deps] == ["bridge==2.0"] and notices == []
+    assert sorted(steps.said) == [
+        "checking whether bridge==2.0 imports hostlib (lean 1.0 requires bridge==2.0)",
+        "checking whether helperlib==1.3 imports hostlib (lean 1.0 requires helperlib>=1.0)",
+        "checking whether toolkit==4.0 imports hostlib (lean 1.0 requires toolkit)",
+    ]
+
+    def never(*args):
+        raise AssertionError("a warm run asks neither for a release nor for a release list")
+
+    warm = _Steps()
+    again = provider_dependencies(lean, PROVIDER, resolve=never, versions=never, cache_dir=tmp_path, progress=warm)
+    assert again == (deps, []) and warm.said == []
