@@ -89,7 +89,7 @@ def test_a_launch_only_job_without_its_provider_here_says_which_provider_to_give
     job = tmp_path / "job.sh"
     job.write_text(JOB)
     with pytest.raises(InputError, match=r"job\.sh: the command lines in it start surely-not-installed-provider, which is not "
-                                         r"installed .*: pass --provider surely-not-installed-provider==VERSION"):  # fmt: skip
+                                         r'installed .*: pass provider="surely-not-installed-provider==VERSION"'):  # fmt: skip
         scan([str(job)], None, cache_dir=tmp_path / "cache")
 
 
