@@ -517,6 +517,7 @@ def test_a_provider_annotation_is_a_claim_a_subclass_may_refine():
         ("attribute-missing", "warning", "claims/configs.py", 19, f"{model}.stage", None),
         ("attribute-missing", "warning", "claims/duck.py", 16, f"{client}.get_app_config", None),
         ("attribute-missing", "error", "claims/duck.py", 17, f"{client}.is_sleeping", None),
+        ("attribute-missing", "warning", "claims/served.py", 19, f"{client}.get_stats", None),
         ("attribute-missing", "error", "claims/hooks.py", 16, "claimkit.nodes.Class.cls_name", None),
     }
     assert not any(f.conditional for f in report.findings)
@@ -526,9 +527,12 @@ def test_a_provider_annotation_is_a_claim_a_subclass_may_refine():
         "declared ModelConfig (a provider annotation); the consumer's StageModelConfig derives from it and defines 'stage'"
     )
     assert reasons[("claims/duck.py", 16)] == (
-        "annotated EngineClient; the consumer passes its OmniEngine, which defines 'get_app_config', as engine_client (claims/duck.py:22)"
+        "annotated EngineClient; the consumer's own OmniEngine, which defines 'get_app_config', is put there (claims/duck.py:22)"
     )
     assert reasons[("claims/configs.py", 18)] is None and reasons[("claims/duck.py", 17)] is None
+    assert reasons[("claims/served.py", 19)] == (
+        "annotated EngineClient; the consumer's own ServedEngine, which defines 'get_stats', is put there (claims/served.py:14)"
+    )
 
 
 # --- cause N3: members the consumer itself adds to a provider object ---------------------------

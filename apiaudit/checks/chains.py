@@ -682,9 +682,9 @@ def _refined_by_subclass(ctx, value: InstanceValue, name: str, text: str = "") -
             continue
         # A class that merely defines a member of the same name is no evidence (a dataclass of the
         # consumer's own with a request's field names): its objects must be seen going there.
-        passed = passed_as(ctx, dotted, holder)
+        passed = passed_as(ctx, dotted, holder, declared)
         if passed is not None:
-            return f"{said}; the consumer passes its {dotted.rpartition('.')[2]}, which defines '{name}', as {holder} ({passed})"
+            return f"{said}; the consumer's own {dotted.rpartition('.')[2]}, which defines '{name}', is put there ({passed})"
     return None
 
 

@@ -15,12 +15,18 @@ from apiaudit.checks.context import CheckContext
 from apiaudit.consumer.records import ConsumerFile
 
 
-def passed_as(ctx: CheckContext, dotted: str, holder: str) -> str | None:
+def passed_as(ctx: CheckContext, dotted: str, holder: str, declared: str = "") -> str | None:
     """`path:line` of a place the consumer puts an object of its class `dotted` under the name
     `holder`: a keyword argument or an assignment (`holder=Cls(...)`, `self.holder = Cls(...)`),
     a call of a consumer function whose parameter `holder` it fills positionally with one, or
-    the class passing itself (`self`) there. None: nowhere the text shows."""
+    the class passing itself (`self`) there; or where it holds one in a name it annotates with
+    the provider class `declared` (`engine: EngineClient | None`, then `engine = Cls(...)`).
+    None: nowhere the text shows."""
     short = dotted.rpartition(".")[2]
+    if declared:
+        held = _held_as_declared(ctx, short, declared.rpartition(".")[2])
+        if held is not None:
+            return held
     files = [f for f in ctx.files if holder in f.source]
     positions = dict(_parameter_positions(ctx, files, holder))
     for file in files:
@@ -34,6 +40,33 @@ def passed_as(ctx: CheckContext, dotted: str, holder: str) -> str | None:
             if line is not None:
                 return f"{file.path}:{line}"
     return None
+
+
+def _held_as_declared(ctx: CheckContext, short: str, declared: str) -> str | None:
+    """`path:line` of `name = Cls(...)` in a function that annotates `name` with the declared
+    class (a parameter or a variable annotation naming it)."""
+    for file in ctx.files:
+        if short not in file.source or declared not in file.source:
+            continue
+        tree = _tree(ctx, file)
+        if tree is None:
+            continue
+        for function in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            annotated = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs) if _names(a.annotation, declared)}
+            annotated |= {n.target.id for n in ast.walk(function) if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and _names(n.annotation, declared)}
+            for node in ast.walk(function):
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _called_name(node.value) == short:
+                    if any(isinstance(t, ast.Name) and t.id in annotated for t in node.targets):
+                        return f"{file.path}:{node.lineno}"
+    return None
+
+
+def _names(annotation: ast.expr | None, declared: str) -> bool:
+    """Whether an annotation names the class (`EngineClient`, `EngineClient | None`, `"EngineClient"`)."""
+    if annotation is None:
+        return False
+    text = annotation.value if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str) else ast.unparse(annotation)
+    return declared in text.replace(".", " ").replace("|", " ").replace("[", " ").replace("]", " ").split()
 
 
 def _puts(node: ast.AST, inside: str | None, short: str, same_module: bool, holder: str, positions: dict[str, int]) -> int | None:

@@ -17,11 +17,12 @@ import ast
 import functools
 import itertools
 import re
+from dataclasses import replace
 
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import ConsumerNames, ImportContext, module_imports
 from apiaudit.consumer.patching import patch_helper
-from apiaudit.consumer.records import ConsumerFile, ConsumerOptions, PrivateCalls
+from apiaudit.consumer.records import ClassFacts, ConsumerFile, ConsumerOptions, PrivateCalls
 from apiaudit.consumer.values import (
     Const,
     ConsumerRef,
@@ -69,7 +70,7 @@ class ModuleVisitor:
             module=self.module,
             uses=tuple(found.uses),
             imports=tuple(found.imports),
-            classes=tuple(found.classes),
+            classes=tuple(_dynamic(c) if c.dotted in found.dynamic_classes else c for c in found.classes),
             injections=tuple(found.injections),
             rpc_calls=tuple(found.rpc_calls),
             method_bindings=tuple(found.method_bindings),
@@ -196,3 +197,9 @@ class _Walk:
                 module_env.vars[node.name] = ConsumerRef(f"{state.module}.{node.name}")
                 state.found.class_members[f"{state.module}.{node.name}"] = self.definitions.own_members(node)
         self.statements.block(tree.body, scope)
+
+
+def _dynamic(facts: ClassFacts) -> ClassFacts:
+    """A class given members by names computed at run time: like a base the walk cannot read,
+    it may supply any member, so none is proven missing."""
+    return replace(facts, unread_bases=facts.unread_bases + ("<setattr with a computed name>",))

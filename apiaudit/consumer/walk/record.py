@@ -183,10 +183,16 @@ class Recorder:
             if isinstance(key, ast.Constant) and key.value in self.injection_keywords:
                 self.state.found.injections.append(Injection(key.value, self._class_named(val, scope), site_of(val), scope.live))
 
-    def injection_by_store(self, keyword: str, value: Value | None, site_node: ast.AST, scope: Scope) -> None:
+    def injection_by_store(self, keyword: str, value: Value | None, site_node: ast.AST, scope: Scope, obj: ast.expr) -> None:
         """`config.worker_extension_cls = "pkg.mod.Ext"` / `setattr(config, "...", Ext)`: a class
-        installed by name on a provider config object, as the keyword does (the rules name the keys)."""
+        installed by name on a provider config object, as the keyword does (the rules name the keys).
+        An attribute of the consumer's own object (`self` of a class of no provider base, a
+        consumer class) of the same name is its own business, not the provider's config."""
         if keyword not in self.injection_keywords or not scope.emit:
+            return
+        if scope.cls is not None and not scope.cls.derived and is_self(obj, scope):
+            return
+        if isinstance(self.values.value(obj, scope), ConsumerRef):
             return
         self.state.found.injections.append(Injection(keyword, _named_class(value), site_of(site_node), scope.live))
 
@@ -217,11 +223,15 @@ class Recorder:
                 held = scope.env.lookup(owner.id) if isinstance(owner, ast.Name) and is_self(owner, scope) else None
                 receiver = held.root.name if isinstance(held, Chain) else None
                 self.state.found.rpc_calls.append(RpcCall(node.func.attr, name, site_of(node), scope.function, scope.live, receiver))
+        if isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) == 3 and not isinstance(node.args[1], ast.Constant):
+            target = self.values.value(node.args[0], scope)
+            if isinstance(target, ConsumerRef) and scope.emit:
+                self.state.found.dynamic_classes.add(target.dotted)
         if isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) == 3 and isinstance(node.args[1], ast.Constant):
             self.bind_function(node.args[0], self.values.value(node.args[2], scope), scope, node)
             if isinstance(node.args[1].value, str):
                 self.store(node.args[0], node.args[1].value, scope, node)
-                self.injection_by_store(node.args[1].value, self.values.value(node.args[2], scope), node.args[2], scope)
+                self.injection_by_store(node.args[1].value, self.values.value(node.args[2], scope), node.args[2], scope, node.args[0])
         if dotted_text(node.func) in ("types.MethodType", "MethodType") and len(node.args) == 2:
             func_value = self.values.value(node.args[0], scope)
             if isinstance(func_value, (ConsumerRef, Helper)):

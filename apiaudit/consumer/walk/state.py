@@ -44,6 +44,9 @@ class Found:
     attribute_stores: list[AttributeStore] = field(default_factory=list, init=False)
     guard_stops: list[GuardStop] = field(default_factory=list, init=False)
     release_gates: list[ReleaseGate] = field(default_factory=list, init=False)
+    # consumer classes (dotted) given members by a name computed at run time (`setattr(Cls, name,
+    # property(...))` in a loop): any member may be theirs
+    dynamic_classes: set[str] = field(default_factory=set, init=False)
     notes: dict[tuple[int, int], Note] = field(default_factory=dict, init=False)
     self_functions: set[str] = field(default_factory=set, init=False)  # module functions whose first parameter is `self`
     reaches: dict[str, None] = field(default_factory=dict, init=False)  # modules live import statements name, in order

@@ -345,7 +345,7 @@ class Statements:
             scope.env.vars[target.id] = unchecked(value) if value is not None else UNKNOWN
         elif isinstance(target, ast.Attribute):
             self._target_loads(target, scope)
-            self.record.injection_by_store(target.attr, value, target, scope)
+            self.record.injection_by_store(target.attr, value, target, scope, target.value)
             if scope.cls is not None and is_self(target.value, scope):
                 set_self_attr(scope, target.attr, value if value is not None else UNKNOWN, replace_ok=False)
                 return
