@@ -77,7 +77,7 @@ def collect_file(
     except (OSError, ValueError, RecursionError) as exc:
         return ConsumerFile(path=rel, module=module, error=str(exc), error_site=Site(1, 0))
     found = ModuleVisitor(source, rel, module, is_package, options, names).run(syntax)
-    named = named_modules(syntax, module.split(".")[0], source)
+    named = named_modules(syntax, module.split(".")[0], source, options.provider_version)
     if named:
         found = replace(found, reaches=tuple(dict.fromkeys(found.reaches + named)))
     found = replace(

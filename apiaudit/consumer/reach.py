@@ -47,21 +47,47 @@ _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?::[
 _TESTS = re.compile(r"^(?:test_.*|.*_test|conftest)$")
 
 
-def named_modules(tree: ast.Module, top: str, source: str | None = None) -> tuple[str, ...]:
+def named_modules(tree: ast.Module, top: str, source: str | None = None, release: str | None = None) -> tuple[str, ...]:
     """Dotted names under the package `top` that the module's string literals hold
     (`"pkg.ext.Worker"`, `"pkg.cli:main"`): modules a registry, an injection keyword or
     `importlib.import_module` may run. `source`, the module's text: no walk where no quote opens
-    on `top` (`"pkg.`, or `"pkg"` that an implicit concatenation continues)."""
+    on `top` (`"pkg.`, or `"pkg"` that an implicit concatenation continues). In a version table
+    (a dict whose keys are all release numbers: `{"0.9.2": "pkg.copied_scheduler_v0_9", ...}`),
+    only the entries for the audited `release` are edges; the others run on other releases."""
     if source is not None and not re.search(f"[\"']{re.escape(top)}[.\"']", source):
         return ()
     prefix = f"{top}."
     found: dict[str, None] = {}
+    elsewhere = _other_releases_entries(tree, release) if release else set()
     for node in ast.walk(tree):
+        if id(node) in elsewhere:
+            continue
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             text = node.value
             if text.startswith(prefix) and len(text) < 200 and _DOTTED.match(text):
                 found[text.partition(":")[0]] = None
     return tuple(found)
+
+
+# A release number as a version table writes its keys: "0.9", "0.10.1", "v0.9.2".
+_RELEASE_KEY = re.compile(r"^v?[0-9]+(?:\.[0-9]+)+$")
+
+
+def _other_releases_entries(tree: ast.Module, release: str) -> set[int]:
+    """ids of the values of version tables whose key is not the audited release (nor a prefix of
+    it, as "0.9" is of "0.9.2")."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Dict) or len(node.keys) < 2:
+            continue
+        keys = [k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None for k in node.keys]
+        if not all(k is not None and _RELEASE_KEY.match(k) for k in keys):
+            continue
+        for key, value in zip(keys, node.values):
+            wanted = (key or "").lstrip("v")
+            if not (release == wanted or release.startswith(wanted + ".")):
+                skipped.update(id(n) for n in ast.walk(value))
+    return skipped
 
 
 def unreachable_modules(tree: CodeTree, files: Sequence[ConsumerFile], also_reached: Iterable[str] = ()) -> frozenset[str]:
@@ -75,7 +101,11 @@ def unreachable_modules(tree: CodeTree, files: Sequence[ConsumerFile], also_reac
     scripts = {p.relative_to(tree.root).as_posix() for p in tree.scripts if p.is_relative_to(tree.root)}
     declared = entry_points(tree)
     library = not any(e.group not in _SCRIPT_GROUPS for e in declared)
-    queue = [f.module for f in files if f.path in scripts or _runs_by_itself(f.module, f.path, library=library) or _runs_as_main(f)]
+    copies = per_release_copies(f.path for f in files)
+    queue = [
+        f.module for f in files
+        if f.path in scripts or (f.path not in copies and _runs_by_itself(f.module, f.path, library=library)) or _runs_as_main(f)
+    ]  # fmt: skip
     queue += [e.module for e in declared if e.module in modules]
     queue += [m for m in documented_modules(tree) if m in modules]
     for name in also_reached:
@@ -117,6 +147,22 @@ def reached_across(trees: Sequence[CodeTree], files: Sequence[Sequence[ConsumerF
         others = [name for j, theirs in enumerate(files) if j != i for f in theirs for name in f.reaches]
         out.append(mark_unreachable(tree, own, others) if others else tuple(own))
     return out
+
+
+def per_release_copies(paths: Iterable[str]) -> frozenset[str]:
+    """The module files that are one of a family of per-release copies: two or more files of
+    one folder whose names differ only in a release number (`copied_scheduler_v0_9.py` beside
+    `copied_scheduler_v0_10.py`). Each runs only where something imports or names it (a version
+    table picks one), never by its path alone. A lone numbered module (`connector_v1_085.py`
+    beside `connector_v1.py`) is no family: a user may name it in a provider's configuration."""
+    families: dict[tuple[str, str], list[str]] = {}
+    for path in paths:
+        folder, _, name = path.rpartition("/")
+        stem = name.removesuffix(".py")
+        if stem == name or not _RELEASE.search(stem):
+            continue
+        families.setdefault((folder, _RELEASE.sub("#", stem)), []).append(path)
+    return frozenset(p for members in families.values() if len(members) > 1 for p in members)
 
 
 # Entry-point groups that make commands, not plugins: a distribution declaring only these is a

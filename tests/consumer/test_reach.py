@@ -122,3 +122,25 @@ def test_a_plugin_runs_what_its_entry_points_reach_a_library_every_public_module
     assert unreachable_modules(library, files) == {
         "pkg/worker/__init__.py", "pkg/worker/worker.py", "pkg/worker/model_runner.py",
     }  # fmt: skip
+
+
+def test_per_release_copies_run_only_where_a_version_table_picks_them(tmp_path):
+    """Issue 37, cause 11: `copied_scheduler_v0_9.py` beside `copied_scheduler_v0_10.py` is a
+    family of per-release copies: none is a root by its path; a version table's entry for the
+    audited release is an edge, the others are not. A lone numbered module stays user-facing."""
+    from apiaudit.consumer.reach import per_release_copies
+
+    table = 'SCHEDULERS = {"0.9.2": "pkg.copied_scheduler_v0_9", "0.10.1": "pkg.copied_scheduler_v0_10"}\n'
+    assert named_modules(ast.parse(table), "pkg", table, "0.10.1") == ("pkg.copied_scheduler_v0_10",)
+    assert named_modules(ast.parse(table), "pkg", table, "0.9.2.post1") == ("pkg.copied_scheduler_v0_9",)
+    assert set(named_modules(ast.parse(table), "pkg", table)) == {"pkg.copied_scheduler_v0_9", "pkg.copied_scheduler_v0_10"}
+    paths = ["pkg/copied_scheduler_v0_9.py", "pkg/copied_scheduler_v0_10.py", "pkg/connector_v1_085.py", "pkg/connector_v1.py"]
+    assert per_release_copies(paths) == {"pkg/copied_scheduler_v0_9.py", "pkg/copied_scheduler_v0_10.py"}
+    tree = CodeTree("pkg", None, tmp_path, ("pkg",))
+    files = [
+        _file("pkg/__init__.py", ("pkg.copied_scheduler_v0_10",)),  # the table's entry for the release
+        _file("pkg/copied_scheduler_v0_9.py"),
+        _file("pkg/copied_scheduler_v0_10.py"),
+        _file("pkg/connector_v1_085.py"),
+    ]
+    assert unreachable_modules(tree, files) == {"pkg/copied_scheduler_v0_9.py"}
