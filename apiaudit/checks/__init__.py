@@ -28,7 +28,7 @@ def check_engine_rules(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
     dead = dead_helpers(ctx, file) if file.private_calls else frozenset()
     uses = tuple(u for u in file.uses if not runs_in_dead_helper(u.function, dead)) if dead else file.uses
     rpc_calls = tuple(r for r in file.rpc_calls if not runs_in_dead_helper(r.function, dead)) if dead else file.rpc_calls
-    findings.extend(_judged(ctx, file, file.imports, check_import))
+    findings.extend(_once_per_statement(_judged(ctx, file, file.imports, check_import)))
     findings.extend(_judged(ctx, file, uses, check_use))
     findings.extend(_judged(ctx, file, rpc_calls, check_rpc))
     findings.extend(_judged(ctx, file, file.notes, check_note))
@@ -39,6 +39,20 @@ def check_engine_rules(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
         findings.extend(contract_findings(ctx, file))
         findings = _after_failed_constructors(file, findings)
     return findings
+
+
+def _once_per_statement(findings: list[Finding]) -> list[Finding]:
+    """A module the release lacks is one failure of its import statement, however many names
+    the statement imports from it (`from gone import A, B`: one finding, at the first)."""
+    seen: set[tuple[str, int, str]] = set()
+    kept: list[Finding] = []
+    for finding in findings:
+        key = (finding.rule, finding.line, finding.message)
+        if finding.rule == "import-missing" and key in seen:
+            continue
+        seen.add(key)
+        kept.append(finding)
+    return kept
 
 
 def _after_failed_constructors(file: ConsumerFile, findings: list[Finding]) -> list[Finding]:

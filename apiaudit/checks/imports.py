@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from apiaudit.checks.chains import set_by_consumer
 from apiaudit.checks.context import CheckContext
 from apiaudit.consumer.records import ConsumerFile, ImportUse
@@ -25,8 +27,6 @@ def check_import(ctx: CheckContext, file: ConsumerFile, imp: ImportUse) -> list[
     if isinstance(res, Missing):
         if imp.caught == "ModuleNotFoundError" and imp.guarded and imp.guarded != "TYPE_CHECKING":
             # A missing name raises ImportError, which `except ModuleNotFoundError` lets through.
-            from dataclasses import replace
-
             loose = replace(imp, guarded=None)
             finding = _missing(ctx, file, loose, target, f"cannot import name '{imp.name}' from '{imp.module}'", ctx.index.moved_to(res), res.doubt)
             return [replace(finding, message=finding.message + " (ImportError: `except ModuleNotFoundError` does not catch a missing name)")]
@@ -38,8 +38,13 @@ def check_import(ctx: CheckContext, file: ConsumerFile, imp: ImportUse) -> list[
 
 def _missing(ctx, file, imp: ImportUse, target: str, message: str, moved: tuple[str, ...], doubt: str | None = None) -> Finding:
     # `doubt`: the index could not prove the name absent (a module __getattr__ not read whole).
-    severity = Severity.WARNING if imp.guarded or doubt else Severity.ERROR
-    if imp.guarded:
+    # A fallback that drops the feature (a flag set false, stand-ins) keeps the run going without
+    # it: the break is real where the feature is wanted, so an error, conditional on that.
+    drops = imp.drops if imp.guarded and not doubt else None
+    severity = Severity.WARNING if (imp.guarded and not drops) or doubt else Severity.ERROR
+    if drops:
+        message += f" (guarded by {imp.guarded}; the fallback {drops}, so what needs it is absent on this release)"
+    elif imp.guarded:
         message += f" (guarded by {imp.guarded}, so the run takes the fallback path)"
     advice = None
     moved_to = None
@@ -52,7 +57,10 @@ def _missing(ctx, file, imp: ImportUse, target: str, message: str, moved: tuple[
         message += f"; '{moved[0].rsplit('.', 1)[-1]}' now lives in {', '.join(m.rsplit('.', 1)[0] for m in moved)}"
         advice = f"Import it from `{moved_to}`."
     facts = ImportFacts(imp.module, imp.name, candidates=tuple(moved), moved_to=moved_to, guarded=imp.guarded or None)
-    return ctx.finding(file, imp.site, "import-missing", message, callee=target, severity=severity, advice=advice, facts=facts, reason=doubt)
+    finding = ctx.finding(file, imp.site, "import-missing", message, callee=target, severity=severity, advice=advice, facts=facts, reason=doubt)
+    if drops:
+        finding = replace(finding, conditional=True, guard=f"{imp.guarded}: the fallback {drops}")
+    return finding
 
 
 def _unknown(ctx, file, imp: ImportUse, target: str, reason: str) -> Finding:

@@ -222,6 +222,9 @@ class ImportUse:
     # The exception the enclosing `try` catches: a missing name raises ImportError, which
     # `except ModuleNotFoundError` does not catch.
     caught: CaughtImport | None = None
+    # What the handler does instead where it drops a feature (a flag set false, stand-in classes):
+    # the run goes on, without what needed the import.
+    drops: str | None = None
 
 
 @record(slots=True)

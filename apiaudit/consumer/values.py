@@ -7,6 +7,7 @@ more. Nothing here knows a provider; provider facts are decided later, by the ch
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Literal, Union
 
 from apiaudit.consumer.records import (
@@ -238,6 +239,27 @@ Value = Union[
     External, DictValue, Unbound, ImportChoice, Helper, OneOf, TupleOf, ProviderSpec, DistributionMap, StrMethod, Probe,
     SignatureOf, AttrOrNone,
 ]
+
+
+def step_over(base: Value, step: Step) -> Value:
+    """`base` one step further (both sides of an import that may fail); anything else: unknown."""
+    if isinstance(base, Chain):
+        return Chain(base.root, base.steps + (step,))
+    if isinstance(base, ImportChoice):
+        return ImportChoice(step_over(base.ok, step), step_over(base.fallback, step), base.imports, base.caught, base.origin)
+    return UNKNOWN
+
+
+def has_chain(value: Value) -> bool:
+    return isinstance(value, (Chain, ImportChoice))
+
+
+def instance_of(value: Value) -> Value | None:
+    """An instance of the provider class a chain of plain attributes names (an annotation)."""
+    if not isinstance(value, Chain) or any(s.kind != "attr" for s in value.steps):
+        return None
+    steps = tuple(replace(s, check=False) for s in value.steps)
+    return Chain(value.root, steps + (Step("instance", check=False),))
 
 
 def symbol_path(value: Value | None) -> str | None:

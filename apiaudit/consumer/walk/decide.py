@@ -19,8 +19,9 @@ from typing import Protocol
 
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.records import Condition, ConditionKind, Note, Root, Step
-from apiaudit.consumer.values import UNKNOWN, AttrOrNone, Chain, Const, ConsumerRef, Helper, ImportChoice, Probe, SignatureOf, Value, VersionDerived
-from apiaudit.consumer.walk.evaluate import SIGNATURE, Evaluator, HelperCalls, instance_of, is_builtin_call
+from apiaudit.consumer.values import UNKNOWN, AttrOrNone, instance_of, Chain, Const, ConsumerRef, Helper, ImportChoice, Probe, SignatureOf, Value, VersionDerived
+from apiaudit.consumer.walk.evaluate import Evaluator, HelperCalls
+from apiaudit.consumer.walk.known import SIGNATURE, is_builtin_call
 from apiaudit.consumer.walk.scopes import Env, Scope
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
 from apiaudit.infra.astutil import descendants

@@ -10,9 +10,8 @@ sit above this one and are handed to it by the visitor once they exist.
 from __future__ import annotations
 
 import ast
-import builtins
 from dataclasses import replace
-from typing import Protocol, TypeVar, get_args
+from typing import Protocol, get_args
 
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.records import Arg, CallShape, Condition, ConditionKind, ImportRef, Root, Step
@@ -41,32 +40,35 @@ from apiaudit.consumer.values import (
     VersionPart,
     VersionPartName,
     VersionTextMethod,
+    has_chain,
+    instance_of,
     join,
+    step_over,
     symbol_path,
+)
+from apiaudit.consumer.walk.known import (
+    BUILTINS,
+    joined_text,
+    named,
+    normal_name,
+    FIND_SPEC,
+    IMPORT_MODULE,
+    METADATA_DISTRIBUTION,
+    METADATA_VERSION,
+    PACKAGES_DISTRIBUTIONS,
+    SIGNATURE,
+    STR_METHODS,
+    VERSION_PARSERS,
+    const_of,
+    is_builtin_call,
 )
 from apiaudit.consumer.walk.scopes import FORGOTTEN, Scope, assigned_attr_key, is_self
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
 from apiaudit.infra.astutil import union_members
 
 MAX_CHAIN = 200  # longer attribute/call chains are not followed (they degrade to Unknown)
-VERSION_PARSERS = frozenset({"packaging.version.Version", "packaging.version.parse", "pkg_resources.parse_version"})
-METADATA_VERSION = frozenset({"importlib.metadata.version", "importlib_metadata.version"})
-METADATA_DISTRIBUTION = frozenset({"importlib.metadata.distribution", "importlib_metadata.distribution", "pkg_resources.get_distribution"})
-FIND_SPEC = frozenset({"importlib.util.find_spec"})
-IMPORT_MODULE = frozenset({"importlib.import_module"})
-SIGNATURE = frozenset({"inspect.signature"})
-PACKAGES_DISTRIBUTIONS = frozenset({"importlib.metadata.packages_distributions", "importlib_metadata.packages_distributions"})
-_STR_METHODS = frozenset({"replace", "startswith", "endswith", "split", "strip", "lstrip", "rstrip", "lower", "upper"})
 VERSION_PARTS: tuple[VersionPartName, ...] = get_args(VersionPartName)
 _VERSION_TEXT_METHODS: tuple[VersionTextMethod, ...] = get_args(VersionTextMethod)
-_BUILTINS = frozenset(dir(builtins))
-
-Name = TypeVar("Name", bound=str)
-
-
-def _named(text: str, names: tuple[Name, ...]) -> Name | None:
-    """`text` as one of `names` (a Literal's values), typed as that Literal; None when it is none of them."""
-    return next((n for n in names if n == text), None)
 
 
 class Tests(Protocol):
@@ -92,7 +94,7 @@ class Evaluator:
 
     def __init__(self, state: WalkState):
         self.state = state
-        self.provider_dist = _normal(state.options.provider_distribution) if state.options.provider_distribution else None
+        self.provider_dist = normal_name(state.options.provider_distribution) if state.options.provider_distribution else None
 
     def value(self, node: ast.AST | None, scope: Scope, fresh: bool = False, depth: int = 0) -> Value:
         """What an expression holds. `fresh` marks its own chain steps for checking."""
@@ -135,7 +137,7 @@ class Evaluator:
             found = scope.env.lookup(node.id)
             if found is not None:
                 return found
-            return ConsumerRef(f"builtins.{node.id}") if node.id in _BUILTINS else UNKNOWN
+            return ConsumerRef(f"builtins.{node.id}") if node.id in BUILTINS else UNKNOWN
         if isinstance(node, ast.Constant):
             return Const(node.value) if isinstance(node.value, (str, int, float, bool, type(None))) else UNKNOWN
         if isinstance(node, ast.JoinedStr) or (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)):
@@ -186,25 +188,12 @@ class Evaluator:
         return UNKNOWN
 
     def _text(self, node: ast.expr, scope: Scope, depth: int) -> Value:
-        """A string built of known parts (`f"{__name__}.Ext"`, `Ext.__module__ + "." + Ext.__name__`):
-        the text, where every part folds to one; else unknown."""
-        parts = node.values if isinstance(node, ast.JoinedStr) else [node.left, node.right] if isinstance(node, ast.BinOp) else []
-        texts: list[str] = []
-        for part in parts:
-            if isinstance(part, ast.FormattedValue):
-                if part.format_spec is not None or part.conversion not in (-1, ord("s")):
-                    return UNKNOWN
-                part = part.value
+        def held(part: ast.expr) -> Value:
             if isinstance(part, ast.Name) and part.id == "__name__" and scope.env.lookup("__name__") is None:
-                # the module's own name, as an import names it (a test `__name__ == "__main__"` is
-                # not folded: the module may run as a script)
-                texts.append(self.state.module)
-                continue
-            held = self.value(part, scope, depth=depth + 1) if depth <= g.MAX_DEPTH else UNKNOWN
-            if not (isinstance(held, Const) and isinstance(held.value, str)):
-                return UNKNOWN
-            texts.append(held.value)
-        return Const("".join(texts)) if texts else UNKNOWN
+                return Const(self.state.module)  # only here: `__name__ == "__main__"` stays unfolded
+            return self.value(part, scope, depth=depth + 1) if depth <= g.MAX_DEPTH else UNKNOWN
+
+        return joined_text(node, held)
 
     def _dict_literal(self, node: ast.Dict, scope: Scope) -> Value:
         self.state.found.dicts_seen = True
@@ -275,13 +264,13 @@ class Evaluator:
         attr = node.args[1]
         key = self.value(attr, scope)
         if isinstance(key, Const) and isinstance(key.value, str):
-            return _step_over(base, Step("attr", name=key.value, check=fresh))
-        return _step_over(base, Step("dynamic", check=fresh)) if _has_chain(base) else UNKNOWN
+            return step_over(base, Step("attr", name=key.value, check=fresh))
+        return step_over(base, Step("dynamic", check=fresh)) if has_chain(base) else UNKNOWN
 
     def _apply(self, node: ast.AST, base: Value, scope: Scope, fresh: bool, depth: int) -> Value:
         """One step of a chain (attribute, call, subscript) applied to what its base holds."""
         if isinstance(node, ast.Attribute):
-            if scope.helper_call is not None and isinstance(base, Const) and isinstance(base.value, str) and node.attr in _STR_METHODS:
+            if scope.helper_call is not None and isinstance(base, Const) and isinstance(base.value, str) and node.attr in STR_METHODS:
                 return StrMethod(base.value, node.attr)  # type: ignore[arg-type]
             return self._attribute(base, node.attr, fresh)
         if isinstance(node, ast.Subscript):
@@ -307,7 +296,7 @@ class Evaluator:
                     except IndexError:
                         return UNKNOWN
                 return UNKNOWN
-            return _step_over(base, Step("subscript", check=fresh))
+            return step_over(base, Step("subscript", check=fresh))
         if isinstance(node, ast.Call):
             return self._call_value(node, base, scope, fresh, depth)
         return UNKNOWN
@@ -319,9 +308,9 @@ class Evaluator:
             if attr == "__version__" and base.root.kind == "symbol" and all(s.kind == "attr" for s in base.steps):
                 return ProviderVersion("text")
             return Chain(base.root, base.steps + (Step("attr", name=attr, check=fresh),))
-        if isinstance(base, ProviderVersion) and base.form == "text" and (method := _named(attr, _VERSION_TEXT_METHODS)):
+        if isinstance(base, ProviderVersion) and base.form == "text" and (method := named(attr, _VERSION_TEXT_METHODS)):
             return VersionMethod(method)
-        if isinstance(base, ProviderVersion) and base.form == "version" and (part := _named(attr, VERSION_PARTS)):
+        if isinstance(base, ProviderVersion) and base.form == "version" and (part := named(attr, VERSION_PARTS)):
             return VersionPart(part)
         if isinstance(base, ParsedVersion) and attr in VERSION_PARTS:
             known, obj = self.state.folder.concrete(base)
@@ -467,8 +456,8 @@ class Evaluator:
         return Const(tuple(result) if isinstance(result, list) else result)
 
     def is_provider_dist(self, name: str) -> bool:
-        normal = _normal(name)
-        return normal == self.provider_dist or normal in {_normal(p) for p in self.state.options.provider_packages}
+        normal = normal_name(name)
+        return normal == self.provider_dist or normal in {normal_name(p) for p in self.state.options.provider_packages}
 
     def _shape(self, node: ast.Call, scope: Scope) -> CallShape:
         args: list[Arg] = []
@@ -504,35 +493,3 @@ class Evaluator:
             return None
         # Read outside the class (an annotation names no `self` attribute); most scopes are already.
         return instance_of(self.value(members[0], scope.outside_class()))
-
-
-# ------------------------------------------------------------------ helpers
-def _step_over(base: Value, step: Step) -> Value:
-    if isinstance(base, Chain):
-        return Chain(base.root, base.steps + (step,))
-    if isinstance(base, ImportChoice):
-        return ImportChoice(_step_over(base.ok, step), _step_over(base.fallback, step), base.imports, base.caught, base.origin)
-    return UNKNOWN
-
-
-def _has_chain(value: Value) -> bool:
-    return isinstance(value, (Chain, ImportChoice))
-
-
-def instance_of(value: Value) -> Value | None:
-    if not isinstance(value, Chain) or any(s.kind != "attr" for s in value.steps):
-        return None
-    steps = tuple(replace(s, check=False) for s in value.steps)
-    return Chain(value.root, steps + (Step("instance", check=False),))
-
-
-def is_builtin_call(node: ast.Call, scope: Scope, names: tuple[str, ...]) -> bool:
-    return isinstance(node.func, ast.Name) and node.func.id in names and scope.env.lookup(node.func.id) is None
-
-
-def const_of(node) -> Value:
-    return Const(node.value) if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))) else UNKNOWN
-
-
-def _normal(name: str) -> str:
-    return name.lower().replace("-", "_").replace(".", "_")

@@ -33,7 +33,8 @@ from apiaudit.consumer.values import (
     VersionPart,
 )
 from apiaudit.consumer.walk.decide import Decider
-from apiaudit.consumer.walk.evaluate import Evaluator, const_of
+from apiaudit.consumer.walk.evaluate import Evaluator
+from apiaudit.consumer.walk.known import const_of
 from apiaudit.consumer.walk.scopes import Env, Scope
 from apiaudit.consumer.walk.state import WalkState, text_of
 from apiaudit.infra.astutil import descendants, dotted_text

@@ -19,7 +19,8 @@ from apiaudit.consumer.records import AttributeStore, Condition, ConditionKind, 
 from apiaudit.consumer.values import UNKNOWN, Chain, Const, ConsumerRef, Helper, ImportChoice, OneOf, Unbound, Unknown, Value
 from apiaudit.consumer.walk.decide import Decider, may_compare_text
 from apiaudit.consumer.walk.dicts import Dicts
-from apiaudit.consumer.walk.evaluate import IMPORT_MODULE, Evaluator
+from apiaudit.consumer.walk.evaluate import Evaluator
+from apiaudit.consumer.walk.known import IMPORT_MODULE
 from apiaudit.consumer.walk.scopes import Env, Scope, branch_scope, forget_targets, is_self, unchecked
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
 from apiaudit.infra.astutil import dotted_text
@@ -57,7 +58,11 @@ class Recorder:
             return
         guard = "TYPE_CHECKING" if scope.type_checking else scope.guard
         self.state.found.imports.append(
-            ImportUse(module=module, name=name, site=site_of(alias), guarded=guard, live=scope.live, caught=scope.caught if guard and not scope.type_checking else None)
+            ImportUse(
+                module=module, name=name, site=site_of(alias), guarded=guard, live=scope.live,
+                caught=scope.caught if guard and not scope.type_checking else None,
+                drops=scope.drops if guard and not scope.type_checking else None,
+            )  # fmt: skip
         )
 
     def expr(self, root: ast.AST | None, scope: Scope) -> None:

@@ -21,6 +21,7 @@ from apiaudit.consumer.walk.decide import Decider
 from apiaudit.consumer.walk.definitions import Definitions
 from apiaudit.consumer.walk.dicts import Dicts
 from apiaudit.consumer.walk.evaluate import Evaluator
+from apiaudit.consumer.walk.handlers import body_imports, dropped, handler_kind, handler_names, handler_text, imported_names, only_imports, reraises
 from apiaudit.consumer.walk.record import Recorder
 from apiaudit.consumer.walk.scopes import (
     Env,
@@ -39,7 +40,6 @@ from apiaudit.consumer.walk.scopes import (
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
 from apiaudit.infra.astutil import dotted_text
 
-_BROAD = {"Exception", "BaseException"}
 
 
 class Statements:
@@ -271,27 +271,29 @@ class Statements:
             merge(scope, [(orelse.env, True), (scope.env.child(), True)])
 
     def _try(self, stmt, scope: Scope) -> bool:
-        kinds = [_handler_kind(h.type) for h in stmt.handlers]
+        kinds = [handler_kind(h.type) for h in stmt.handlers]
         catches_import = any(k in ("ImportError", "ModuleNotFoundError", "broad") for k in kinds)
         caught: CaughtImport | None = "ImportError" if any(k in ("ImportError", "broad") for k in kinds) else ("ModuleNotFoundError" if catches_import else None)
         body = scope.child()
         if catches_import:
-            body.guard = scope.guard or "try/except ImportError"
+            named = next((handler_text(h.type) for h, k in zip(stmt.handlers, kinds) if k in ("ImportError", "ModuleNotFoundError", "broad")), "ImportError")
+            body.guard = scope.guard or f"try/except {named}"
             body.caught = caught
-        probe = next((h for h in stmt.handlers if "TypeError" in _handler_names(h.type) and not _reraises(h)), None)
+            body.drops = scope.drops or dropped(stmt.handlers, imported_names(stmt.body))
+        probe = next((h for h in stmt.handlers if "TypeError" in handler_names(h.type) and not reraises(h)), None)
         if probe is not None:
             body.type_error_handler = probe.lineno
         body_through = self.block(stmt.body, body)
-        refs = _body_imports(stmt.body, self.state.imports_ctx)
+        refs = body_imports(stmt.body, self.state.imports_ctx)
         provider_refs = tuple(r for r in refs if self.state.imports_ctx.is_provider(r.module))
-        only_imports = _only_imports(stmt.body)
+        imports_only = only_imports(stmt.body)
         arms: list[tuple[Env, bool]] = [(body.env, body_through)]
         import_handler = False
         for handler, kind in zip(stmt.handlers, kinds):
             live = scope.live
             fallback_condition = None
-            if kind in ("ImportError", "ModuleNotFoundError") or (kind == "broad" and only_imports):
-                if provider_refs and len(provider_refs) == len(refs) and (only_imports or kind != "broad"):
+            if kind in ("ImportError", "ModuleNotFoundError") or (kind == "broad" and imports_only):
+                if provider_refs and len(provider_refs) == len(refs) and (imports_only or kind != "broad"):
                     fallback_condition = Condition(
                         ConditionKind.IMPORT_FAILS, True, f"{text_of(stmt.body[0])} fails", imports=provider_refs,
                         caught="ModuleNotFoundError" if kind == "ModuleNotFoundError" else "ImportError",
@@ -424,56 +426,3 @@ def _keys_filled(stmt) -> tuple[frozenset[str], frozenset[str]] | None:
 def _is_type_checking(test) -> bool:
     name = dotted_text(test)
     return name is not None and name.rsplit(".", 1)[-1] == "TYPE_CHECKING"
-
-
-def _body_imports(body: list[ast.stmt], ctx: ImportContext) -> tuple[ImportRef, ...]:
-    out: list[ImportRef] = []
-    for stmt in body:
-        if isinstance(stmt, ast.Import):
-            out += [ImportRef(a.name, None, stmt.lineno) for a in stmt.names]
-        elif isinstance(stmt, ast.ImportFrom):
-            base = ctx.absolute(stmt.module, stmt.level)
-            out += [ImportRef(base, a.name, stmt.lineno) for a in stmt.names if a.name != "*"]
-    return tuple(out)
-
-
-def _only_imports(body: list[ast.stmt]) -> bool:
-    """A try body that can fail only at its imports (flags and constants aside)."""
-    for stmt in body:
-        if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Pass)):
-            continue
-        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, (ast.Constant, ast.Name)):
-            continue
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-            continue
-        return False
-    return True
-
-
-def _handler_kind(node) -> str:
-    """'ImportError' | 'ModuleNotFoundError' | 'broad' | 'other': what an except clause catches."""
-    names = _handler_names(node)
-    if names & {"ImportError"}:
-        return "ImportError"
-    if names & _BROAD:
-        return "broad"
-    if names & {"ModuleNotFoundError"}:
-        return "ModuleNotFoundError"
-    return "other"
-
-
-def _reraises(handler: ast.ExceptHandler) -> bool:
-    """A handler whose own statements raise (`raise`, `raise Other(...) from e`): the failure goes on."""
-    return any(isinstance(stmt, ast.Raise) for stmt in handler.body)
-
-
-def _handler_names(node) -> set[str]:
-    if node is None:
-        return {"BaseException"}
-    if isinstance(node, ast.Tuple):
-        out: set[str] = set()
-        for e in node.elts:
-            out |= _handler_names(e)
-        return out
-    name = dotted_text(node)
-    return {name.rsplit(".", 1)[-1]} if name else set()

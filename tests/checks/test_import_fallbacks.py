@@ -1,0 +1,51 @@
+"""Imports the release lacks (checks/imports.py), and fallbacks that drop the feature (issue 37,
+cause 6)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from apiaudit.audit import scan
+
+CONSUMER = """
+    try:
+        from tinyprov.tiering import SecondaryTier, register_tier
+        HAS_TIER = True
+    except Exception:
+        HAS_TIER = False
+
+        class SecondaryTier:
+            pass
+
+
+    try:
+        from tinyprov import fast
+    except ImportError:
+        fast = None
+
+
+    class MyTier(SecondaryTier):
+        def put(self, key):
+            return key
+
+
+    def register():
+        if HAS_TIER:
+            register_tier("mine", MyTier)
+"""
+
+
+def test_a_fallback_that_drops_the_feature_is_a_conditional_error_an_optional_import_a_warning(tmp_path):
+    prov = tmp_path / "prov" / "tinyprov"
+    prov.mkdir(parents=True)
+    (prov / "__init__.py").write_text("class Base:\n    pass\n")
+    cons = tmp_path / "cons" / "cons"
+    cons.mkdir(parents=True)
+    (cons / "__init__.py").write_text("")
+    (cons / "tier.py").write_text(textwrap.dedent(CONSUMER))
+    report = scan([str(cons)], str(prov), use_index_cache=False)
+    found = {(f.line, f.rule, f.severity.value, f.conditional) for f in report.findings}
+    assert found == {(3, "import-missing", "error", True), (13, "import-missing", "warning", False)}
+    (tier,) = [f for f in report.findings if f.line == 3]
+    assert tier.guard == "try/except Exception: the fallback sets HAS_TIER = False, defines stand-in SecondaryTier"
+    assert "so what needs it is absent on this release" in tier.message
