@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from apiaudit.checks import (
@@ -46,6 +47,7 @@ from apiaudit.provider.registry import ModelTypes
 from apiaudit.recipes import RuleBook
 from apiaudit.recipes.records import RemoteCodeRule
 from apiaudit.sources.base import CodeTree
+from apiaudit.sources.cache import releases_beside
 
 
 @record
@@ -136,6 +138,8 @@ def consumer_context(
     `workers`: processes the reading of the release for the provider's calls may be shared among."""
     ctx = CheckContext(consumer, setup.index, files, setup.hosts, setup.model_types, model, evaluate_chain=evaluate_chain)
     ctx.entry_points = entry_points
+    if setup.provider.kind == "release":  # the provider's other releases at hand (`checks.hooks`)
+        ctx.releases_beside = partial(releases_beside, setup.provider.root, setup.provider.name)
     record_injections(ctx)
     prefetch_provider_calls(ctx, workers=workers)
     return ctx

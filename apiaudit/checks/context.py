@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import field
 from collections.abc import Iterable
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from apiaudit.consumer.records import AttributeStore, ClassFacts, ConsumerFile, DefinedFunction, Site, Use
 from apiaudit.evidence import Facts, RecipeFacts
@@ -22,6 +22,9 @@ from apiaudit.provider.records import (
     ProviderReference,
     UnresolvedBase,
 )
+
+if TYPE_CHECKING:
+    from apiaudit.sources.cache import CachedRelease
 
 
 class PackageOwner(Protocol):
@@ -166,6 +169,11 @@ class CheckContext:
         self._methods_by_class: dict[str, dict[str, DefinedFunction]] | None = None
         self._functions: dict[str, DefinedFunction] | None = None
         self._derived: dict[str, list[str]] | None = None  # consumer class -> consumer classes naming it as a base
+        # The provider's other releases at hand (the engine hands in the release cache's complete
+        # entries beside the audited one; none for a provider read from a path): evidence, for
+        # `checks.hooks`, that a method the audited release neither declares nor calls is a hook.
+        self.releases_beside: Callable[[], tuple[CachedRelease, ...]] = tuple
+        self.hooks_memo: dict[tuple, object] = {}  # `checks.hooks`: what it read of those releases
 
     def call(self, path: str, *, via: ReachedVia) -> CallInfo:
         """The index's answer for calling `path`, recorded in `bound`."""
