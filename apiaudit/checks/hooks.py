@@ -45,7 +45,7 @@ _RELEASES_SHOWN = 4
 def hook_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
     """One warning per method of `file`'s classes that is a hook of the provider on other
     releases and that the audited release neither declares nor calls."""
-    findings: list[Finding] = []
+    hooks: list[tuple[ClassFacts, DefinedFunction, str, dict[str, list[CachedRelease]]]] = []
     for facts in file.classes:
         methods = ctx.methods_by_class.get(facts.dotted, {})
         if not any(_public(name, f) for name, f in methods.items()):
@@ -58,13 +58,17 @@ def hook_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
                 continue
             releases = _other_releases(ctx)
             if not releases:
-                return findings  # nothing can say it is a hook: not judged
+                return []  # nothing can say it is a hook: not judged
             if _consumer_names(ctx, name):
                 continue
             declared = _declared_elsewhere(ctx, releases, provider_mro, name)
-            if declared and not ctx.index.references_of([name])[name]:
-                findings.append(_finding(ctx, file, facts, function, name, declared))
-    return findings
+            if declared:
+                hooks.append((facts, function, name, declared))
+    if not hooks:
+        return []
+    # one pass over the release for every name left (the costliest question, asked last)
+    named = ctx.index.references_of(name for _, _, name, _ in hooks)
+    return [_finding(ctx, file, facts, function, name, declared) for facts, function, name, declared in hooks if not named[name]]
 
 
 def _public(name: str, function: DefinedFunction) -> bool:
