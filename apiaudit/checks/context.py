@@ -169,10 +169,10 @@ class CheckContext:
         self._methods_by_class: dict[str, dict[str, DefinedFunction]] | None = None
         self._functions: dict[str, DefinedFunction] | None = None
         self._derived: dict[str, list[str]] | None = None  # consumer class -> consumer classes naming it as a base
-        # The provider's other releases at hand (the engine hands in the release cache's complete
-        # entries beside the audited one; none for a provider read from a path): evidence, for
-        # `checks.hooks`, that a method the audited release neither declares nor calls is a hook.
-        self.releases_beside: Callable[[], tuple[CachedRelease, ...]] = tuple
+        # The audited release as the release cache holds it (None for a provider read from a
+        # path): the releases beside it there are evidence, for `checks.hooks`, that a method the
+        # audited release neither declares nor calls is a hook of the provider.
+        self.release: CachedRelease | None = None
         self.hooks_memo: dict[tuple, object] = {}  # `checks.hooks`: what it read of those releases
 
     def call(self, path: str, *, via: ReachedVia) -> CallInfo:

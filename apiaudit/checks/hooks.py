@@ -34,7 +34,7 @@ from apiaudit.checks.contracts import _consumer_names, _provider_mro
 from apiaudit.consumer.records import ClassFacts, ConsumerFile, DefinedFunction
 from apiaudit.findings import Finding
 from apiaudit.provider.records import Missing
-from apiaudit.sources.cache import CachedRelease
+from apiaudit.sources.cache import CachedRelease, releases_beside
 
 RULE = "hook-not-called"
 
@@ -87,9 +87,11 @@ def _declared_nowhere(ctx: CheckContext, heads: list[str], name: str) -> bool:
 
 
 def _other_releases(ctx: CheckContext) -> tuple[CachedRelease, ...]:
+    """The provider's other releases in the release cache beside the audited one (none for a
+    provider read from a path)."""
     key = ("releases",)
     if key not in ctx.hooks_memo:
-        ctx.hooks_memo[key] = ctx.releases_beside()
+        ctx.hooks_memo[key] = releases_beside(ctx.release.root, ctx.release.name) if ctx.release else ()
     return ctx.hooks_memo[key]  # type: ignore[return-value]
 
 
@@ -155,10 +157,14 @@ def _finding(
     short = facts.dotted.rpartition(".")[2]
     return ctx.finding(
         file, function.site, RULE,
-        f"{short}.{name} overrides nothing on this release and nothing in it calls it; {where} {verb} it on "
+        f"{short}.{name} overrides nothing on {_audited(ctx)} and nothing there calls it; {where} {verb} it on "
         f"{owner.rpartition('.')[2]}: the provider never runs it here, so what it does is silently lost",
         callee=f"{owner}.{name}", param=name,
     )  # fmt: skip
+
+
+def _audited(ctx: CheckContext) -> str:
+    return f"{ctx.release.name} {ctx.release.version}" if ctx.release else "this release"
 
 
 def _version_key(version: str) -> tuple:

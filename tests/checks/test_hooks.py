@@ -42,7 +42,7 @@ def test_an_override_the_release_neither_declares_nor_calls_is_a_warning_naming_
     assert _findings("poolkit==2.0", pool_cache) == [
         (
             "poolplug/policy.py", 18, "hook-not-called", "warning", "poolkit.policy.EvictionPolicy.mark_pinned",
-            "PinningPolicy.mark_pinned overrides nothing on this release and nothing in it calls it; poolkit 1.0 declares "
+            "PinningPolicy.mark_pinned overrides nothing on poolkit 2.0 and nothing there calls it; poolkit 1.0 declares "
             "it on EvictionPolicy: the provider never runs it here, so what it does is silently lost",
         ),
     ]  # fmt: skip
