@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import field
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Callable, Protocol
 
 from apiaudit.consumer.records import AttributeStore, ClassFacts, ConsumerFile, DefinedFunction, Site, Use
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 class PackageOwner(Protocol):
     def owns(self, dotted: str) -> bool: ...
+    def source_files(self) -> Iterator[tuple[str, str]]: ...  # (dotted module, text) of every file
 
 
 class Index(Protocol):

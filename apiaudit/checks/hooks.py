@@ -13,7 +13,8 @@ Candidates are the class's own public methods (no leading underscore) that
 - the consumer's own code never calls or names (`contracts._consumer_names`): a public helper
   the plugin calls itself is live whatever the provider does,
 - the release never names (`ProviderIndex.references_of`: every call, typed or not, every
-  `obj.name` read, the name as a string).
+  `obj.name` read, the name passed to a call), nor holds as a string literal anywhere (a table
+  of hook names it dispatches by).
 
 That alone would flag every public helper of a plugin class. The evidence that the method is a
 hook of the provider is the provider's own: the releases of the same distribution already in
@@ -66,9 +67,23 @@ def hook_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
                 hooks.append((facts, function, name, declared))
     if not hooks:
         return []
-    # one pass over the release for every name left (the costliest question, asked last)
+    # one pass over the release for every name left (the costliest questions, asked last)
     named = ctx.index.references_of(name for _, _, name, _ in hooks)
-    return [_finding(ctx, file, facts, function, name, declared) for facts, function, name, declared in hooks if not named[name]]
+    left = {name for _, _, name, _ in hooks if not named[name]}
+    left -= _quoted(ctx, left)
+    return [_finding(ctx, file, facts, function, name, declared) for facts, function, name, declared in hooks if name in left]
+
+
+def _quoted(ctx: CheckContext, names: set[str]) -> set[str]:
+    """The names the release's text holds as a string literal anywhere (`"name"`, `'name'`): a
+    table of hook names the provider dispatches by (`for hook in HOOKS: getattr(obj, hook)()`)
+    is a call `references_of` cannot see."""
+    found: set[str] = set()
+    for _module, text in ctx.index.loader.source_files() if names else ():
+        found.update(n for n in names - found if f'"{n}"' in text or f"'{n}'" in text)
+        if found == names:
+            break
+    return found
 
 
 def _public(name: str, function: DefinedFunction) -> bool:
