@@ -22,14 +22,19 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 CONSUMER = FIXTURES / "consumers" / "poolplug" / "poolplug"
 
 
+def publish_poolkit(cache_dir: Path, version: str) -> None:
+    """poolkit `version` ("1.0" or "2.0") as a complete entry of the release cache `cache_dir`."""
+    entry = cache.entry_dir(cache_dir, "poolkit", version)
+    shutil.copytree(FIXTURES / "providers" / f"poolkit_v{version[0]}", entry)
+    seal_entry(entry, "poolkit", version)
+
+
 @pytest.fixture()
 def pool_cache(tmp_path: Path) -> Path:
     """poolkit 1.0 and 2.0 as complete entries of a release cache."""
     cache_dir = tmp_path / "cache"
-    for version, folder in (("1.0", "poolkit_v1"), ("2.0", "poolkit_v2")):
-        entry = cache.entry_dir(cache_dir, "poolkit", version)
-        shutil.copytree(FIXTURES / "providers" / folder, entry)
-        seal_entry(entry, "poolkit", version)
+    publish_poolkit(cache_dir, "1.0")
+    publish_poolkit(cache_dir, "2.0")
     return cache_dir
 
 
@@ -60,13 +65,9 @@ def test_a_release_fetched_later_rejudges_a_cached_scan(tmp_path):
     """The other releases in the cache are an input of the scan: its cached result is not reused
     once one arrives."""
     cache_dir = tmp_path / "cache"
-    entry = cache.entry_dir(cache_dir, "poolkit", "2.0")
-    shutil.copytree(FIXTURES / "providers" / "poolkit_v2", entry)
-    seal_entry(entry, "poolkit", "2.0")
+    publish_poolkit(cache_dir, "2.0")
     assert _findings("poolkit==2.0", cache_dir, use_index_cache=True) == []
-    older = cache.entry_dir(cache_dir, "poolkit", "1.0")
-    shutil.copytree(FIXTURES / "providers" / "poolkit_v1", older)
-    seal_entry(older, "poolkit", "1.0")
+    publish_poolkit(cache_dir, "1.0")
     assert [f[2] for f in _findings("poolkit==2.0", cache_dir, use_index_cache=True)] == ["hook-not-called"]
 
 
