@@ -69,13 +69,3 @@ def test_a_release_fetched_later_rejudges_a_cached_scan(tmp_path):
     assert _findings("poolkit==2.0", cache_dir, use_index_cache=True) == []
     publish_poolkit(cache_dir, "1.0")
     assert [f[2] for f in _findings("poolkit==2.0", cache_dir, use_index_cache=True)] == ["hook-not-called"]
-
-
-def test_the_releases_beside_an_entry_are_its_distributions_complete_ones(tmp_path):
-    releases = tmp_path / "releases"
-    for folder in ("prov-1.0", "prov-2.0", "prov-3.0", "prov-plugin-1.0", "other-1.0"):
-        (releases / folder).mkdir(parents=True)
-        if folder != "prov-3.0":  # still being written: no marker yet
-            (releases / folder / cache.MARKER_NAME).write_text("{}", encoding="utf-8")
-    found = cache.releases_beside(releases / "prov-2.0", "Prov")
-    assert [(r.name, r.version, r.root.name) for r in found] == [("Prov", "1.0", "prov-1.0")]
