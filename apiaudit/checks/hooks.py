@@ -19,8 +19,8 @@ Candidates are the class's own public methods (no leading underscore) that
 That alone would flag every public helper of a plugin class. The evidence that the method is a
 hook of the provider is the provider's own: the releases of the same distribution already in
 the local release cache (`sources.cache.releases_beside`; nothing is fetched) where one of the
-classes of this MRO declares a method of that name (the class's module on this release, read
-there as text, parsed with `ast` only where the text holds `def NAME(`). With no other release
+classes of this MRO declares a method of that name in its body (the class's module on this
+release, read there and parsed with `ast`, once a module; never Griffe, never imported). With no other release
 at hand (a provider read from a path), or none declaring it, nothing is reported. The releases
 in the cache are an input of the scan: the whole-scan cache key lists them
 (`cache.scans.scan_key`), so a release fetched later re-judges the pair.
@@ -29,6 +29,7 @@ in the cache are an input of the scan: the whole-scan cache key lists them
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 from apiaudit.checks.context import CheckContext
 from apiaudit.checks.contracts import _consumer_names, _provider_mro
@@ -129,34 +130,25 @@ def _declared_elsewhere(
 
 
 def _class_methods(ctx: CheckContext, release: CachedRelease, relative: str, short: str) -> frozenset[str]:
-    """The names a class `short` defines with `def` in its body, in `relative` of `release`
-    (empty when the file or the class is not there, or the file does not parse)."""
-    key = ("class", str(release.root), relative, short)
-    if key not in ctx.hooks_memo:
-        ctx.hooks_memo[key] = _read_class_methods(_module_tree(ctx, release, relative), short)
-    return ctx.hooks_memo[key]  # type: ignore[return-value]
-
-
-def _module_tree(ctx: CheckContext, release: CachedRelease, relative: str) -> ast.Module | None:
+    """The names the top-level class `short` defines with `def` in its body, in the module
+    `relative` of `release` (empty when the file or the class is not there, or it does not parse)."""
     key = ("module", str(release.root), relative)
     if key not in ctx.hooks_memo:
-        tree = None
-        try:
-            text = (release.root / relative).read_text(encoding="utf-8")
-            tree = ast.parse(text) if "def " in text else None
-        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-            pass
-        ctx.hooks_memo[key] = tree
-    return ctx.hooks_memo[key]  # type: ignore[return-value]
+        # each module read and parsed once; only what its classes define is kept
+        ctx.hooks_memo[key] = _methods_by_class(release.root / relative)
+    return ctx.hooks_memo[key].get(short, frozenset())  # type: ignore[attr-defined]
 
 
-def _read_class_methods(tree: ast.Module | None, short: str) -> frozenset[str]:
-    if tree is None:
-        return frozenset()
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == short:
-            return frozenset(s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    return frozenset()
+def _methods_by_class(path: Path) -> dict[str, frozenset[str]]:
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+        return {}
+    return {
+        node.name: frozenset(s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        for node in tree.body
+        if isinstance(node, ast.ClassDef)
+    }
 
 
 def _finding(
