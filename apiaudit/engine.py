@@ -46,6 +46,7 @@ from apiaudit.provider.registry import ModelTypes
 from apiaudit.recipes import RuleBook
 from apiaudit.recipes.records import RemoteCodeRule
 from apiaudit.sources.base import CodeTree
+from apiaudit.sources.cache import CachedRelease
 
 
 @record
@@ -136,6 +137,8 @@ def consumer_context(
     `workers`: processes the reading of the release for the provider's calls may be shared among."""
     ctx = CheckContext(consumer, setup.index, files, setup.hosts, setup.model_types, model, evaluate_chain=evaluate_chain)
     ctx.entry_points = entry_points
+    if setup.provider.kind == "release" and setup.provider.version:  # its other releases are at hand (`checks.hooks`)
+        ctx.release = CachedRelease(setup.provider.name, setup.provider.version, setup.provider.root)
     record_injections(ctx)
     prefetch_provider_calls(ctx, workers=workers)
     return ctx

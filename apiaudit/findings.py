@@ -106,6 +106,8 @@ ENGINE_RULES: dict[str, RuleInfo] = {
                  "Accept what the provider passes there (add `{param}`, or `**kwargs`), or pin the provider."),
         RuleInfo("patch-target-missing", Severity.WARNING, "a consumer patches a provider attribute the release does not have: nothing calls the patch",
                  "Patch the method that replaced it, or drop the patch for this release."),
+        RuleInfo("hook-not-called", Severity.WARNING, "a consumer method overrides a provider hook that the release neither declares nor calls: it never runs",
+                 "Do the work where this release calls the plugin, or require a release that calls `{param}`."),
         RuleInfo("cannot-judge", Severity.INFO, "a call into the provider that could not be resolved or bound with certainty",
                  "Check this call by hand, or make it statically visible (no splats, no dynamic names)."),
         RuleInfo("parse-error", Severity.ERROR, "a consumer file could not be parsed; nothing in it was checked"),

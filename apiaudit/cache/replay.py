@@ -573,6 +573,8 @@ def scan_probes(scan: dict[str, Any]) -> list[tuple[str, str, str]] | None:
     if provider is None:
         return None
     probes += provider
+    if scan["provider_tree"].kind == "release":  # its other releases there are an input (`scans.scan_key`)
+        probes.append(("l", os.path.dirname(str(scan["provider_tree"].root))))
     for spec, tree, files in zip(scan["consumers"], scan["trees"], scan["read"]):
         consumer = tree_inputs(spec, tree, listed=True)
         if consumer is None:

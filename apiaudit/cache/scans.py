@@ -4,7 +4,8 @@ the provider index or running a check (a warm `matrix` row, the same preflight a
 The key names everything the checks read: apiaudit's own code and the Python and Griffe
 versions, the rules (every rule file's bytes, `apiaudit.recipes.files.rules_digest`), the
 model facts, the assumed Python version, the provider tree's identity, and every consumer
-file's path and sha256 (after excludes).
+file's path and sha256 (after excludes); for a fetched release, the versions of the same
+provider's other releases in the cache (evidence of its hooks, `checks.hooks`).
 
 The provider's *content*: for a fetched release, the digest of the per-file sha256 map its
 entry recorded at extraction is in the key, and that map is what the release is. The answer
@@ -35,7 +36,7 @@ from apiaudit.infra.atomic import is_disk_full
 from apiaudit.infra.filewalk import files_under
 from apiaudit.infra.frozen import record
 from apiaudit.sources.base import CodeTree
-from apiaudit.sources.cache import content_verifier, recorded_digests
+from apiaudit.sources.cache import content_verifier, recorded_digests, releases_beside
 
 FORMAT = 2
 KIND = "scan-results"
@@ -140,9 +141,17 @@ def scan_key(
     parts = (
         provider.name, provider.version, str(provider.root.resolve()), provider.kind, tuple(provider.packages),
         _release_content(provider), rules_digest, model, tuple(python_version), consumers,
-    ) + ((launch,) if launch else ())
+    ) + ((launch,) if launch else ()) + _beside(provider)
     digest.update(repr(parts).encode())
     return digest.hexdigest()
+
+
+def _beside(provider: CodeTree) -> tuple[tuple[str, ...], ...]:
+    """The provider's other releases in the cache, which the checks read as evidence of its hooks
+    (`checks.hooks`): a release fetched since makes the scan run again."""
+    if provider.kind != "release":
+        return ()
+    return (tuple(r.version for r in releases_beside(provider.root, provider.name)),)
 
 
 def release_content(provider: CodeTree) -> str:

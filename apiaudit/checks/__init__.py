@@ -10,6 +10,7 @@ from apiaudit.checks.conditions import dead_helpers, guard_failures, runs_in_dea
 from apiaudit.checks.contracts import contract_findings
 from apiaudit.checks.context import BoundCall, CheckContext, HostRules
 from apiaudit.checks.gates import release_gate_findings
+from apiaudit.checks.hooks import hook_findings
 from apiaudit.checks.imports import check_import
 from apiaudit.checks.rpc import check_rpc
 from apiaudit.consumer.records import ConsumerFile, ImportUse, Note, RpcCall, Site, Use
@@ -35,6 +36,7 @@ def check_engine_rules(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
     ctx.site = None
     findings.extend(guard_failures(ctx, file))
     findings.extend(release_gate_findings(ctx, file))
+    findings.extend(hook_findings(ctx, file))
     if file.classes or file.replacements or any(e.module == file.module for e in ctx.entry_points):
         findings.extend(contract_findings(ctx, file))
         findings = _after_failed_constructors(file, findings)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import field
-from collections.abc import Iterable
-from typing import Callable, Protocol
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from apiaudit.consumer.records import AttributeStore, ClassFacts, ConsumerFile, DefinedFunction, Site, Use
 from apiaudit.evidence import Facts, RecipeFacts
@@ -23,9 +23,13 @@ from apiaudit.provider.records import (
     UnresolvedBase,
 )
 
+if TYPE_CHECKING:
+    from apiaudit.sources.cache import CachedRelease
+
 
 class PackageOwner(Protocol):
     def owns(self, dotted: str) -> bool: ...
+    def source_files(self) -> Iterator[tuple[str, str]]: ...  # (dotted module, text) of every file
 
 
 class Index(Protocol):
@@ -166,6 +170,11 @@ class CheckContext:
         self._methods_by_class: dict[str, dict[str, DefinedFunction]] | None = None
         self._functions: dict[str, DefinedFunction] | None = None
         self._derived: dict[str, list[str]] | None = None  # consumer class -> consumer classes naming it as a base
+        # The audited release as the release cache holds it (None for a provider read from a
+        # path): the releases beside it there are evidence, for `checks.hooks`, that a method the
+        # audited release neither declares nor calls is a hook of the provider.
+        self.release: CachedRelease | None = None
+        self.hooks_memo: dict[tuple, object] = {}  # `checks.hooks`: what it read of those releases
 
     def call(self, path: str, *, via: ReachedVia) -> CallInfo:
         """The index's answer for calling `path`, recorded in `bound`."""

@@ -81,6 +81,37 @@ def entry_dir(cache_dir: Path, name: str, version: str) -> Path:
 
 
 @record
+class CachedRelease:
+    """Another release of a distribution, complete in the same release cache."""
+
+    name: str
+    version: str
+    root: Path
+
+
+def releases_beside(root: Path, name: str) -> tuple[CachedRelease, ...]:
+    """The other complete entries of distribution `name` in the releases folder that holds the
+    entry `root`, by folder name (`<canonical name>-<version>`) and marker: one folder listing
+    and a stat each. A version never holds "-" (PEP 440), so `vllm-bnb-plugin-0.0.3` is not a
+    release of `vllm`; a folder still being written has no marker yet (it is renamed into place
+    whole, `publish_entry`), and its files are not checked here: what a caller reads from them
+    is evidence, not a verdict."""
+    prefix = canonicalize_name(name) + "-"
+    try:
+        names = sorted(os.listdir(root.parent))
+    except OSError:
+        return ()
+    found = []
+    for folder in names:
+        version = folder[len(prefix) :]
+        if not folder.startswith(prefix) or not version[:1].isdigit() or "-" in version or folder == root.name:
+            continue
+        if (root.parent / folder / MARKER_NAME).is_file():
+            found.append(CachedRelease(name, version, root.parent / folder))
+    return tuple(found)
+
+
+@record
 class Marker:
     name: str
     version: str

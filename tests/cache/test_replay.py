@@ -186,6 +186,22 @@ def test_release_paths_replay_the_scans_bytes(release_pair):
     assert_same(slow, scanner.run(*args))
 
 
+def test_a_release_of_the_provider_fetched_beside_it_scans_again(tmp_path):
+    """The provider's other releases in the cache are an input (`checks.hooks` reads them):
+    one published since makes the scan run again, and judge the plugin's hook with it."""
+    from tests.checks.test_hooks import CONSUMER, publish_poolkit
+
+    cache = tmp_path / "cache"
+    publish_poolkit(cache, "2.0")
+    scanner = Scanner(tmp_path, cache)
+    args = ("--consumer", str(CONSUMER), "--provider", "poolkit==2.0", "--format", "json")
+    assert "hook-not-called" not in {rule for rule, _ in findings(scanner.run(*args))}
+    assert scanner.run(*args).replayed
+    publish_poolkit(cache, "1.0")
+    again = scanner.run(*args)
+    assert not again.replayed and ("hook-not-called", "poolplug/policy.py") in findings(again)
+
+
 @pytest.mark.parametrize("fmt", ["json", "table"])
 def test_installed_distributions_replay_the_scans_bytes(tmp_path, fmt):
     # Installed with apiaudit itself (rich needs them): markdown-it-py calls mdurl.

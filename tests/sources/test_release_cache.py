@@ -19,7 +19,7 @@ from wheel_helpers import build_wheel
 from apiaudit.errors import InputError
 from apiaudit.sources import SourceWarning, release_versions, resolve
 from apiaudit.sources import release as release_module
-from apiaudit.sources.cache import MARKER_NAME
+from apiaudit.sources.cache import MARKER_NAME, releases_beside
 
 SMALL_RELEASE = "speculators==0.3.0"
 
@@ -364,3 +364,13 @@ def test_two_cold_scans_at_once_fetch_a_release_once(tmp_path, serve):
     # The wheel was read once (a small wheel: one read of its tail holds it all), by one process.
     assert len(index.wheel_reads()) == 1, index.requests
     assert list((cache_dir / "locks").iterdir()) == []  # each holder removed its lock file
+
+
+def test_the_releases_beside_an_entry_are_its_distributions_complete_ones(tmp_path):
+    releases = tmp_path / "releases"
+    for folder in ("prov-1.0", "prov-2.0", "prov-3.0", "prov-plugin-1.0", "other-1.0"):
+        (releases / folder).mkdir(parents=True)
+        if folder != "prov-3.0":  # still being written: no marker yet
+            (releases / folder / MARKER_NAME).write_text("{}", encoding="utf-8")
+    found = releases_beside(releases / "prov-2.0", "Prov")
+    assert [(r.name, r.version, r.root.name) for r in found] == [("Prov", "1.0", "prov-1.0")]
