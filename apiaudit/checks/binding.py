@@ -58,17 +58,20 @@ def bind(sig: Signature, shape: CallShape, callee: str) -> Binding:
             if has_varkw or sig.extra is Extra.ALLOW:
                 continue
             alias = sig.alias(arg.name)
-            if alias is not None:
+            target = alias.param if alias is not None else None
+            if alias is not None and target is None:
+                continue  # the decorator's wrapper takes it out itself
+            if target is not None:
                 # A decorator renames it before the call: it fills that parameter (passed both
                 # ways, the decorator keeps one or raises, as its own flags say: not judged).
-                if alias.param in filled and not shape.has_star and alias.param not in keyword_names:
+                if target in filled and not shape.has_star and target not in keyword_names:
                     problems.append(Problem(
                         "duplicate-argument", arg.name,
-                        f"{callee}() got multiple values for argument '{alias.param}' ('{arg.name}' is renamed to it)",
+                        f"{callee}() got multiple values for argument '{target}' ('{arg.name}' is renamed to it)",
                         arg_line=arg.site.line,
                     ))  # fmt: skip
-                filled.add(alias.param)
-                renamed.add(alias.param)
+                filled.add(target)
+                renamed.add(target)
                 continue
             if sig.rewritten_by is not None:
                 rewritten.append(arg.name)

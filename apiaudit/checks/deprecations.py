@@ -132,7 +132,7 @@ class Forecaster:
         `path` reaches it (the index's signatures say)."""
         info = self.index.call(path, via="class")
         signatures = (*info.signatures, *((info.fallback,) if info.fallback is not None else ()))
-        return {alias.keyword: alias.param for signature in signatures for alias in signature.aliases}
+        return {alias.keyword: alias.param for signature in signatures for alias in signature.aliases if alias.param}
 
 
 def _marks(obj) -> Marks:

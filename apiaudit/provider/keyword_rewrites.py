@@ -3,12 +3,15 @@ decorator's own definition (`ast` only), and what that makes of one decorated fu
 
 A decorator (or a decorator factory) whose wrapper takes `**kwargs` and moves a key
 (`kwargs[new] = kwargs.pop(old)`, `kwargs.setdefault(new, kwargs.pop(old))`) makes the old
-keyword valid: binding `old=` fills `new`. Each `Rename` names its keys as string literals of the
+keyword valid: binding `old=` fills `new`. A key it takes out itself (`kwargs.pop("return_dict",
+None)`, `del kwargs["k"]`) is a keyword the wrapper takes: valid, filling no parameter. A key it
+sets (`kwargs["use_cache"] = ...`) changes no keyword a caller may pass. Each `Rename` names its keys as string literals of the
 wrapper or as parameters of the factory, which the decorator call gives (`@rename("tokenizer",
 new_name="processing_class")`, bound to the factory's own parameters as Python binds them).
-Popping the old key alone (when both are passed) belongs to the rename. Any other write or
-removal (`kwargs[k] = v`, `kwargs.pop(k)`, `del kwargs[k]`, `kwargs.update(...)`, a rebound
-`kwargs`, a call splatting another mapping) rewrites keywords in a way not read: `opaque`. A
+Popping the old key alone (when both are passed) belongs to the rename. A write or removal of
+a key that is neither a literal nor a factory parameter (from a table, a loop), and
+`kwargs.update(...)`, a rebound `kwargs`, a call splatting another mapping, rewrite keywords in
+a way not read: `opaque`. A
 wrapper that passes its keywords on untouched (`functools.wraps` style) changes nothing.
 """
 
@@ -29,23 +32,36 @@ def read(definition: ast.FunctionDef | ast.AsyncFunctionDef, decorator: str, fac
     """What the wrappers `definition` makes (its functions taking `**kwargs`, nested at any depth)
     do to their keywords; None when none rewrites them. `decorator`: its dotted path, `factory`:
     its parameters."""
-    named = {a.arg for a in (*definition.args.posonlyargs, *definition.args.args, *definition.args.kwonlyargs)}
+    named = _parameter_names(definition)
     renames: list[Rename] = []
+    consumed: list[RewrittenKey] = []
     opaque: str | None = None
-    for wrapper in descendants(definition):
-        if wrapper is definition or not isinstance(wrapper, (ast.FunctionDef, ast.AsyncFunctionDef)) or wrapper.args.kwarg is None:
+    functions = [n for n in descendants(definition) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for wrapper in functions:
+        if wrapper is definition or wrapper.args.kwarg is None:
             continue
-        found, unread = _wrapper_rewrites(wrapper, wrapper.args.kwarg.arg, named)
+        # What the wrapper may call on with the keywords: a function handed to the decorator
+        # (`fn`), a parameter of a def around it (approximated by every def's but its own)
+        wrapped = {name for function in functions if function is not wrapper for name in _parameter_names(function)}
+        found, taken, unread = _wrapper_rewrites(wrapper, wrapper.args.kwarg.arg, named, wrapped)
         renames += found
+        consumed += taken
         opaque = opaque or unread
-    if not renames and opaque is None:
+    if not renames and not consumed and opaque is None:
         return None
-    return KeywordRewrites(decorator, factory, tuple(renames), opaque)
+    return KeywordRewrites(decorator, factory, tuple(renames), tuple(consumed), opaque)
 
 
-def _wrapper_rewrites(wrapper: ast.FunctionDef | ast.AsyncFunctionDef, kwargs: str, named: set[str]) -> tuple[list[Rename], str | None]:
-    """(the renames the wrapper's body makes, the text of the first other rewrite); `named`: the
-    decorator's parameter names (a key that is one of them is given by the decorator call)."""
+def _parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    return {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+
+
+def _wrapper_rewrites(
+    wrapper: ast.FunctionDef | ast.AsyncFunctionDef, kwargs: str, named: set[str], wrapped: set[str]
+) -> tuple[list[Rename], list[RewrittenKey], str | None]:
+    """(the renames the wrapper's body makes, the keys it takes out itself, the text of the first
+    rewrite it does not read); `named`: the decorator's parameter names (a key that is one of them
+    is given by the decorator call); `wrapped`: names the function it wraps may go by."""
     renames: list[Rename] = []
     popped: list[tuple[RewrittenKey | None, ast.AST]] = []  # keys removed outside a rename
     unread: ast.AST | None = None
@@ -79,7 +95,9 @@ def _wrapper_rewrites(wrapper: ast.FunctionDef | ast.AsyncFunctionDef, kwargs: s
     nodes = sorted(_own_nodes(wrapper), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) and is_kwargs(node.targets[0].value):
-            if not rename(node.targets[0].slice, node.value):
+            # A rename, or a key the wrapper sets itself (`kwargs["use_cache"] = ...`): that one
+            # changes no keyword a caller may pass.
+            if not rename(node.targets[0].slice, node.value) and key(node.targets[0].slice) is None:
                 unread = unread or node
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -92,19 +110,25 @@ def _wrapper_rewrites(wrapper: ast.FunctionDef | ast.AsyncFunctionDef, kwargs: s
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and is_kwargs(node.func.value) and node.func.attr in _MUTATORS:
             if id(node) in in_rename:
                 continue
-            if node.func.attr == "setdefault" and len(node.args) == 2 and rename(node.args[0], node.args[1]):
+            if node.func.attr == "setdefault" and len(node.args) == 2 and (rename(node.args[0], node.args[1]) or key(node.args[0])):
                 continue
             if pop_of(node) is not None:
                 popped.append((key(node.args[0]), node))
             else:
                 unread = unread or node
-        elif isinstance(node, ast.Call) and any(k.arg is None and not is_kwargs(k.value) for k in node.keywords):
-            unread = unread or node  # the wrapper calls on with another mapping than it received
+        elif (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in wrapped
+            and any(k.arg is None and not is_kwargs(k.value) for k in node.keywords)
+        ):  # fmt: skip
+            unread = unread or node  # it calls the function on with another mapping than it received
     olds = {r.old for r in renames}
+    consumed: list[RewrittenKey] = []
     for popped_key, node in popped:
-        if popped_key is None or popped_key not in olds:
-            unread = unread or node  # a key dropped that no rename moves
-    return renames, _text(unread) if unread is not None else None
+        if popped_key is None:
+            unread = unread or node  # a key dropped that cannot be named
+        elif popped_key not in olds and popped_key not in consumed:
+            consumed.append(popped_key)  # `kwargs.pop("return_dict", None)`: the wrapper takes it
+    return renames, consumed, _text(unread) if unread is not None else None
 
 
 def _own_nodes(wrapper: ast.AST):
@@ -171,6 +195,12 @@ def apply(mark: DecoratorMark, rewrites: KeywordRewrites, params: tuple[Param, .
         elif isinstance(old, str) and isinstance(new, str) and new in names:
             aliases.append(KeywordAlias(old, new, rewrites.decorator))
         # A key left to a None default names no rename: `old=` reaches the function as written.
+    for key in rewrites.consumed:
+        taken = _value(key, values)
+        if taken is _UNREAD:
+            unread = True
+        elif isinstance(taken, str) and taken not in names:
+            aliases.append(KeywordAlias(taken, None, rewrites.decorator))
     return tuple(aliases), unread
 
 

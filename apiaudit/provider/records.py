@@ -49,10 +49,11 @@ class Param:
 @record
 class KeywordAlias:
     """A keyword a decorator's wrapper renames before the call (`kwargs[new] = kwargs.pop(old)`):
-    passing `keyword=` fills `param`."""
+    passing `keyword=` fills `param`; or takes out itself (`kwargs.pop("return_dict", None)`):
+    `param` None, passing it fills nothing."""
 
     keyword: str
-    param: str
+    param: str | None
     decorator: str  # the decorator's dotted path
 
 
@@ -294,6 +295,7 @@ class KeywordRewrites:
     decorator: str  # the decorator's (or decorator factory's) dotted path
     factory: tuple[Param, ...]  # its parameters, which a decorator call's arguments bind to
     renames: tuple[Rename, ...] = ()
+    consumed: tuple[RewrittenKey, ...] = ()  # keys the wrapper pops or deletes outside a rename
     # The first rewrite that is not a rename it reads (its text): which keywords it takes then
     # cannot be told
     opaque: str | None = None

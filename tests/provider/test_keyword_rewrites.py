@@ -69,17 +69,42 @@ def test_literal_keys_and_setdefault_are_renames_too():
     "body, unread",
     [
         ("for old, new in TABLE.items():\n    kw[new] = kw.pop(old)", "kw[new] = kw.pop(old)"),  # keys from a table
-        ("kw.pop('debug', None)", "kw.pop('debug', None)"),  # a key dropped that no rename moves
-        ("del kw['debug']", "del kw['debug']"),
+        ("for name in DROPPED:\n    kw.pop(name, None)", "kw.pop(name, None)"),  # a key dropped that cannot be named
+        ("for name in DROPPED:\n    del kw[name]", "del kw[name]"),
+        ("kw[MODE] = 'fast'", "kw[MODE] = 'fast'"),  # a key written that cannot be named
         ("kw.update(DEFAULTS)", "kw.update(DEFAULTS)"),
         ("kw = dict(kw, mode='fast')", "kw = dict(kw, mode='fast')"),  # rebound
-        ("kw['mode'] = 'fast'", "kw['mode'] = 'fast'"),  # a key written, not moved
     ],
 )
 def test_other_rewrites_are_opaque_with_their_text(body, unread):
     source = "def deco(fn):\n    def inner(*a, **kw):\n" + textwrap.indent(body, " " * 8) + "\n        return fn(*a, **kw)\n    return inner\n"
     rewrites = _read(source)
     assert rewrites is not None and rewrites.opaque == unread
+
+
+def test_a_key_the_wrapper_takes_out_itself_is_consumed_and_one_it_sets_changes_nothing():
+    rewrites = _read('''
+        def deco(fn):
+            def inner(*a, **kw):
+                verbose = kw.pop("verbose", False)
+                del kw["trace"]
+                kw["mode"] = "fast"
+                kw.setdefault("device", "cpu")
+                return fn(*a, **kw)
+            return inner
+    ''')
+    assert rewrites is not None and (rewrites.renames, rewrites.opaque) == ((), None)
+    assert rewrites.consumed == (RewrittenKey("verbose", "literal"), RewrittenKey("trace", "literal"))
+    params = (Param("text", P.POSITIONAL_OR_KEYWORD), Param("trace", P.KEYWORD_ONLY, True, default="False"))
+    # `trace` is the function's own parameter: binding judges it as ever
+    assert apply(DecoratorMark("pkg.deco", False), rewrites, params) == ((KeywordAlias("verbose", None, "pkg.deco"),), False)
+    assert _read('''
+        def deco(fn):
+            def inner(*a, **kw):
+                kw["mode"] = "fast"
+                return fn(*a, **kw)
+            return inner
+    ''') is None
 
 
 def test_a_wrapper_calling_on_with_another_mapping_is_opaque():
@@ -99,7 +124,8 @@ def test_a_transparent_wrapper_rewrites_nothing():
             @wraps(fn)
             def inner(*args, **kwargs):
                 print(sorted(kwargs), kwargs.get("x"))
-                return fn(*args, **kwargs)
+                with config.patch(**OPTIONS):  # another call, another mapping: not the keywords
+                    return fn(*args, **kwargs)
             return inner
     ''') is None
 
@@ -142,6 +168,7 @@ def test_fixture_each_decorator_kind_exactly(tmp_path):
         (12, "deprecated-use", "warning", "n"),  # no new name: sample() takes n itself
         (15, "cannot-judge", "info", None),  # the decorator rewrites keywords from a table: never an error
         (17, "unexpected-keyword", "error", "lowercase"),  # a transparent decorator changes nothing
+        (20, "unexpected-keyword", "error", "loud"),  # the wrapper takes `verbose` out, nothing else
     }
     [renamed] = [f for f in report.findings if f.line == 5]
     assert renamed.message == "Trainer(): the keyword 'tokenizer' is deprecated: renamed to 'processing_class'"
