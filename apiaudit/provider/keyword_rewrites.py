@@ -3,16 +3,16 @@ decorator's own definition (`ast` only), and what that makes of one decorated fu
 
 A decorator (or a decorator factory) whose wrapper takes `**kwargs` and moves a key
 (`kwargs[new] = kwargs.pop(old)`, `kwargs.setdefault(new, kwargs.pop(old))`) makes the old
-keyword valid: binding `old=` fills `new`. A key it takes out itself (`kwargs.pop("return_dict",
-None)`, `del kwargs["k"]`) is a keyword the wrapper takes: valid, filling no parameter. A key it
-sets (`kwargs["use_cache"] = ...`) changes no keyword a caller may pass. Each `Rename` names its keys as string literals of the
-wrapper or as parameters of the factory, which the decorator call gives (`@rename("tokenizer",
-new_name="processing_class")`, bound to the factory's own parameters as Python binds them).
-Popping the old key alone (when both are passed) belongs to the rename. A write or removal of
-a key that is neither a literal nor a factory parameter (from a table, a loop), and
-`kwargs.update(...)`, a rebound `kwargs`, a call splatting another mapping, rewrite keywords in
-a way not read: `opaque`. A
-wrapper that passes its keywords on untouched (`functools.wraps` style) changes nothing.
+keyword valid: binding `old=` fills `new`. Each `Rename` names its keys as string literals of
+the wrapper or as parameters of the factory, which the decorator call gives (`@rename(
+"tokenizer", new_name="processing_class")`, bound to the factory's own parameters as Python
+binds them). Popping the old key alone (when both are passed) belongs to the rename. A key the
+wrapper takes out itself (`kwargs.pop("return_dict", None)`, `del kwargs["k"]`) is a keyword
+it takes: valid, filling no parameter. A key it sets (`kwargs["use_cache"] = ...`) changes no
+keyword a caller may pass. A key that is neither a literal nor a factory parameter (from a
+table, a loop), `kwargs.update(...)`, a rebound `kwargs`, and a call of the wrapped function
+with another mapping rewrite keywords in a way not read: `opaque`. A wrapper that passes its
+keywords on untouched (`functools.wraps` style) changes nothing.
 """
 
 from __future__ import annotations
