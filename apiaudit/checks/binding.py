@@ -47,12 +47,34 @@ def bind(sig: Signature, shape: CallShape, callee: str) -> Binding:
             )
         filled |= {p.name for p in positional_params[:given]}
 
+    rewritten: list[str] = []  # keywords a decorator's wrapper may take in a way not read
+    renamed: set[str] = set()  # parameters a keyword a decorator renames fills
+    keyword_names = {arg.name for arg in shape.keywords}
     for arg in shape.keywords:
         if arg.name is None:  # a keyword argument always has a name (`**` is "starstar")
             continue
         param = sig.param(arg.name)
         if param is None or param.kind in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD):
             if has_varkw or sig.extra is Extra.ALLOW:
+                continue
+            alias = sig.alias(arg.name)
+            target = alias.param if alias is not None else None
+            if alias is not None and target is None:
+                continue  # the decorator's wrapper takes it out itself
+            if target is not None:
+                # A decorator renames it before the call: it fills that parameter (passed both
+                # ways, the decorator keeps one or raises, as its own flags say: not judged).
+                if target in filled and not shape.has_star and target not in keyword_names:
+                    problems.append(Problem(
+                        "duplicate-argument", arg.name,
+                        f"{callee}() got multiple values for argument '{target}' ('{arg.name}' is renamed to it)",
+                        arg_line=arg.site.line,
+                    ))  # fmt: skip
+                filled.add(target)
+                renamed.add(target)
+                continue
+            if sig.rewritten_by is not None:
+                rewritten.append(arg.name)
                 continue
             if sig.extra is Extra.IGNORE:
                 problems.append(
@@ -81,14 +103,18 @@ def bind(sig: Signature, shape: CallShape, callee: str) -> Binding:
                 )
             )
         else:
-            if arg.name in filled and not shape.has_star:
+            if arg.name in filled and not shape.has_star and arg.name not in renamed:
                 problems.append(
                     Problem("duplicate-argument", arg.name, f"{callee}() got multiple values for argument '{arg.name}'", arg_line=arg.site.line)
                 )
             filled.add(arg.name)
 
     uncertain = None
-    if shape.has_star or shape.has_starstar:
+    if rewritten:
+        # What the wrapper makes of them (and which parameters they then fill) is not read.
+        names = ", ".join(f"'{name}'" for name in rewritten)
+        uncertain = f"the decorator {sig.rewritten_by} may rewrite keywords: whether {callee}() takes {names} cannot be read"
+    elif shape.has_star or shape.has_starstar:
         absorbs = (not shape.has_star or has_varargs) and (not shape.has_starstar or has_varkw)
         unfilled = [p for p in params if p.required and p.name not in filled]
         # Certain only when the callee swallows whatever the splats hold and nothing can be filled twice.

@@ -119,9 +119,20 @@ class Forecaster:
         else:
             whole = whole or marks.whole
             keywords = {**dict(marks.keywords), **keywords}
+        if keywords:
+            # A keyword a decorator renames: its new name says more than the decorator's arguments.
+            renamed = self._renamed(path)
+            keywords = {k: f"renamed to '{renamed[k]}'" if k in renamed else message for k, message in keywords.items()}
         if whole or keywords:
             return path, Deprecation(whole, tuple(sorted(keywords.items())))
         return None
+
+    def _renamed(self, path: str) -> dict[str, str]:
+        """{keyword: the parameter it fills} for the keywords a decorator renames before a call of
+        `path` reaches it (the index's signatures say)."""
+        info = self.index.call(path, via="class")
+        signatures = (*info.signatures, *((info.fallback,) if info.fallback is not None else ()))
+        return {alias.keyword: alias.param for signature in signatures for alias in signature.aliases if alias.param}
 
 
 def _marks(obj) -> Marks:

@@ -2,8 +2,11 @@
 Griffe parses anyway (`FactsExtension` records it), so forecasting never parses a provider file
 a second time.
 
-A definition's `Marks`: its decorators that can deprecate it (PEP 702's `deprecated`, or a
-decorator call given keyword names as strings: `deprecate_kwargs("old")`), whether its body
+A definition's `Marks`: its decorators that can deprecate it or rewrite its keywords (PEP 702's
+`deprecated`, and every decorator that is not a builtin: `deprecate_kwargs("old")`, a
+`deprecate_kwarg("old", new_name="new")` whose wrapper renames a keyword, with its call's
+arguments as far as they are literals; `provider.keyword_rewrites` reads what the wrapper
+does), whether its body
 always warns with a deprecation category, which parameters it warns about when passed, and
 whether it warns at all (what makes a provider decorator factory a deprecating one). Names are
 resolved through the module's own import bindings; what they resolve to is the forecaster's
@@ -13,6 +16,7 @@ business (`apiaudit.checks.deprecations`).
 from __future__ import annotations
 
 import ast
+import builtins
 
 from apiaudit.infra.astutil import absolute_import, dotted_text
 from apiaudit.infra.frozen import record
@@ -22,13 +26,27 @@ CATEGORIES = ("DeprecationWarning", "FutureWarning", "PendingDeprecationWarning"
 
 @record
 class DecoratorMark:
-    """One decorator that may deprecate the definition (or some of its keywords)."""
+    """One decorator that may deprecate the definition (or some of its keywords), or rewrite the
+    keywords it is called with."""
 
     target: str  # dotted path of what is called or applied, through the module's imports
     is_call: bool
-    strings: tuple[str, ...] = ()  # its positional string literals (keyword names)
-    keyword_string: str | None = None  # its first keyword argument given as a string (a message)
+    # The call's arguments in order: each positional one's string literal (None: any other
+    # value), each keyword one's (name, string literal or None); `unpacks`: a `*x`/`**x` is there
+    positional: tuple[str | None, ...] = ()
+    keywords: tuple[tuple[str, str | None], ...] = ()
+    unpacks: bool = False
     message: str = "deprecated"  # `@deprecated("...")`'s message
+
+    @property
+    def strings(self) -> tuple[str, ...]:
+        """Its positional string literals (keyword names, for a `deprecate_kwargs("old")`)."""
+        return tuple(s for s in self.positional if s)
+
+    @property
+    def keyword_string(self) -> str | None:
+        """Its first keyword argument given as a string (a message)."""
+        return next((value for _, value in self.keywords if value), None)
 
 
 @record
@@ -87,13 +105,16 @@ def _decorator_mark(decorator: ast.expr, imports: dict[str, str], module: str) -
     if text is None:
         return None
     first, _, rest = text.partition(".")
+    if first not in imports and hasattr(builtins, first):
+        return None  # `@property`, `@staticmethod`: a builtin neither deprecates nor rewrites
     head = imports.get(first, f"{module}.{first}")
     target = f"{head}.{rest}" if rest else head
-    strings = tuple(s for s in (_string(a) for a in call.args) if s) if call else ()
-    if target.rsplit(".", 1)[-1] != "deprecated" and not strings:
-        return None  # neither PEP 702's decorator nor one told keyword names
-    keyword_string = next((_string(k.value) for k in call.keywords if _string(k.value)), None) if call else None
-    return DecoratorMark(target, call is not None, strings, keyword_string, _message(call) if call else "deprecated")
+    if call is None:
+        return DecoratorMark(target, False)
+    positional = tuple(_string(a) for a in call.args)
+    keywords = tuple((k.arg, _string(k.value)) for k in call.keywords if k.arg is not None)
+    unpacks = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+    return DecoratorMark(target, True, positional, keywords, unpacks, _message(call))
 
 
 def _string(node: ast.expr | None) -> str | None:

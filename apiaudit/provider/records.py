@@ -47,6 +47,17 @@ class Param:
 
 
 @record
+class KeywordAlias:
+    """A keyword a decorator's wrapper renames before the call (`kwargs[new] = kwargs.pop(old)`):
+    passing `keyword=` fills `param`; or takes out itself (`kwargs.pop("return_dict", None)`):
+    `param` None, passing it fills nothing."""
+
+    keyword: str
+    param: str | None
+    decorator: str  # the decorator's dotted path
+
+
+@record
 class Signature:
     """A callable's parameters as a caller sees them (self/cls already dropped)."""
 
@@ -54,6 +65,11 @@ class Signature:
     origin: str  # "def __init__", "dataclass fields", "pydantic model fields", "@overload", ...
     extra: Extra = Extra.FORBID
     location: str | None = None  # "pkg/mod.py:12"
+    # Keywords a decorator renames to a parameter before the call reaches it
+    aliases: tuple[KeywordAlias, ...] = ()
+    # A decorator whose wrapper rewrites the keywords in a way not read (its dotted path): a
+    # keyword the parameters do not take may still be taken
+    rewritten_by: str | None = None
 
     def render(self, name: str = "") -> str:
         parts: list[str] = []
@@ -75,6 +91,10 @@ class Signature:
             if p.name == name:
                 return p
         return None
+
+    def alias(self, keyword: str) -> KeywordAlias | None:
+        """How a decorator renames `keyword` before the call, if one does."""
+        return next((a for a in self.aliases if a.keyword == keyword), None)
 
 
 class SymbolKind(str, enum.Enum):
@@ -246,3 +266,36 @@ class Forward:
     # `super().__init__(**kwargs)`: the next constructor in the MRO of the *instance's* class,
     # which a class deriving from several bases decides (`ProviderIndex.next_constructor`)
     via_super: bool = False
+
+
+# ------------------------------------------------------------- decorators rewriting keywords
+# Where a key a decorator's wrapper writes or pops comes from: a string literal in the wrapper,
+# or a parameter of the decorator factory (whose value the decorator call gives).
+KeySource = Literal["literal", "parameter"]
+
+
+@record
+class RewrittenKey:
+    name: str  # the literal, or the factory's parameter
+    source: KeySource
+
+
+@record
+class Rename:
+    """`kwargs[new] = kwargs.pop(old)` in a decorator's wrapper."""
+
+    old: RewrittenKey
+    new: RewrittenKey
+
+
+@record
+class KeywordRewrites:
+    """What a decorator's wrapper does to the keywords it receives (`provider.keyword_rewrites`)."""
+
+    decorator: str  # the decorator's (or decorator factory's) dotted path
+    factory: tuple[Param, ...]  # its parameters, which a decorator call's arguments bind to
+    renames: tuple[Rename, ...] = ()
+    consumed: tuple[RewrittenKey, ...] = ()  # keys the wrapper pops or deletes outside a rename
+    # The first rewrite that is not a rename it reads (its text): which keywords it takes then
+    # cannot be told
+    opaque: str | None = None

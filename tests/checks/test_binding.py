@@ -8,7 +8,7 @@ import pytest
 
 from apiaudit.checks.binding import bind, bind_any
 from apiaudit.consumer.records import Arg, CallShape, Site
-from apiaudit.provider.records import Extra, Param, ParamKind, Signature
+from apiaudit.provider.records import Extra, KeywordAlias, Param, ParamKind, Signature
 
 P = ParamKind
 
@@ -90,6 +90,24 @@ def test_a_call_fitting_any_overload_is_fine_else_runtime_decides():
 
 
 # --- call-without-keyword patterns: matched on the resolved callee (apiaudit/checks/chains.py) ---
+
+def test_a_keyword_a_decorator_renames_fills_the_parameter_it_is_renamed_to():
+    new = Param("processing_class", P.POSITIONAL_OR_KEYWORD)
+    renamed = Signature((A, new), origin="def f", aliases=(KeywordAlias("tokenizer", "processing_class", "pkg.deco"),))
+    assert rules(bind(renamed, call(1, ["tokenizer"]), "f")) == []  # not unexpected, and nothing missing
+    assert rules(bind(renamed, call(1, ["tokenizer", "processing_class"]), "f")) == []  # the decorator decides
+    assert rules(bind(renamed, call(1, ["tokenize"]), "f")) == [("missing-required", "processing_class"), ("unexpected-keyword", "tokenize")]
+    assert rules(bind(renamed, call(2, ["tokenizer"]), "f")) == [("duplicate-argument", "tokenizer")]  # filled by position too
+
+
+def test_a_keyword_a_decorator_may_rewrite_unread_is_undecided_not_an_error():
+    rewritten = Signature((A, K_ONLY), origin="def f", rewritten_by="pkg.normalize")
+    binding = bind(rewritten, call(1, ["K"]), "f")
+    assert binding.problems == ()  # `k` missing too: the rewrite may fill it
+    assert binding.uncertain == "the decorator pkg.normalize may rewrite keywords: whether f() takes 'K' cannot be read"
+    assert bind(rewritten, call(1, ["k"]), "f") == bind(sig(A, K_ONLY), call(1, ["k"]), "f")  # what it takes is judged as ever
+    assert rules(bind(rewritten, call(3, ["K"]), "f")) == [("too-many-positional", None)]
+
 
 def test_call_without_keyword_follows_imports_and_skips_splats_and_lookalikes(tmp_path) -> None:
     from pathlib import Path

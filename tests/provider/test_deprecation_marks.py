@@ -31,6 +31,29 @@ def test_marks_resolve_decorators_through_the_module_imports_and_read_the_body()
     assert not marks_of(h, imports, "pkg.mod", may_warn(source))  # @property deprecates nothing
 
 
+def test_every_decorator_but_a_builtin_is_marked_with_its_call_arguments_in_order():
+    source = (
+        "from .keywords import rename, traced\n"
+        "@rename('tokenizer', VERSION, new='processing_class', strict=True)\n"
+        "@traced\n"
+        "@staticmethod\n"
+        "def f(processing_class=None): pass\n"
+        "@rename(*NAMES)\n"
+        "def g(): pass\n"
+    )
+    tree = ast.parse(source)
+    imports = module_imports(tree, "pkg.mod", False)
+    f, g = (n for n in tree.body if isinstance(n, ast.FunctionDef))
+    renamed, traced = marks_of(f, imports, "pkg.mod", may_warn(source)).decorators
+    assert (renamed.target, renamed.is_call, renamed.positional, renamed.keywords) == (
+        "pkg.keywords.rename", True, ("tokenizer", None), (("new", "processing_class"), ("strict", None))
+    )
+    assert (renamed.strings, renamed.keyword_string) == (("tokenizer",), "processing_class")
+    assert (traced.target, traced.is_call) == ("pkg.keywords.traced", False)  # `@staticmethod`: not marked
+    [unpacked] = marks_of(g, imports, "pkg.mod", may_warn(source)).decorators
+    assert unpacked.unpacks
+
+
 def test_a_module_that_names_no_deprecation_category_has_no_body_marks():
     source = "def f(x=None):\n    if x is not None:\n        warn('x', UserWarning)\n"
     tree = ast.parse(source)

@@ -155,14 +155,20 @@ class Inference(Hierarchy):
 
     def _return_calls(self, func: griffe.Function) -> list[str]:
         """What a helper's `return callee(...)` statements call, read from its source lines on demand."""
+        node = self._definition_node(func)
+        return returned_callees(node) if node is not None else []
+
+    def _definition_node(self, func: griffe.Function) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """A function's `def`, parsed from its source lines on demand (Griffe keeps no tree);
+        None without a single source file and position, or when the lines do not parse."""
         if not isinstance(func.filepath, Path) or func.lineno is None:
-            return []  # a namespace package's several paths, or no source position
+            return None  # a namespace package's several paths, or no source position
         try:
             lines = Path(func.filepath).read_text("utf-8", errors="replace").splitlines(keepends=True)
             node = ast.parse(textwrap.dedent("".join(lines[func.lineno - 1 : func.endlineno]))).body[0]
         except (OSError, SyntaxError, TypeError, IndexError, ValueError):
-            return []
-        return returned_callees(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+            return None
+        return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
     def _value_of_path(self, path: str | None, list_keywords: tuple) -> AssignedValue | None:
         if not path:

@@ -1,17 +1,32 @@
-"""How a call binds: functions and methods (how the first parameter is bound, `@overload`s),
-constructors (`__init__`/`__new__` along the MRO, a metaclass's `__call__`, the `__init__`
-class shapes synthesize), names assigned from other callables; and where a callable passes
-its `**kwargs` on.
+"""How a call binds: functions and methods (how the first parameter is bound, `@overload`s,
+decorators whose wrappers rewrite keywords), constructors (`__init__`/`__new__` along the MRO,
+a metaclass's `__call__`, the `__init__` class shapes synthesize), names assigned from other
+callables; and where a callable passes its `**kwargs` on.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal, TypeAlias
 
+from apiaudit.provider import keyword_rewrites
 from apiaudit.provider.index.inference import Inference
 from apiaudit.provider.index.lazy import ex, facts, griffe, shapes
 from apiaudit.provider.index.mro import TRANSPARENT_BASES, Hierarchy, MroEntry, c3_merge
-from apiaudit.provider.records import CallInfo, Forward, Found, Param, ParamKind, ReachedVia, Signature, Symbol, SymbolKind, UnresolvedBase
+from apiaudit.provider.records import (
+    CallInfo,
+    Forward,
+    Found,
+    KeywordAlias,
+    KeywordRewrites,
+    Param,
+    ParamKind,
+    ReachedVia,
+    Signature,
+    Symbol,
+    SymbolKind,
+    UnresolvedBase,
+)
 
 # How a method binds its first parameter, and the builtin descriptor classes that decide it
 # (a decorator class deriving from one binds as it does).
@@ -92,14 +107,48 @@ class Signatures(Inference):
 
     def _function_call(self, sym: Symbol, func: griffe.Function, via: ReachedVia, drop_first: bool | None = None) -> CallInfo:
         drop = _drops_first(func, via, self._descriptor(func)) if drop_first is None else drop_first
-        impl = self._signature(func, drop)
-        overloads = tuple(self._signature(o, drop, origin="@overload") for o in (func.overloads or []))
+        impl = self._through_decorators(func, self._signature(func, drop))
+        overloads = tuple(self._through_decorators(func, self._signature(o, drop, origin="@overload")) for o in (func.overloads or []))
         returns = self.annotation_class(func.returns, func)
         if overloads:
             # Declared only through @overload (a stub): the overloads are all there is to bind.
             fallback = None if facts(func).get("overloads_only") else impl
             return CallInfo(sym, overloads, fallback=fallback, returns=returns)
         return CallInfo(sym, (impl,), returns=returns)
+
+    def _through_decorators(self, func: griffe.Function, signature: Signature) -> Signature:
+        """The signature as a caller meets it through the function's decorators that rewrite its
+        keywords: a keyword one renames fills the parameter it is renamed to (`aliases`); one
+        whose rewrites are not read may take any keyword (`rewritten_by`). A decorator that
+        passes keywords on untouched changes nothing."""
+        decorators = getattr(facts(func).get("deprecation"), "decorators", ())
+        aliases: list[KeywordAlias] = []
+        rewritten_by: str | None = None
+        for mark in decorators:
+            rewrites = self.keyword_rewrites(mark.target)
+            if rewrites is None:
+                continue
+            renamed, unread = keyword_rewrites.apply(mark, rewrites, signature.params)
+            aliases += renamed
+            rewritten_by = rewritten_by or (rewrites.decorator if unread else None)
+        if not aliases and rewritten_by is None:
+            return signature
+        return replace(signature, aliases=tuple(aliases), rewritten_by=rewritten_by)
+
+    def keyword_rewrites(self, decorator: str) -> KeywordRewrites | None:
+        """What the provider decorator (or decorator factory) `decorator` names does to the keywords
+        of the functions it wraps; None when it is no provider function or rewrites none."""
+        return self._cached(("keyword-rewrites", decorator), lambda: self._keyword_rewrites(decorator))
+
+    def _keyword_rewrites(self, decorator: str) -> KeywordRewrites | None:
+        res = self.resolve(decorator)
+        if not isinstance(res, Found) or res.symbol.kind is not SymbolKind.FUNCTION:
+            return None
+        func = self.object_at(res.symbol.path)
+        node = self._definition_node(func) if isinstance(func, griffe.Function) else None
+        if node is None:
+            return None
+        return keyword_rewrites.read(node, res.symbol.path, self._signature(func, False).params)
 
     def _descriptor(self, func: griffe.Function) -> MethodDescriptor | None:
         """How a method is bound: `@classmethod`/`@staticmethod`, or a decorator that is a provider
@@ -167,10 +216,10 @@ class Signatures(Inference):
 
     def _constructor_call(self, sym: Symbol, method: griffe.Function) -> CallInfo:
         """`__init__`/`__new__` with `@overload`s binds like any overloaded function (self dropped)."""
-        impl = self._signature(method, True)
+        impl = self._through_decorators(method, self._signature(method, True))
         if not method.overloads:
             return CallInfo(sym, (impl,), returns=sym)
-        overloads = tuple(self._signature(o, True, origin="@overload") for o in method.overloads)
+        overloads = tuple(self._through_decorators(method, self._signature(o, True, origin="@overload")) for o in method.overloads)
         fallback = None if facts(method).get("overloads_only") else impl
         return CallInfo(sym, overloads, fallback=fallback, returns=sym)
 
