@@ -155,18 +155,29 @@ class _Releases:
 
     def _load(self, version: str, tree: CodeTree) -> _Release:
         book = load_rulebook(self.rules_dirs, self.name).applicable(version)
-        # The release as scan sees it: the same index, rule hooks and consumer options (its
-        # version guards folded on this release).
         setup = prepare(tree, book, cache_dir=self.cache_dir)
-        if setup.options not in self._files:
-            self._files[setup.options] = collect(self.consumer, setup.options)
-        files = self._files[setup.options]
-        context = consumer_context(setup, self.consumer.name, files, model=self.model)
-        return _Release(version, setup, {f.path: f for f in files}, context)
+        return load_release(version, setup, self.consumer, self.cache_dir, model=self.model, files=self._files)
 
     def save(self) -> None:
         for release in self.loaded.values():
             save_index(release.setup.index, release.tree, self.cache_dir)
+
+
+def load_release(
+    version: str, setup: ScanSetup, consumer: CodeTree, cache_dir: Path | None, *,
+    model: ModelFacts | None = None, files: dict[ConsumerOptions, tuple[ConsumerFile, ...]] | None = None,
+) -> _Release:
+    """A provider release as scan sees it (`setup`, from `engine.prepare`), ready to re-check the
+    consumer's sites: the consumer read with the release's options (its version guards folded on
+    it) and its check context. `files` keeps the consumer's readings by options, shared by releases
+    that read it alike. `impact` loads the two sides of a provider change with it, one `setup` per
+    side shared by every downstream."""
+    files = {} if files is None else files
+    if setup.options not in files:
+        files[setup.options] = collect(consumer, setup.options, cache_dir=cache_dir)
+    read = files[setup.options]
+    context = consumer_context(setup, consumer.name, read, model=model)
+    return _Release(version, setup, {f.path: f for f in read}, context)
 
 
 def _recheck_site(release: _Release, finding: Finding) -> FileCheck:
