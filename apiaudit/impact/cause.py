@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from apiaudit.evidence import AttributeFacts, attribute_of
 from apiaudit.findings import CodeOrigin, Finding, Report
-from apiaudit.impact.records import Break, ProviderChange
+from apiaudit.impact.results import Break, ProviderChange
 from apiaudit.matrix.explain import Change, describe_change, load_release
 from apiaudit.provider.records import Found
 from apiaudit.recipes.changes import ChangeKind

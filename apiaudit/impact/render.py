@@ -3,12 +3,11 @@ request comment, and JSON with stable ids (SARIF and annotations: `sarif.py`).""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from typing import Any
 
-from apiaudit.impact.records import Break, ChangeImpact, DownstreamResult, ImpactResult, ProviderChange
+from apiaudit.impact.results import Break, ChangeImpact, DownstreamResult, ImpactResult, ProviderChange
 from apiaudit.report.base import finding_id
 
 IMPACT_FORMATS = ("table", "json", "markdown", "sarif", "github")
@@ -27,12 +26,6 @@ def render_impact(result: ImpactResult, fmt: str) -> str:
     return table(result)
 
 
-def change_id(change: ProviderChange) -> str:
-    """A provider change's stable id: what changed, not where (it survives lines moving around it)."""
-    text = "\0".join((change.kind.value, change.symbol, change.old_name or "", change.new_name or "", change.rule))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
 def break_ids(result: ImpactResult) -> dict[int, str]:
     """Each break's stable id, by its place in `result.breaks`: the finding's id as every report
     gives it (`report.base.finding_id`), counted over all downstreams in list order."""
@@ -42,18 +35,6 @@ def break_ids(result: ImpactResult) -> dict[int, str]:
 
 def _where(change: ProviderChange) -> str:
     return change.location or (f"{change.old_location} on the old side" if change.old_location else "not found on either side")
-
-
-def headline(result: ImpactResult) -> str:
-    counts: Counter[str] = Counter(d.outcome for d in result.downstreams)
-    parts = [f"{counts[o]} {word}" for o, word in (("breaks", "broken"), ("conditional", "with conditional findings only"),
-                                                  ("clean", "clean"), ("unreadable", "not readable")) if counts[o]]  # fmt: skip
-    total = len(result.downstreams)
-    return (
-        f"{result.old.name_version} -> {result.new.name_version}: {total} downstream{'s' if total != 1 else ''}, "
-        + ", ".join(parts) + f"; {len(result.by_change)} provider change{'s' if len(result.by_change) != 1 else ''} "
-        f"behind {len(result.breaks)} finding{'s' if len(result.breaks) != 1 else ''}"
-    )
 
 
 def table(result: ImpactResult) -> str:
@@ -68,7 +49,7 @@ def table(result: ImpactResult) -> str:
         lines.append(f"  {_sentence(impact, plain=True)}")
     if not result.by_change:
         lines.append("  (none)")
-    lines += ["", headline(result)]
+    lines += ["", result.summary]
     return "\n".join(lines) + "\n"
 
 
@@ -98,7 +79,7 @@ def _sentence(impact: ChangeImpact, *, plain: bool) -> str:
 def markdown(result: ImpactResult) -> str:
     broken = [d for d in result.downstreams if d.outcome == "breaks"]
     icon = ":x:" if broken else ":white_check_mark:"
-    lines = [f"### {icon} apiaudit impact: {result.old.name_version} → {result.new.name_version}", "", headline(result), ""]
+    lines = [f"### {icon} apiaudit impact: {result.old.name_version} → {result.new.name_version}", "", result.summary, ""]
     if result.by_change:
         lines += ["#### By provider change", ""]
         lines += [f"- {_sentence(impact, plain=False)}" for impact in result.by_change]
@@ -122,12 +103,12 @@ def impact_to_dict(result: ImpactResult) -> dict[str, Any]:
             "spec": d.spec, "label": d.label, "outcome": d.outcome, "error": d.error, "fixed": d.fixed,
             "unchanged": d.unchanged,
             "breaks": [{
-                "id": ids[index[id(b)]], "change": change_id(b.change), "site": b.site, "blocking": b.blocking,
+                "id": ids[index[id(b)]], "change": b.change.stable_id, "site": b.site, "blocking": b.blocking,
                 "finding": finding_to_dict(b.finding, ids[index[id(b)]]),
             } for b in d.breaks],
         })  # fmt: skip
     changes = [{
-        "id": change_id(c.change), "kind": c.change.kind.value, "symbol": c.change.symbol, "summary": c.change.summary,
+        "id": c.change.stable_id, "kind": c.change.kind.value, "symbol": c.change.symbol, "summary": c.change.summary,
         "location": c.change.location, "old_location": c.change.old_location, "before": c.change.before,
         "after": c.change.after, "old_name": c.change.old_name, "new_name": c.change.new_name, "rule": c.change.rule,
         "blocking": c.blocking, "downstreams": list(c.downstreams),
@@ -136,7 +117,7 @@ def impact_to_dict(result: ImpactResult) -> dict[str, Any]:
     return {
         "schema_version": IMPACT_SCHEMA_VERSION,
         "old": _origin(result.old), "new": _origin(result.new),
-        "exit_code": result.exit_code(), "summary": headline(result),
+        "exit_code": result.exit_code(), "summary": result.summary,
         "changes": changes, "downstreams": downstreams, "duration_s": result.duration_s,
     }  # fmt: skip
 

@@ -19,7 +19,7 @@ from apiaudit.errors import InputError
 from apiaudit.findings import Report
 from apiaudit.impact.cause import Sides, tie_findings
 from apiaudit.impact.downstream import downstreams
-from apiaudit.impact.records import Break, DownstreamResult, ImpactResult, Outcome
+from apiaudit.impact.results import Break, DownstreamResult, ImpactResult, Outcome
 from apiaudit.infra.progress import NullProgress, Progress
 from apiaudit.policy.config import DownstreamEntry, Settings
 from apiaudit.sources.base import CodeTree

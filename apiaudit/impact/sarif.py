@@ -8,8 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from apiaudit.impact.records import ChangeImpact, ImpactResult
-from apiaudit.impact.render import change_id, headline
+from apiaudit.impact.results import ChangeImpact, ImpactResult
 from apiaudit.report.base import INFORMATION_URI, tool_version
 from apiaudit.report.github import escape_data, escape_property
 from apiaudit.report.sarif import SARIF_SCHEMA, SARIF_VERSION
@@ -48,7 +47,7 @@ def sarif_dict(result: ImpactResult) -> dict[str, Any]:
             "ruleId": RULE_ID if change.blocking else RULE_ID_CONDITIONAL,
             "level": "error" if change.blocking else "warning",
             "message": {"text": message(change)},
-            "partialFingerprints": {"apiauditChange/v1": change_id(change.change)},
+            "partialFingerprints": {"apiauditChange/v1": change.change.stable_id},
             "properties": {
                 "kind": change.change.kind.value, "symbol": change.change.symbol,
                 "downstreams": list(change.downstreams),
@@ -64,7 +63,7 @@ def sarif_dict(result: ImpactResult) -> dict[str, Any]:
     run = {
         "tool": {"driver": {"name": "apiaudit-impact", "version": tool_version(), "informationUri": INFORMATION_URI, "rules": rules}},
         "results": results,
-        "properties": {"summary": headline(result)},
+        "properties": {"summary": result.summary},
     }
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
 
@@ -83,5 +82,5 @@ def render_github(result: ImpactResult) -> str:
         props.append(("title", f"apiaudit impact: {change.change.summary.replace('`', '')}"))
         shown = ",".join(f"{k}={escape_property(v)}" for k, v in props)
         lines.append(f"::{command} {shown}::{escape_data(message(change))}")
-    lines.append(f"::notice title=apiaudit impact::{escape_data(headline(result))}")
+    lines.append(f"::notice title=apiaudit impact::{escape_data(result.summary)}")
     return "\n".join(lines) + "\n"

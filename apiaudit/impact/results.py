@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections import Counter
 from typing import Literal
 
 from apiaudit.findings import CodeOrigin, Finding, Severity
@@ -71,6 +73,12 @@ class ProviderChange:
         if self.note:
             return f"{name}: {self.note}"
         return f"{name} changed ({self.rule})" if self.rule else f"{name} changed"
+
+    @property
+    def stable_id(self) -> str:
+        """The change's id in JSON and SARIF: what changed, not where (it survives lines moving around it)."""
+        text = "\0".join((self.kind.value, self.symbol, self.old_name or "", self.new_name or "", self.rule))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
     @property
     def key(self) -> tuple:
@@ -146,6 +154,20 @@ class ImpactResult:
             changes.setdefault(b.change.key, b.change)
         out = [ChangeImpact(changes[k], tuple(v)) for k, v in grouped.items()]
         return tuple(sorted(out, key=lambda c: (not c.blocking, c.change.location or "~", c.change.symbol, c.change.summary)))
+
+    @property
+    def summary(self) -> str:
+        """One line: "old -> new: 4 downstreams, 2 broken, 1 clean; 3 provider changes behind 4 findings"."""
+        counts: Counter[str] = Counter(d.outcome for d in self.downstreams)
+        words = (("breaks", "broken"), ("conditional", "with conditional findings only"), ("clean", "clean"),
+                 ("unreadable", "not readable"))  # fmt: skip
+        parts = [f"{counts[o]} {word}" for o, word in words if counts[o]]
+        total, changes, found = len(self.downstreams), len(self.by_change), len(self.breaks)
+        return (
+            f"{self.old.name_version} -> {self.new.name_version}: {total} downstream{'s' if total != 1 else ''}, "
+            + ", ".join(parts) + f"; {changes} provider change{'s' if changes != 1 else ''} "
+            f"behind {found} finding{'s' if found != 1 else ''}"
+        )
 
     def exit_code(self) -> int:
         """1 when a downstream breaks (a proven error the change introduces), else 0."""
