@@ -26,8 +26,10 @@ class Sides:
 
     def releases(self, consumer: CodeTree):
         files: dict = {}  # the consumer read once where both sides read it alike
-        old = load_release("old", self.old_setup, consumer, self.cache_dir, files=files)
-        new = load_release("new", self.new_setup, consumer, self.cache_dir, files=files)
+        old, new = (
+            load_release(setup.provider.version or side, setup, consumer, self.cache_dir, files=files)
+            for side, setup in (("old", self.old_setup), ("new", self.new_setup))
+        )
         return old, new
 
 
@@ -103,7 +105,7 @@ def _rule_summary(finding: Finding, change: Change) -> str:
 def _symbol(finding: Finding, change: Change) -> str:
     if change.kind is ChangeKind.MOVED_SYMBOL and change.old_name:
         return change.old_name
-    return change.symbol or finding.callee or (attribute_of(finding.facts) or "")
+    return change.symbol or finding.callee or attribute_of(finding.facts) or finding.rule
 
 
 def _new_location(finding: Finding, change: Change, symbol: str, index) -> str | None:

@@ -111,6 +111,7 @@ def impact_to_dict(result: ImpactResult) -> dict[str, Any]:
         "id": c.change.stable_id, "kind": c.change.kind.value, "symbol": c.change.symbol, "summary": c.change.summary,
         "location": c.change.location, "old_location": c.change.old_location, "before": c.change.before,
         "after": c.change.after, "old_name": c.change.old_name, "new_name": c.change.new_name, "rule": c.change.rule,
+        "note": c.change.note,
         "blocking": c.blocking, "downstreams": list(c.downstreams),
         "breaks": [ids[index[id(b)]] for b in c.breaks],
     } for c in result.by_change]  # fmt: skip

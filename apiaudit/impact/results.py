@@ -14,6 +14,8 @@ from apiaudit.recipes.changes import ChangeKind
 # are new (behind guards not decided, or in modules nothing imports), nothing is new, or it could
 # not be read (a release that cannot be fetched, a path that is not a package, ...).
 Outcome = Literal["breaks", "conditional", "clean", "unreadable"]
+# A note listing names (what appeared when a member went) names this many in a summary.
+NOTE_NAMES = 4
 
 
 @record
@@ -47,9 +49,19 @@ class ProviderChange:
         return parts[-1]
 
     @property
+    def brief_note(self) -> str:
+        """The note with a long list cut to its first names ("members added ...: a, b, c and 40 more")."""
+        head, sep, listed = self.note.partition(": ")
+        names = listed.split(", ")
+        if not sep or len(names) <= NOTE_NAMES:
+            return self.note
+        return f"{head}: {', '.join(names[:NOTE_NAMES])} and {len(names) - NOTE_NAMES} more"
+
+    @property
     def summary(self) -> str:
         """One phrase: "`Request.__init__` lost `eos_token_id`"."""
         name, old, new = f"`{self.short}`", self.old_name, self.new_name
+        note = self.brief_note
         kind = self.kind
         if kind is ChangeKind.REMOVED_PARAMETER:
             return f"{name} lost `{old}`"
@@ -58,7 +70,7 @@ class ProviderChange:
         if kind is ChangeKind.ADDED_PARAMETER:
             return f"{name} requires a new parameter `{new}`"
         if kind is ChangeKind.DEFAULT_REMOVED:
-            return f"{name} made `{new}` required" + (f" ({self.note})" if self.note else "")
+            return f"{name} made `{new}` required" + (f" ({note})" if note else "")
         if kind is ChangeKind.MADE_POSITIONAL_ONLY:
             return f"{name} made `{new}` positional-only"
         if kind is ChangeKind.POSITIONAL_REDUCED:
@@ -69,9 +81,10 @@ class ProviderChange:
             return f"{name} renamed attribute `{old}` to `{new}`"
         if kind is ChangeKind.REMOVED:
             gone = f"`{self.symbol}.{old}`" if old and not self.symbol.endswith(old) else f"`{old or self.symbol}`"
-            return f"{gone} was removed" + (f" ({self.note})" if self.note else "")
-        if self.note:
-            return f"{name}: {self.note}"
+            return f"{gone} was removed" + (f" ({note})" if note else "")
+        if note:
+            # a rule's range names no definition: its note says it all
+            return note if self.symbol == self.rule else f"{name}: {note}"
         return f"{name} changed ({self.rule})" if self.rule else f"{name} changed"
 
     @property

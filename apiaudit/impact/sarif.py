@@ -17,18 +17,19 @@ RULE_ID = "downstream-break"
 RULE_ID_CONDITIONAL = "downstream-conditional"
 
 
-def _place(impact: ChangeImpact) -> tuple[str, int] | None:
-    """(path, line) of the change on NEW, else on OLD; None when neither side locates it."""
+def _place(impact: ChangeImpact) -> tuple[str, int | None] | None:
+    """(path, line) of the change on NEW, else on OLD (line None: a module, no line); None when
+    neither side locates it."""
     location = impact.change.location or impact.change.old_location
-    if not location or ":" not in location:
+    if not location:
         return None
     path, _, line = location.rpartition(":")
-    return (path, int(line)) if line.isdigit() else None
+    return (path, int(line)) if path and line.isdigit() else (location, None)
 
 
 def message(change: ChangeImpact) -> str:
     c = change.change
-    where = "" if c.location or not c.old_location else f" (removed here: was at {c.old_location} on the old side)"
+    where = "" if c.location or not c.old_location else f" (gone: it was at {c.old_location} on the old side)"
     sites = [f"{b.downstream} at {b.site} ({b.finding.rule}: {b.finding.message})" for b in change.breaks]
     verb = "breaks" if change.blocking else "may break"
     return f"{c.summary.replace('`', '')}{where} {verb} {len(change.downstreams)} downstream(s): " + "; ".join(sites)
@@ -56,9 +57,10 @@ def sarif_dict(result: ImpactResult) -> dict[str, Any]:
         }  # fmt: skip
         place = _place(change)
         if place is not None:
-            entry["locations"] = [{"physicalLocation": {
-                "artifactLocation": {"uri": place[0], "uriBaseId": "%SRCROOT%"}, "region": {"startLine": place[1]},
-            }}]  # fmt: skip
+            physical: dict[str, Any] = {"artifactLocation": {"uri": place[0], "uriBaseId": "%SRCROOT%"}}
+            if place[1] is not None:
+                physical["region"] = {"startLine": place[1]}
+            entry["locations"] = [{"physicalLocation": physical}]
         results.append(entry)
     run = {
         "tool": {"driver": {"name": "apiaudit-impact", "version": tool_version(), "informationUri": INFORMATION_URI, "rules": rules}},
@@ -78,7 +80,9 @@ def render_github(result: ImpactResult) -> str:
     for change in result.by_change:
         command = "error" if change.blocking else "warning"
         place = _place(change)
-        props = [("file", place[0]), ("line", str(place[1]))] if place else []
+        props = [("file", place[0])] if place else []
+        if place and place[1] is not None:
+            props.append(("line", str(place[1])))
         props.append(("title", f"apiaudit impact: {change.change.summary.replace('`', '')}"))
         shown = ",".join(f"{k}={escape_property(v)}" for k, v in props)
         lines.append(f"::{command} {shown}::{escape_data(message(change))}")
