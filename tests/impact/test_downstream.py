@@ -70,3 +70,21 @@ def test_a_bad_list_is_one_line_naming_the_key(tmp_path, text, message):
 def test_no_downstream_at_all_is_bad_input(tmp_path):
     with pytest.raises(InputError, match="no downstream to check for lonelylib"):
         downstreams(["lonelylib"])
+
+
+def test_apiaudit_config_shows_the_impact_list(tmp_path, monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from apiaudit.cli.group import cli
+
+    monkeypatch.delenv("APIAUDIT_CONFIG", raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.apiaudit.impact]\ndownstream = [{spec = "trl==1.2.0", with-deps = true}]\n')
+    outcome = CliRunner().invoke(cli, ["config", "--json"])
+    assert outcome.exit_code == 0, outcome.output
+    shown = json.loads(outcome.stdout)["settings"]["impact"]
+    assert shown["value"] == {"downstream": [{"spec": "trl==1.2.0", "with-deps": True}], "replace-bundled": False}
+    table = CliRunner().invoke(cli, ["config"]).stdout
+    assert any(line.split()[:2] == ["impact", "trl==1.2.0"] for line in table.splitlines())
