@@ -16,7 +16,7 @@ from typing import Literal, Sequence
 from apiaudit import sources
 from apiaudit.errors import InputError
 from apiaudit.findings import Report, Severity
-from apiaudit.impact.downstream import downstreams
+from apiaudit.impact.downstream import downstreams, spec_label
 from apiaudit.infra.frozen import record
 from apiaudit.infra.progress import NullProgress, Progress
 from apiaudit.policy.config import Settings
@@ -97,9 +97,9 @@ def run_atlas(
             swept = run_matrix([entry.spec], provider, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress, available=listed)
         except InputError as exc:
             cells = tuple(AtlasCell(v, "unreadable", failure=str(exc)) for v in releases)
-            rows.append(AtlasRow(entry.spec, _label(entry.spec), cells, failure=str(exc)))
+            rows.append(AtlasRow(entry.spec, spec_label(entry.spec), cells, failure=str(exc)))
             continue
-        label = swept.consumers[0].name_version if swept.consumers else _label(entry.spec)
+        label = swept.consumers[0].name_version if swept.consumers else spec_label(entry.spec)
         cells = tuple(
             AtlasCell(r.version, "unreadable", failure=r.failure) if r.report is None else _cell(r.version, r.report)
             for r in swept.rows
@@ -133,7 +133,3 @@ def first_broken(cells: Sequence[AtlasCell]) -> str | None:
         if cell.outcome in ("clean", "conditional"):
             worked = True
     return None
-
-
-def _label(spec: str) -> str:
-    return spec.replace("==", " ") if "==" in spec else Path(spec).name or spec

@@ -61,3 +61,8 @@ def downstreams(
             "(--downstream FILE, or [tool.apiaudit.impact] downstream = [...])"
         )
     return tuple(chosen.values())
+
+
+def spec_label(spec: str) -> str:
+    """A downstream named before it is read (it could not be): `name version`, or a path's last folder."""
+    return spec.replace("==", " ") if "==" in spec else Path(spec).name or spec

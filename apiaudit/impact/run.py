@@ -18,7 +18,7 @@ from apiaudit.audit import rulebook_for, scan
 from apiaudit.errors import InputError
 from apiaudit.findings import Report
 from apiaudit.impact.cause import Sides, tie_findings
-from apiaudit.impact.downstream import downstreams
+from apiaudit.impact.downstream import downstreams, spec_label
 from apiaudit.impact.results import Break, DownstreamResult, ImpactResult, Outcome
 from apiaudit.infra.progress import NullProgress, Progress
 from apiaudit.policy.config import DownstreamEntry, Settings
@@ -75,7 +75,7 @@ def _one(entry: DownstreamEntry, old: str, new: str, settings: Settings, sides: 
         )  # fmt: skip
         trees = _consumer_trees(report, entry.spec, cache_dir) if _has_breaks(report) else {}
     except InputError as exc:
-        return DownstreamResult(entry.spec, _label_of_spec(entry.spec), "unreadable", error=str(exc))
+        return DownstreamResult(entry.spec, spec_label(entry.spec), "unreadable", error=str(exc))
     origin = report.consumers[0] if report.consumers else None
     label = origin.name_version if origin is not None else entry.spec
     breaks = tie_findings(report, trees, sides.get(), label) if trees else ()
@@ -111,10 +111,6 @@ def _consumer_trees(report: Report, spec: str, cache_dir: Path) -> dict[str, Cod
             continue  # a path found as a dependency: its findings keep their callee as the change
         trees[origin.key] = sources.resolve(again, cache_dir=cache_dir)
     return trees
-
-
-def _label_of_spec(spec: str) -> str:
-    return spec.replace("==", " ") if "==" in spec else Path(spec).name or spec
 
 
 class _LazySides:
