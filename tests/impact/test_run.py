@@ -44,3 +44,18 @@ def test_a_downstream_that_cannot_be_read_is_said_not_fatal(tmp_path):
 def test_a_bad_provider_side_is_bad_input_before_any_downstream(tmp_path):
     with pytest.raises(InputError, match="no-such-checkout"):
         run_impact(str(OLD), str(tmp_path / "no-such-checkout"), downstream_files=[write_list(tmp_path)], cache_dir=tmp_path)
+
+
+def test_a_warm_rerun_reads_every_scan_from_scans_cache(tmp_path, monkeypatch):
+    from apiaudit.cache import scans
+
+    listed = write_list(tmp_path)
+    stored: list = []
+    keep = scans.store
+    monkeypatch.setattr(scans, "store", lambda *args, **kwargs: (stored.append(args), keep(*args, **kwargs)))
+    first = run_impact(str(OLD), str(NEW), downstream_files=[listed], cache_dir=tmp_path / "cache")
+    assert len(stored) == 6
+    stored.clear()
+    again = run_impact(str(OLD), str(NEW), downstream_files=[listed], cache_dir=tmp_path / "cache")
+    assert stored == []  # six scans (three downstreams, two sides), none run again
+    assert again.by_change == first.by_change
