@@ -8,6 +8,7 @@ their provider change (`cause.py`), OLD and NEW prepared once for all downstream
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -46,7 +47,12 @@ def run_impact(
     progress = progress or NullProgress()
     rules_dirs = list(rules_dirs) or list(settings.rules)
     cache_dir = Path(cache_dir or settings.cache_dir or sources.default_cache_dir())
-    old_tree, new_tree = (_provider(spec, cache_dir, progress) for spec in (old, new))
+    if settings.offline:
+        from apiaudit.policy.offline import require_cached
+
+        require_cached([old, new], cache_dir)  # --offline: a release not cached is one line, before any work
+    with sources.fetching_refused() if settings.offline else contextlib.nullcontext():
+        old_tree, new_tree = (_provider(spec, cache_dir, progress) for spec in (old, new))
     entries = downstreams([new_tree.name, *new_tree.packages], files=downstream_files, settings=settings, rules_dirs=rules_dirs)
     # What scan reads of the project: the cache and rules; no consumer policy (select, exclude, ...).
     neutral = Settings(rules=tuple(map(Path, rules_dirs)), cache_dir=cache_dir, offline=settings.offline, file=settings.file)

@@ -59,3 +59,10 @@ def test_a_warm_rerun_reads_every_scan_from_scans_cache(tmp_path, monkeypatch):
     again = run_impact(str(OLD), str(NEW), downstream_files=[listed], cache_dir=tmp_path / "cache")
     assert stored == []  # six scans (three downstreams, two sides), none run again
     assert again.by_change == first.by_change
+
+
+def test_offline_a_provider_release_not_cached_is_bad_input_before_any_work(tmp_path):
+    from apiaudit.policy.config import Settings
+
+    with pytest.raises(InputError, match="impactlib==9.9 is not in the cache"):
+        run_impact("impactlib==9.9", str(NEW), downstream_files=[write_list(tmp_path)], cache_dir=tmp_path, settings=Settings(offline=True))
