@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from apiaudit.impact.render import render_impact
+from tests.report.test_sarif import sarif_validator  # noqa: F401 - the fixture
 
 from tests.impact.conftest import NEW
 
@@ -56,3 +59,10 @@ def test_github_annotations_name_the_provider_file_and_the_downstream_sites(impa
     assert "impact_sampler at " in lines[1]
     assert lines[2].startswith("::warning file=impactlib/proposer.py,line=10,")
     assert lines[-1].startswith("::notice title=apiaudit impact::")
+
+
+@pytest.mark.network  # the OASIS schema, fetched once into the shared test cache
+def test_the_sarif_validates_against_the_official_schema(impact_result, sarif_validator):
+    doc = json.loads(render_impact(impact_result, "sarif"))
+    errors = sorted(sarif_validator.iter_errors(doc), key=lambda e: list(e.path))
+    assert not errors, [f"{list(e.path)}: {e.message}" for e in errors]
