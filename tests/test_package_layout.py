@@ -143,7 +143,7 @@ def test_one_meaning_per_module_name():
 FLOW = (
     "errors", "infra", "cache.codec", "evidence", "findings", "sources", "cache.scans", "recipes", "model",
     "provider", "consumer", "checks", "engine", "policy", "report", "audit", "fixes", "gate", "matrix",
-    "trainer_env", "runner", "action", "cli", "__main__",
+    "impact", "trainer_env", "runner", "action", "cli", "__main__",
 )  # fmt: skip
 
 

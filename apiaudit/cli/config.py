@@ -34,6 +34,8 @@ def effective_rows(settings) -> list[tuple[str, str, str]]:
     rows = []
     for key in KEYS:
         value = getattr(settings, key.replace("-", "_"))
+        if key == "impact":
+            value = [e.spec for e in value.entries] if value else ()
         if key == "ignores":
             value = [f"{i.rule} ({i.reason}{', until ' + str(i.until) if i.until else ''})" for i in value]
         shown = _shown(value)
@@ -61,6 +63,11 @@ def effective_values(settings) -> dict[str, dict]:
             ]  # fmt: skip
         elif key == "severity":
             value = dict(value)
+        elif key == "impact":
+            value = value and {
+                "downstream": [{"spec": e.spec, "with-deps": e.with_deps} for e in value.entries],
+                "replace-bundled": value.replace_bundled,
+            }
         elif isinstance(value, tuple):
             value = [str(v) for v in value]
         elif isinstance(value, Path):
@@ -93,6 +100,7 @@ def _default_in_force(key: str, settings) -> str:
         "rules": "the bundled rules only",
         "select": "every rule",
         "baseline": "none",
+        "impact": "the bundled downstream list",
     }.get(key, "none")
 
 

@@ -157,22 +157,33 @@ class _Releases:
 
     def _load(self, version: str, tree: CodeTree) -> _Release:
         book = load_rulebook(self.rules_dirs, self.name).applicable(version)
-        # The release as scan sees it: the same index, rule hooks and consumer options (its
-        # version guards folded on this release).
         setup = prepare(tree, book, cache_dir=self.cache_dir)
-        files: dict[str, dict[str, ConsumerFile]] = {}
-        contexts: dict[str, CheckContext] = {}
-        for key, consumer in self.consumers.items():
-            if (key, setup.options) not in self._files:
-                self._files[(key, setup.options)] = collect(consumer, setup.options)
-            read = self._files[(key, setup.options)]
-            files[key] = {f.path: f for f in read}
-            contexts[key] = consumer_context(setup, key, read, model=self.model)
-        return _Release(version, setup, files, contexts)
+        return load_release(version, setup, self.consumers, self.cache_dir, model=self.model, files=self._files)
 
     def save(self) -> None:
         for release in self.loaded.values():
             save_index(release.setup.index, release.tree, self.cache_dir)
+
+
+def load_release(
+    version: str, setup: ScanSetup, consumers: dict[str, CodeTree], cache_dir: Path | None, *,
+    model: ModelFacts | None = None, files: dict[tuple[str, ConsumerOptions], tuple[ConsumerFile, ...]] | None = None,
+) -> _Release:
+    """A provider release as scan sees it (`setup`, from `engine.prepare`), ready to re-check the
+    consumers' sites: each consumer (by the key its findings name it with) read with the release's
+    options (its version guards folded on it) and its check context. `files` keeps the readings by
+    consumer and options, shared by releases that read them alike. `impact` loads the two sides of
+    a provider change with it, one `setup` per side shared by every downstream."""
+    files = {} if files is None else files
+    by_consumer: dict[str, dict[str, ConsumerFile]] = {}
+    contexts: dict[str, CheckContext] = {}
+    for key, consumer in consumers.items():
+        if (key, setup.options) not in files:
+            files[(key, setup.options)] = collect(consumer, setup.options, cache_dir=cache_dir)
+        read = files[(key, setup.options)]
+        by_consumer[key] = {f.path: f for f in read}
+        contexts[key] = consumer_context(setup, key, read, model=model)
+    return _Release(version, setup, by_consumer, contexts)
 
 
 def _recheck_site(release: _Release, finding: Finding) -> FileCheck:

@@ -43,8 +43,13 @@ KEYS: dict[str, str] = {
     "baseline": "a baseline file (written by --write-baseline): only findings not in it are reported",
     "offline": "true: fetch nothing, use only cached releases and installed code",
     "ignores": "an array of tables: rule (required), reason (required), path, callee, param, until (YYYY-MM-DD)",
+    "impact": "a table: downstream (what `impact` checks: specs, or tables of spec and with-deps), replace-bundled",
 }
 IGNORE_KEYS = ("rule", "reason", "path", "callee", "param", "until")
+# A downstream list: `[tool.apiaudit.impact]`, a `--downstream FILE`, and the bundled
+# `rules/<provider>.downstream.toml` are read by one parser, so they mean the same.
+DOWNSTREAM_LIST_KEYS = ("downstream", "replace-bundled")
+DOWNSTREAM_ENTRY_KEYS = ("spec", "with-deps")
 
 
 @record
@@ -64,6 +69,24 @@ class ConfigIgnore:
 
 
 @record
+class DownstreamEntry:
+    """One downstream `impact` checks: anything `scan` takes as a consumer, with its own `--with-deps`."""
+
+    spec: str  # NAME==VERSION, an installed NAME, or a path (made absolute from its file's folder)
+    with_deps: bool | None = None  # None: scan's default (deps only for a release importing none of the provider)
+    where: str = ""  # "vllm.downstream.toml: downstream[3]", for messages
+
+
+@record
+class DownstreamList:
+    """A list of downstreams and whether it replaces the bundled one (else it extends it)."""
+
+    entries: tuple[DownstreamEntry, ...] = ()
+    replace_bundled: bool = False
+    where: str = ""
+
+
+@record
 class Settings:
     """The effective settings: defaults, then the config file, then the command line."""
 
@@ -79,6 +102,7 @@ class Settings:
     baseline: Path | None = None
     offline: bool = False
     ignores: tuple[ConfigIgnore, ...] = ()
+    impact: DownstreamList | None = None  # [tool.apiaudit.impact]: the downstreams `impact` checks
     file: Path | None = None  # the config file read, if any
     # config key -> "default" | "<file>" | "command line"
     origins: tuple[tuple[str, str], ...] = field(default=())
@@ -257,6 +281,8 @@ def parse_settings(table: Mapping[str, Any], *, where: str, base: Path, file: Pa
         values["severity"] = tuple(pairs)
     if "ignores" in table:
         values["ignores"] = _parse_ignores(table["ignores"], where)
+    if "impact" in table:
+        values["impact"] = parse_downstream_list(table["impact"], where=f"{where}: impact", base=base)
     origins = tuple((_key_of(name), origin) for name in values)
     return Settings(**values, file=file, origins=origins)
 
@@ -290,6 +316,42 @@ def _parse_ignores(raw: Any, where: str) -> tuple[ConfigIgnore, ...]:
             )  # fmt: skip
         )
     return tuple(entries)
+
+
+def parse_downstream_list(table: Any, *, where: str, base: Path) -> DownstreamList:
+    """Validate a downstream list (`downstream = [...]`, `replace-bundled = bool`); InputError on the first fault.
+
+    An entry is a spec string or a table `{spec = "...", with-deps = true}`; a path spec is
+    relative to `base` (the file's folder)."""
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{where}: must be a table")
+    unknown = sorted(set(table) - set(DOWNSTREAM_LIST_KEYS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key '{unknown[0]}'{hint(unknown[0], DOWNSTREAM_LIST_KEYS)}")
+    replace_bundled = table.get("replace-bundled", False)
+    if not isinstance(replace_bundled, bool):
+        raise ConfigError(f"{where}: replace-bundled: must be true or false")
+    raw = table.get("downstream", [])
+    if not isinstance(raw, list):
+        raise ConfigError(f"{where}: downstream: must be an array of specs or tables ([[downstream]])")
+    entries = []
+    for i, item in enumerate(raw):
+        at = f"{where}: downstream[{i}]"
+        if isinstance(item, str):
+            item = {"spec": item}
+        if not isinstance(item, Mapping):
+            raise ConfigError(f"{at}: must be a spec string or a table with spec (and with-deps)")
+        unknown = sorted(set(item) - set(DOWNSTREAM_ENTRY_KEYS))
+        if unknown:
+            raise ConfigError(f"{at}: unknown key '{unknown[0]}'{hint(unknown[0], DOWNSTREAM_ENTRY_KEYS)}")
+        spec = item.get("spec")
+        if not isinstance(spec, str) or not spec.strip():
+            raise ConfigError(f"{at}: 'spec' is required (a non-empty string: NAME==VERSION, NAME or a path)")
+        with_deps = item.get("with-deps")
+        if with_deps is not None and not isinstance(with_deps, bool):
+            raise ConfigError(f"{at}.with-deps: must be true or false")
+        entries.append(DownstreamEntry(_spec_relative_to(spec.strip(), base), with_deps, at))
+    return DownstreamList(tuple(entries), replace_bundled, where)
 
 
 def _parse_date(value: Any, where: str) -> _dt.date:

@@ -31,11 +31,27 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
+# A rules directory also holds each provider's list of known downstreams (`apiaudit impact`):
+# data of another kind, never read as rules (nor part of the rules' digest).
+DOWNSTREAM_SUFFIX = ".downstream.toml"
+
+
 def rule_files(directory: Path) -> list[Path]:
-    """The `*.toml` files of a rules directory, sorted; a directory that is not there is an InputError."""
+    """The `*.toml` rule files of a rules directory, sorted (downstream lists left out); a directory
+    that is not there is an InputError."""
     if not directory.is_dir():
         raise NotFoundError(f"{display_path(directory)}: rules directory does not exist")
-    return sorted(directory.glob("*.toml"))
+    return sorted(p for p in directory.glob("*.toml") if not p.name.endswith(DOWNSTREAM_SUFFIX))
+
+
+def downstream_list_files(provider: str, dirs: Sequence[Path] = ()) -> list[Path]:
+    """The downstream lists for `provider` (`<provider>.downstream.toml`) in the bundled rules and then
+    `dirs`, those that exist, in load order."""
+    return [
+        directory / f"{provider}{DOWNSTREAM_SUFFIX}"
+        for directory, _ in rule_directories(dirs)
+        if (directory / f"{provider}{DOWNSTREAM_SUFFIX}").is_file()
+    ]
 
 
 def rule_directories(dirs: Sequence[Path], *, include_bundled: bool = True) -> list[tuple[Path, bool]]:

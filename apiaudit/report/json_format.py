@@ -216,7 +216,7 @@ def _facts_from(rule: str, d: dict[str, Any], recipe: RecipeFacts | None, where:
     return None
 
 
-def _finding_to_dict(f: Finding, identity: str) -> dict[str, Any]:
+def finding_to_dict(f: Finding, identity: str) -> dict[str, Any]:
     return {
         "id": identity,
         "rule": f.rule,
@@ -293,7 +293,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         },
         "extras": dict(report.extras),
         # Ids count on from the findings into the suppressed ones, as SARIF's results do.
-        "findings": [_finding_to_dict(f, finding_id(f, seen)) for f in sorted_findings(report)],
+        "findings": [finding_to_dict(f, finding_id(f, seen)) for f in sorted_findings(report)],
         "suppressed": [_suppressed_to_dict(s, finding_id(s.finding, seen)) for s in report.suppressed],
         "baseline": _baseline_to_dict(report.baseline),
         "delta": _delta_to_dict(report.delta),
@@ -302,7 +302,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
 
 
 def _suppressed_to_dict(s: Suppressed, identity: str) -> dict[str, Any]:
-    return {"by": s.by.value, "reason": s.reason, "where": s.where, "finding": _finding_to_dict(s.finding, identity)}
+    return {"by": s.by.value, "reason": s.reason, "where": s.where, "finding": finding_to_dict(s.finding, identity)}
 
 
 def _baseline_to_dict(b: BaselineSummary | None) -> dict[str, Any] | None:
@@ -316,7 +316,7 @@ def _delta_to_dict(d: Delta | None) -> dict[str, Any] | None:
     return {
         "against": _origin_to_dict(d.against),
         "unchanged": d.unchanged,
-        "fixed": [_finding_to_dict(f, finding_id(f, seen)) for f in d.fixed],
+        "fixed": [finding_to_dict(f, finding_id(f, seen)) for f in d.fixed],
     }
 
 

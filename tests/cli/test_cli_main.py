@@ -118,7 +118,7 @@ def test_every_command_loads_on_demand():
     from apiaudit.cli.group import LazyGroup
 
     assert isinstance(cli, LazyGroup)
-    assert set(COMMANDS) == {"scan", "fix", "preflight", "run", "matrix", "explain", "config", "rule"}
+    assert set(COMMANDS) == {"scan", "fix", "preflight", "run", "matrix", "explain", "impact", "atlas", "config", "rule"}
     ctx = cli.make_context("apiaudit", [], resilient_parsing=True)
     for name in COMMANDS:
         assert cli.get_command(ctx, name).name == name

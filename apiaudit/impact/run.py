@@ -1,0 +1,145 @@
+"""`impact OLD NEW`: every downstream scanned against NEW with OLD as the release in use today.
+
+Each downstream is one `audit.scan(..., against=OLD)` (the upgrade delta `scan --against`
+makes, with scan's caches: a warm re-run reads whole scans from the results cache), so that
+one downstream that cannot be read is said, not fatal. The introduced findings are then tied to
+their provider change (`cause.py`), OLD and NEW prepared once for all downstreams.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Sequence
+
+from apiaudit import sources
+from apiaudit.audit import rulebook_for, scan
+from apiaudit.errors import InputError
+from apiaudit.findings import Report
+from apiaudit.impact.cause import Sides, tie_findings
+from apiaudit.impact.downstream import downstreams, spec_label
+from apiaudit.impact.results import Break, DownstreamResult, ImpactResult, Outcome
+from apiaudit.infra.progress import NullProgress, Progress
+from apiaudit.policy.config import DownstreamEntry, Settings
+from apiaudit.sources.base import CodeTree
+
+
+def run_impact(
+    old: str,
+    new: str,
+    *,
+    downstream_files: Sequence[Path] = (),
+    settings: Settings | None = None,
+    rules_dirs: Sequence[Path] = (),
+    cache_dir: Path | None = None,
+    progress: Progress | None = None,
+) -> ImpactResult:
+    """Which downstreams moving the provider from `old` to `new` breaks, and through which change.
+
+    `old`/`new` are provider specs as scan's `--provider` takes them (NAME==VERSION, a source
+    checkout, an installed distribution); a bad one is an InputError before any downstream is read.
+    `settings` gives the cache, rules and `[tool.apiaudit.impact]`; the downstreams' findings are
+    judged by no project policy (they are the downstreams' code, not this project's)."""
+    started = time.perf_counter()
+    settings = settings if settings is not None else Settings()
+    progress = progress or NullProgress()
+    rules_dirs = list(rules_dirs) or list(settings.rules)
+    cache_dir = Path(cache_dir or settings.cache_dir or sources.default_cache_dir())
+    if settings.offline:
+        from apiaudit.policy.offline import require_cached
+
+        require_cached([old, new], cache_dir)  # --offline: a release not cached is one line, before any work
+    with sources.fetching_refused() if settings.offline else contextlib.nullcontext():
+        old_tree, new_tree = (_provider(spec, cache_dir, progress) for spec in (old, new))
+    entries = downstreams([new_tree.name, *new_tree.packages], files=downstream_files, settings=settings, rules_dirs=rules_dirs)
+    # What scan reads of the project: the cache and rules; no consumer policy (select, exclude, ...).
+    neutral = Settings(rules=tuple(map(Path, rules_dirs)), cache_dir=cache_dir, offline=settings.offline, file=settings.file)
+    sides = _LazySides(old_tree, new_tree, rules_dirs, cache_dir)
+    results = [_one(entry, old, new, neutral, sides, cache_dir, rules_dirs, progress) for entry in entries]
+    sides.save()
+    return ImpactResult(
+        old=old_tree.origin(), new=new_tree.origin(), downstreams=tuple(results),
+        duration_s=round(time.perf_counter() - started, 3),
+    )  # fmt: skip
+
+
+def _provider(spec: str, cache_dir: Path, progress: Progress) -> CodeTree:
+    tree = sources.resolve(spec, cache_dir=cache_dir, progress=progress)
+    if not tree.packages:
+        raise InputError(f"{spec} holds no Python package to audit against")
+    return tree
+
+
+def _one(entry: DownstreamEntry, old: str, new: str, settings: Settings, sides: _LazySides, cache_dir: Path,
+         rules_dirs: Sequence[Path], progress: Progress) -> DownstreamResult:  # fmt: skip
+    try:
+        report = scan(
+            [entry.spec], new, against=old, settings=settings, cache_dir=cache_dir, rules_dirs=rules_dirs,
+            progress=progress, use_baseline=False, with_deps=entry.with_deps,
+        )  # fmt: skip
+        trees = _consumer_trees(report, entry.spec, cache_dir) if _has_breaks(report) else {}
+    except InputError as exc:
+        return DownstreamResult(entry.spec, spec_label(entry.spec), "unreadable", error=str(exc))
+    origin = report.consumers[0] if report.consumers else None
+    label = origin.name_version if origin is not None else entry.spec
+    breaks = tie_findings(report, trees, sides.get(), label) if trees else ()
+    delta = report.delta
+    return DownstreamResult(
+        entry.spec, label, _outcome(breaks), breaks, fixed=len(delta.fixed) if delta else 0,
+        unchanged=delta.unchanged if delta else 0, origin=origin,
+    )  # fmt: skip
+
+
+def _has_breaks(report: Report) -> bool:
+    return any(f.rule != "cannot-judge" for f in report.findings)
+
+
+def _outcome(breaks: tuple[Break, ...]) -> Outcome:
+    if any(b.blocking for b in breaks):
+        return "breaks"
+    return "conditional" if breaks else "clean"
+
+
+def _consumer_trees(report: Report, spec: str, cache_dir: Path) -> dict[str, CodeTree]:
+    """Each consumer of the report as a tree again: the downstream from its own spec, the
+    dependencies audited with it (releases or installed distributions) from their origins."""
+    trees = {}
+    for i, origin in enumerate(report.consumers):
+        if i == 0:
+            again = spec
+        elif origin.kind == "release":
+            again = f"{origin.name}=={origin.version}"
+        elif origin.kind == "installed":
+            again = origin.name
+        else:
+            continue  # a path found as a dependency: its findings keep their callee as the change
+        trees[origin.key] = sources.resolve(again, cache_dir=cache_dir)
+    return trees
+
+
+class _LazySides:
+    """OLD and NEW prepared (index, rules, options) on the first downstream with a break only."""
+
+    def __init__(self, old: CodeTree, new: CodeTree, rules_dirs: Sequence[Path], cache_dir: Path):
+        self.trees = (old, new)
+        self.rules_dirs = list(rules_dirs)
+        self.cache_dir = cache_dir
+        self.sides: Sides | None = None
+
+    def get(self) -> Sides:
+        if self.sides is None:
+            from apiaudit.engine import prepare
+
+            old, new = (prepare(t, rulebook_for(self.rules_dirs, t), cache_dir=self.cache_dir) for t in self.trees)
+            self.sides = Sides(old, new, self.cache_dir)
+        return self.sides
+
+    def save(self) -> None:
+        if self.sides is None:
+            return
+        from apiaudit.provider.cache import save_index
+
+        for setup in (self.sides.old_setup, self.sides.new_setup):
+            save_index(setup.index, setup.provider, self.cache_dir)

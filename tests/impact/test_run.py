@@ -1,0 +1,68 @@
+"""`run_impact`: one upgrade delta per downstream, tied to the provider changes behind it."""
+
+from __future__ import annotations
+
+import pytest
+
+from apiaudit.errors import InputError
+from apiaudit.impact.run import run_impact
+
+from tests.impact.conftest import NEW, OLD, write_list
+
+
+def test_each_downstream_gets_its_outcome(impact_result):
+    outcomes = {d.label: d.outcome for d in impact_result.downstreams}
+    assert outcomes == {"impact_drafter": "breaks", "impact_sampler": "breaks", "impact_clean": "clean"}
+    assert impact_result.exit_code() == 1
+
+
+def test_the_by_change_view_names_each_change_once_with_every_site_it_breaks(impact_result):
+    sentences = {c.change.summary: [b.site.rsplit("/", 1)[-1] for b in c.breaks] for c in impact_result.by_change}
+    assert sentences == {
+        "`Request` lost `eos_token_id`": ["generator.py:6", "sampler.py:5"],
+        "`impactlib.utils.cdiv` moved to `impactlib.math_utils.cdiv`": ["generator.py:2"],
+        "`Proposer`: gained abstract member `prepare_inputs`": ["proposer.py:4"],
+    }
+    # blocking changes first; the abstract member is a warning (nothing known builds the class)
+    assert [c.blocking for c in impact_result.by_change] == [True, True, False]
+
+
+def test_only_findings_new_to_NEW_count(tmp_path):
+    # OLD against itself: every finding is unchanged, nothing breaks, exit 0
+    result = run_impact(str(OLD), str(OLD), downstream_files=[write_list(tmp_path)], cache_dir=tmp_path / "cache")
+    assert {d.outcome for d in result.downstreams} == {"clean"} and result.exit_code() == 0
+
+
+def test_a_downstream_that_cannot_be_read_is_said_not_fatal(tmp_path):
+    listed = write_list(tmp_path, names=("impact_sampler",), extra=f', "{tmp_path / "not-there"}"')
+    result = run_impact(str(OLD), str(NEW), downstream_files=[listed], cache_dir=tmp_path / "cache")
+    gone = result.downstreams[-1]
+    assert gone.outcome == "unreadable" and "not-there" in (gone.error or "")
+    assert result.downstreams[0].outcome == "breaks" and result.exit_code() == 1
+
+
+def test_a_bad_provider_side_is_bad_input_before_any_downstream(tmp_path):
+    with pytest.raises(InputError, match="no-such-checkout"):
+        run_impact(str(OLD), str(tmp_path / "no-such-checkout"), downstream_files=[write_list(tmp_path)], cache_dir=tmp_path)
+
+
+def test_a_warm_rerun_reads_every_scan_from_scans_cache(tmp_path, monkeypatch):
+    from apiaudit.cache import scans
+
+    listed = write_list(tmp_path)
+    stored: list = []
+    keep = scans.store
+    monkeypatch.setattr(scans, "store", lambda *args, **kwargs: (stored.append(args), keep(*args, **kwargs)))
+    first = run_impact(str(OLD), str(NEW), downstream_files=[listed], cache_dir=tmp_path / "cache")
+    assert len(stored) == 6
+    stored.clear()
+    again = run_impact(str(OLD), str(NEW), downstream_files=[listed], cache_dir=tmp_path / "cache")
+    assert stored == []  # six scans (three downstreams, two sides), none run again
+    assert again.by_change == first.by_change
+
+
+def test_offline_a_provider_release_not_cached_is_bad_input_before_any_work(tmp_path):
+    from apiaudit.policy.config import Settings
+
+    with pytest.raises(InputError, match="impactlib==9.9 is not in the cache"):
+        run_impact("impactlib==9.9", str(NEW), downstream_files=[write_list(tmp_path)], cache_dir=tmp_path, settings=Settings(offline=True))
