@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import cast
 
 from apiaudit.consumer import guards as g
-from apiaudit.consumer.records import AttributeStore, Condition, ConditionKind, ImportUse, Injection, MethodBinding, RpcCall, Step, Use
+from apiaudit.consumer.records import AttributeStore, Site, Condition, ConditionKind, ImportUse, Injection, MethodBinding, RpcCall, Step, Use
 from apiaudit.consumer.values import UNKNOWN, Chain, Const, ConsumerRef, Helper, ImportChoice, OneOf, Unbound, Unknown, Value
 from apiaudit.consumer.walk.decide import Decider, may_compare_text
 from apiaudit.consumer.walk.dicts import Dicts
@@ -53,13 +53,17 @@ class Recorder:
             reaches[base] = None
             reaches.update(dict.fromkeys(f"{base}.{alias.name}" for alias in stmt.names if alias.name != "*"))
 
-    def import_use(self, module: str, name: str | None, alias: ast.alias | ast.Call, scope: Scope) -> None:
+    def import_use(self, module: str, name: str | None, alias: ast.alias | ast.Call, scope: Scope, statement: ast.stmt | None = None) -> None:
         if not scope.emit or not self.state.imports_ctx.is_provider(module):
             return
         guard = "TYPE_CHECKING" if scope.type_checking else scope.guard
+        site = site_of(alias)
+        if statement is not None and site.line != statement.lineno:
+            # `from m import (\n  a,\n)`: Python reports a failing import at the statement's first line
+            site = Site(statement.lineno, statement.col_offset, site.end_line, site.end_column)
         self.state.found.imports.append(
             ImportUse(
-                module=module, name=name, site=site_of(alias), guarded=guard, live=scope.live,
+                module=module, name=name, site=site, guarded=guard, live=scope.live,
                 caught=scope.caught if guard and not scope.type_checking else None,
                 drops=scope.drops if guard and not scope.type_checking else None,
             )  # fmt: skip

@@ -70,7 +70,7 @@ class Statements:
             self.record.reach(stmt)
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
-                self.record.import_use(alias.name, None, alias, scope)
+                self.record.import_use(alias.name, None, alias, scope, stmt)
                 name, value = import_alias_value(self.state.imports_ctx, alias, self.state.options)
                 scope.env.vars[name] = value
         elif isinstance(stmt, ast.ImportFrom):
@@ -78,7 +78,7 @@ class Statements:
             for alias in stmt.names:
                 if alias.name == "*":
                     continue
-                self.record.import_use(base, alias.name, alias, scope)
+                self.record.import_use(base, alias.name, alias, scope, stmt)
                 scope.env.vars[alias.asname or alias.name] = self.state.imports_ctx.value_for(f"{base}.{alias.name}")
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for d in stmt.decorator_list:
