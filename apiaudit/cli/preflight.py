@@ -87,7 +87,7 @@ def preflight_command(consumers, provider, rules_dirs, cache_dir, model, script_
         if report_on_stdout:
             _print_report(failed.report, fmt)
         for finding in failed.blocking:
-            click.echo(format_finding(finding), err=report_on_stdout)
+            click.echo(format_finding(finding, failed.report), err=report_on_stdout)
             if finding.advice:
                 click.echo(f"    fix: {finding.advice}", err=report_on_stdout)
         click.echo(summary_line(failed.report, failed.fail_on), err=report_on_stdout)

@@ -53,7 +53,7 @@ class PreflightFailed(Exception):
         self.blocking: tuple[Finding, ...] = report.blocking(fail_on)
         lines = [f"preflight failed: {counted(len(self.blocking), 'blocking finding')} "
                  f"(fail on {fail_on.value if fail_on else 'never'} and above)"]
-        lines.extend(f"  {format_finding(f)}" for f in self.blocking)
+        lines.extend(f"  {format_finding(f, report)}" for f in self.blocking)
         super().__init__("\n".join(lines))
 
 
@@ -199,9 +199,11 @@ def write_report(report: Report, path: Path, fmt: str | None = None) -> None:
     write_output(render(report, chosen), path, chosen, quiet=True)
 
 
-def format_finding(finding: Finding) -> str:
-    """`consumer:path:line:col: severity rule: message` — one line a person or an editor can follow."""
-    where = f"{finding.path}:{finding.line}:{finding.column + 1}"
+def format_finding(finding: Finding, report: Report | None = None) -> str:
+    """`path:line:col: severity rule: message` — one line a person or an editor can follow, the
+    path from the project root as every report prints it (`report` gives the consumer's origin)."""
+    origin = next((o for o in report.consumers if o.key == finding.consumer), None) if report is not None else None
+    where = f"{origin.shown(finding.path) if origin else finding.path}:{finding.line}:{finding.column + 1}"
     target = f" [{finding.callee}]" if finding.callee else ""
     return f"{where}: {finding.severity.value} {finding.rule}: {finding.message}{target}"
 

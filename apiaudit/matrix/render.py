@@ -62,7 +62,7 @@ def matrix_to_dict(result: MatrixResult) -> dict[str, Any]:
             for d in result.disagreements
         ],
         "deprecations": [
-            {"consumer": fc.finding.consumer, "path": fc.finding.path, "line": fc.finding.line, "callee": fc.finding.callee,
+            {"consumer": fc.finding.consumer, "path": shown(result.parties, fc.finding), "line": fc.finding.line, "callee": fc.finding.callee,
              "param": fc.finding.param, "message": fc.finding.message, "deprecated_in": fc.deprecated_in,
              "removed_in": fc.removed_in}
             for fc in forecast(result.rows)
@@ -177,7 +177,7 @@ def explain_to_dict(result: ExplainResult, emitted: Sequence[EmittedRecipe] = ()
                     "consumer": e.finding.consumer,
                     "rule": e.finding.rule,
                     "severity": e.finding.severity.value,
-                    "path": e.finding.path,
+                    "path": shown(result.report.consumers, e.finding),
                     "line": e.finding.line,
                     "column": e.finding.column,
                     "callee": e.finding.callee,
@@ -235,7 +235,7 @@ def render_explain(
             lines.extend(wrap(f"in {dependency.name_version}, {dependency.via}, which imports {result.provider}:", width))
             lines.append("")
         heading = f.consumer
-        lines.extend(wrap(f"{f.path}:{f.line}  {f.severity.value} {f.rule}{about}", width))
+        lines.extend(wrap(f"{shown(result.report.consumers, f)}:{f.line}  {f.severity.value} {f.rule}{about}", width))
         if e.introduced_in is None:
             lines.extend(wrap(f"not dated: {e.why_undated}", width, indent="  "))
             lines.append("")
@@ -303,3 +303,10 @@ def _signature_diff(before: str | None, after: str | None, old: str, new: str, w
     if not gone and not added:
         lines += wrap("(same parameters; their order or kinds changed)", width, indent="    ")
     return lines
+
+
+def shown(origins, finding) -> str:
+    """A finding's path as every report prints it: from the project root (`src/mypkg/x.py`),
+    by the origin of its consumer among `origins`."""
+    origin = next((o for o in origins if o.key == finding.consumer), None)
+    return origin.shown(finding.path) if origin is not None else finding.path

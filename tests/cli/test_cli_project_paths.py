@@ -142,3 +142,17 @@ def test_json_and_sarif_carry_the_exact_fix_on_the_project_path(project):
     [change] = result["fixes"][0]["artifactChanges"]
     assert change["artifactLocation"]["uri"] == "src/mypkg/engine.py"
     assert change["replacements"][0]["deletedRegion"]["startColumn"] == span["start_column"] + 1
+
+
+def test_the_preflight_gate_names_the_file_from_the_project_root(project):
+    """The gate's own lines (what a job script's pre-run hook prints) name the file as the
+    repository does, like every report format."""
+    from apiaudit.gate.layers import PreflightFailed
+    from apiaudit import preflight
+
+    with pytest.raises(PreflightFailed) as failed:
+        preflight(consumers=["src/mypkg"])
+    assert f"  src/mypkg/engine.py:{FINDING_LINE}:" in str(failed.value)
+    code, out, err = invoke("preflight", "--no-progress")
+    assert code == 1
+    assert f"src/mypkg/engine.py:{FINDING_LINE}:" in out + err and "\nmypkg/engine.py" not in "\n" + out + err
