@@ -348,6 +348,8 @@ def _override(
             unpacking = call
     findings: list[Finding] = []
     short = facts.dotted.rpartition(".")[2]
+    # a call that runs in every configuration first: any such failure makes the finding certain
+    failing.sort(key=lambda item: _guarded(item[0]) or ctx.index.import_guard(_module_of(item[0].location)) is not None)
     if failing:
         call, message, param = failing[0]
         param = param or _surplus_parameter(ctx, f"{call.receiver}.{name}", "instance", signature)

@@ -80,9 +80,11 @@ def imported_names(body: list[ast.stmt]) -> set[str]:
 
 
 def dropped(handlers: list[ast.ExceptHandler], imported: set[str]) -> str | None:
-    """What an import handler puts instead of the feature, where it drops it: a flag it sets
-    false or None (a name the code tests before registering; the imported name itself set to
-    None is the usual optional import, which its uses test), and stand-in classes it defines."""
+    """What an import handler puts instead of the feature, where it drops it: stand-in classes it
+    defines for the provider's (a plugin class built on a stand-in does nothing for the
+    provider), with the flags it sets false or None beside them. A flag alone chooses another
+    path, which the code tests (`_use_new_api = False`), and the imported name itself set to None
+    is the usual optional import: neither drops anything by itself."""
     flags: list[str] = []
     stand_ins: list[str] = []
     for handler in handlers:
@@ -91,6 +93,8 @@ def dropped(handlers: list[ast.ExceptHandler], imported: set[str]) -> str | None
                 stand_ins.append(statement.name)
             elif isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant) and statement.value.value in (False, None):
                 flags += [f"{t.id} = {statement.value.value}" for t in statement.targets if isinstance(t, ast.Name) and t.id not in imported]
+    if not stand_ins:
+        return None
     parts = [f"sets {', '.join(flags)}"] if flags else []
-    parts += [f"defines stand-in{'s' if len(stand_ins) > 1 else ''} {', '.join(stand_ins)}"] if stand_ins else []
-    return ", ".join(parts) or None
+    parts += [f"defines stand-in{'s' if len(stand_ins) > 1 else ''} {', '.join(stand_ins)}"]
+    return ", ".join(parts)
