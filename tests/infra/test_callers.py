@@ -58,8 +58,9 @@ def test_each_kind_of_bad_input_is_its_own_public_class(tmp_path, monkeypatch) -
     monkeypatch.chdir(REPO)
     with pytest.raises(apiaudit.NotFoundError, match="^no such file or directory: no/such/dir$"):
         apiaudit.scan(["no/such/dir"], ENGINE, cache_dir=tmp_path / "cache")
+    (tmp_path / "job.py").write_text("import vllm\n")
     with pytest.raises(apiaudit.ArgumentError, match="`apiaudit matrix --provider 'vllm>=0.16' --consumer ...`$"):
-        apiaudit.scan(["job.py"], "vllm>=0.16", cache_dir=tmp_path / "cache")
+        apiaudit.scan([str(tmp_path / "job.py")], "vllm>=0.16", cache_dir=tmp_path / "cache")
     (tmp_path / "pyproject.toml").write_text("[tool.apiaudit]\nselct = []\n")
     monkeypatch.chdir(tmp_path)
     with pytest.raises(apiaudit.ConfigError, match="unknown key 'selct'"):
