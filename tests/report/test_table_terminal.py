@@ -26,11 +26,12 @@ DRIVER_ENGINE = (
 
 
 def _scan_in_terminal(width: int, tmp_path: Path, *, env: str = "", escapes: bool = False, pair: tuple[str, ...] = DRIVER_ENGINE,
-                      height: int = 50) -> list[str]:  # fmt: skip
+                      height: int = 50, pipe: str = "") -> list[str]:  # fmt: skip
     """Run `apiaudit scan` in a detached tmux window `width` columns wide; return the screen's lines.
 
     `env`: shell assignments put before the command (`NO_COLOR=1`); `escapes`: keep the colour
-    sequences of the screen (tmux's `capture-pane -e`); `pair`: the consumer and provider options."""
+    sequences of the screen (tmux's `capture-pane -e`); `pair`: the consumer and provider options;
+    `pipe`: a command the output is piped into (`| cat`, as into a pager)."""
     session = f"apiaudit-{uuid.uuid4().hex[:8]}"
     done = tmp_path / "done"
     command = " ".join(
@@ -39,7 +40,7 @@ def _scan_in_terminal(width: int, tmp_path: Path, *, env: str = "", escapes: boo
     )
     script = tmp_path / "run.sh"
     # stdout is the pane itself: the table must find the terminal's width on its own.
-    script.write_text(f"cd {shlex.quote(str(tmp_path))}\nunset COLUMNS LINES NO_COLOR FORCE_COLOR\n{env} {command}; touch {done}\nsleep 60\n")
+    script.write_text(f"cd {shlex.quote(str(tmp_path))}\nunset COLUMNS LINES NO_COLOR FORCE_COLOR\n{env} {command} {pipe}; touch {done}\nsleep 60\n")
     subprocess.run(["tmux", "-f", "/dev/null", "new-session", "-d", "-s", session, "-x", str(width), "-y", str(height), f"bash {script}"], check=True)
     try:
         deadline = time.monotonic() + 60
@@ -126,3 +127,12 @@ def test_long_dotted_names_break_after_a_dot_at_80_columns(tmp_path):
                 assert head.endswith("."), (first, second)  # broken after a dot, the identifier whole
     assert found, text  # the names were long enough to break
     assert not [line for line in lines if len(line) > 80]
+
+
+def test_piped_into_a_pager_the_output_is_still_the_table(tmp_path):
+    """Issue 36, item 3: `apiaudit scan ... | less` (here `| cat`) printed JSON because stdout was
+    not a terminal; the default is the table everywhere, as ruff and mypy do."""
+    lines = _scan_in_terminal(120, tmp_path, pipe="| cat")
+    text = "\n".join(lines)
+    assert "unexpected-keyword" in text and not any(line.lstrip().startswith(("{", '"schema_version"')) for line in lines), text
+    assert any(re.search(r"\d+ errors?, \d+ warnings?", line) for line in lines), text
