@@ -271,7 +271,8 @@ def warm_hits(args, cache: Path, scratch: Path) -> bool:
     ok = True
     argvs = {}
     for form, consumer, provider in forms:
-        argv = [sys.executable, "-m", "apiaudit", "scan", "--consumer", consumer, "--provider", provider]
+        # JSON asked for: the default is the table everywhere, a file included (issue 36, item 3)
+        argv = [sys.executable, "-m", "apiaudit", "scan", "--consumer", consumer, "--provider", provider, "--format", "json"]
         slow = scratch / f"hit-slow-{len(argvs)}.json"
         # The first run fills the caches, the second (a warm scan) records what it wrote.
         for fill in range(2):

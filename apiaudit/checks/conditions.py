@@ -11,6 +11,7 @@ import ast
 import operator
 
 from apiaudit.checks.contracts import unpassed_argument
+from apiaudit.checks.flows import probes_provider
 from apiaudit.checks.receivers import (
     InstanceValue,
     SymbolValue,
@@ -46,6 +47,12 @@ def verdict(ctx, live: Liveness) -> Verdict:
     undecided = list(live.undecided)
     behind: list[tuple[int, str]] = []
     for condition in live.conditions:
+        if condition.kind is ConditionKind.PROBE_CALL:
+            # a probe of the provider decides on the release what the engine could not read
+            # (a table of dotted names, imports in a loop): what it guards is conditional on it
+            if probes_provider(ctx, condition.name or ""):
+                undecided.append(f"{condition.text} (a probe of the provider)")
+            continue
         if condition.kind is ConditionKind.ARGUMENT:
             # the side a caller's argument opens runs only if someone passes it: where the
             # provider's factory does not, only the consumer's own calls might (not proven)

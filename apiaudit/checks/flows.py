@@ -9,10 +9,12 @@ evidence (a dataclass of the consumer's own with a request's field names).
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from apiaudit.checks.context import CheckContext
 from apiaudit.consumer.records import ConsumerFile
+from apiaudit.infra.astutil import module_names
 
 
 def passed_as(ctx: CheckContext, dotted: str, holder: str, declared: str = "") -> str | None:
@@ -169,3 +171,57 @@ def registered_classes(ctx: CheckContext, registrar: str) -> frozenset[str]:
 def _called_name(call: ast.Call) -> str | None:
     func = call.func
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+# What a probe of the provider does in its text: imports by name, module lookups, attribute tests.
+_PROBING = re.compile(r"\b(?:import_module|find_spec|hasattr|resolve_obj_by_qualname)\s*\(|\bexcept\s+(?:\(?\s*)?(?:ImportError|ModuleNotFoundError|AttributeError)")
+
+
+def probes_provider(ctx: CheckContext, dotted: str, depth: int = 3) -> bool:
+    """Whether the consumer function `dotted` probes the provider: its body (or a consumer
+    function it calls, a few calls deep) imports by name, looks a module up, tests an attribute,
+    or catches an import failure, in a module that names the provider (an import of it, or its
+    names as strings: a table of dotted names). Memoised per consumer."""
+    key = (dotted, depth)
+    if key in ctx.probes:
+        return ctx.probes[key]
+    ctx.probes[key] = False  # a function calling itself decides by its other calls
+    found = _function(ctx, dotted)
+    result = False
+    if found is not None:
+        file, node = found
+        text = ast.get_source_segment(file.source, node) or ""
+        result = bool(_PROBING.search(text)) and _names_provider(ctx, file.source)
+        if not result and depth > 0:
+            names = _module_names_of(ctx, file)
+            for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+                called = _called_name(call) if isinstance(call.func, ast.Name) else None
+                target = names.get(called or "")
+                if target and probes_provider(ctx, target, depth - 1):
+                    result = True
+                    break
+    ctx.probes[key] = result
+    return result
+
+
+def _names_provider(ctx: CheckContext, text: str) -> bool:
+    packages = getattr(getattr(ctx.index, "loader", None), "packages", ()) or ()
+    return any(re.search(rf"\b{re.escape(p)}\b", text) for p in packages)
+
+
+def _function(ctx: CheckContext, dotted: str) -> tuple[ConsumerFile, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+    module, _, name = dotted.rpartition(".")
+    for file in ctx.files:
+        if file.module != module:
+            continue
+        tree = _tree(ctx, file)
+        for node in getattr(tree, "body", ()):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                return file, node
+    return None
+
+
+def _module_names_of(ctx: CheckContext, file: ConsumerFile) -> dict[str, str]:
+    """The consumer module's top-level names -> dotted paths (its imports and definitions)."""
+    tree = _tree(ctx, file)
+    return module_names(tree, file.module) if isinstance(tree, ast.Module) else {}

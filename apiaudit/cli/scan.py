@@ -165,7 +165,8 @@ def _with_exact_fixes(report, rules_dirs, cache_dir):
 
         tree = sources.resolve(origin_spec(report.provider), cache_dir=cache_dir, check_entry=False)
         book = rulebook_for(rules_dirs, tree)
-        found = [exact_fix(f, roots[f.consumer], book) for f in fixable]
+        parsed: dict = {}  # each file parsed once for all its findings
+        found = [exact_fix(f, roots[f.consumer], book, parsed) for f in fixable]
         if name:
             memo.store(cache, name, found)
     fixed = {f: fix for f, fix in zip(fixable, found) if fix is not None}

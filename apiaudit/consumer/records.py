@@ -123,6 +123,10 @@ class ConditionKind(str, enum.Enum):
     # None and is never rebound: true only where a caller passes it. `name` is the parameter,
     # `owner` the class; the checks ask who builds the class (a [[plugin]] factory's calls).
     ARGUMENT = "argument"
+    # `if not check_support():` of a consumer function (`name`, dotted): the checks read whether it
+    # probes the provider (imports, `find_spec`, `hasattr` of names of it); if so, the guarded code
+    # runs only where the probe passes (undecided), otherwise the test is on run-time data.
+    PROBE_CALL = "probe-call"
 
 
 @record(slots=True)

@@ -23,10 +23,11 @@ def with_exact_fixes(report: Report, book: RuleBook) -> Report:
     """The report with `Finding.exact_fix` set on each finding `apiaudit fix` can fix (`book`: the
     provider release's rules, for recipe fixes); the others stay as they were."""
     fixed: dict[Finding, ExactFix] = {}
+    parsed: dict = {}
     for origin in report.consumers:
         findings = [f for f in report.findings if f.consumer == origin.key and may_fix(f)]
         for f in findings:
-            exact = exact_fix(f, Path(origin.root), book)
+            exact = exact_fix(f, Path(origin.root), book, parsed)
             if exact is not None:
                 fixed[f] = exact
     if not fixed:
@@ -34,10 +35,11 @@ def with_exact_fixes(report: Report, book: RuleBook) -> Report:
     return replace(report, findings=tuple(replace(f, exact_fix=fixed[f]) if f in fixed else f for f in report.findings))
 
 
-def exact_fix(f: Finding, root: Path, book: RuleBook | Sequence = ()) -> ExactFix | None:
+def exact_fix(f: Finding, root: Path, book: RuleBook | Sequence = (), parsed: dict | None = None) -> ExactFix | None:
     """`f`'s fix alone as replacements of its file (under the import root `root`), or None when
-    `apiaudit fix` has none for it."""
-    plan = plan_fixes([f], root, book)
+    `apiaudit fix` has none for it. `parsed`: files already parsed (shared by the findings of a
+    report: each file is parsed once, however many of its findings are planned)."""
+    plan = plan_fixes([f], root, book, parsed=parsed)
     changed = plan.changed_files
     if len(changed) != 1 or len(changed[0].fixes) != 1:
         return None

@@ -252,6 +252,7 @@ def plan_fixes(
     recipes: RuleBook | Sequence[Recipe] = (),
     *,
     scanned_sha256: Mapping[str, str] | None = None,
+    parsed: dict[tuple[Path, str], FileIndex] | None = None,
 ) -> FixPlan:
     """Plan a fix for every finding that has one; say why for each that has not.
 
@@ -260,6 +261,8 @@ def plan_fixes(
     version (RuleBook.applicable). `scanned_sha256` (Finding.path -> sha256 of the scanned
     bytes), when the scan recorded it, makes a file edited since the scan unfixable.
     INFO findings (cannot-judge and the like) are skipped: they name nothing to fix.
+    `parsed`: files already parsed, by path and sha256 (a caller planning one finding at a time
+    parses each file once; a parsed tree is never changed by an edit).
     """
     recipe_list = tuple(recipes.recipes if isinstance(recipes, RuleBook) else recipes)
     by_path: dict[str, list[Finding]] = defaultdict(list)
@@ -282,7 +285,10 @@ def plan_fixes(
             unfixable.extend(Unfixable(f, f"{path} changed since it was scanned; scan again") for f in path_findings)
             continue
         try:
-            index = FileIndex(original)
+            known = parsed.get((file, digest)) if parsed is not None else None
+            index = known if known is not None else FileIndex(original)
+            if parsed is not None:
+                parsed[(file, digest)] = index
         except cst.ParserSyntaxError as exc:
             unfixable.extend(Unfixable(f, f"{path} does not parse ({exc.message})") for f in path_findings)
             continue

@@ -46,3 +46,49 @@ def test_a_getattr_with_a_none_default_kept_in_a_name_is_a_probe(tmp_path):
             return spec.gpu_block_size  # runs: the release has no tokens_per_block
     """
     assert _scan(tmp_path, provider, consumer) == {(16, "attribute-missing", "error", False)}
+
+
+def test_code_behind_a_consumer_function_that_probes_the_provider_is_conditional(tmp_path):
+    """`if not check_support(): return` where check_support imports the provider's hooks by name
+    from a table (eagle-harness's `check_for_registration`): what follows runs only where the probe
+    passes, which the engine cannot read, so its findings are conditional; a test of the
+    consumer's own state (no probe) leaves the code after it certain."""
+    provider = """
+        class Registry:
+            pass
+    """
+    consumer = """
+        import importlib
+
+        HOOKS = ("tinyprov.spec:register", "tinyprov:Registry")
+
+
+        def check_support() -> bool:
+            for hook in HOOKS:
+                module, _, name = hook.partition(":")
+                try:
+                    if not hasattr(importlib.import_module(module), name):
+                        return False
+                except ImportError:
+                    return False
+            return True
+
+
+        def ready() -> bool:
+            return bool(HOOKS)
+
+
+        def register():
+            if not check_support():
+                return False
+            from tinyprov.spec import register
+            return register
+
+
+        def register_anyway():
+            if not ready():
+                return False
+            from tinyprov.spec import register
+            return register
+    """
+    assert _scan(tmp_path, provider, consumer) == {(25, "import-missing", "error", True), (32, "import-missing", "error", False)}

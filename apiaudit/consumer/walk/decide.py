@@ -83,6 +83,10 @@ class Decider:
         given = self._argument(test, scope)
         if given is not None:
             return given
+        called = self.values.value(test.func, scope) if isinstance(test, ast.Call) else None
+        if isinstance(called, ConsumerRef) and not called.dotted.startswith("builtins.") and "." in called.dotted:
+            # a consumer function's verdict: a probe of the provider or not, the checks read
+            return g.symbolic(Condition(ConditionKind.PROBE_CALL, True, text_of(test), name=called.dotted))
         # Undecided only when the audited release is what it depends on; a test on run-time data runs both ways.
         return g.undecided(text_of(test)) if g.Folder.involves_provider(value) else g.RUNTIME
 
