@@ -58,7 +58,7 @@ def contract_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
     overrides: list[tuple[ClassFacts, DefinedFunction, list[str], frozenset[str]]] = []
     named = named_plugins(ctx)
     for facts in file.classes:
-        heads, provider_mro = _provider_mro(ctx, facts)
+        heads, provider_mro = provider_mro_of(ctx, facts)
         by_name = named.get(facts.dotted, ())
         if not heads and not by_name:
             continue
@@ -140,7 +140,7 @@ class _Entry:
             return self.known[method]
         self.known[method] = True  # reached through itself: its other callers decide
         # the consumer's own text first: the release's references cost a pass over its files
-        runs = depth <= 0 or _consumer_names(self.ctx, method) or self._run_from_release(method, depth)
+        runs = depth <= 0 or consumer_names(self.ctx, method) or self._run_from_release(method, depth)
         self.known[method] = runs
         return runs
 
@@ -159,7 +159,7 @@ class _Entry:
         return ref.receiver in self.mro and (ref.caller is None or (ref.caller not in self.own and self.runs(ref.caller, depth - 1)))
 
 
-def _consumer_names(ctx: CheckContext, name: str) -> bool:
+def consumer_names(ctx: CheckContext, name: str) -> bool:
     """Whether the consumer's code may call `name`: a call `.name(`, the name as a string, or an
     attribute read `.name` in a file that never stores it (`self.name = ...` makes it data there,
     as in `provider/callsites.find_references`)."""
@@ -200,7 +200,7 @@ def prefetch_provider_calls(ctx: CheckContext, *, workers: int = 1) -> None:
     names: set[str] = set()
     for file in ctx.files:
         for facts in file.classes:
-            heads, _ = _provider_mro(ctx, facts)
+            heads, _ = provider_mro_of(ctx, facts)
             if heads:
                 methods = _consumer_methods(ctx, facts, functions)
                 names.update(f.dotted.rpartition(".")[2] for f in _overriding(ctx, heads, methods))
@@ -219,7 +219,7 @@ def _overriding(ctx: CheckContext, heads: list[str], methods: dict[str, DefinedF
     ]
 
 
-def _provider_mro(ctx: CheckContext, facts: ClassFacts) -> tuple[list[str], list[str]]:
+def provider_mro_of(ctx: CheckContext, facts: ClassFacts) -> tuple[list[str], list[str]]:
     """(the provider classes the consumer class derives from directly or through its consumer
     bases, or is injected into; every provider class an instance of it is, in MRO order)."""
     bases: list[str] = []
@@ -412,7 +412,7 @@ def unpassed_argument(ctx: CheckContext, owner: str, name: str) -> str | None:
     facts = ctx.classes.get(owner)
     if init is None or facts is None:
         return None
-    _, provider_mro = _provider_mro(ctx, facts)
+    _, provider_mro = provider_mro_of(ctx, facts)
     plugins = dict.fromkeys((*named_plugins(ctx).get(owner, ()), *(p for p in ctx.hosts.plugins if p.base in provider_mro)))
     positional = [p.name for p in signature_of(init).params if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)]
     where: list[str] = []

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 
 from apiaudit.checks.context import CheckContext
+from apiaudit.consumer import parse_quietly
 from apiaudit.consumer.records import ConsumerFile
 from apiaudit.infra.astutil import module_names
 
@@ -124,7 +125,7 @@ def _walk_classes(tree: ast.AST, inside: str | None) -> Iterator[tuple[ast.AST, 
 def _tree(ctx: CheckContext, file: ConsumerFile) -> ast.AST | None:
     if file.path not in ctx.trees:
         try:
-            ctx.trees[file.path] = ast.parse(file.source)
+            ctx.trees[file.path] = parse_quietly(file.source, file.path)
         except (SyntaxError, ValueError):
             ctx.trees[file.path] = None
     tree = ctx.trees[file.path]

@@ -10,7 +10,7 @@ Candidates are the class's own public methods (no leading underscore) that
 
 - no provider class in the MRO declares on the audited release (a certain `Missing`: an
   external base, which could declare anything, makes no candidate),
-- the consumer's own code never calls or names (`contracts._consumer_names`): a public helper
+- the consumer's own code never calls or names (`contracts.consumer_names`): a public helper
   the plugin calls itself is live whatever the provider does,
 - the release never names (`ProviderIndex.references_of`: every call, typed or not, every
   `obj.name` read, the name passed to a call), nor holds as a string literal anywhere (a table
@@ -32,7 +32,8 @@ import ast
 from pathlib import Path
 
 from apiaudit.checks.context import CheckContext
-from apiaudit.checks.contracts import _consumer_names, _provider_mro
+from apiaudit.checks.contracts import consumer_names, provider_mro_of
+from apiaudit.consumer import parse_quietly
 from apiaudit.consumer.records import ClassFacts, ConsumerFile, DefinedFunction
 from apiaudit.findings import Finding
 from apiaudit.provider.records import Missing
@@ -52,7 +53,7 @@ def hook_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
         methods = ctx.methods_by_class.get(facts.dotted, {})
         if not any(_public(name, f) for name, f in methods.items()):
             continue
-        heads, provider_mro = _provider_mro(ctx, facts)
+        heads, provider_mro = provider_mro_of(ctx, facts)
         if not heads:
             continue
         for name, function in methods.items():
@@ -61,7 +62,7 @@ def hook_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
             releases = _other_releases(ctx)
             if not releases:
                 return []  # nothing can say it is a hook: not judged
-            if _consumer_names(ctx, name):
+            if consumer_names(ctx, name):
                 continue
             declared = _declared_elsewhere(ctx, releases, provider_mro, name)
             if declared:
@@ -141,7 +142,7 @@ def _class_methods(ctx: CheckContext, release: CachedRelease, relative: str, sho
 
 def _methods_by_class(path: Path) -> dict[str, frozenset[str]]:
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parse_quietly(path.read_text(encoding="utf-8"), str(path))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
         return {}
     return {
