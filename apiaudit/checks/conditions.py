@@ -18,7 +18,7 @@ from apiaudit.checks.receivers import (
     describe_classes,
     model_member,
 )
-from apiaudit.consumer.records import Condition, ConditionKind, Liveness, Site, Use
+from apiaudit.consumer.records import UNKNOWN, Condition, ConditionKind, Liveness, Site, Use
 from apiaudit.evidence import GuardFacts
 from apiaudit.infra.frozen import record
 from apiaudit.provider.records import Found, Missing, SymbolKind, UnresolvedBase
@@ -114,6 +114,10 @@ def record_injections(ctx) -> None:
     resolve marks the hosts it may reach."""
     hosts = ctx.hosts
     for f in ctx.files:
+        for target, keyword in _launch_injections(f, hosts.injection_hosts):
+            # `vllm serve ... --worker-extension-cls pkg.ext.Ext`: the flag of the keyword
+            if target in ctx.classes:
+                ctx.injected.setdefault(target, set()).update(hosts.injection_hosts[keyword])
         for inj in f.injections:
             if verdict(ctx, inj.live).dead:
                 continue
@@ -124,6 +128,25 @@ def record_injections(ctx) -> None:
                 ctx.unknown_injection_hosts.update(targets)
                 continue
             ctx.injected.setdefault(inj.target, set()).update(targets)
+
+
+def _launch_injections(file, keywords) -> list[tuple[str, str]]:
+    """(class named, injection keyword) for each command-line flag of a provider launch line that
+    spells an injection keyword (`--worker-extension-cls pkg.ext.Ext` for `worker_extension_cls`),
+    written as `--flag value` or `--flag=value`."""
+    found: list[tuple[str, str]] = []
+    for line in file.launch_lines:
+        args = [a.text for a in line.args]
+        for i, text in enumerate(args):
+            flag, eq, value = text.partition("=")
+            keyword = flag.lstrip("-").replace("-", "_")
+            if not text.startswith("--") or keyword not in keywords:
+                continue
+            if not eq:
+                value = args[i + 1] if i + 1 < len(args) else ""
+            if value and UNKNOWN not in value:
+                found.append((value.replace(":", "."), keyword))
+    return found
 
 
 def guard_failures(ctx, file) -> list:

@@ -71,3 +71,23 @@ def test_a_false_condition_is_dead_and_an_undecided_one_is_conditional():
     layer = Condition(ConditionKind.HAS_ATTR, True, "hasattr(l, 'fused')", target=_instance("shim.layers.Layer"), name="fused")
     assert verdict(ctx, Liveness((layer,))).guard == "hasattr(l, 'fused')"
     assert verdict(ctx, Liveness(undecided=("v >= 1",))).guard == "v >= 1"
+
+
+def test_a_launch_line_flag_that_spells_an_injection_keyword_names_the_class_it_installs():
+    """`vllm serve ... --worker-extension-cls pkg.ext.Ext` (or `--flag=pkg.ext:Ext`) installs the
+    class as the keyword does (issue 37, cause 10); a value only run time knows names nothing."""
+    from apiaudit.checks.conditions import _launch_injections
+    from apiaudit.consumer.records import UNKNOWN, ConsumerFile, LaunchArg, LaunchLine, Site
+
+    def line(*texts: str) -> LaunchLine:
+        return LaunchLine("server", "prov.cli", "prov serve", Site(1, 0), tuple(LaunchArg(t, Site(1, 0)) for t in texts))
+
+    file = ConsumerFile(path="job.py", module="job", launch_lines=(
+        line("model", "--worker-extension-cls", "pkg.ext.Ext", "--port", "1"),
+        line("--worker-extension-cls=pkg.ext:Other"),
+        line("--worker-extension-cls", UNKNOWN),
+        line("--other-flag", "pkg.ext.Nope"),
+    ))  # fmt: skip
+    assert _launch_injections(file, {"worker_extension_cls": ("prov.Worker",)}) == [
+        ("pkg.ext.Ext", "worker_extension_cls"), ("pkg.ext.Other", "worker_extension_cls"),
+    ]  # fmt: skip
