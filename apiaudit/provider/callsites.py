@@ -291,6 +291,9 @@ class _ModuleCalls:
                     sources.setdefault(target.id, ("value", inner.value))
             elif isinstance(inner, ast.AnnAssign) and isinstance(inner.target, ast.Name):
                 sources[inner.target.id] = ("annotation", inner.annotation)
+            elif isinstance(inner, (ast.For, ast.AsyncFor)) and isinstance(inner.target, ast.Name):
+                # `for proc in self.processors: proc.apply(x)`: an element of a typed collection
+                sources.setdefault(inner.target.id, ("element", inner.iter))
             elif isinstance(inner, ast.ImportFrom):  # `from pkg.platforms import current_platform` here
                 base = absolute_import(self.module if self.file.endswith("__init__.py") else self.module.rpartition(".")[0], inner.module, inner.level)
                 for alias in inner.names:
@@ -397,6 +400,31 @@ class _ModuleCalls:
         found = self.index.class_named(path)
         return found.path if found is not None else None
 
+    def _element_class(self, iterable: ast.expr, owner: str | None, first: str | None, sources: dict[str, tuple[str, ast.expr]]) -> str | None:
+        """The class of the elements of a collection the annotation of `iterable` types
+        (`list[Cls]`, `Sequence[Cls]`, `tuple[Cls, ...]`, `set[Cls]`): a local or parameter
+        annotated so, or `self.attr` the class annotates so."""
+        annotation: ast.expr | None = None
+        if isinstance(iterable, ast.Name) and sources.get(iterable.id, ("", None))[0] == "annotation":
+            annotation = sources[iterable.id][1]
+        elif isinstance(iterable, ast.Attribute) and owner is not None and _is_self(iterable, first):
+            typed = [e for kind, e in self._assignments(owner).get(iterable.attr, ()) if kind in ("declared", "annotation")]
+            annotation = typed[0] if len(typed) == 1 else None
+        if annotation is None:
+            return None
+        members = union_members(_unquoted(annotation))
+        if len(members) != 1 or not isinstance(members[0], ast.Subscript):
+            return None
+        container = (self._dotted(members[0].value) or (members[0].value.id if isinstance(members[0].value, ast.Name) else "")).rpartition(".")[2]
+        if container not in _COLLECTIONS:
+            return None
+        item = members[0].slice
+        if isinstance(item, ast.Tuple):  # tuple[Cls, ...]
+            if not (len(item.elts) == 2 and isinstance(item.elts[1], ast.Constant) and item.elts[1].value is Ellipsis):
+                return None
+            item = item.elts[0]
+        return self._annotation(item)
+
     def _annotation(self, node: ast.expr) -> str | None:
         """The one class an annotation names (`Cls`, `mod.Cls`, `"Cls"`, `Cls | None`, `Optional[Cls]`)."""
         members = union_members(_unquoted(node))
@@ -404,6 +432,13 @@ class _ModuleCalls:
             return None
         path = self._dotted(members[0])
         return self._class_path(path) if path else None
+
+
+# Generic collections whose one parameter is the class of their elements.
+_COLLECTIONS = frozenset({
+    "list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator", "Collection", "set", "Set", "frozenset",
+    "FrozenSet", "tuple", "Tuple", "deque", "Deque",
+})  # fmt: skip
 
 
 def _unquoted(node: ast.expr) -> ast.expr:
@@ -448,6 +483,8 @@ class _LocalTypes(_Types):
                 kind, expr = source
                 if kind == "imported" and isinstance(expr, ast.Constant):
                     self.known[name] = self.reader._module_name_class(str(expr.value))
+                elif kind == "element":
+                    self.known[name] = self.reader._element_class(expr, self.owner, self.first, self.sources)
                 else:
                     self.known[name] = (
                         self.reader._annotation(expr) if kind == "annotation" else self.reader._receiver(expr, self.owner, self.first, self)

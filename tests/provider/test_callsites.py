@@ -226,3 +226,39 @@ def test_a_class_statement_is_read_from_its_own_module_and_a_probe_builds_no_def
     assert index._definitions is None and index.loader._sources is None  # no file read but the ones asked about
     assert index.moved_to(gone) == ("prov.a.Kept",) and index.moved_to(missing) == ()
     assert [name for name, _ in ProviderIndex(tmp_path, ("prov",)).definitions().items() if name == "<class>Kept"] == ["<class>Kept"]
+
+
+def test_a_loop_over_a_typed_collection_types_its_element(tmp_path):
+    """`for proc in self.processors: proc.apply(logits)` where the class annotates
+    `processors: list[LogitsProcessor]` (or a parameter `procs: Sequence[...]`, `tuple[X, ...]`):
+    each element is a LogitsProcessor, so a plugin's override is judged against the call; an
+    untyped collection, or a tuple of several classes, types nothing."""
+    from apiaudit.provider.callsites import find_calls
+    from apiaudit.provider.index import ProviderIndex
+
+    _write(tmp_path, {
+        "prov/__init__.py": "",
+        "prov/procs.py": "class LogitsProcessor:\n    def apply(self, logits):\n        return logits\n",
+        "prov/sampler.py": (
+            "from collections.abc import Sequence\n"
+            "from prov.procs import LogitsProcessor\n"
+            "class Sampler:\n"
+            "    processors: list[LogitsProcessor]\n"
+            "    def run(self, logits, extra: Sequence[LogitsProcessor], pair: tuple[LogitsProcessor, int], anything):\n"
+            "        for proc in self.processors:\n"
+            "            logits = proc.apply(logits)\n"
+            "        for proc2 in extra:\n"
+            "            logits = proc2.apply(logits, True)\n"
+            "        for item in pair:\n"
+            "            item.apply(logits, 1, 2)\n"
+            "        for other in anything:\n"
+            "            other.apply(logits, 1, 2, 3)\n"
+            "        return logits\n"
+        ),
+    })  # fmt: skip
+    index = ProviderIndex(tmp_path, ("prov",))
+    calls = find_calls(index, ["apply"])["apply"]
+    assert sorted((c.location, c.receiver, c.positional) for c in calls) == [
+        ("prov/sampler.py:7", "prov.procs.LogitsProcessor", 1),
+        ("prov/sampler.py:9", "prov.procs.LogitsProcessor", 2),
+    ]
