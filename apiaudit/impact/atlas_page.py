@@ -71,15 +71,16 @@ _STYLE = """
 body{font:14px system-ui,sans-serif;margin:1.5em}
 table{border-collapse:collapse}
 th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top}
-th{background:#f4f4f4;cursor:pointer;user-select:none;position:sticky;top:0}
+th{background:#f4f4f4} tbody th{text-align:left;white-space:nowrap}
+thead th{cursor:pointer;user-select:none;position:sticky;top:0;z-index:1}
 th[aria-sort=ascending]::after{content:" \\25B2"} th[aria-sort=descending]::after{content:" \\25BC"}
 td.clean{background:#e6f4ea} td.breaks{background:#fce8e6} td.conditional{background:#fef7e0}
 td.unreadable{background:#eee;color:#666} td.first-broken{outline:3px solid #c5221f;outline-offset:-3px}
 .mark{color:#c5221f} details ul{margin:.3em 0 0 0;padding-left:1.2em;max-width:40em} li.other{color:#666}
 """
 
-# Sort the body's rows by the clicked column: text for the downstream, a cell's badness for a
-# release; a second click reverses.
+# Sort the body's rows by the clicked column: the downstreams by name (A to Z first), a release
+# by what it does to each (worst first); a second click on the same column reverses.
 _SCRIPT = """
 (function () {
   var table = document.getElementById("atlas");
@@ -90,7 +91,8 @@ _SCRIPT = """
   }
   function sortBy(column) {
     var header = headers[column];
-    var descending = header.getAttribute("aria-sort") !== "descending";
+    var current = header.getAttribute("aria-sort");
+    var descending = current ? current === "ascending" : column !== 0;
     var body = table.tBodies[0];
     var rows = Array.prototype.slice.call(body.rows);
     rows.sort(function (a, b) {
