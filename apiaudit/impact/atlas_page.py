@@ -67,12 +67,17 @@ def _cell(row: AtlasRow, cell: AtlasCell) -> str:
     return f'<td class="{classes}" data-sort="{sort_key}" data-release="{escape(cell.release)}">{body}</td>'
 
 
+# On an atlas larger than the window, the releases (the header row) stay at the top and the
+# downstreams' names at the left edge, above the cells that scroll under them (their edges drawn
+# as shadows: a collapsed border does not travel with a sticky cell).
 _STYLE = """
 body{font:14px system-ui,sans-serif;margin:1.5em}
 table{border-collapse:collapse}
 th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top}
-th{background:#f4f4f4} tbody th{text-align:left;white-space:nowrap}
-thead th{cursor:pointer;user-select:none;position:sticky;top:0;z-index:1}
+th{background:#f4f4f4}
+thead th{cursor:pointer;user-select:none;position:sticky;top:0;z-index:2;box-shadow:inset 0 -1px #ccc}
+tbody th{position:sticky;left:0;z-index:1;text-align:left;white-space:nowrap;box-shadow:inset -1px 0 #ccc}
+thead th:first-child{left:0;z-index:3;box-shadow:inset -1px -1px #ccc}
 th[aria-sort=ascending]::after{content:" \\25B2"} th[aria-sort=descending]::after{content:" \\25BC"}
 td.clean{background:#e6f4ea} td.breaks{background:#fce8e6} td.conditional{background:#fef7e0}
 td.unreadable{background:#eee;color:#666} td.first-broken{outline:3px solid #c5221f;outline-offset:-3px}

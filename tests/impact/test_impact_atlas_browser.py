@@ -93,13 +93,18 @@ def _console_errors(driver) -> list[str]:
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
 
+def _open(driver, atlas: Atlas, folder: Path) -> None:
+    """Write the page of `atlas` as `atlas -o atlas.html` does and open it; forget earlier pages' console."""
+    path = folder / "atlas.html"
+    path.write_text(render_atlas(atlas, "html"), encoding="utf-8")
+    _console_errors(driver)
+    driver.get(path.as_uri())
+
+
 @pytest.fixture
 def opened(browser, tmp_path) -> Iterator[Any]:
     """The atlas page opened in the browser; after the test, the console must hold no error."""
-    path = tmp_path / "atlas.html"
-    path.write_text(render_atlas(_atlas(), "html"), encoding="utf-8")
-    _console_errors(browser)  # what an earlier page left
-    browser.get(path.as_uri())
+    _open(browser, _atlas(), tmp_path)
     yield browser
     assert _console_errors(browser) == []
 
@@ -147,17 +152,27 @@ def test_a_click_on_a_release_sorts_worst_first_and_a_second_click_reverses(open
     assert _row_labels(opened) == sorted(worst_first) and header.get_attribute("aria-sort") is None
 
 
-def test_scrolled_down_the_releases_stay_in_view_and_the_names_in_their_rows(opened):
-    """The header row sticks to the top of the window; the downstreams' names scroll with their rows."""
-    tops = opened.execute_script("""
-      document.body.style.paddingBottom = "3000px";  // a page as long as an atlas of many downstreams
-      window.scrollTo(0, document.getElementById("atlas").tBodies[0].rows[1].offsetTop + 150);
-      function top(element) { return Math.round(element.getBoundingClientRect().top); }
-      return {header: top(document.querySelector("#atlas thead th")),
-              rows: Array.prototype.map.call(document.querySelectorAll("#atlas tbody tr"), function (tr) { return [top(tr.cells[0]), top(tr.cells[1])]; })};
+def test_scrolled_down_and_right_the_releases_and_the_names_stay_in_view(opened):
+    """On an atlas larger than the window, the header row sticks to the top and the downstreams'
+    names to the left edge, above the cells scrolling under them, each name level with its row."""
+    seen = opened.execute_script("""
+      var table = document.getElementById("atlas");
+      table.style.width = "4000px";  // as wide as an atlas of many releases
+      document.body.style.paddingBottom = "3000px";  // as long as one of many downstreams
+      window.scrollTo(600, table.tBodies[0].rows[1].offsetTop + 150);
+      function box(element) { var r = element.getBoundingClientRect(); return [Math.round(r.left), Math.round(r.top)]; }
+      function shown(x, y) { var found = document.elementFromPoint(x, y); return found && found.closest("th"); }
+      var corner = table.tHead.rows[0].cells[0], bottom = corner.getBoundingClientRect().bottom;
+      return {corner: box(corner), cornerOnTop: shown(2, 2) === corner, release: box(table.tHead.rows[0].cells[1]),
+              rows: Array.prototype.map.call(table.tBodies[0].rows, function (tr) {
+                var name = box(tr.cells[0]);
+                return {name: name, cell: box(tr.cells[1]), hidden: name[1] < bottom, onTop: shown(2, name[1] + 2) === tr.cells[0]};
+              })};
     """)
-    assert tops["header"] == 0
-    assert all(name == cell for name, cell in tops["rows"]), tops["rows"]
+    assert seen["corner"] == [0, 0] and seen["cornerOnTop"] and seen["release"][1] == 0
+    rows = seen["rows"]
+    assert all(row["name"][0] == 0 and row["name"][1] == row["cell"][1] for row in rows), rows
+    assert any(row["hidden"] for row in rows) and all(row["onTop"] for row in rows if not row["hidden"]), rows
 
 
 def test_a_cell_opens_on_its_findings(opened):
