@@ -33,3 +33,19 @@ def impact_result(tmp_path_factory):
     folder = tmp_path_factory.mktemp("impact")
     listed = write_list(folder)
     return run_impact(str(OLD), str(NEW), downstream_files=[listed], cache_dir=folder / "cache")
+
+
+@pytest.fixture(scope="session")
+def toy_atlas(tmp_path_factory):
+    """The atlas of the toy provider (tests/matrix/matrix_toy.py) from 1.1 on: a downstream that
+    breaks on 1.3, and one that cannot be read. Swept once for the atlas's tests and its page's."""
+    from apiaudit.impact.atlas import run_atlas
+    from tests.matrix import matrix_toy as toy
+
+    root = tmp_path_factory.mktemp("atlas")
+    cache = root / "cache"
+    toy.publish(cache)
+    user = toy.write_consumer(root / "project")
+    listed = root / "downstream.toml"
+    listed.write_text(f'replace-bundled = true\ndownstream = ["{user}", "{root / "gone"}"]\n')
+    return run_atlas("toyprov>=1.1", downstream_files=[listed], cache_dir=cache, available=toy.VERSIONS)

@@ -9,17 +9,6 @@ from apiaudit.impact.atlas import AtlasCell, first_broken, run_atlas
 from tests.matrix import matrix_toy as toy
 
 
-@pytest.fixture(scope="module")
-def toy_atlas(tmp_path_factory):
-    root = tmp_path_factory.mktemp("atlas")
-    cache = root / "cache"
-    toy.publish(cache)
-    user = toy.write_consumer(root / "project")
-    listed = root / "downstream.toml"
-    listed.write_text(f'replace-bundled = true\ndownstream = ["{user}", "{root / "gone"}"]\n')
-    return run_atlas("toyprov>=1.1", downstream_files=[listed], cache_dir=cache, available=toy.VERSIONS)
-
-
 def test_each_downstream_gets_a_cell_per_release(toy_atlas):
     assert toy_atlas.releases == ("1.1", "1.2", "1.3", "1.4")
     user, gone = toy_atlas.rows

@@ -208,6 +208,23 @@ def test_the_page_as_seen(opened, tmp_path):
     assert opened.save_screenshot(str(shot)) and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_a_real_sweep_s_page(browser, toy_atlas, tmp_path):
+    """The page of a real sweep (the toy provider's atlas): its findings as the engine words them."""
+    from tests.matrix import matrix_toy as toy
+
+    _open(browser, toy_atlas, tmp_path)
+    assert [th.text for th in _by_css(browser, "#atlas thead th")] == ["downstream", *toy_atlas.releases]
+    user, gone = toy_atlas.rows
+    assert _row_labels(browser) == [user.label, gone.label]
+    broken = _cell(browser, user.label, toy.FIRST_CHANGED)
+    assert "first-broken" in broken.get_attribute("class").split()
+    broken.find_element("tag name", "summary").click()
+    expected = next(c for c in user.cells if c.release == toy.FIRST_CHANGED).findings
+    assert [li.text for li in broken.find_elements("tag name", "li")] == [f"{f.site} {f.severity} {f.rule}: {f.message}" for f in expected]
+    assert {_cell(browser, gone.label, r).text for r in toy_atlas.releases} == {"cannot read"}
+    assert _console_errors(browser) == []
+
+
 def test_a_script_error_would_be_seen_on_the_console(browser, tmp_path):
     """The console check above is not blind: an error thrown by a page's script is read back."""
     page = tmp_path / "broken.html"
