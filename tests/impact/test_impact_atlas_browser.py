@@ -118,7 +118,7 @@ def _row_labels(driver) -> list[str]:
 
 
 def _header(driver, text: str):
-    return next(th for th in _by_css(driver, "#atlas thead th") if th.text.rstrip(" ▲▼") == text)
+    return next(th for th in _by_css(driver, "#atlas thead th") if th.text == text)  # the sort arrows are CSS, not text
 
 
 def _cell(driver, label: str, release: str):
