@@ -396,11 +396,26 @@ def named_plugins(ctx: CheckContext) -> dict[str, tuple[PluginRule, ...]]:
     for f in ctx.files:
         for name in f.plugin_names:
             for plugin in ctx.hosts.plugins:
-                if name.via in (plugin.register, plugin.module_key):
+                if name.via == plugin.module_key or (name.via == plugin.register and _registers_with(ctx, name.receiver, plugin)):
                     found.setdefault(f"{name.module}.{name.name}", {})[plugin] = None
     memo = {dotted: tuple(rules) for dotted, rules in found.items()}
     ctx.named_plugins_memo = memo  # once per consumer
     return memo
+
+
+def _registers_with(ctx: CheckContext, receiver: str | None, plugin: PluginRule) -> bool:
+    """Whether a registration call made on `receiver` (dotted as the consumer names it) may
+    register with `plugin`'s factory: the rule names no class (`register_on`), the receiver is not
+    known to be a provider class, or it is that class or a subclass of it. Another factory's
+    method of the same name (`OtherFactory.register_connector`) registers nothing here."""
+    if plugin.register_on is None or receiver is None:
+        return True
+    resolved = ctx.index.resolve(receiver)
+    if not isinstance(resolved, Found) or resolved.symbol.kind != SymbolKind.CLASS:
+        return True  # a consumer class, or one the index cannot read: it may be the factory's
+    registrar = ctx.index.resolve(plugin.register_on)
+    wanted = registrar.symbol.path if isinstance(registrar, Found) else plugin.register_on
+    return wanted == resolved.symbol.path or wanted in ctx.index.mro_paths(resolved.symbol.path)
 
 
 def unpassed_argument(ctx: CheckContext, owner: str, name: str) -> str | None:

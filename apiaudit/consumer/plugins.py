@@ -48,10 +48,13 @@ def _called(func: ast.expr, names: dict[str, str]) -> str | None:
 
 
 def plugin_names(
-    tree: ast.Module, calls: Sequence[tuple[str, int, int]], keys: Sequence[tuple[str, str]], source: str | None = None
+    tree: ast.Module, calls: Sequence[tuple[str, int, int]], keys: Sequence[tuple[str, str]], source: str | None = None,
+    module: str = "",
 ) -> tuple[PluginName, ...]:
     """Classes the module names for a provider factory: `register("Name", "pkg.mod", "Cls")`
-    (a call whose last name is a rule's, its module and class arguments string literals) and
+    (a call whose last name is a rule's, its module and class arguments string literals; what it
+    is called on recorded as the module `module`'s imports name it, for the checks to tell one
+    factory's registration from another's of the same name) and
     `{"module_key": "pkg.mod", "class_key": "Cls"}` (a dict display with both keys literal).
     `source`, the module's text: the walk is skipped where no call name or key pair is in it."""
     if source is not None:
@@ -60,24 +63,42 @@ def plugin_names(
     if not calls and not keys:
         return ()
     by_name = {name: (m, c) for name, m, c in calls}
+    names = _imported_anywhere(tree, module) if by_name else {}
     found: list[PluginName] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and by_name:
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
             if name in by_name:
                 m, c = by_name[name]
-                module, cls = _literal(node.args, m), _literal(node.args, c)
-                if module and cls:
-                    found.append(PluginName(module, cls, name, _site(node)))
+                named, cls = _literal(node.args, m), _literal(node.args, c)
+                if named and cls:
+                    receiver = _called(node.func.value, names) if isinstance(node.func, ast.Attribute) else None
+                    found.append(PluginName(named, cls, name, _site(node), receiver))
         elif isinstance(node, ast.Dict) and keys:
             values = {k.value: v for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant) and isinstance(k.value, str)}
             for module_key, class_key in keys:
-                module, cls = _literal([values[module_key]] if module_key in values else [], 0), _literal(
+                named, cls = _literal([values[module_key]] if module_key in values else [], 0), _literal(
                     [values[class_key]] if class_key in values else [], 0
                 )
-                if module and cls:
-                    found.append(PluginName(module, cls, module_key, _site(node)))
+                if named and cls:
+                    found.append(PluginName(named, cls, module_key, _site(node)))
     return tuple(sorted(found, key=lambda p: (p.site.line, p.site.column)))
+
+
+def _imported_anywhere(tree: ast.Module, module: str) -> dict[str, str]:
+    """The module's top-level names, and those a function imports for itself (a registration
+    usually imports its factory where it calls it) unless two imports bind one name differently."""
+    names = module_names(tree, module)
+    nested: dict[str, str | None] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for name, dotted in module_names(ast.Module(body=node.body, type_ignores=[]), module).items():
+                if not dotted.startswith(f"{module}."):  # an import, not a def of the function's own
+                    nested[name] = dotted if nested.get(name, dotted) == dotted else None
+    for name, bound in nested.items():
+        if bound is not None:
+            names.setdefault(name, bound)
+    return names
 
 
 def launch_plugin_names(lines: Iterable[LaunchLine], keys: Sequence[tuple[str, str]]) -> Iterator[PluginName]:

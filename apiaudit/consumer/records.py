@@ -437,12 +437,15 @@ class LaunchLine:
 @record(slots=True)
 class PluginName:
     """A consumer class named for the provider to build (`module`, `name`): by a registration call
-    or a dict setting a plugin rule's keys (`via`: the call or the key), at `site`."""
+    or a dict setting a plugin rule's keys (`via`: the call or the key), at `site`. `receiver`: what
+    the registration call is made on, dotted as the module's imports name it (`Factory` of
+    `Factory.register(...)`); None for a dict, or a receiver the module's names do not say."""
 
     module: str
     name: str
     via: str
     site: Site
+    receiver: str | None = None
 
 
 @record(slots=True)

@@ -72,7 +72,7 @@ _REGISTRY_KEYS: tuple[set[str], set[str]] = ({"name", "module", "maps", "package
 _SLOT_KEYS: tuple[set[str], set[str]] = ({"class", "attribute"}, {"registry"})
 _FACTORY_KEYS: tuple[set[str], set[str]] = ({"function"}, {"registry", "architectures_keyword", "nested_config"})
 _PLUGIN_KEYS: tuple[set[str], set[str]] = (
-    {"base", "factory", "class_variable"}, {"register", "module_arg", "class_arg", "module_key", "class_key"}
+    {"base", "factory", "class_variable"}, {"register", "register_on", "module_arg", "class_arg", "module_key", "class_key"}
 )
 _ENTRY_POINT_KEYS: tuple[set[str], set[str]] = ({"group"}, {"caller", "variable", "hookspecs", "hook_prefix", "hook_rename", "hook_registrar"})
 _CALL_DISPATCH_KEYS: tuple[set[str], set[str]] = ({"base", "method"}, set())
@@ -389,6 +389,7 @@ def _plugin(entry: _Entry, raw: dict, source: str) -> PluginRule:
         factory=_required_string(entry, raw, "factory", _DOTTED, "a dotted function path"),
         class_variable=_required_string(entry, raw, "class_variable", _IDENT, "a local variable name"),
         register=_string(entry, raw, "register", _IDENT, "a function or method name"),
+        register_on=_string(entry, raw, "register_on", _DOTTED, "a dotted class path"),
         module_arg=_position(entry, raw, "module_arg", None), class_arg=_position(entry, raw, "class_arg", None),
         module_key=_string(entry, raw, "module_key", _IDENT, "a config key"),
         class_key=_string(entry, raw, "class_key", _IDENT, "a config key"), source=source,

@@ -316,12 +316,15 @@ class PluginRule:
     How a consumer names the class the factory builds (each makes the named class live and
     checked as a plugin, whatever its bases): a call `register` (its last name) with the module at
     `module_arg` and the class at `class_arg`, as string literals; or a dict (a Python literal, or
-    the JSON a launch line passes) setting `module_key` to the module and `class_key` to the class."""
+    the JSON a launch line passes) setting `module_key` to the module and `class_key` to the class.
+    `register_on`, the class whose `register` it is: a call of that name on another provider class
+    (another factory's registration) names nothing for this one."""
 
     base: str
     factory: str
     class_variable: str
     register: str | None = None
+    register_on: str | None = None
     module_arg: int | None = None
     class_arg: int | None = None
     module_key: str | None = None
