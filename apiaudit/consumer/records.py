@@ -214,6 +214,9 @@ class Use:
     # The line of the enclosing `except TypeError:` that handles a call failing to bind, without
     # re-raising (a probe: `try: f(x, new=1)` / `except TypeError: f(x)`); 0: none.
     type_error_handler: int = 0
+    # The line of the `except TypeError:` (not re-raising) whose body this use is in: the other
+    # way of such a probe, run only where the `try:` body's call raises TypeError; 0: none.
+    type_error_retry: int = 0
 
 
 @record(slots=True)

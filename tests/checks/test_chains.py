@@ -142,3 +142,30 @@ def test_a_forwarded_keyword_under_a_type_error_handler_is_a_warning(tmp_path):
             A()
     """)
     assert got == {("unexpected-keyword", "warning", 4, "width")}
+
+
+def test_the_retry_in_a_type_error_handler_runs_only_where_the_probed_call_fails(tmp_path):
+    """Precision cause N6: `try: f(new=...)` / `except TypeError: f(old=...)`. Where the body's
+    call binds on the release, the handler runs only on a TypeError from inside it: its own
+    call's error is a warning that says so. Where the body's call fails too, the handler is what
+    runs, and its failure stays an error (both ways fail)."""
+    got = _scan_sources(tmp_path, """
+        def make(value, blocks=1): ...
+    """, """
+        from coop import make
+        def new_first(v):
+            try:
+                return make(v, blocks=2)
+            except TypeError:
+                return make(v, old_blocks=2)
+        def both_fail(v):
+            try:
+                return make(v, width=2)
+            except TypeError:
+                return make(v, old_width=2)
+    """)
+    assert got == {
+        ("unexpected-keyword", "warning", 7, "old_blocks"),
+        ("unexpected-keyword", "warning", 10, "width"),
+        ("unexpected-keyword", "error", 12, "old_width"),
+    }

@@ -303,6 +303,8 @@ class Statements:
                     import_handler = True
                 # otherwise: imports from outside the provider, or other code: the handler may run on any release
             arm = scope.child(live)
+            if handler is probe:
+                arm.type_error_retry = probe.lineno
             if handler.name:
                 arm.env.vars[handler.name] = UNKNOWN
             through = self.block(handler.body, arm)
