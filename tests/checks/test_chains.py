@@ -169,3 +169,26 @@ def test_the_retry_in_a_type_error_handler_runs_only_where_the_probed_call_fails
         ("unexpected-keyword", "warning", 10, "width"),
         ("unexpected-keyword", "error", 12, "old_width"),
     }
+
+
+def test_an_attribute_the_provider_builds_as_one_of_several_classes_is_judged_on_each():
+    """Precision cause 2: `self.model_runner: Runner = self._make_runner()`, whose helper returns
+    the first runner or (in some configurations) a second one, imported inside it. The annotation
+    is one of two: a member either has is no error, a call either's method takes is a warning
+    naming the other; a member neither has stays an error, as does one on an attribute the
+    provider builds from one class only."""
+    from pathlib import Path
+
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures"
+    report = scan(
+        [str(fixtures / "consumers" / "runneruse" / "runneruse")], str(fixtures / "providers" / "runnerlib_v1" / "runnerlib"),
+        cache_dir=None, use_index_cache=False,
+    )  # fmt: skip
+    got = {(f.rule, f.severity.value, f.line, f.param) for f in report.findings}
+    assert got == {
+        ("unexpected-keyword", "warning", 7, "context_len"),
+        ("attribute-missing", "error", 8, None),
+        ("attribute-missing", "error", 11, None),
+    }
+    warned = next(f for f in report.findings if f.line == 7)
+    assert warned.reason == "the provider also builds a Runner there, whose dummy_run takes the call"
