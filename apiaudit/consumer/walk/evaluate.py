@@ -20,7 +20,6 @@ from apiaudit.consumer.values import (
     AttrOrNone,
     Chain,
     Const,
-    ConstMap,
     ConsumerRef,
     DictValue,
     DistributionMap,
@@ -31,7 +30,6 @@ from apiaudit.consumer.values import (
     ProviderDistribution,
     ProviderSpec,
     ProviderVersion,
-    RELEASE_VALUES,
     SignatureOf,
     StrMethod,
     TupleOf,
@@ -65,11 +63,11 @@ from apiaudit.consumer.walk.known import (
     is_builtin_call,
 )
 from apiaudit.consumer.walk.scopes import FORGOTTEN, Scope, assigned_attr_key, is_self
+from apiaudit.consumer.walk.tables import folded_any_all, folded_map, table_item
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
 from apiaudit.infra.astutil import union_members
 
 MAX_CHAIN = 200  # longer attribute/call chains are not followed (they degrade to Unknown)
-MAX_UNROLLED = 32  # a comprehension over a literal tuple longer than this is not folded
 VERSION_PARTS: tuple[VersionPartName, ...] = get_args(VersionPartName)
 _VERSION_TEXT_METHODS: tuple[VersionTextMethod, ...] = get_args(VersionTextMethod)
 
@@ -151,10 +149,8 @@ class Evaluator:
             if items and len(consts) == len(items):
                 return Const(tuple(c.value for c in consts))
             return UNKNOWN
-        if isinstance(node, ast.Dict):
-            return self._dict_literal(node, scope)
-        if isinstance(node, ast.DictComp):
-            return self._folded_map(node, scope, depth)
+        if isinstance(node, (ast.Dict, ast.DictComp)):  # a display, or a comprehension folded to a table of literals
+            return self._dict_literal(node, scope) if isinstance(node, ast.Dict) else folded_map(self.value, node, scope, depth, self.state.found)
         if isinstance(node, ast.Attribute):  # self.X
             attr = node.attr
             if scope.cls is not None and attr in scope.cls.property_attrs:
@@ -199,61 +195,6 @@ class Evaluator:
             return self.value(part, scope, depth=depth + 1) if depth <= g.MAX_DEPTH else UNKNOWN
 
         return joined_text(node, held)
-
-    def _unrolled(self, generators: list[ast.comprehension], scope: Scope, depth: int) -> list[Scope] | None:
-        """One scope per item of `for NAME in <literal tuple> [if <test>]` (a lone generator), the
-        name bound to the item, where every `if` folds true; None when it does not fold (a version
-        table: `{v: found.startswith(v) for v in ("0.10.", "0.11.")}`)."""
-        if len(generators) != 1 or depth > g.MAX_DEPTH:
-            return None
-        loop = generators[0]
-        items = self.value(loop.iter, scope, depth=depth + 1)
-        if loop.is_async or not isinstance(loop.target, ast.Name) or not isinstance(items, Const) or not isinstance(items.value, tuple):
-            return None
-        if len(items.value) > MAX_UNROLLED:
-            return None
-        scopes: list[Scope] = []
-        for item in items.value:
-            inner = scope.child()
-            inner.env.vars[loop.target.id] = Const(item)
-            kept = [self.value(test, inner, depth=depth + 1) for test in loop.ifs]
-            if not all(isinstance(k, Const) for k in kept):
-                return None
-            if all(k.value for k in kept if isinstance(k, Const)):
-                scopes.append(inner)
-        return scopes
-
-    def _folded_map(self, node: ast.DictComp, scope: Scope, depth: int) -> Value:
-        """A dict comprehension over a literal tuple whose keys and values all fold: a `ConstMap`."""
-        scopes = self._unrolled(node.generators, scope, depth)
-        if scopes is None:
-            return UNKNOWN
-        items: list[tuple[object, object]] = []
-        for inner in scopes:
-            key, held = self.value(node.key, inner, depth=depth + 1), self.value(node.value, inner, depth=depth + 1)
-            if not isinstance(key, Const) or not isinstance(held, Const):
-                # computed from a release the engine does not know: what it selects stays undecided
-                return VersionDerived() if isinstance(key, Const) and isinstance(held, RELEASE_VALUES) else UNKNOWN
-            items.append((key.value, held.value))
-        self.state.found.dicts_seen = True  # its changes are followed (`Dicts.forget_table`)
-        return ConstMap(tuple(items))
-
-    def _folded_any_all(self, is_any: bool, arg: ast.expr, scope: Scope, depth: int) -> Value:
-        """`any(...)` / `all(...)` of a generator over a literal tuple, or of a list or tuple display,
-        whose items all fold: folded as Python would. Anything else is not."""
-        if isinstance(arg, (ast.GeneratorExp, ast.ListComp)):
-            scopes = self._unrolled(arg.generators, scope, depth)
-            if scopes is None:
-                return UNKNOWN
-            items = [self.value(arg.elt, inner, depth=depth + 1) for inner in scopes]
-        elif isinstance(arg, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in arg.elts):
-            items = [self.value(e, scope, depth=depth + 1) for e in arg.elts]
-        else:
-            return UNKNOWN
-        if not all(isinstance(i, Const) for i in items):
-            return VersionDerived() if all(isinstance(i, (Const, *RELEASE_VALUES)) for i in items) else UNKNOWN
-        truths = [bool(i.value) for i in items if isinstance(i, Const)]
-        return Const(any(truths) if is_any else all(truths))
 
     def _dict_literal(self, node: ast.Dict, scope: Scope) -> Value:
         self.state.found.dicts_seen = True
@@ -338,10 +279,8 @@ class Evaluator:
                 return base
             if isinstance(base, (TupleOf, DistributionMap)):
                 return self._helper_subscript(base, node, scope)
-            if isinstance(base, ConstMap):
-                key = self.value(node.slice, scope, depth=depth + 1)
-                found = dict(base.items)
-                return Const(found[key.value]) if isinstance(key, Const) and key.value in found else UNKNOWN
+            if (item := table_item(self.value, base, node.slice, scope, depth)) is not None:
+                return item
             if isinstance(base, Const) and isinstance(base.value, tuple):
                 index = self.value(node.slice, scope)
                 if isinstance(node.slice, ast.Slice):
@@ -439,7 +378,7 @@ class Evaluator:
                     return ProviderVersion("text") if dotted in METADATA_VERSION else ProviderDistribution()
                 return UNKNOWN
             if dotted in ("builtins.any", "builtins.all") and len(node.args) == 1 and not node.keywords:
-                return self._folded_any_all(dotted == "builtins.any", node.args[0], scope, depth)
+                return folded_any_all(self.value, dotted == "builtins.any", node.args[0], scope, depth)
             if dotted == "builtins.str" and len(node.args) == 1:
                 arg = self.value(node.args[0], scope, depth=depth + 1)
                 return arg if isinstance(arg, (Const, ProviderVersion)) and (not isinstance(arg, ProviderVersion) or arg.form == "text") else UNKNOWN
