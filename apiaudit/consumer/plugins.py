@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 
 from apiaudit.consumer.records import LaunchLine, PluginName, Site
-from apiaudit.infra.astutil import module_names
+from apiaudit.infra.astutil import module_names, names_anywhere
 
 
 def added_flags(tree: ast.Module, module: str, parsers: Sequence[str], source: str | None = None) -> tuple[str, ...]:
@@ -63,7 +63,7 @@ def plugin_names(
     if not calls and not keys:
         return ()
     by_name = {name: (m, c) for name, m, c in calls}
-    names = _imported_anywhere(tree, module) if by_name else {}
+    names = names_anywhere(tree, module) if by_name else {}
     found: list[PluginName] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and by_name:
@@ -83,22 +83,6 @@ def plugin_names(
                 if named and cls:
                     found.append(PluginName(named, cls, module_key, _site(node)))
     return tuple(sorted(found, key=lambda p: (p.site.line, p.site.column)))
-
-
-def _imported_anywhere(tree: ast.Module, module: str) -> dict[str, str]:
-    """The module's top-level names, and those a function imports for itself (a registration
-    usually imports its factory where it calls it) unless two imports bind one name differently."""
-    names = module_names(tree, module)
-    nested: dict[str, str | None] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for name, dotted in module_names(ast.Module(body=node.body, type_ignores=[]), module).items():
-                if not dotted.startswith(f"{module}."):  # an import, not a def of the function's own
-                    nested[name] = dotted if nested.get(name, dotted) == dotted else None
-    for name, bound in nested.items():
-        if bound is not None:
-            names.setdefault(name, bound)
-    return names
 
 
 def launch_plugin_names(lines: Iterable[LaunchLine], keys: Sequence[tuple[str, str]]) -> Iterator[PluginName]:

@@ -198,3 +198,18 @@ def module_names(tree: ast.Module, module: str) -> dict[str, str]:
             names[node.name] = f"{module}.{node.name}"
     return names
 
+
+def names_anywhere(tree: ast.Module, module: str) -> dict[str, str]:
+    """`module_names`, and the names a function imports for itself (a registration often imports
+    what it registers where it calls it), unless two imports bind one name differently."""
+    names = module_names(tree, module)
+    nested: dict[str, str | None] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for name, dotted in module_names(ast.Module(body=node.body, type_ignores=[]), module).items():
+                if not dotted.startswith(f"{module}."):  # an import, not a def of the function's own
+                    nested[name] = dotted if nested.get(name, dotted) == dotted else None
+    for name, bound in nested.items():
+        if bound is not None:
+            names.setdefault(name, bound)
+    return names

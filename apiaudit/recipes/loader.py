@@ -39,6 +39,7 @@ from apiaudit.recipes.records import (
     LaunchRegistryRule,
     LaunchRule,
     CallDispatchRule,
+    SubstitutionRule,
     Pattern,
     PluginRule,
     Recipe,
@@ -55,7 +56,7 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 _TOP_KEYS = {
     "provider", "recipe", "pattern", "rpc", "injection", "registry", "slot", "factory", "remote_code", "plugin", "launch",
-    "launch_registry", "entry_point", "call_dispatch",
+    "launch_registry", "entry_point", "call_dispatch", "substitution",
 }  # fmt: skip
 _PROVIDER_KEYS = {"name", "default_consumers"}
 _RECIPE_COMMON = {"id", "symbol", "versions", "change", "rationale"}
@@ -76,6 +77,7 @@ _PLUGIN_KEYS: tuple[set[str], set[str]] = (
 )
 _ENTRY_POINT_KEYS: tuple[set[str], set[str]] = ({"group"}, {"caller", "variable", "hookspecs", "hook_prefix", "hook_rename", "hook_registrar"})
 _CALL_DISPATCH_KEYS: tuple[set[str], set[str]] = ({"base", "method"}, set())
+_SUBSTITUTION_KEYS: tuple[set[str], set[str]] = ({"base", "method"}, set())
 _REMOTE_CODE_KEYS: tuple[set[str], set[str]] = (
     {"id", "module", "method", "keyword", "auto_map_keys", "files", "message"}, {"severity", "advice"}
 )
@@ -426,6 +428,14 @@ def _call_dispatch(entry: _Entry, raw: dict, source: str) -> CallDispatchRule:
     )  # fmt: skip
 
 
+def _substitution(entry: _Entry, raw: dict, source: str) -> SubstitutionRule:
+    _check_keys(entry, raw, *_SUBSTITUTION_KEYS)
+    return SubstitutionRule(
+        base=_required_string(entry, raw, "base", _DOTTED, "a dotted class path"),
+        method=_required_string(entry, raw, "method", _IDENT, "a method name"), source=source,
+    )  # fmt: skip
+
+
 def _remote_code(entry: _Entry, raw: dict, source: str) -> RemoteCodeRule:
     _check_keys(entry, raw, *_REMOTE_CODE_KEYS)
     rule_id = _required_string(entry, raw, "id", _ID, "a kebab-case id")
@@ -562,6 +572,7 @@ class RuleFile:
     launch_registries: tuple[LaunchRegistryRule, ...] = ()
     entry_points: tuple[EntryPointRule, ...] = ()
     call_dispatches: tuple[CallDispatchRule, ...] = ()
+    substitutions: tuple[SubstitutionRule, ...] = ()
 
 
 def load_rule_file(path: Path) -> RuleFile:
@@ -615,6 +626,7 @@ def load_rule_file(path: Path) -> RuleFile:
         launches=launches, launch_registries=entries("launch_registry", _launch_registry),
         entry_points=entries("entry_point", _entry_point),
         call_dispatches=entries("call_dispatch", _call_dispatch),
+        substitutions=entries("substitution", _substitution),
     )  # fmt: skip
 
 
@@ -676,6 +688,7 @@ def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = Tr
         launches=tuple(x for f in mine for x in f.launches),
         launch_registries=tuple(x for f in mine for x in f.launch_registries),
         call_dispatches=tuple(x for f in mine for x in f.call_dispatches),
+        substitutions=tuple(x for f in mine for x in f.substitutions),
         files=tuple(f.path for f in mine),
         fingerprint=fingerprint,
     )

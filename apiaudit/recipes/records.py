@@ -366,6 +366,19 @@ class CallDispatchRule:
 
 
 @record
+class SubstitutionRule:
+    """A consumer class the provider builds in place of one of its own ([[substitution]]):
+    `C.method(K)`, `@C.method` (with or without arguments) on class K, or a consumer function
+    passing its parameters on so (`def reg(a, b): a.method(b)`, called `reg(C, K)`), where C
+    derives from `base`: wherever the provider builds a C, it builds a K. A provider call made
+    only from C's methods then runs on the plugin's K, not on C."""
+
+    base: str
+    method: str
+    source: str = ""
+
+
+@record
 class RuleBook:
     provider: str
     default_consumers: tuple[str, ...] = ()
@@ -381,6 +394,7 @@ class RuleBook:
     launches: tuple[LaunchRule, ...] = ()
     launch_registries: tuple[LaunchRegistryRule, ...] = ()
     call_dispatches: tuple[CallDispatchRule, ...] = ()
+    substitutions: tuple[SubstitutionRule, ...] = ()
     files: tuple[Path, ...] = ()
     fingerprint: str = ""  # sha256 prefix over the rule files' bytes (Report.rules_version)
 
