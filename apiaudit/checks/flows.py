@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from apiaudit.checks.context import CheckContext
 from apiaudit.consumer import parse_quietly
 from apiaudit.consumer.records import ConsumerFile
-from apiaudit.infra.astutil import module_names, names_anywhere
+from apiaudit.infra.astutil import module_names, named_path, names_anywhere
 from apiaudit.provider.records import Found, SymbolKind
 
 
@@ -276,7 +276,7 @@ def substituted(ctx: CheckContext) -> dict[str, tuple[str, str]]:
                     if max(at_base, at_class) < len(node.args) and isinstance(node.args[at_class], ast.Name):
                         pairs.append((node.args[at_base], names.get(node.args[at_class].id, ""), method))  # type: ignore[attr-defined]
             for base_node, named_class, method in pairs:
-                provider, consumer_class = _imported_through(ctx, _dotted_name(base_node, names)), _imported_through(ctx, named_class)
+                provider, consumer_class = _imported_through(ctx, named_path(base_node, names)), _imported_through(ctx, named_class)
                 if provider is None or consumer_class is None or consumer_class not in ctx.classes:
                     continue
                 resolved = ctx.index.resolve(provider)
@@ -306,17 +306,6 @@ def _imported_through(ctx: CheckContext, dotted: str | None, hops: int = 3) -> s
             return dotted
         dotted = found
     return dotted
-
-
-def _dotted_name(node: ast.expr, names: dict[str, str]) -> str | None:
-    """The dotted path a name or attribute chain stands for in a module (its imports)."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name) or node.id not in names:
-        return None
-    return ".".join([names[node.id], *reversed(parts)])
 
 
 def built_where(ctx: CheckContext, dotted: str) -> tuple[tuple[str | None, str | None, str | None], ...] | None:

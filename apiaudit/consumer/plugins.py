@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 
 from apiaudit.consumer.records import LaunchLine, PluginName, Site
-from apiaudit.infra.astutil import module_names, names_anywhere
+from apiaudit.infra.astutil import module_names, named_path, names_anywhere
 
 
 def added_flags(tree: ast.Module, module: str, parsers: Sequence[str], source: str | None = None) -> tuple[str, ...]:
@@ -26,7 +26,7 @@ def added_flags(tree: ast.Module, module: str, parsers: Sequence[str], source: s
     names = module_names(tree, module)
     wanted = set(parsers)
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
-    if not any(_called(n.func, names) in wanted for n in calls):
+    if not any(named_path(n.func, names) in wanted for n in calls):
         return ()
     found: dict[str, None] = {}
     for call in calls:
@@ -35,16 +35,6 @@ def added_flags(tree: ast.Module, module: str, parsers: Sequence[str], source: s
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.startswith("--"):
                     found[arg.value] = None
     return tuple(found)
-
-
-def _called(func: ast.expr, names: dict[str, str]) -> str | None:
-    parts: list[str] = []
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if not isinstance(func, ast.Name) or func.id not in names:
-        return None
-    return ".".join([names[func.id], *reversed(parts)])
 
 
 def plugin_names(
@@ -72,7 +62,7 @@ def plugin_names(
                 m, c = by_name[name]
                 named, cls = _literal(node.args, m), _literal(node.args, c)
                 if named and cls:
-                    receiver = _called(node.func.value, names) if isinstance(node.func, ast.Attribute) else None
+                    receiver = named_path(node.func.value, names) if isinstance(node.func, ast.Attribute) else None
                     found.append(PluginName(named, cls, name, _site(node), receiver))
         elif isinstance(node, ast.Dict) and keys:
             values = {k.value: v for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant) and isinstance(k.value, str)}

@@ -18,6 +18,16 @@ def dotted_text(node: ast.AST) -> str | None:
     return ".".join(reversed(parts))
 
 
+def named_path(node: ast.AST, names: dict[str, str]) -> str | None:
+    """The dotted path a Name/Attribute chain stands for where its first name means `names[it]`
+    (a module's imports and definitions: `module_names`); None for anything else."""
+    text = dotted_text(node)
+    if text is None:
+        return None
+    head, _, rest = text.partition(".")
+    return None if head not in names else f"{names[head]}.{rest}" if rest else names[head]
+
+
 def union_members(node: ast.AST) -> list[ast.AST]:
     """The members an annotation names: `A | B`, `Optional[A]`, `Union[A, B]` (None left out)."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):

@@ -76,8 +76,6 @@ _PLUGIN_KEYS: tuple[set[str], set[str]] = (
     {"base", "factory", "class_variable"}, {"register", "register_on", "module_arg", "class_arg", "module_key", "class_key"}
 )
 _ENTRY_POINT_KEYS: tuple[set[str], set[str]] = ({"group"}, {"caller", "variable", "hookspecs", "hook_prefix", "hook_rename", "hook_registrar"})
-_CALL_DISPATCH_KEYS: tuple[set[str], set[str]] = ({"base", "method"}, set())
-_SUBSTITUTION_KEYS: tuple[set[str], set[str]] = ({"base", "method"}, set())
 _REMOTE_CODE_KEYS: tuple[set[str], set[str]] = (
     {"id", "module", "method", "keyword", "auto_map_keys", "files", "message"}, {"severity", "advice"}
 )
@@ -420,20 +418,23 @@ def _entry_point(entry: _Entry, raw: dict, source: str) -> EntryPointRule:
     )  # fmt: skip
 
 
+def _base_and_method(entry: _Entry, raw: dict) -> tuple[str, str]:
+    """A rule of a provider base class and a method name ([[call_dispatch]], [[substitution]])."""
+    _check_keys(entry, raw, {"base", "method"}, set())
+    return (
+        _required_string(entry, raw, "base", _DOTTED, "a dotted class path"),
+        _required_string(entry, raw, "method", _IDENT, "a method name"),
+    )
+
+
 def _call_dispatch(entry: _Entry, raw: dict, source: str) -> CallDispatchRule:
-    _check_keys(entry, raw, *_CALL_DISPATCH_KEYS)
-    return CallDispatchRule(
-        base=_required_string(entry, raw, "base", _DOTTED, "a dotted class path"),
-        method=_required_string(entry, raw, "method", _IDENT, "a method name"), source=source,
-    )  # fmt: skip
+    base, method = _base_and_method(entry, raw)
+    return CallDispatchRule(base=base, method=method, source=source)
 
 
 def _substitution(entry: _Entry, raw: dict, source: str) -> SubstitutionRule:
-    _check_keys(entry, raw, *_SUBSTITUTION_KEYS)
-    return SubstitutionRule(
-        base=_required_string(entry, raw, "base", _DOTTED, "a dotted class path"),
-        method=_required_string(entry, raw, "method", _IDENT, "a method name"), source=source,
-    )  # fmt: skip
+    base, method = _base_and_method(entry, raw)
+    return SubstitutionRule(base=base, method=method, source=source)
 
 
 def _remote_code(entry: _Entry, raw: dict, source: str) -> RemoteCodeRule:
