@@ -110,6 +110,7 @@ def prepare(
         plugins=rulebook.plugins,
         entry_points=rulebook.entry_points,
         call_dispatch={d.base: d.method for d in rulebook.call_dispatches},
+        substitutions=tuple((s.base, s.method) for s in rulebook.substitutions),
     )
     deprecations = Forecaster(index, provider_tree.packages)
     return ScanSetup(provider_tree, rulebook, index, model_types, options, hosts, deprecations, remote_code, launch)

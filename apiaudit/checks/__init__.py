@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, TypeVar
 
-from apiaudit.checks.chains import check_use
+from apiaudit.checks.chains import BINDING_RULES, check_use
 from apiaudit.checks.conditions import dead_helpers, guard_failures, runs_in_dead_helper, verdict
 from apiaudit.checks.contracts import contract_findings
 from apiaudit.checks.context import BoundCall, CheckContext, HostRules
@@ -30,7 +30,13 @@ def check_engine_rules(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
     uses = tuple(u for u in file.uses if not runs_in_dead_helper(u.function, dead)) if dead else file.uses
     rpc_calls = tuple(r for r in file.rpc_calls if not runs_in_dead_helper(r.function, dead)) if dead else file.rpc_calls
     findings.extend(_once_per_statement(_judged(ctx, file, file.imports, check_import)))
-    findings.extend(_judged(ctx, file, uses, check_use))
+    checked: dict[int, list[Finding]] = {}  # id(use) -> what checking it found (the retries' probes are read from it)
+
+    def check_kept(ctx: CheckContext, file: ConsumerFile, use: Use) -> list[Finding]:
+        checked[id(use)] = found = check_use(ctx, file, use)
+        return found
+
+    findings.extend(_retries_after_binding_probes(uses, checked, _judged(ctx, file, uses, check_kept)))
     findings.extend(_judged(ctx, file, rpc_calls, check_rpc))
     findings.extend(_judged(ctx, file, file.notes, check_note))
     ctx.site = None
@@ -41,6 +47,37 @@ def check_engine_rules(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
         findings.extend(contract_findings(ctx, file))
         findings = _after_failed_constructors(file, findings)
     return findings
+
+
+def _retries_after_binding_probes(uses: tuple[Use, ...], checked: dict[int, list[Finding]], findings: list[Finding]) -> list[Finding]:
+    """`try: f(x, new=1)` / `except TypeError: f(x, old=1)`: where every provider call the `try:`
+    body makes binds on the audited release, the handler runs only if one raises TypeError from
+    inside, so its errors are warnings that say so. Where a call of the body does not bind, the
+    handler is the way that runs, and is judged as it stands (both failing is a break)."""
+    handlers = {u.type_error_retry for u in uses if u.type_error_retry and id(u) in checked}
+    if not handlers:
+        return findings
+    answered: dict[int, int] = {}  # handler line -> the line of the body's call that binds
+    for line in handlers:
+        body = [u for u in uses if u.type_error_handler == line and id(u) in checked and any(s.kind == "call" and s.check for s in u.steps)]
+        if body and not any(f.rule in BINDING_RULES or f.rule == "cannot-judge" for u in body for f in checked[id(u)]):
+            answered[line] = body[0].site.line
+    if not answered:
+        return findings
+    retried = {
+        (f.line, f.column, f.rule, f.message): u.type_error_retry
+        for u in uses if u.type_error_retry in answered for f in checked.get(id(u), ())
+    }  # fmt: skip
+    out = []
+    for f in findings:
+        handler = retried.get((f.line, f.column, f.rule, f.message))
+        if handler is not None and f.severity is Severity.ERROR:
+            f = replace(
+                f, severity=Severity.WARNING,
+                reason=f"runs only where the call at line {answered[handler]} raises TypeError (`except TypeError:` at line {handler}), and that call binds on this release",
+            )  # fmt: skip
+        out.append(f)
+    return out
 
 
 def _once_per_statement(findings: list[Finding]) -> list[Finding]:

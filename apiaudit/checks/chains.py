@@ -569,7 +569,15 @@ def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
         results = [(c, ctx.index.class_member(c, name, instance=True)) for c in value.classes]
         for cls, res in results:
             if isinstance(res, Found):
-                return _member_value(ctx, res.symbol, "instance", cls)
+                member = _member_value(ctx, res.symbol, "instance", cls)
+                if isinstance(member, SymbolValue) and len(value.classes) > 1:
+                    # One of several classes the object can be: a call the first's method does
+                    # not take may be taken by another's (one entry per other definition).
+                    others = {r.symbol.path: c for c, r in results if isinstance(r, Found) and r.symbol.kind is not SymbolKind.ATTRIBUTE}
+                    others.pop(res.symbol.path, None)
+                    if others:
+                        member = replace(member, alternatives=tuple((c, p) for p, c in others.items()), assigned=True)
+                return member
         unknown = [res for _, res in results if isinstance(res, Unknown)]
         if unknown:
             if report and rest_has_call:
@@ -737,8 +745,12 @@ def _member_value(ctx, symbol: Symbol, via: ReachedVia, owner: str | None):
             return InstanceValue(found.classes, registry=True, origins=ctx.model_types.origins(found))
     if symbol.kind is SymbolKind.ATTRIBUTE and owner is not None:
         typ = ctx.index.attribute_type(owner, symbol.name)
-        # The attribute's annotation (or what its assignment is annotated to return): a claim.
-        return InstanceValue((typ.path,), declared="provider") if typ else SymbolValue(symbol, via, owner)
+        if typ is None:
+            return SymbolValue(symbol, via, owner)
+        # The attribute's annotation (or what its assignment is annotated to return): a claim,
+        # and one of several where the provider's own code builds other classes there too.
+        built = ctx.index.assigned_classes(owner, symbol.name)
+        return InstanceValue(tuple(dict.fromkeys((typ.path, *built))), declared="provider")
     return SymbolValue(symbol, via, owner)
 
 
@@ -799,6 +811,7 @@ def _call(ctx, file, use, value, step, findings, report):
         built = _built_subclasses_take(ctx, value, step.call, callee_name) if problem.severity is Severity.ERROR and not (filled or taken) else None
         reason = (
             f"the model object may be the consumer's own {filled.rpartition('.')[2]}, which defines '{callee_name}'" if filled
+            else f"the provider also builds a {taken.rpartition('.')[2]} there, whose {callee_name} takes the call" if taken and value.assigned
             else f"the model object may be a {taken.rpartition('.')[2]}, whose {callee_name} takes the call" if taken
             else built
         )  # fmt: skip

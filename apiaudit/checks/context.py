@@ -48,6 +48,7 @@ class Index(Protocol):
     def mro_unknowns(self, class_path: str) -> list[str]: ...
     def subclasses_defining(self, class_path: str, name: str) -> tuple[str, ...]: ...
     def attribute_type(self, class_path: str, name: str) -> Symbol | None: ...
+    def assigned_classes(self, class_path: str, name: str) -> tuple[str, ...]: ...
     def overridden_parameter(self, class_path: str, method: str, param: str, position: int) -> tuple[bool, Symbol | None]: ...
     def module_attribute_type(self, path: str) -> Symbol | None: ...
     def parameter_class(self, function_path: str, param: str) -> Symbol | None: ...
@@ -90,6 +91,9 @@ class HostRules:
     entry_points: tuple = ()
     # [[call_dispatch]]s: external base -> the method calling an instance runs (`forward`)
     call_dispatch: dict = field(default_factory=dict)
+    # [[substitution]]s: (base, method) of the registrations that make the provider build a
+    # consumer class in place of its own
+    substitutions: tuple = ()
 
 
 SOURCE_MAX_LINES = 8
@@ -169,6 +173,11 @@ class CheckContext:
         self._cli_flags: frozenset[str] | None = None
         # consumer class -> the [[plugin]] rules whose factory it is named for (checks.contracts)
         self.named_plugins_memo: dict | None = None
+        # provider class -> (the consumer class the provider builds in its place, where it is
+        # registered so), by [[substitution]] registrations (`checks.flows.substituted`)
+        self.substituted_memo: dict[str, tuple[str, str]] | None = None
+        # consumer class -> where it is built: (class, method, self attribute) (`checks.flows.built_where`)
+        self.built_memo: dict[str, tuple[tuple[str | None, str | None, str | None], ...] | None] = {}
         self._methods_by_class: dict[str, dict[str, DefinedFunction]] | None = None
         self._functions: dict[str, DefinedFunction] | None = None
         self._derived: dict[str, list[str]] | None = None  # consumer class -> consumer classes naming it as a base

@@ -40,7 +40,7 @@ from dataclasses import replace
 
 from apiaudit.checks.binding import bind, bind_any
 from apiaudit.checks.context import CheckContext
-from apiaudit.checks.flows import registered_classes
+from apiaudit.checks.flows import built_where, registered_classes, substituted
 from apiaudit.checks.receivers import InstanceValue
 from apiaudit.consumer.records import Arg, CallShape, ClassFacts, ConsumerFile, DefinedFunction, Site, Use
 from apiaudit.findings import Finding, Severity
@@ -342,6 +342,8 @@ def _override(
         )  # fmt: skip
         if not (problems or unpacks) or not entry.reaches(call):
             continue  # binds, or made on `self` in a method the consumer's instances never run
+        if problems and _held_only_where_not_called(ctx, facts, call):
+            continue  # on an attribute only consumer objects that never run the calling method hold
         if problems:
             failing.append((call, problems[0].message, problems[0].param))
         if unpacks and unpacking is None:
@@ -350,6 +352,9 @@ def _override(
     short = facts.dotted.rpartition(".")[2]
     # a call that runs in every configuration first: any such failure makes the finding certain
     failing.sort(key=lambda item: _guarded(item[0]) or ctx.index.import_guard(_module_of(item[0].location)) is not None)
+    # a call that runs only from a provider class the plugin substitutes: after every other one
+    replaced = {id(c): why for c, _, _ in failing if (why := _runs_only_from_substituted(ctx, c, name)) is not None}
+    failing.sort(key=lambda item: id(item[0]) in replaced)
     if failing:
         call, message, param = failing[0]
         param = param or _surplus_parameter(ctx, f"{call.receiver}.{name}", "instance", signature)
@@ -362,11 +367,12 @@ def _override(
             shown = ", ".join(c.location for c in others[:_SITES_SHOWN])
             more = len(others) - _SITES_SHOWN
             text += f"; also {shown}" + (f" and {more} more" if more > 0 else "")
+        why = replaced.get(id(call))  # set only where every failing call has one (they sort last)
         findings.append(
             _conditional(ctx, ctx.finding(
                 file, function.site, "override-incompatible", text,
                 callee=f"{call.receiver}.{name}", param=param, provider_location=call.location,
-                signature=signature.render(name),
+                signature=signature.render(name), severity=Severity.WARNING if why else None, reason=why,
             ), call)  # fmt: skip
         )
     if unpacking is not None:
@@ -379,6 +385,79 @@ def _override(
             ), unpacking)  # fmt: skip
         )
     return findings
+
+
+def _held_only_where_not_called(ctx: CheckContext, facts: ClassFacts, call: ProviderCall) -> bool:
+    """Whether the provider's call, made in method `m` of provider class P on an attribute of
+    `self` (`self.manager.allocate(...)` in `Scheduler.schedule`), never reaches the consumer
+    class: the consumer builds its objects (and those of its consumer subclasses) only into that
+    attribute of consumer classes deriving from P whose own `m` replaces P's without calling it
+    (`super().m(...)`), and no provider factory builds them. Then no P whose `m` runs holds one."""
+    if call.enclosing is None or call.holder is None or call.caller is not None:
+        return False
+    owner, _, method = call.enclosing.rpartition(".")
+    classes = (facts.dotted, *ctx.subclasses_of(facts.dotted))
+    named = named_plugins(ctx)
+    places = 0
+    for cls in classes:
+        cls_facts = ctx.classes.get(cls)
+        if cls_facts is None or cls in named:
+            return False
+        _, mro = provider_mro_of(ctx, cls_facts)
+        if any(p.base in mro for p in ctx.hosts.plugins):
+            return False  # the provider's factory may build it
+        built = built_where(ctx, cls)
+        if built is None:
+            return False
+        for holder_class, _, attribute in built:
+            holder = ctx.classes.get(holder_class or "")
+            if holder is None or attribute != call.holder:
+                return False
+            _, holder_mro = provider_mro_of(ctx, holder)
+            if owner not in holder_mro or not _replaced_without_super(ctx, holder, method):
+                return False
+            places += 1
+    return places > 0
+
+
+def _replaced_without_super(ctx: CheckContext, facts: ClassFacts, method: str) -> bool:
+    """Whether the consumer class's `method` (its own or a consumer base's) is the consumer's,
+    and its text never calls a method of that name (`super().m(...)`, `Base.m(self, ...)`)."""
+    function = _consumer_methods(ctx, facts, ctx.methods_by_class).get(method)
+    if function is None or function.site.end_line is None:
+        return False
+    module = function.dotted.rpartition(".")[0].rpartition(".")[0]
+    file = next((f for f in ctx.files if f.module == module), None)
+    if file is None:
+        return False
+    body = "\n".join(file.lines[function.site.line : function.site.end_line])
+    return re.search(rf"\.{re.escape(method)}\s*\(", body) is None
+
+
+def _runs_only_from_substituted(ctx: CheckContext, call: ProviderCall, name: str) -> str | None:
+    """Why a provider call of `name` may never run: it is made (not on `self`) in a method that
+    the release calls only from methods of provider classes the plugin substitutes with its own
+    ([[substitution]]: `@MoERunner.register_oot`), so wherever the provider builds those, it
+    builds the plugin's classes, which may never run the calling method. A warning's reason
+    naming the substitutions; None where a call comes from elsewhere (or is not read)."""
+    if call.enclosing is None or call.caller is not None or not ctx.hosts.substitutions:
+        return None
+    replaced = substituted(ctx)
+    if not replaced:
+        return None
+    method = call.enclosing.rpartition(".")[2]
+    refs = ctx.index.references_of([method]).get(method, ())
+    shown: list[str] = []
+    for ref in refs:
+        enclosing_class, _, enclosing_method = (ref.enclosing or "").rpartition(".")
+        if ref.receiver is None or enclosing_class not in replaced:
+            return None
+        consumer, where = replaced[enclosing_class]
+        shown.append(f"{enclosing_class.rpartition('.')[2]}.{enclosing_method} ({ref.location}), "
+                     f"whose class the plugin replaces by {consumer.rpartition('.')[2]} ({where})")  # fmt: skip
+    if not shown:
+        return None
+    return f"{call.location} is in {call.enclosing.rpartition('.')[0].rpartition('.')[2]}.{method}, which the provider calls only from {'; '.join(dict.fromkeys(shown))}"
 
 
 # Provider call sites named in one override finding beyond the first; the rest are counted.
@@ -396,11 +475,26 @@ def named_plugins(ctx: CheckContext) -> dict[str, tuple[PluginRule, ...]]:
     for f in ctx.files:
         for name in f.plugin_names:
             for plugin in ctx.hosts.plugins:
-                if name.via in (plugin.register, plugin.module_key):
+                if name.via == plugin.module_key or (name.via == plugin.register and _registers_with(ctx, name.receiver, plugin)):
                     found.setdefault(f"{name.module}.{name.name}", {})[plugin] = None
     memo = {dotted: tuple(rules) for dotted, rules in found.items()}
     ctx.named_plugins_memo = memo  # once per consumer
     return memo
+
+
+def _registers_with(ctx: CheckContext, receiver: str | None, plugin: PluginRule) -> bool:
+    """Whether a registration call made on `receiver` (dotted as the consumer names it) may
+    register with `plugin`'s factory: the rule names no class (`register_on`), the receiver is not
+    known to be a provider class, or it is that class or a subclass of it. Another factory's
+    method of the same name (`OtherFactory.register_connector`) registers nothing here."""
+    if plugin.register_on is None or receiver is None:
+        return True
+    resolved = ctx.index.resolve(receiver)
+    if not isinstance(resolved, Found) or resolved.symbol.kind != SymbolKind.CLASS:
+        return True  # a consumer class, or one the index cannot read: it may be the factory's
+    registrar = ctx.index.resolve(plugin.register_on)
+    wanted = registrar.symbol.path if isinstance(registrar, Found) else plugin.register_on
+    return wanted == resolved.symbol.path or wanted in ctx.index.mro_paths(resolved.symbol.path)
 
 
 def unpassed_argument(ctx: CheckContext, owner: str, name: str) -> str | None:

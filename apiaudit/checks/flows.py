@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from apiaudit.checks.context import CheckContext
 from apiaudit.consumer import parse_quietly
 from apiaudit.consumer.records import ConsumerFile
-from apiaudit.infra.astutil import module_names
+from apiaudit.infra.astutil import module_names, named_path, names_anywhere
+from apiaudit.provider.records import Found, SymbolKind
 
 
 def passed_as(ctx: CheckContext, dotted: str, holder: str, declared: str = "") -> str | None:
@@ -226,3 +227,156 @@ def _module_names_of(ctx: CheckContext, file: ConsumerFile) -> dict[str, str]:
     """The consumer module's top-level names -> dotted paths (its imports and definitions)."""
     tree = _tree(ctx, file)
     return module_names(tree, file.module) if isinstance(tree, ast.Module) else {}
+
+
+def substituted(ctx: CheckContext) -> dict[str, tuple[str, str]]:
+    """provider class -> (the consumer class the provider builds in its place, `path:line` of the
+    registration), by the [[substitution]] rules' registrations: `@C.method` on a consumer class,
+    `C.method(K)`, or a call of a consumer function that passes its parameters on so
+    (`def reg(base, cls): base.method(cls)`, `reg(C, K)`). C is the provider class the name
+    resolves to, deriving from the rule's base. Memoised per consumer."""
+    if ctx.substituted_memo is not None:
+        return ctx.substituted_memo
+    found: dict[str, tuple[str, str]] = {}
+    methods: dict[str, tuple[str, ...]] = {}
+    for base, method in ctx.hosts.substitutions:
+        methods[method] = (*methods.get(method, ()), base)
+    files = [f for f in ctx.files if methods and any(f".{m}" in f.source for m in methods)]
+    helpers: dict[str, tuple[int, int, str]] = {}  # consumer function -> (base position, class position, method)
+    for file in files:
+        tree = _tree(ctx, file)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+                for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+                    func = call.func
+                    if isinstance(func, ast.Attribute) and func.attr in methods and isinstance(func.value, ast.Name) and len(call.args) == 1:
+                        arg = call.args[0]
+                        if func.value.id in params and isinstance(arg, ast.Name) and arg.id in params:
+                            helpers[f"{file.module}.{node.name}"] = (params.index(func.value.id), params.index(arg.id), func.attr)
+    for file in files if helpers or methods else ():
+        tree = _tree(ctx, file)
+        if not isinstance(tree, ast.Module):
+            continue
+        names = names_anywhere(tree, file.module)
+        local_helpers = {name: helpers[dotted] for name, dotted in names.items() if dotted in helpers}
+        for node in ast.walk(tree):
+            pairs: list[tuple[ast.expr, str, str]] = []  # (the provider class's name, the consumer class, the method)
+            if isinstance(node, ast.ClassDef):
+                for decorator in node.decorator_list:
+                    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                    if isinstance(target, ast.Attribute) and target.attr in methods:
+                        pairs.append((target.value, f"{file.module}.{node.name}", target.attr))
+            elif isinstance(node, ast.Call) and len(node.args) >= 1:
+                func = node.func
+                if isinstance(func, ast.Attribute) and func.attr in methods and isinstance(node.args[0], ast.Name) and len(node.args) == 1:
+                    pairs.append((func.value, names.get(node.args[0].id, ""), func.attr))
+                elif isinstance(func, ast.Name) and func.id in local_helpers:
+                    at_base, at_class, method = local_helpers[func.id]
+                    if max(at_base, at_class) < len(node.args) and isinstance(node.args[at_class], ast.Name):
+                        pairs.append((node.args[at_base], names.get(node.args[at_class].id, ""), method))  # type: ignore[attr-defined]
+            for base_node, named_class, method in pairs:
+                provider, consumer_class = _imported_through(ctx, named_path(base_node, names)), _imported_through(ctx, named_class)
+                if provider is None or consumer_class is None or consumer_class not in ctx.classes:
+                    continue
+                resolved = ctx.index.resolve(provider)
+                if not isinstance(resolved, Found) or resolved.symbol.kind is not SymbolKind.CLASS:
+                    continue
+                path = resolved.symbol.path
+                mro = ctx.index.mro_paths(path)
+                if any(base == path or base in mro for base in methods[method]):
+                    found.setdefault(path, (consumer_class, f"{file.path}:{getattr(node, 'lineno', 0)}"))
+    ctx.substituted_memo = found
+    return found
+
+
+def _imported_through(ctx: CheckContext, dotted: str | None, hops: int = 3) -> str | None:
+    """A name a consumer module imports from elsewhere, followed there (`pkg.layers.MoERunner`,
+    where pkg/layers.py imports it from the provider, is the provider's class)."""
+    for _ in range(hops):
+        if dotted is None or dotted in ctx.classes:
+            return dotted
+        module, _, name = dotted.rpartition(".")
+        file = next((f for f in ctx.files if f.module == module), None)
+        tree = _tree(ctx, file) if file is not None else None
+        if not isinstance(tree, ast.Module):
+            return dotted
+        found = module_names(tree, module).get(name)
+        if found is None or found == dotted:
+            return dotted
+        dotted = found
+    return dotted
+
+
+def built_where(ctx: CheckContext, dotted: str) -> tuple[tuple[str | None, str | None, str | None], ...] | None:
+    """Where the consumer builds objects of its class `dotted`: (the consumer class, the method,
+    the `self` attribute it stores the object in) for each `self.X = Cls(...)` in a method, with
+    None for what a place is not (built elsewhere: in a function, stored in a name, passed on).
+    None when the class is used otherwise than built and its bases named (held in a name, named in
+    a string, imported under a name the text cannot follow): then who holds its objects is not known."""
+    if dotted in ctx.built_memo:
+        return ctx.built_memo[dotted]
+    module, _, short = dotted.rpartition(".")
+    places: list[tuple[str | None, str | None, str | None]] = []
+    result: tuple[tuple[str | None, str | None, str | None], ...] | None = None
+    for file in ctx.files:
+        if short not in file.source:
+            continue
+        tree = _tree(ctx, file)
+        if not isinstance(tree, ast.Module):
+            break
+        names = module_names(tree, file.module)
+        if names.get(short) != dotted:
+            if module.rpartition(".")[2] in file.source or f"'{short}'" in file.source or f'"{short}"' in file.source:
+                break  # imported inside a function, or named by a string: not followed
+            continue
+        seen = _uses_of(tree, short, places, file.module)
+        if seen is False:
+            break
+    else:
+        result = tuple(places)
+    ctx.built_memo[dotted] = result
+    return result
+
+
+def _uses_of(tree: ast.AST, short: str, places: list, module: str) -> bool:
+    """Record each building of `short` in `places`; False at a use the reading cannot follow."""
+    allowed: set[int] = set()  # ids of Name nodes that are bases, annotations or isinstance classes
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            allowed.update(id(b) for b in node.bases)
+        elif isinstance(node, (ast.arg, ast.AnnAssign)) and node.annotation is not None:
+            allowed.update(id(n) for n in ast.walk(node.annotation))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+            allowed.update(id(n) for n in ast.walk(node.returns))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
+            allowed.update(id(n) for n in ast.walk(node.args[1]))
+    for node, cls, function in _walk_defs(tree, None, None):
+        if (
+            isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name) and node.value.func.id == short
+        ):  # fmt: skip
+            allowed.add(id(node.value.func))
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            target = targets[0] if len(targets) == 1 else None
+            held = target.attr if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self" else None
+            places.append((f"{module}.{cls}" if cls and held else None, function if held else None, held))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == short and id(node.func) not in allowed:
+            allowed.add(id(node.func))
+            places.append((None, None, None))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == short and id(node) not in allowed:
+            return False
+    return True
+
+
+def _walk_defs(tree: ast.AST, cls: str | None, function: str | None) -> Iterator[tuple[ast.AST, str | None, str | None]]:
+    """Every node, with the class and the method (of that class) it is in."""
+    for child in ast.iter_child_nodes(tree):
+        yield child, cls, function
+        if isinstance(child, ast.ClassDef):
+            yield from _walk_defs(child, child.name, None)
+        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield from _walk_defs(child, cls, child.name if function is None else function)
+        else:
+            yield from _walk_defs(child, cls, function)

@@ -24,6 +24,9 @@ class SymbolValue:
     # A method of the model object as other classes it can be define it: (one such class, the
     # method's dotted path), one per definition. A call this one does not take may be taken there.
     alternatives: tuple[tuple[str, str], ...] = ()
+    # The alternatives are the other classes the provider's code builds into the attribute the
+    # object was read from (not the model object's classes): how a finding names them.
+    assigned: bool = False
 
 
 @record

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 
 from apiaudit.consumer.records import LaunchLine, PluginName, Site
-from apiaudit.infra.astutil import module_names
+from apiaudit.infra.astutil import module_names, named_path, names_anywhere
 
 
 def added_flags(tree: ast.Module, module: str, parsers: Sequence[str], source: str | None = None) -> tuple[str, ...]:
@@ -26,7 +26,7 @@ def added_flags(tree: ast.Module, module: str, parsers: Sequence[str], source: s
     names = module_names(tree, module)
     wanted = set(parsers)
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
-    if not any(_called(n.func, names) in wanted for n in calls):
+    if not any(named_path(n.func, names) in wanted for n in calls):
         return ()
     found: dict[str, None] = {}
     for call in calls:
@@ -37,21 +37,14 @@ def added_flags(tree: ast.Module, module: str, parsers: Sequence[str], source: s
     return tuple(found)
 
 
-def _called(func: ast.expr, names: dict[str, str]) -> str | None:
-    parts: list[str] = []
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if not isinstance(func, ast.Name) or func.id not in names:
-        return None
-    return ".".join([names[func.id], *reversed(parts)])
-
-
 def plugin_names(
-    tree: ast.Module, calls: Sequence[tuple[str, int, int]], keys: Sequence[tuple[str, str]], source: str | None = None
+    tree: ast.Module, calls: Sequence[tuple[str, int, int]], keys: Sequence[tuple[str, str]], source: str | None = None,
+    module: str = "",
 ) -> tuple[PluginName, ...]:
     """Classes the module names for a provider factory: `register("Name", "pkg.mod", "Cls")`
-    (a call whose last name is a rule's, its module and class arguments string literals) and
+    (a call whose last name is a rule's, its module and class arguments string literals; what it
+    is called on recorded as the module `module`'s imports name it, for the checks to tell one
+    factory's registration from another's of the same name) and
     `{"module_key": "pkg.mod", "class_key": "Cls"}` (a dict display with both keys literal).
     `source`, the module's text: the walk is skipped where no call name or key pair is in it."""
     if source is not None:
@@ -60,23 +53,25 @@ def plugin_names(
     if not calls and not keys:
         return ()
     by_name = {name: (m, c) for name, m, c in calls}
+    names = names_anywhere(tree, module) if by_name else {}
     found: list[PluginName] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and by_name:
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
             if name in by_name:
                 m, c = by_name[name]
-                module, cls = _literal(node.args, m), _literal(node.args, c)
-                if module and cls:
-                    found.append(PluginName(module, cls, name, _site(node)))
+                named, cls = _literal(node.args, m), _literal(node.args, c)
+                if named and cls:
+                    receiver = named_path(node.func.value, names) if isinstance(node.func, ast.Attribute) else None
+                    found.append(PluginName(named, cls, name, _site(node), receiver))
         elif isinstance(node, ast.Dict) and keys:
             values = {k.value: v for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant) and isinstance(k.value, str)}
             for module_key, class_key in keys:
-                module, cls = _literal([values[module_key]] if module_key in values else [], 0), _literal(
+                named, cls = _literal([values[module_key]] if module_key in values else [], 0), _literal(
                     [values[class_key]] if class_key in values else [], 0
                 )
-                if module and cls:
-                    found.append(PluginName(module, cls, module_key, _site(node)))
+                if named and cls:
+                    found.append(PluginName(named, cls, module_key, _site(node)))
     return tuple(sorted(found, key=lambda p: (p.site.line, p.site.column)))
 
 

@@ -214,6 +214,9 @@ class Use:
     # The line of the enclosing `except TypeError:` that handles a call failing to bind, without
     # re-raising (a probe: `try: f(x, new=1)` / `except TypeError: f(x)`); 0: none.
     type_error_handler: int = 0
+    # The line of the `except TypeError:` (not re-raising) whose body this use is in: the other
+    # way of such a probe, run only where the `try:` body's call raises TypeError; 0: none.
+    type_error_retry: int = 0
 
 
 @record(slots=True)
@@ -437,12 +440,15 @@ class LaunchLine:
 @record(slots=True)
 class PluginName:
     """A consumer class named for the provider to build (`module`, `name`): by a registration call
-    or a dict setting a plugin rule's keys (`via`: the call or the key), at `site`."""
+    or a dict setting a plugin rule's keys (`via`: the call or the key), at `site`. `receiver`: what
+    the registration call is made on, dotted as the module's imports name it (`Factory` of
+    `Factory.register(...)`); None for a dict, or a receiver the module's names do not say."""
 
     module: str
     name: str
     via: str
     site: Site
+    receiver: str | None = None
 
 
 @record(slots=True)

@@ -231,13 +231,21 @@ class SignatureOf:
     parameters: bool = False
 
 
+@record
+class ConstMap:
+    """A dict every key and value of which folds to a literal: `{v: version.startswith(v) for v in
+    ("0.10.", "0.11.")}` on the audited release, so that `table["0.10."]` folds too."""
+
+    items: tuple[tuple[object, object], ...]
+
+
 MAX_OPTIONS = 8  # more ways than this and the name is Unknown
 
 
 Value = Union[
     Unknown, Const, ProviderVersion, ParsedVersion, VersionPart, VersionMethod, VersionDerived, ProviderDistribution, Chain, ConsumerRef,
     External, DictValue, Unbound, ImportChoice, Helper, OneOf, TupleOf, ProviderSpec, DistributionMap, StrMethod, Probe,
-    SignatureOf, AttrOrNone,
+    SignatureOf, AttrOrNone, ConstMap,
 ]
 
 

@@ -18,6 +18,16 @@ def dotted_text(node: ast.AST) -> str | None:
     return ".".join(reversed(parts))
 
 
+def named_path(node: ast.AST, names: dict[str, str]) -> str | None:
+    """The dotted path a Name/Attribute chain stands for where its first name means `names[it]`
+    (a module's imports and definitions: `module_names`); None for anything else."""
+    text = dotted_text(node)
+    if text is None:
+        return None
+    head, _, rest = text.partition(".")
+    return None if head not in names else f"{names[head]}.{rest}" if rest else names[head]
+
+
 def union_members(node: ast.AST) -> list[ast.AST]:
     """The members an annotation names: `A | B`, `Optional[A]`, `Union[A, B]` (None left out)."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
@@ -198,3 +208,18 @@ def module_names(tree: ast.Module, module: str) -> dict[str, str]:
             names[node.name] = f"{module}.{node.name}"
     return names
 
+
+def names_anywhere(tree: ast.Module, module: str) -> dict[str, str]:
+    """`module_names`, and the names a function imports for itself (a registration often imports
+    what it registers where it calls it), unless two imports bind one name differently."""
+    names = module_names(tree, module)
+    nested: dict[str, str | None] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for name, dotted in module_names(ast.Module(body=node.body, type_ignores=[]), module).items():
+                if not dotted.startswith(f"{module}."):  # an import, not a def of the function's own
+                    nested[name] = dotted if nested.get(name, dotted) == dotted else None
+    for name, bound in nested.items():
+        if bound is not None:
+            names.setdefault(name, bound)
+    return names

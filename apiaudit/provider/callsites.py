@@ -319,17 +319,25 @@ class _ModuleCalls:
                 # `super().name(...)` runs on an instance of this class too (never on an override
                 # below it: no call of the override, only a way into the method it is made in)
                 reached = owner if receiver is None and on_self else receiver
-                self.references.append((call.func.attr, ProviderReference(f"{self.file}:{call.lineno}", reached, node.name if on_self else None)))
+                self.references.append((
+                    call.func.attr,
+                    ProviderReference(f"{self.file}:{call.lineno}", reached, node.name if on_self else None, _enclosing(self.module, owner, node)),
+                ))  # fmt: skip
                 continue
             if receiver is None:
                 continue
             if parents is None:
                 parents = parent_map(node)
-            self.calls.append((call.func.attr, self._call(call, receiver, node.name if on_self else None, unpacked, parents, call.func.value)))
+            self.calls.append((
+                call.func.attr,
+                self._call(call, receiver, node.name if on_self else None, unpacked, parents, call.func.value, _enclosing(self.module, owner, node), first),
+            ))  # fmt: skip
 
     def _call(
-        self, call: ast.Call, receiver: str, caller: str | None, unpacked: dict[int, int], parents: dict[int, ast.AST], target: ast.expr
+        self, call: ast.Call, receiver: str, caller: str | None, unpacked: dict[int, int], parents: dict[int, ast.AST], target: ast.expr,
+        enclosing: str | None = None, first: str | None = None,
     ) -> ProviderCall:
+        held = target.attr if isinstance(target, ast.Attribute) and _on_self(target.value, first) and first is not None else None
         return ProviderCall(
             location=f"{self.file}:{call.lineno}",
             receiver=receiver,
@@ -337,6 +345,8 @@ class _ModuleCalls:
             unpacks=unpacked.get(id(call)),
             caller=caller,
             guard=branch_guard(call, target, parents, self.lines, self.file),
+            enclosing=enclosing,
+            holder=held,
         )
 
     def _receiver(self, node: ast.expr, owner: str | None, first: str | None, typed: _Types) -> str | None:
@@ -497,6 +507,11 @@ class _LocalTypes(_Types):
 def _is_self(node: ast.expr, first: str | None) -> bool:
     """`self.<attribute>` as a store target (`first` is the method's first parameter)."""
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == first
+
+
+def _enclosing(module: str, owner: str | None, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """The dotted name of the function or method a call is read in."""
+    return f"{owner}.{node.name}" if owner is not None else f"{module}.{node.name}"
 
 
 def _on_self(node: ast.expr, first: str | None) -> bool:

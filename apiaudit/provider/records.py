@@ -242,6 +242,11 @@ class ProviderCall:
     # configuration's choice (`elif is_fsdp_enabled: self._load(a, b)`), so the call may never
     # run. Its text and place.
     guard: str | None = None
+    # The function or method the call is made in, dotted (`pkg.mod.Cls.method`), whatever its
+    # receiver; and for a receiver held in an attribute of `self` (`self.manager.m(...)`), that
+    # attribute: where a plugin's objects cannot be, the call does not reach them.
+    enclosing: str | None = None
+    holder: str | None = None
 
 
 @record
@@ -254,6 +259,7 @@ class ProviderReference:
     location: str
     receiver: str | None
     caller: str | None = None
+    enclosing: str | None = None  # the function or method it is in, dotted (None: module level, or not read)
 
 
 

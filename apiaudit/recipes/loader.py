@@ -39,6 +39,7 @@ from apiaudit.recipes.records import (
     LaunchRegistryRule,
     LaunchRule,
     CallDispatchRule,
+    SubstitutionRule,
     Pattern,
     PluginRule,
     Recipe,
@@ -55,7 +56,7 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 _TOP_KEYS = {
     "provider", "recipe", "pattern", "rpc", "injection", "registry", "slot", "factory", "remote_code", "plugin", "launch",
-    "launch_registry", "entry_point", "call_dispatch",
+    "launch_registry", "entry_point", "call_dispatch", "substitution",
 }  # fmt: skip
 _PROVIDER_KEYS = {"name", "default_consumers"}
 _RECIPE_COMMON = {"id", "symbol", "versions", "change", "rationale"}
@@ -72,10 +73,9 @@ _REGISTRY_KEYS: tuple[set[str], set[str]] = ({"name", "module", "maps", "package
 _SLOT_KEYS: tuple[set[str], set[str]] = ({"class", "attribute"}, {"registry"})
 _FACTORY_KEYS: tuple[set[str], set[str]] = ({"function"}, {"registry", "architectures_keyword", "nested_config"})
 _PLUGIN_KEYS: tuple[set[str], set[str]] = (
-    {"base", "factory", "class_variable"}, {"register", "module_arg", "class_arg", "module_key", "class_key"}
+    {"base", "factory", "class_variable"}, {"register", "register_on", "module_arg", "class_arg", "module_key", "class_key"}
 )
 _ENTRY_POINT_KEYS: tuple[set[str], set[str]] = ({"group"}, {"caller", "variable", "hookspecs", "hook_prefix", "hook_rename", "hook_registrar"})
-_CALL_DISPATCH_KEYS: tuple[set[str], set[str]] = ({"base", "method"}, set())
 _REMOTE_CODE_KEYS: tuple[set[str], set[str]] = (
     {"id", "module", "method", "keyword", "auto_map_keys", "files", "message"}, {"severity", "advice"}
 )
@@ -389,6 +389,7 @@ def _plugin(entry: _Entry, raw: dict, source: str) -> PluginRule:
         factory=_required_string(entry, raw, "factory", _DOTTED, "a dotted function path"),
         class_variable=_required_string(entry, raw, "class_variable", _IDENT, "a local variable name"),
         register=_string(entry, raw, "register", _IDENT, "a function or method name"),
+        register_on=_string(entry, raw, "register_on", _DOTTED, "a dotted class path"),
         module_arg=_position(entry, raw, "module_arg", None), class_arg=_position(entry, raw, "class_arg", None),
         module_key=_string(entry, raw, "module_key", _IDENT, "a config key"),
         class_key=_string(entry, raw, "class_key", _IDENT, "a config key"), source=source,
@@ -417,12 +418,23 @@ def _entry_point(entry: _Entry, raw: dict, source: str) -> EntryPointRule:
     )  # fmt: skip
 
 
+def _base_and_method(entry: _Entry, raw: dict) -> tuple[str, str]:
+    """A rule of a provider base class and a method name ([[call_dispatch]], [[substitution]])."""
+    _check_keys(entry, raw, {"base", "method"}, set())
+    return (
+        _required_string(entry, raw, "base", _DOTTED, "a dotted class path"),
+        _required_string(entry, raw, "method", _IDENT, "a method name"),
+    )
+
+
 def _call_dispatch(entry: _Entry, raw: dict, source: str) -> CallDispatchRule:
-    _check_keys(entry, raw, *_CALL_DISPATCH_KEYS)
-    return CallDispatchRule(
-        base=_required_string(entry, raw, "base", _DOTTED, "a dotted class path"),
-        method=_required_string(entry, raw, "method", _IDENT, "a method name"), source=source,
-    )  # fmt: skip
+    base, method = _base_and_method(entry, raw)
+    return CallDispatchRule(base=base, method=method, source=source)
+
+
+def _substitution(entry: _Entry, raw: dict, source: str) -> SubstitutionRule:
+    base, method = _base_and_method(entry, raw)
+    return SubstitutionRule(base=base, method=method, source=source)
 
 
 def _remote_code(entry: _Entry, raw: dict, source: str) -> RemoteCodeRule:
@@ -561,6 +573,7 @@ class RuleFile:
     launch_registries: tuple[LaunchRegistryRule, ...] = ()
     entry_points: tuple[EntryPointRule, ...] = ()
     call_dispatches: tuple[CallDispatchRule, ...] = ()
+    substitutions: tuple[SubstitutionRule, ...] = ()
 
 
 def load_rule_file(path: Path) -> RuleFile:
@@ -614,6 +627,7 @@ def load_rule_file(path: Path) -> RuleFile:
         launches=launches, launch_registries=entries("launch_registry", _launch_registry),
         entry_points=entries("entry_point", _entry_point),
         call_dispatches=entries("call_dispatch", _call_dispatch),
+        substitutions=entries("substitution", _substitution),
     )  # fmt: skip
 
 
@@ -675,6 +689,7 @@ def load_rulebook(dirs: list[Path], provider: str, *, include_bundled: bool = Tr
         launches=tuple(x for f in mine for x in f.launches),
         launch_registries=tuple(x for f in mine for x in f.launch_registries),
         call_dispatches=tuple(x for f in mine for x in f.call_dispatches),
+        substitutions=tuple(x for f in mine for x in f.substitutions),
         files=tuple(f.path for f in mine),
         fingerprint=fingerprint,
     )

@@ -316,12 +316,15 @@ class PluginRule:
     How a consumer names the class the factory builds (each makes the named class live and
     checked as a plugin, whatever its bases): a call `register` (its last name) with the module at
     `module_arg` and the class at `class_arg`, as string literals; or a dict (a Python literal, or
-    the JSON a launch line passes) setting `module_key` to the module and `class_key` to the class."""
+    the JSON a launch line passes) setting `module_key` to the module and `class_key` to the class.
+    `register_on`, the class whose `register` it is: a call of that name on another provider class
+    (another factory's registration) names nothing for this one."""
 
     base: str
     factory: str
     class_variable: str
     register: str | None = None
+    register_on: str | None = None
     module_arg: int | None = None
     class_arg: int | None = None
     module_key: str | None = None
@@ -363,6 +366,19 @@ class CallDispatchRule:
 
 
 @record
+class SubstitutionRule:
+    """A consumer class the provider builds in place of one of its own ([[substitution]]):
+    `C.method(K)`, `@C.method` (with or without arguments) on class K, or a consumer function
+    passing its parameters on so (`def reg(a, b): a.method(b)`, called `reg(C, K)`), where C
+    derives from `base`: wherever the provider builds a C, it builds a K. A provider call made
+    only from C's methods then runs on the plugin's K, not on C."""
+
+    base: str
+    method: str
+    source: str = ""
+
+
+@record
 class RuleBook:
     provider: str
     default_consumers: tuple[str, ...] = ()
@@ -378,6 +394,7 @@ class RuleBook:
     launches: tuple[LaunchRule, ...] = ()
     launch_registries: tuple[LaunchRegistryRule, ...] = ()
     call_dispatches: tuple[CallDispatchRule, ...] = ()
+    substitutions: tuple[SubstitutionRule, ...] = ()
     files: tuple[Path, ...] = ()
     fingerprint: str = ""  # sha256 prefix over the rule files' bytes (Report.rules_version)
 

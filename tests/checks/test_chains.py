@@ -142,3 +142,53 @@ def test_a_forwarded_keyword_under_a_type_error_handler_is_a_warning(tmp_path):
             A()
     """)
     assert got == {("unexpected-keyword", "warning", 4, "width")}
+
+
+def test_the_retry_in_a_type_error_handler_runs_only_where_the_probed_call_fails(tmp_path):
+    """Precision cause N6: `try: f(new=...)` / `except TypeError: f(old=...)`. Where the body's
+    call binds on the release, the handler runs only on a TypeError from inside it: its own
+    call's error is a warning that says so. Where the body's call fails too, the handler is what
+    runs, and its failure stays an error (both ways fail)."""
+    got = _scan_sources(tmp_path, """
+        def make(value, blocks=1): ...
+    """, """
+        from coop import make
+        def new_first(v):
+            try:
+                return make(v, blocks=2)
+            except TypeError:
+                return make(v, old_blocks=2)
+        def both_fail(v):
+            try:
+                return make(v, width=2)
+            except TypeError:
+                return make(v, old_width=2)
+    """)
+    assert got == {
+        ("unexpected-keyword", "warning", 7, "old_blocks"),
+        ("unexpected-keyword", "warning", 10, "width"),
+        ("unexpected-keyword", "error", 12, "old_width"),
+    }
+
+
+def test_an_attribute_the_provider_builds_as_one_of_several_classes_is_judged_on_each():
+    """Precision cause 2: `self.model_runner: Runner = self._make_runner()`, whose helper returns
+    the first runner or (in some configurations) a second one, imported inside it. The annotation
+    is one of two: a member either has is no error, a call either's method takes is a warning
+    naming the other; a member neither has stays an error, as does one on an attribute the
+    provider builds from one class only."""
+    from pathlib import Path
+
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures"
+    report = scan(
+        [str(fixtures / "consumers" / "runneruse" / "runneruse")], str(fixtures / "providers" / "runnerlib_v1" / "runnerlib"),
+        cache_dir=None, use_index_cache=False,
+    )  # fmt: skip
+    got = {(f.rule, f.severity.value, f.line, f.param) for f in report.findings}
+    assert got == {
+        ("unexpected-keyword", "warning", 7, "context_len"),
+        ("attribute-missing", "error", 8, None),
+        ("attribute-missing", "error", 11, None),
+    }
+    warned = next(f for f in report.findings if f.line == 7)
+    assert warned.reason == "the provider also builds a Runner there, whose dummy_run takes the call"

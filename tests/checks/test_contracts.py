@@ -59,11 +59,18 @@ def test_each_break_on_the_next_release_names_the_provider_call_site():
         # issue 37, cause 11: the plugin's own version gate, at the raise the release takes
         ("plugin/_gate.py", 14, "entry-point-incompatible", "error", None, None),
         ("plugin/_named.py", 5, "constructor-incompatible", "error", "cache_config", "hostlib/factory.py:14"),
+        # precision cause N12: the provider's schedule calls allocate on the manager it holds;
+        # OwnBlockManager (line 8) is held only by a scheduler whose schedule replaces it
+        ("plugin/blocks.py", 22, "override-incompatible", "error", "lookahead", "hostlib/blocks.py:14"),
         ("plugin/connector.py", 6, "abstract-unimplemented", "error", "finish", None),
         ("plugin/connector.py", 7, "constructor-incompatible", "error", "cache_config", "hostlib/factory.py:14"),
         ("plugin/connector.py", 16, "override-incompatible", "error", "external_tokens", "hostlib/scheduler.py:12"),
         ("plugin/connector.py", 19, "override-incompatible", "warning", None, "hostlib/scheduler.py:11"),
         ("plugin/executor.py", 7, "override-incompatible", "error", "non_block", "hostlib/executor.py:6"),
+        # precision cause N14: Experts.forward_modular's call runs only from Runner, which the
+        # plugin substitutes (a warning naming it); DenseExperts.run's does not (an error)
+        ("plugin/experts.py", 19, "override-incompatible", "warning", None, "hostlib/pluggable.py:28"),
+        ("plugin/experts.py", 25, "override-incompatible", "error", None, "hostlib/pluggable.py:49"),
         ("plugin/models.py", 7, "override-incompatible", "error", "config", "hostlib/positions.py:6"),
         ("plugin/patches.py", 21, "replacement-incompatible", "error", "metadata", "hostlib/model.py:16"),
         ("plugin/patches.py", 22, "patch-target-missing", "warning", "old_hook", None),
@@ -303,3 +310,15 @@ def test_a_call_on_a_declared_base_the_consumers_own_built_subclass_takes_is_a_w
         (call,) = [f for f in report.findings if f.path == "plugin/quant.py" and f.line == 35]
         assert call.rule == "too-many-positional" and call.severity.value == "warning"
         assert call.reason == "declared LinearMethodBase, but the consumer builds its own MyFusedLinearMethod, whose apply takes the call"
+
+
+def test_a_call_made_only_from_a_substituted_class_names_the_substitution():
+    report = scan(
+        [str(CONSUMER)], str(PROVIDERS / "hostlib_v2" / "hostlib"), rules_dirs=[PROVIDERS],
+        cache_dir=None, use_index_cache=False, settings=Settings(),
+    )  # fmt: skip
+    warned = next(f for f in report.findings if f.path == "plugin/experts.py" and f.line == 19)
+    assert warned.reason == (
+        "hostlib/pluggable.py:28 is in Experts.forward_modular, which the provider calls only from Runner.forward "
+        "(hostlib/pluggable.py:36), whose class the plugin replaces by MyRunner (plugin/experts.py:29)"
+    )

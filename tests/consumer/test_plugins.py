@@ -56,3 +56,18 @@ def test_the_text_test_before_the_walk_keeps_every_name():
     assert plugin_names(tree, calls, keys, source) == plugin_names(tree, calls, keys) != ()
     assert plugin_names(tree, [("register_other", 1, 2)], [("a", "b")], source) == ()
     assert added_flags(tree, "pkg.cli", PARSERS, source) == added_flags(tree, "pkg.cli", PARSERS) == ()
+
+
+def test_a_registration_records_what_it_is_called_on_as_the_module_names_it():
+    """The checks tell one factory's registration from another's by the receiver: imported at
+    the top, inside the registering function, or not an import at all (None: not known)."""
+    source = (
+        "from prov.factory import ConnectorFactory as CF\n"
+        "CF.register_connector('A', 'pkg.a', 'A')\n"
+        "def setup():\n"
+        "    from prov.ec import ECFactory\n"
+        "    ECFactory.register_connector('B', 'pkg.b', 'B')\n"
+        "    make().register_connector('C', 'pkg.c', 'C')\n"
+    )
+    found = plugin_names(ast.parse(source), [("register_connector", 1, 2)], [], None, "pkg.boot")
+    assert [(p.name, p.receiver) for p in found] == [("A", "prov.factory.ConnectorFactory"), ("B", "prov.ec.ECFactory"), ("C", None)]

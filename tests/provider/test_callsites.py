@@ -262,3 +262,33 @@ def test_a_loop_over_a_typed_collection_types_its_element(tmp_path):
         ("prov/sampler.py:7", "prov.procs.LogitsProcessor", 1),
         ("prov/sampler.py:9", "prov.procs.LogitsProcessor", 2),
     ]
+
+
+def test_a_call_and_a_reference_record_the_method_they_are_in_and_the_attribute_held(tmp_path):
+    """What reaches an override depends on where the provider calls it: the method the call is
+    in (whatever its receiver) and, for `self.X.m(...)`, the attribute X (checks/contracts.py)."""
+    from apiaudit.provider.callsites import find_calls, find_references
+    from apiaudit.provider.index import ProviderIndex
+
+    _write(tmp_path, {
+        "prov/__init__.py": "",
+        "prov/pool.py": "class Pool:\n    def reset(self):\n        pass\n",
+        "prov/runner.py": (
+            "from prov.pool import Pool\n"
+            "class Runner:\n"
+            "    def __init__(self):\n"
+            "        self.pool = Pool()\n"
+            "    def step(self):\n"
+            "        self.pool.reset()\n"
+            "def drain(pool: Pool):\n"
+            "    pool.reset()\n"
+        ),
+    })  # fmt: skip
+    index = ProviderIndex(tmp_path, ("prov",))
+    calls = find_calls(index, ["reset"])["reset"]
+    assert [(c.location, c.enclosing, c.holder) for c in calls] == [
+        ("prov/runner.py:6", "prov.runner.Runner.step", "pool"),
+        ("prov/runner.py:8", "prov.runner.drain", None),
+    ]
+    refs = find_references(index, ["reset"])["reset"]
+    assert [(r.location, r.enclosing) for r in refs] == [("prov/runner.py:6", "prov.runner.Runner.step"), ("prov/runner.py:8", "prov.runner.drain")]

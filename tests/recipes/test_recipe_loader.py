@@ -63,6 +63,17 @@ def test_the_call_protocol_kinds_load(tmp_path: Path) -> None:
     assert [r.change.toml() for r in rule_file.recipes] == [{"method": "finish", "args": "None"}, {}]
 
 
+def test_a_substitution_and_a_registration_class_load(tmp_path: Path) -> None:
+    body = (
+        '[[substitution]]\nbase = "demo.layers.Pluggable"\nmethod = "register_oot"\n'
+        '[[plugin]]\nbase = "demo.conn.Base"\nfactory = "demo.conn.Factory.create"\nclass_variable = "cls"\n'
+        'register = "register"\nregister_on = "demo.conn.Factory"\nmodule_arg = 1\nclass_arg = 2\n'
+    )
+    rule_file = load_rule_file(_write(tmp_path, "ok.toml", body))
+    assert [(s.base, s.method) for s in rule_file.substitutions] == [("demo.layers.Pluggable", "register_oot")]
+    assert [p.register_on for p in rule_file.plugins] == ["demo.conn.Factory"]
+
+
 def _write(directory: Path, name: str, body: str, provider: str = "demo") -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / name
@@ -195,6 +206,9 @@ def test_rules_of_other_providers_are_validated_but_not_used(tmp_path: Path) -> 
         ('[[entry_point]]\ngroup = "g"\ncaller = "a.f"\nvariable = "f"\nhook_prefix = "a_"\n',
          r"entry_point \[1\]: 'hook_prefix', 'hook_rename' and 'hook_registrar' need 'hookspecs'"),
         ('[[entry_point]]\ngroup = "g"\ncaller = "a.f"\n', r"entry_point \[1\]: missing key 'variable'"),
+        ('[[substitution]]\nbase = "a.Layer"\nmethod = "register_oot"\nfactory = "a.f"\n', r"substitution \[1\]: unknown key 'factory'"),
+        ('[[substitution]]\nbase = "a Layer"\nmethod = "register_oot"\n', r"'base' = 'a Layer' is not a dotted class path"),
+        ('[[plugin]]\nbase = "a.B"\nfactory = "a.F.create"\nclass_variable = "c"\nregister_on = "a F"\n', r"'register_on' = 'a F' is not a dotted class path"),
         ("[[recipe]]\nid = \n", r"not valid TOML"),
         ("[settings]\n", r"unknown top-level key 'settings'"),
     ],

@@ -3,14 +3,15 @@
 A name or `self.X` holding a `DictValue` (a literal, `dict(...)`) keeps its known keys through
 `d["k"] = v`, `d.update(...)`, `d.pop("k")`, `d.setdefault(...)`, `d.clear()` and `del d["k"]`;
 passed to a function, aliased or touched by an unknown method, it escapes and its keys are no
-longer known. A `**d` splat then binds the keys known (`Evaluator`'s call shapes).
+longer known. A `**d` splat then binds the keys known (`Evaluator`'s call shapes). A name
+holding a `ConstMap` (a table of literals) is forgotten on any change or escape.
 """
 
 from __future__ import annotations
 
 import ast
 
-from apiaudit.consumer.values import DictValue
+from apiaudit.consumer.values import UNKNOWN, ConstMap, DictValue
 from apiaudit.consumer.walk.evaluate import Evaluator
 from apiaudit.consumer.walk.scopes import Scope, forget_self_attr, is_self, set_self_attr
 from apiaudit.consumer.walk.state import WalkState
@@ -43,12 +44,21 @@ class Dicts:
                 return current, lambda v: set_self_attr(scope, node.attr, v, replace_ok=True)
         return None
 
+    def forget_table(self, node, scope: Scope) -> None:
+        """A name holding a `ConstMap` that the code changes (an item set or deleted, a method
+        other than a read, passed on): its items are no longer known."""
+        if isinstance(node, ast.Name) and isinstance(scope.env.lookup(node.id), ConstMap):
+            scope.env.vars[node.id] = UNKNOWN
+
     def effects(self, call: ast.Call, scope: Scope) -> None:
         """What a call does to the dicts it touches: a known mutation, or an escape (passed to a
         function, or an unknown method) after which its keys are no longer known."""
         if not self.state.found.dicts_seen:
             return
+        if isinstance(call.func, ast.Attribute) and call.func.attr not in _DICT_READS:
+            self.forget_table(call.func.value, scope)
         for arg in [a.value if isinstance(a, ast.Starred) else a for a in call.args] + [k.value for k in call.keywords if k.arg is not None]:
+            self.forget_table(arg, scope)
             holder = self.holder(arg, scope)
             if holder is not None:
                 holder[1](DictValue(frozenset(), True))

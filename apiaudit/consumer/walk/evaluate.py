@@ -63,6 +63,7 @@ from apiaudit.consumer.walk.known import (
     is_builtin_call,
 )
 from apiaudit.consumer.walk.scopes import FORGOTTEN, Scope, assigned_attr_key, is_self
+from apiaudit.consumer.walk.tables import folded_any_all, folded_map, table_item
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
 from apiaudit.infra.astutil import union_members
 
@@ -148,8 +149,8 @@ class Evaluator:
             if items and len(consts) == len(items):
                 return Const(tuple(c.value for c in consts))
             return UNKNOWN
-        if isinstance(node, ast.Dict):
-            return self._dict_literal(node, scope)
+        if isinstance(node, (ast.Dict, ast.DictComp)):  # a display, or a comprehension folded to a table of literals
+            return self._dict_literal(node, scope) if isinstance(node, ast.Dict) else folded_map(self.value, node, scope, depth, self.state.found)
         if isinstance(node, ast.Attribute):  # self.X
             attr = node.attr
             if scope.cls is not None and attr in scope.cls.property_attrs:
@@ -278,6 +279,8 @@ class Evaluator:
                 return base
             if isinstance(base, (TupleOf, DistributionMap)):
                 return self._helper_subscript(base, node, scope)
+            if (item := table_item(self.value, base, node.slice, scope, depth)) is not None:
+                return item
             if isinstance(base, Const) and isinstance(base.value, tuple):
                 index = self.value(node.slice, scope)
                 if isinstance(node.slice, ast.Slice):
@@ -374,6 +377,8 @@ class Evaluator:
                 if isinstance(arg, Const) and isinstance(arg.value, str) and self.is_provider_dist(arg.value):
                     return ProviderVersion("text") if dotted in METADATA_VERSION else ProviderDistribution()
                 return UNKNOWN
+            if dotted in ("builtins.any", "builtins.all") and len(node.args) == 1 and not node.keywords:
+                return folded_any_all(self.value, dotted == "builtins.any", node.args[0], scope, depth)
             if dotted == "builtins.str" and len(node.args) == 1:
                 arg = self.value(node.args[0], scope, depth=depth + 1)
                 return arg if isinstance(arg, (Const, ProviderVersion)) and (not isinstance(arg, ProviderVersion) or arg.form == "text") else UNKNOWN

@@ -170,7 +170,10 @@ class Recorder:
                 for c in conditions:
                     live = live.under(c)
                 self.state.found.uses.append(
-                    Use(chain.root, chain.steps, site_of(node), scope.function, text_of(node), live, failed, scope.type_error_handler)
+                    Use(
+                        chain.root, chain.steps, site_of(node), scope.function, text_of(node), live, failed, scope.type_error_handler,
+                        scope.type_error_retry,
+                    )
                 )
         if self.state.names_version:
             self._emit_version_reads(node, scope)

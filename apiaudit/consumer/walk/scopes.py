@@ -78,6 +78,9 @@ class Scope:
     # The line of an enclosing `except TypeError:` that does not re-raise (0: none): a call
     # here that cannot bind is a probe the handler answers, not a crash.
     type_error_handler: int = 0
+    # Inside such a handler: its line. The handler's call is the other way of the probe, which
+    # runs only where the `try:` body's call raises TypeError.
+    type_error_retry: int = 0
     # What the enclosing `try`'s import handler does instead, where it drops a feature (sets a
     # flag false, defines stand-ins): "sets HAS_TIER = False, defines a stand-in SecondaryTier".
     drops: str | None = None
@@ -86,7 +89,7 @@ class Scope:
         return Scope(
             Env(self.env), self.cls, self.function, self.live if live is None else live, self.emit,
             self.type_checking, self.guard, self.caught, self.helper_call, self.caller_live, self.caller_emits,
-            self.type_error_handler, self.drops,
+            self.type_error_handler, self.type_error_retry, self.drops,
         )
 
     def outside_class(self) -> Scope:
@@ -96,7 +99,7 @@ class Scope:
         return Scope(
             self.env, None, self.function, self.live, self.emit,
             self.type_checking, self.guard, self.caught, self.helper_call, self.caller_live, self.caller_emits,
-            self.type_error_handler, self.drops,
+            self.type_error_handler, self.type_error_retry, self.drops,
         )
 
 

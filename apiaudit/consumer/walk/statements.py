@@ -103,6 +103,7 @@ class Statements:
         elif isinstance(stmt, ast.Assign):
             self.record.expr(stmt.value, scope)
             value = self.values.value(stmt.value, scope)
+            self.dicts.forget_table(stmt.value, scope)  # `other = table`: two names for one dict
             if isinstance(value, DictValue) and isinstance(stmt.value, (ast.Name, ast.Attribute)):
                 # `other = kw`: two names for one dict; a change through either is not followed.
                 holder = self.dicts.holder(stmt.value, scope)
@@ -302,6 +303,8 @@ class Statements:
                     import_handler = True
                 # otherwise: imports from outside the provider, or other code: the handler may run on any release
             arm = scope.child(live)
+            if handler is probe:
+                arm.type_error_retry = probe.lineno
             if handler.name:
                 arm.env.vars[handler.name] = UNKNOWN
             through = self.block(handler.body, arm)
@@ -362,6 +365,7 @@ class Statements:
                 self._assign(elt.value if isinstance(elt, ast.Starred) else elt, None, scope)
         elif isinstance(target, ast.Subscript):
             self._target_loads(target, scope)
+            self.dicts.forget_table(target.value, scope)
             key = target.slice
             holder = self.dicts.holder(target.value, scope)
             if holder is not None:
@@ -375,6 +379,7 @@ class Statements:
 
     def _delete(self, target, scope: Scope) -> None:
         if isinstance(target, ast.Subscript):
+            self.dicts.forget_table(target.value, scope)
             holder = self.dicts.holder(target.value, scope)
             if holder is not None:
                 current, write = holder

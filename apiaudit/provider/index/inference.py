@@ -132,6 +132,62 @@ class Inference(Hierarchy):
                 return None  # defined here by something the inference does not read
         return None
 
+    def assigned_classes(self, class_path: str, name: str) -> tuple[str, ...]:
+        """Every class the provider's own code builds into `instance.name`, where it builds more than
+        one: the classes of each ``self.name = Cls(...)`` (annotated or not) of the class that
+        assigns it, a helper's every ``return Cls(...)`` (one level, its own imports read: a runner
+        built as `V2(...)` in one branch and `V1(...)` in another). An annotation then names one
+        of several: what the object is depends on the configuration. Empty where the code builds
+        one class, or where one way cannot be read (the annotation is all there is)."""
+        return self._cached(("assigned-classes", class_path, name), lambda: self._assigned_classes(class_path, name))
+
+    def _assigned_classes(self, class_path: str, name: str) -> tuple[str, ...]:
+        for klass in self.mro(class_path):
+            if not isinstance(klass, griffe.Class):
+                continue
+            calls = facts(klass).get("assigned_calls", {}).get(name)
+            if not calls:
+                if name in klass.members or name in facts(klass).get("self_assigned", ()):
+                    return ()
+                continue
+            found: dict[str, None] = {}
+            for callee, _lists in calls:
+                built = self._built_by(klass, callee)
+                if built is None:
+                    return ()
+                found.update(dict.fromkeys(built))
+            return tuple(found) if len(found) > 1 else ()
+        return ()
+
+    def _built_by(self, klass: griffe.Class, callee: str) -> tuple[str, ...] | None:
+        """The classes a call assigned to an attribute builds: a class itself, or a helper
+        ``self._make(...)`` whose returns each call a class; None where one way is not read."""
+        if callee.startswith("self.") and callee.count(".") == 1:
+            res = self.class_member(klass.path, callee.split(".", 1)[1], instance=False)
+            obj = self.object_at(res.symbol.path) if isinstance(res, Found) else None
+            if not isinstance(obj, griffe.Function):
+                return None
+            node = self._definition_node(obj)
+            if node is None:
+                return None
+            local = _local_imports(node, obj.module.path, obj.module.is_init_module)
+            classes: dict[str, None] = {}
+            for returned in returned_callees(node):
+                head, _, rest = returned.partition(".")
+                paths: list[str | None] = [f"{p}.{rest}" if rest else p for p in local.get(head, ())] or [self._name_path(obj, returned)]
+                for path in paths:
+                    value = self._value_of_path(path, ())
+                    if value is None or value.kind is not ValueKind.INSTANCE or value.symbol is None:
+                        return None
+                    classes[value.symbol.path] = None
+            return tuple(classes) or None
+        if callee.split(".", 1)[0] in ("self", "cls", "super"):
+            return None
+        value = self._value_of_path(self._name_path(klass, callee), ())
+        if value is None or value.kind is not ValueKind.INSTANCE or value.symbol is None:
+            return None
+        return (value.symbol.path,)
+
     def _call_value(self, klass: griffe.Class, callee: str, lists: list) -> AssignedValue | None:
         list_keywords = tuple((k, tuple(v)) for k, v in lists)
         if not callee:
@@ -302,3 +358,24 @@ class Inference(Hierarchy):
             return names.plain_reexports(text, module, file.name == "__init__.py") if text is not None else {}
 
         return self._cached(("plain-reexports", module), read)
+
+
+def _local_imports(node: ast.AST, module: str, is_package: bool) -> dict[str, tuple[str, ...]]:
+    """Names a function imports for itself -> the dotted paths they stand for (one name imported
+    in two branches stands for both)."""
+    package = module if is_package else module.rpartition(".")[0]
+    found: dict[str, dict[str, None]] = {}
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.ImportFrom):
+            base = sub.module or ""
+            if sub.level:
+                parts = package.split(".")[: len(package.split(".")) - (sub.level - 1)] if package else []
+                base = ".".join([*parts, *([sub.module] if sub.module else [])])
+            for alias in sub.names:
+                if alias.name != "*":
+                    found.setdefault(alias.asname or alias.name, {})[f"{base}.{alias.name}"] = None
+        elif isinstance(sub, ast.Import):
+            for alias in sub.names:
+                if alias.asname:
+                    found.setdefault(alias.asname, {})[alias.name] = None
+    return {name: tuple(paths) for name, paths in found.items()}

@@ -26,3 +26,51 @@ def test_version_text_methods_fold_on_the_audited_release(tmp_path):
     assert {u.steps[0].name: u.live.conditional for u in unknown.uses if u.steps} == {
         "on_0_10": True, "before_0_10": True, "never": True, "__version__": False,
     }  # fmt: skip
+
+
+def test_a_version_table_built_by_a_comprehension_selects_its_branch(tmp_path):
+    """A table of `version.startswith(prefix)` per prefix, read with `any(table[v] for v in (...))`
+    or a subscript: each branch decided on the audited release (0.10.0), as Python would."""
+    source = """
+        import importlib.metadata
+        import prov
+        from importlib.metadata import version
+        def pick():
+            found = importlib.metadata.version("prov")
+            checks = {v: found.startswith(v) for v in ("0.9.", "0.10.", "0.11.")}
+            if any(checks[v] for v in ("0.9.",)):
+                prov.old_way()
+            elif any(checks[v] for v in ("0.10.", "0.11.")):
+                prov.new_way()
+            if checks["0.11."]:
+                prov.newest()
+            if all(version("prov").startswith(p) for p in ("0.", "0.10")):
+                prov.all_true()
+            if any([found.startswith("0.9"), found.startswith("1.")]):
+                prov.listed()
+    """
+    f = versioned_files(tmp_path, a=source)["cons/a.py"]
+    live = {u.steps[0].name: u.live.conditional for u in f.uses if u.steps}
+    assert live == {"new_way": False, "all_true": False}
+    from dataclasses import replace
+
+    (tmp_path / "u").mkdir()
+    unknown = versioned_files(tmp_path / "u", replace(VERSIONED, provider_version=None), a=source)["cons/a.py"]
+    assert {u.steps[0].name for u in unknown.uses if u.steps if u.live.conditional} >= {"old_way", "new_way", "newest"}
+
+
+def test_a_version_table_the_code_changes_is_no_longer_folded(tmp_path):
+    source = """
+        import prov
+        def pick(extra):
+            checks = {v: prov.__version__.startswith(v) for v in ("0.9.", "0.10.")}
+            checks["0.9."] = extra
+            if checks["0.9."]:
+                prov.set_item()
+            table = {v: prov.__version__.startswith(v) for v in ("0.9.",)}
+            table.update(extra)
+            if table["0.9."]:
+                prov.updated()
+    """
+    f = versioned_files(tmp_path, a=source)["cons/a.py"]
+    assert {u.steps[0].name for u in f.uses if u.steps and u.steps[0].name != "__version__"} == {"set_item", "updated"}
