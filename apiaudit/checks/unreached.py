@@ -189,9 +189,10 @@ def _may_register(ctx: CheckContext, decorator: ast.expr, imported: dict[str, st
 def _named_live(ctx: CheckContext, name: str, home: ConsumerFile, span: tuple[int, int], depth: int) -> bool:
     """Whether consumer code that may run names `name` (defined in `home` over `span`): a line
     at module or class-body level, or inside a function or lambda that such code names in turn
-    (a module function, a module-level name a lambda is stored under). A file that imports the
-    name from another module means another object; a method, a nested function, or anything
-    deeper than the search goes counts as code that may run."""
+    (a module function, a module-level name a lambda is stored under), an entry point's function
+    or a hook implementation (named with a rule's hook prefix: the provider calls it by its name).
+    A file that imports the name from another module means another object; a method, a nested
+    function, or anything deeper than the search goes counts as code that may run."""
     if depth > _MAX_DEPTH:
         return True
     if any(e.module == home.module and e.attr == name for e in ctx.entry_points):
@@ -229,6 +230,8 @@ def _runs_if_named(ctx: CheckContext, file: ConsumerFile, tree: ast.Module, line
     if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
         if len(chain) > 1 or inner.decorator_list:
             return True  # a method, a nested function, or a decorated one: may run
+        if any(rule.hook_prefix and inner.name.startswith(rule.hook_prefix) for rule in ctx.hosts.entry_points):
+            return True  # a hook implementation: the provider calls it by its name
         return _named_live(ctx, inner.name, file, _span(inner), depth + 1)
     # a lambda: stored under a module-level name, it runs where that name is used
     statement = next((s for s in tree.body if s.lineno <= line <= (s.end_lineno or s.lineno)), None)

@@ -17,8 +17,8 @@ PROVIDER = FIXTURES / "providers" / "platkit_v1" / "platkit"
 CONSUMER = FIXTURES / "consumers" / "platplug" / "platplug"
 
 
-def _findings(consumer: Path) -> list[tuple]:
-    report = scan([str(consumer)], str(PROVIDER), use_index_cache=False, settings=Settings())
+def _findings(consumer: Path, rules: tuple[Path, ...] = (FIXTURES / "providers",)) -> list[tuple]:
+    report = scan([str(consumer)], str(PROVIDER), use_index_cache=False, settings=Settings(), rules_dirs=list(rules))
     found = [(f.path, f.line, f.rule, f.severity.value, f.conditional, f.reason) for f in report.findings if f.rule != "cannot-judge"]
     return sorted(found, key=lambda f: (f[0], f[1]))
 
@@ -54,6 +54,7 @@ def test_a_plugin_class_nothing_builds_and_a_method_nothing_calls_are_conditiona
          "and no code names it"),
         ("platplug/activation.py", 36, "attribute-missing", "error", False, None),
         ("platplug/activation.py", 43, "attribute-missing", "error", False, None),
+        ("platplug/activation.py", 51, "attribute-missing", "error", False, None),
         ("platplug/comm.py", 4, "import-missing", "error", False, None),
         ("platplug/comm.py", 10, "attribute-missing", "error", False, None),
         ("platplug/comm.py", 13, "attribute-missing", "error", False, None),
@@ -71,3 +72,16 @@ def test_a_library_s_methods_and_classes_stay_live(tmp_path):
     found = _findings(package)
     assert [f for f in found if f[4]] == []
     assert {(f[0], f[1]) for f in found} == {(f[0], f[1]) for f in platplug_findings()}
+
+
+def test_a_class_built_in_a_hook_implementation_is_built():
+    """A module function named with a rule's hook prefix (`platkit_ops`) is called by the
+    provider by its name: a class it builds is built, though nothing names the function. Without
+    the rule, nothing calls the function, and nothing builds the class."""
+    line = ("platplug/activation.py", 51)
+    assert [f[4] for f in platplug_findings() if f[:2] == line] == [False]
+    without = [f for f in _findings(CONSUMER, ()) if f[:2] == line]
+    assert [(f[4], f[5]) for f in without] == [
+        (True, "nothing in platplug or the provider builds Tanh: no code that may run names it, and the provider never reads a "
+         "class from CustomOp.op_registry, where its decorator registers it"),
+    ]  # fmt: skip
