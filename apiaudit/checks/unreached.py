@@ -93,8 +93,6 @@ def _unbuilt(ctx: CheckContext, file: ConsumerFile, facts: ClassFacts, node: ast
         # a nested class, bases the walk could not read, or a class no decorator registers: one a
         # user may name in the provider's configuration (an executor backend, a logits processor)
         return None
-    if _named_live(ctx, name, file, _span(node), 0):
-        return None
     heads, mro = provider_mro_of(ctx, facts)
     # a provider base's own `__init_subclass__` may register every subclass (one outside the
     # provider, `torch.nn.Module`'s, is Python's or a framework's, and builds nothing)
@@ -108,6 +106,8 @@ def _unbuilt(ctx: CheckContext, file: ConsumerFile, facts: ClassFacts, node: ast
         if registry is None:
             return None
         registries.append(registry)
+    if _named_live(ctx, name, file, _span(node), 0):
+        return None
     return (
         f"nothing in {ctx.consumer} or the provider builds {name}: no code that may run names it, and the provider never "
         f"reads a class from {', '.join(dict.fromkeys(registries))}, where its decorator registers it"

@@ -67,11 +67,20 @@ def named_modules(
     for node in ast.walk(tree):
         if id(node) in elsewhere:
             continue
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and (node.lineno, node.col_offset) not in skip:
-            text = node.value
-            if text.startswith(prefix) and len(text) < 200 and _DOTTED.match(text):
-                found[text.partition(":")[0]] = None
+        if isinstance(node, ast.Constant) and (node.lineno, node.col_offset) not in skip:
+            module = _dotted_name(node, prefix)
+            if module is not None:
+                found[module] = None
     return tuple(found)
+
+
+def _dotted_name(node: ast.AST, prefix: str) -> str | None:
+    """The dotted name a string literal holds under `prefix` (`"pkg.cli:main"` -> `pkg.cli`)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        text = node.value
+        if text.startswith(prefix) and len(text) < 200 and _DOTTED.match(text):
+            return text.partition(":")[0]
+    return None
 
 
 def _quotes_top(top: str, source: str) -> bool:
@@ -98,20 +107,13 @@ def conditional_names(
     provider = tuple(f"{p}." for p in provider_packages)
     found: list[ReachedWhen] = []
 
-    def consumer_name(node: ast.AST) -> str | None:
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            text = node.value
-            if text.startswith(prefix) and len(text) < 200 and _DOTTED.match(text):
-                return text.partition(":")[0]
-        return None
-
     for node in ast.walk(tree):
         if not isinstance(node, ast.Dict) or not node.keys or not provider:
             continue
         keys = [k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None for k in node.keys]
         if not all(k is not None and k.startswith(provider) and _DOTTED.match(k) for k in keys):
             continue
-        values = [consumer_name(v) for v in node.values]
+        values = [_dotted_name(v, prefix) for v in node.values]
         if all(values):
             found += [ReachedWhen(m or "", Site(v.lineno, v.col_offset), stands_for=k or "") for k, m, v in zip(keys, values, node.values)]
 
@@ -141,7 +143,7 @@ def conditional_names(
                     tests = (*tests, (text, decided))
             elif isinstance(stmt, ast.Return):
                 for node in ast.walk(stmt.value) if stmt.value is not None else ():
-                    module = consumer_name(node)
+                    module = _dotted_name(node, prefix)
                     if module is not None and isinstance(node, ast.expr):
                         returned.append((module, Site(node.lineno, node.col_offset), tests))
             else:
