@@ -219,7 +219,23 @@ def check_file(
             replace(f, conditional=True, unreachable=True, reason="; ".join(filter(None, (file.unreachable, f.reason))))
             for f in findings
         ]
+    if file.runs_when and findings:
+        findings = _on_condition(setup, file, findings)
     return FileCheck(tuple(findings), calls, plugins)
+
+
+def _on_condition(setup: ScanSetup, file: ConsumerFile, findings: list[Finding]) -> list[Finding]:
+    """A module reached only through a name given on a condition (docs/rules.md, "Modules nothing
+    runs"): its findings are conditional, saying which, unless an import map serves it in place
+    of a provider module this release has (the provider imports its own modules: it runs)."""
+    whys = []
+    for why in file.runs_when:
+        stands_for = why.named.stands_for
+        if stands_for and setup.index.module_exists(stands_for):
+            return findings
+        whys.append(why.text(missing=bool(stands_for)))
+    reason = " or ".join(dict.fromkeys(whys))
+    return [replace(f, conditional=True, reason="; ".join(filter(None, (reason, f.reason)))) for f in findings]
 
 
 def check_launch(target: LaunchTarget, argv: Sequence[str], *, path: str = "<command>", consumer: str = "launch") -> FileCheck:

@@ -13,6 +13,7 @@ from apiaudit.checks.gates import release_gate_findings
 from apiaudit.checks.hooks import hook_findings
 from apiaudit.checks.imports import check_import
 from apiaudit.checks.rpc import check_rpc
+from apiaudit.checks.unreached import unreached_findings
 from apiaudit.consumer.records import ConsumerFile, ImportUse, Note, RpcCall, Site, Use
 from apiaudit.findings import Finding, Severity
 
@@ -46,7 +47,7 @@ def check_engine_rules(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
     if file.classes or file.replacements or any(e.module == file.module for e in ctx.entry_points):
         findings.extend(contract_findings(ctx, file))
         findings = _after_failed_constructors(file, findings)
-    return findings
+    return unreached_findings(ctx, file, findings)
 
 
 def _retries_after_binding_probes(uses: tuple[Use, ...], checked: dict[int, list[Finding]], findings: list[Finding]) -> list[Finding]:

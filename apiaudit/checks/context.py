@@ -24,12 +24,16 @@ from apiaudit.provider.records import (
 )
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from apiaudit.sources.cache import CachedRelease
 
 
 class PackageOwner(Protocol):
     def owns(self, dotted: str) -> bool: ...
     def source_files(self) -> Iterator[tuple[str, str]]: ...  # (dotted module, text) of every file
+    def module_file(self, dotted: str) -> Path | None: ...
+    def read_text(self, path: Path) -> str | None: ...
 
 
 class Index(Protocol):
@@ -186,6 +190,7 @@ class CheckContext:
         # audited release neither declares nor calls is a hook of the provider.
         self.release: CachedRelease | None = None
         self.hooks_memo: dict[tuple, object] = {}  # `checks.hooks`: what it read of those releases
+        self.unreached_memo: dict[tuple, object] = {}  # `checks.unreached`: the consumer's words, registries read
 
     def call(self, path: str, *, via: ReachedVia) -> CallInfo:
         """The index's answer for calling `path`, recorded in `bound`."""

@@ -57,7 +57,7 @@ def hook_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
         if not heads:
             continue
         for name, function in methods.items():
-            if not _public(name, function) or not _declared_nowhere(ctx, heads, name):
+            if not _public(name, function) or not declared_nowhere(ctx, heads, name):
                 continue
             releases = _other_releases(ctx)
             if not releases:
@@ -72,11 +72,11 @@ def hook_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
     # one pass over the release for every name left (the costliest questions, asked last)
     named = ctx.index.references_of(name for _, _, name, _ in hooks)
     left = {name for _, _, name, _ in hooks if not named[name]}
-    left -= _quoted(ctx, left)
+    left -= quoted_names(ctx, left)
     return [_finding(ctx, file, facts, function, name, declared) for facts, function, name, declared in hooks if name in left]
 
 
-def _quoted(ctx: CheckContext, names: set[str]) -> set[str]:
+def quoted_names(ctx: CheckContext, names: set[str]) -> set[str]:
     """The names the release's text holds as a string literal anywhere (`"name"`, `'name'`): a
     table of hook names the provider dispatches by (`for hook in HOOKS: getattr(obj, hook)()`)
     is a call `references_of` cannot see."""
@@ -94,7 +94,7 @@ def _public(name: str, function: DefinedFunction) -> bool:
     return not name.startswith("_") and function.kind != "property"
 
 
-def _declared_nowhere(ctx: CheckContext, heads: list[str], name: str) -> bool:
+def declared_nowhere(ctx: CheckContext, heads: list[str], name: str) -> bool:
     """Whether, certainly, no provider class the consumer class derives from has `name`."""
     for head in heads:
         found = ctx.index.class_member(head, name, instance=False)

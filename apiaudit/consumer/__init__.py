@@ -77,7 +77,8 @@ def collect_file(
     except (OSError, ValueError, RecursionError) as exc:
         return ConsumerFile(path=rel, module=module, error=str(exc), error_site=Site(1, 0))
     found = ModuleVisitor(source, rel, module, is_package, options, names).run(syntax)
-    named = named_modules(syntax, module.split(".")[0], source, options.provider_version)
+    skip = frozenset((w.site.line, w.site.column) for w in found.reaches_when)
+    named = named_modules(syntax, module.split(".")[0], source, options.provider_version, skip)
     if named:
         found = replace(found, reaches=tuple(dict.fromkeys(found.reaches + named)))
     found = replace(

@@ -34,11 +34,12 @@ from __future__ import annotations
 import ast
 import configparser
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from apiaudit.consumer.records import ConsumerFile, EntryPoint
+from apiaudit.consumer.records import ConsumerFile, EntryPoint, ReachedWhen, RunsWhen, Site
+from apiaudit.infra.astutil import unparse
 from apiaudit.sources.base import CodeTree
 
 # A release number in a module or package name: `0_6`, `v0_6_3`, `2_1` (two parts or more).
@@ -47,14 +48,18 @@ _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?::[
 _TESTS = re.compile(r"^(?:test_.*|.*_test|conftest)$")
 
 
-def named_modules(tree: ast.Module, top: str, source: str | None = None, release: str | None = None) -> tuple[str, ...]:
+def named_modules(
+    tree: ast.Module, top: str, source: str | None = None, release: str | None = None, skip: Collection[tuple[int, int]] = ()
+) -> tuple[str, ...]:
     """Dotted names under the package `top` that the module's string literals hold
     (`"pkg.ext.Worker"`, `"pkg.cli:main"`): modules a registry, an injection keyword or
     `importlib.import_module` may run. `source`, the module's text: no walk where no quote opens
     on `top` (`"pkg.`, or `"pkg"` that an implicit concatenation continues). In a version table
     (a dict whose keys are all release numbers: `{"0.9.2": "pkg.copied_scheduler_v0_9", ...}`),
-    only the entries for the audited `release` are edges; the others run on other releases."""
-    if source is not None and not re.search(f"[\"']{re.escape(top)}[.\"']", source):
+    only the entries for the audited `release` are edges; the others run on other releases.
+    `skip`: the (line, column) of strings that name a module on a condition only
+    (`conditional_names`)."""
+    if source is not None and not _quotes_top(top, source):
         return ()
     prefix = f"{top}."
     found: dict[str, None] = {}
@@ -62,11 +67,117 @@ def named_modules(tree: ast.Module, top: str, source: str | None = None, release
     for node in ast.walk(tree):
         if id(node) in elsewhere:
             continue
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            text = node.value
-            if text.startswith(prefix) and len(text) < 200 and _DOTTED.match(text):
-                found[text.partition(":")[0]] = None
+        if isinstance(node, ast.Constant) and (node.lineno, node.col_offset) not in skip:
+            module = _dotted_name(node, prefix)
+            if module is not None:
+                found[module] = None
     return tuple(found)
+
+
+def _dotted_name(node: ast.AST, prefix: str) -> str | None:
+    """The dotted name a string literal holds under `prefix` (`"pkg.cli:main"` -> `pkg.cli`)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        text = node.value
+        if text.startswith(prefix) and len(text) < 200 and _DOTTED.match(text):
+            return text.partition(":")[0]
+    return None
+
+
+def _quotes_top(top: str, source: str) -> bool:
+    return re.search(f"[\"']{re.escape(top)}[.\"']", source) is not None
+
+
+def conditional_names(
+    tree: ast.Module, top: str, provider_packages: Sequence[str], branch_tests: Mapping[tuple[int, int], bool], source: str | None = None
+) -> tuple[ReachedWhen, ...]:
+    """The consumer modules (under `top`) this module names only on a condition:
+
+    - a dotted name a `return` gives inside `if` tests no release decides (`branch_tests`, from
+      the walk: run-time data, or a provider value the release may decide), as a platform hook
+      picks a class by its arguments (`if use_v1: return "pkg.v1.Backend"` / `elif not use_mla:
+      return "pkg.v0.Backend"`): the module runs only when its branch is taken. A name returned
+      outside such tests (every call gives it) is an edge as any string is (`named_modules`);
+    - the value of an import map, a dict whose keys are all dotted provider names and whose values
+      are all dotted consumer names (`{"prov.layers.sampler": "pkg.ops.sampler"}`, which an import
+      hook serves in the key's place): the value runs when the key is imported.
+    """
+    if source is not None and not _quotes_top(top, source):
+        return ()
+    prefix = f"{top}."
+    provider = tuple(f"{p}." for p in provider_packages)
+    found: list[ReachedWhen] = []
+
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Dict) or not node.keys or not provider:
+            continue
+        keys = [k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None for k in node.keys]
+        if not all(k is not None and k.startswith(provider) and _DOTTED.match(k) for k in keys):
+            continue
+        values = [_dotted_name(v, prefix) for v in node.values]
+        if all(values):
+            found += [ReachedWhen(m or "", Site(v.lineno, v.col_offset), stands_for=k or "") for k, m, v in zip(keys, values, node.values)]
+
+    Tests = tuple[tuple[str, bool], ...]
+    Returned = list[tuple[str, Site, Tests]]
+
+    def visit(body: list[ast.stmt], tests: Tests, returned: Returned) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                picks(stmt.body)
+            elif isinstance(stmt, ast.ClassDef):
+                visit(stmt.body, (), [])
+            elif isinstance(stmt, ast.If):
+                decided = branch_tests.get((stmt.lineno, stmt.col_offset))
+                if decided is None:
+                    visit(stmt.body, tests, returned)
+                    visit(stmt.orelse, tests, returned)
+                    continue
+                text = unparse(stmt.test)
+                negated = (_negated(stmt.test, text), decided)
+                visit(stmt.body, (*tests, (text, decided)), returned)
+                visit(stmt.orelse, (*tests, negated), returned)
+                # `if use_mla: return A` / `return B`: what follows an arm that returns runs on the other side
+                if _returns(stmt.body) and not _returns(stmt.orelse):
+                    tests = (*tests, negated)
+                elif _returns(stmt.orelse) and not _returns(stmt.body):
+                    tests = (*tests, (text, decided))
+            elif isinstance(stmt, ast.Return):
+                for node in ast.walk(stmt.value) if stmt.value is not None else ():
+                    module = _dotted_name(node, prefix)
+                    if module is not None and isinstance(node, ast.expr):
+                        returned.append((module, Site(node.lineno, node.col_offset), tests))
+            else:
+                for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    inner = getattr(stmt, field, None)
+                    if isinstance(inner, list):
+                        visit([s for part in inner for s in (part.body if isinstance(part, (ast.ExceptHandler, ast.match_case)) else [part])], tests, returned)
+
+    def picks(body: list[ast.stmt]) -> None:
+        """A function that picks among consumer names by its tests (two or more names returned): a
+        name returned under tests runs only on them. One name, even under a test (`if cached:
+        return cached` / `return "pkg.m.C"`), is what the function gives: an edge outright."""
+        returned: Returned = []
+        visit(body, (), returned)
+        if len({module for module, _, _ in returned}) < 2:
+            return
+        for module, site, tests in returned:
+            if tests:
+                condition = " and ".join(dict.fromkeys(t for t, _ in tests))
+                found.append(ReachedWhen(module, site, condition, by_release=any(r for _, r in tests)))
+
+    visit(tree.body, (), [])
+    return tuple(found)
+
+
+def _returns(body: list[ast.stmt]) -> bool:
+    """Whether a block ends in `return` or `raise` (never falls through)."""
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
+
+
+def _negated(test: ast.expr, text: str) -> str:
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return unparse(test.operand)
+    return f"not {text}" if isinstance(test, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"not ({text})"
 
 
 # A release number as a version table writes its keys: "0.9", "0.10.1", "v0.9.2".
@@ -93,14 +204,24 @@ def _other_releases_entries(tree: ast.Module, release: str) -> set[int]:
 def unreachable_modules(tree: CodeTree, files: Sequence[ConsumerFile], also_reached: Iterable[str] = ()) -> frozenset[str]:
     """The paths of the files nothing reachable imports (see the module's doc); `also_reached`:
     dotted names the other consumers of the scan reach (job scripts given beside the package)."""
+    return module_reach(tree, files, also_reached)[0]
+
+
+def module_reach(
+    tree: CodeTree, files: Sequence[ConsumerFile], also_reached: Iterable[str] = ()
+) -> tuple[frozenset[str], dict[str, tuple[RunsWhen, ...]]]:
+    """(the paths of the files nothing reachable imports, the paths of those reached only through
+    names given on a condition -> those conditions: `ConsumerFile.reaches_when` of a reachable
+    file, then what the module so named imports). An import map's module is reached outright
+    where a reachable module imports the provider module it stands for (the hook then serves it)."""
     if not tree.packages or tree.only:
-        return frozenset()
+        return frozenset(), {}
     # a job file (no module) runs what its command lines name
     also_reached = [*also_reached, *(name for f in files if not f.module for name in f.reaches)]
     modules = {f.module: f for f in files if f.module}
     scripts = {p.relative_to(tree.root).as_posix() for p in tree.scripts if p.is_relative_to(tree.root)}
     declared = entry_points(tree)
-    library = not any(e.group not in _SCRIPT_GROUPS for e in declared)
+    library = not is_plugin(declared)
     copies = per_release_copies(f.path for f in files)
     queue = [
         f.module for f in files
@@ -113,7 +234,32 @@ def unreachable_modules(tree: CodeTree, files: Sequence[ConsumerFile], also_reac
             name = name.rpartition(".")[0]
         if name:
             queue.append(name)
-    reached: set[str] = set()
+    reached = _closure(modules, queue, set())
+    imported = {name for m in reached for name in modules[m].reaches} if any(f.reaches_when for f in files) else set()
+    outright = [w.module for m in reached for w in modules[m].reaches_when if w.stands_for and w.stands_for in imported]
+    if outright:
+        reached = _closure(modules, outright, reached)
+    conditional: dict[str, dict[RunsWhen, None]] = {}
+    for module in sorted(reached):
+        file = modules[module]
+        for named in file.reaches_when:
+            why = RunsWhen(named, f"{file.path}:{named.site.line}")
+            for other in _closure(modules, [named.module], reached) - reached:
+                conditional.setdefault(modules[other].path, {})[why] = None
+    dead = frozenset(f.path for f in files if f.module not in reached and f.path not in conditional)
+    return dead, {path: tuple(whys) for path, whys in conditional.items()}
+
+
+def _closure(modules: Mapping[str, ConsumerFile], start: Iterable[str], known: set[str]) -> set[str]:
+    """`known` and the modules `start` names (the module named, or the package holding the name),
+    with every module they import, through every package on the way."""
+    reached = set(known)
+    queue = []
+    for target in start:
+        while target and target not in modules:
+            target = target.rpartition(".")[0]
+        if target:
+            queue.append(target)
     while queue:
         module = queue.pop()
         if module in reached:
@@ -127,16 +273,20 @@ def unreachable_modules(tree: CodeTree, files: Sequence[ConsumerFile], also_reac
                 if target in modules and target not in reached:
                     queue.append(target)
                 target = target.rpartition(".")[0]
-    return frozenset(f.path for f in files if f.module not in reached)
+    return reached
 
 
 def mark_unreachable(tree: CodeTree, files: Sequence[ConsumerFile], also_reached: Iterable[str] = ()) -> tuple[ConsumerFile, ...]:
-    """`files` with `unreachable` set on those nothing reachable imports (and cleared on the rest)."""
-    dead = unreachable_modules(tree, files, also_reached)
+    """`files` with `unreachable` set on those nothing reachable imports, and `runs_when` on those
+    reached only on a condition (and both cleared on the rest)."""
+    dead, conditional = module_reach(tree, files, also_reached)
     why = f"imported by nothing in {tree.name}"
-    return tuple(
-        replace(f, unreachable=why if f.path in dead else None) if (f.path in dead) != bool(f.unreachable) else f for f in files
-    )
+    out = []
+    for f in files:
+        unreachable = why if f.path in dead else None
+        runs_when = conditional.get(f.path, ())
+        out.append(f if (f.unreachable, f.runs_when) == (unreachable, runs_when) else replace(f, unreachable=unreachable, runs_when=runs_when))
+    return tuple(out)
 
 
 def reached_across(trees: Sequence[CodeTree], files: Sequence[Sequence[ConsumerFile]]) -> list[tuple[ConsumerFile, ...]]:
@@ -168,6 +318,13 @@ def per_release_copies(paths: Iterable[str]) -> frozenset[str]:
 # Entry-point groups that make commands, not plugins: a distribution declaring only these is a
 # library whose modules a user imports.
 _SCRIPT_GROUPS = frozenset({"console_scripts", "gui_scripts"})
+
+def is_plugin(declared: Iterable[EntryPoint]) -> bool:
+    """Whether a distribution with these entry points is a plugin: one declares a group other than
+    console or GUI scripts, which the provider loads (it runs what they reach and what the
+    provider calls, not what a user imports)."""
+    return any(e.group not in _SCRIPT_GROUPS for e in declared)
+
 
 _MAIN_GUARD = re.compile(r"^if\s+__name__\s*==\s*[\"']__main__[\"']\s*:", re.MULTILINE)
 

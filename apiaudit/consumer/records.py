@@ -235,6 +235,41 @@ class ImportUse:
 
 
 @record(slots=True)
+class ReachedWhen:
+    """A consumer module this file names only on a condition (consumer/reach.py): a dotted-name
+    string a `return` gives in a branch of run-time tests (`if use_v1: return "pkg.v1.Backend"`
+    / `else: return "pkg.v0.Backend"`), or the value of an import map that serves it in a provider
+    module's place (`{"prov.layers.sampler": "pkg.ops.sampler"}`: it runs when that is imported)."""
+
+    module: str
+    site: Site
+    condition: str = ""  # the tests' text (`not use_v1 and not use_mla`); "" for an import map
+    stands_for: str = ""  # the provider module an import map serves it for
+    # a test reads a provider object (`envs.USE_V1`) or its version, which the release may decide
+    # (or no longer have)
+    by_release: bool = False
+
+
+@record(slots=True)
+class RunsWhen:
+    """Why a module runs only on a condition: a `ReachedWhen` of a file that runs (`where`, its
+    path and line), by which the module, or a module importing it, is reached."""
+
+    named: ReachedWhen
+    where: str
+
+    def text(self, missing: bool = False) -> str:
+        """`runs only when `not use_v1` (pkg/platform.py:12 returns its name there)`; with
+        `missing`, the provider module an import map stands for is one the release lacks."""
+        w = self.named
+        if w.stands_for:
+            gone = ", which this release does not have" if missing else ""
+            return f"runs only when something imports {w.stands_for}{gone} (the import map at {self.where} serves {w.module} in its place)"
+        decided = ", a test of a provider value the release may decide" if w.by_release else ""
+        return f"runs only when `{w.condition}`{decided} ({self.where} names {w.module} only there)"
+
+
+@record(slots=True)
 class PrivateCalls:
     """A private name (`_x`, not a dunder) this file calls directly (`self._x(...)`, `cls._x(...)`,
     `_x(...)`), and the liveness of each call: a helper whose every call is dead on the release
@@ -549,6 +584,11 @@ class ConsumerFile:
     # Set by `collect` (never cached with the file: it depends on the whole tree): why the module
     # may never run, when nothing reachable imports it (consumer/reach.py).
     unreachable: str | None = None
+    # Modules this file names only on a condition (not in `reaches`): consumer/reach.py.
+    reaches_when: tuple[ReachedWhen, ...] = ()
+    # Set by `collect` as `unreachable` is: the conditions under which alone the module runs,
+    # when it is reached only through names given on a condition (any one of them suffices).
+    runs_when: tuple[RunsWhen, ...] = ()
 
     @property
     def lines(self) -> tuple[str, ...]:

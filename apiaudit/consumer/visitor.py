@@ -22,6 +22,7 @@ from dataclasses import replace
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import ConsumerNames, ImportContext, module_imports
 from apiaudit.consumer.patching import patch_helper
+from apiaudit.consumer.reach import conditional_names
 from apiaudit.consumer.records import ClassFacts, ConsumerFile, ConsumerOptions, PrivateCalls
 from apiaudit.consumer.values import (
     Const,
@@ -84,6 +85,7 @@ class ModuleVisitor:
             private_refs=tuple(sorted(found.private_refs)),
             functions=tuple(found.functions),
             replacements=tuple(found.replacements),
+            reaches_when=conditional_names(tree, self.module.split(".")[0], self.options.provider_packages, found.branch_tests, self.source),
         )
 
     def exports(self, tree: ast.Module) -> dict[str, Value]:

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
-from apiaudit.consumer.reach import _runs_by_itself, entry_point_modules, named_modules, unreachable_modules
-from apiaudit.consumer.records import ConsumerFile
+from apiaudit.consumer.reach import (
+    _runs_by_itself,
+    conditional_names,
+    entry_point_modules,
+    module_reach,
+    named_modules,
+    unreachable_modules,
+)
+from apiaudit.consumer.records import ConsumerFile, ReachedWhen, RunsWhen, Site
 from apiaudit.sources.base import CodeTree
 
 
@@ -144,3 +153,108 @@ def test_per_release_copies_run_only_where_a_version_table_picks_them(tmp_path):
         _file("pkg/connector_v1_085.py"),
     ]
     assert unreachable_modules(tree, files) == {"pkg/copied_scheduler_v0_9.py"}
+
+
+# --- issue 37, cause 37.7: names given on a condition ----------------------------------------
+
+HOOK = """\
+class Platform:
+    def backend(self, use_v1, use_mla):
+        if use_mla:
+            return "pkg.mla.Backend"
+        if use_v1:
+            return "pkg.v1.Backend"
+        elif not use_mla:
+            return "pkg.v0.Backend"
+
+    def communicator(self, cached):
+        if cached:
+            return cached
+        return "pkg.comm.Communicator"
+"""
+
+
+def test_a_name_a_hook_returns_under_run_time_tests_is_reached_on_them_only():
+    """A platform hook picking a class by its arguments: each name it returns inside tests the
+    walk found no release decides (`branch_tests`, line and column of each `if`) is reached on
+    those tests, an `if` arm that returns making what follows run on the other side; a function
+    returning a single name (after a cache test) gives it outright, an edge as any string is."""
+    tree = ast.parse(HOOK)
+    tests = {(3, 8): False, (5, 8): False, (7, 8): False, (11, 8): False}
+    assert conditional_names(tree, "pkg", ("prov",), tests, HOOK) == (
+        ReachedWhen("pkg.mla.Backend", Site(4, 19), "use_mla"),
+        ReachedWhen("pkg.v1.Backend", Site(6, 19), "not use_mla and use_v1"),
+        ReachedWhen("pkg.v0.Backend", Site(8, 19), "not use_mla and not use_v1"),
+    )
+    skip = {(w.site.line, w.site.column) for w in conditional_names(tree, "pkg", ("prov",), tests, HOOK)}
+    assert named_modules(tree, "pkg", HOOK, None, skip) == ("pkg.comm.Communicator",)
+    # a test a release decides (not in `branch_tests`) names every arm outright
+    assert conditional_names(tree, "pkg", ("prov",), {}, HOOK) == ()
+    # a test of a provider value is said to be one
+    assert conditional_names(tree, "pkg", ("prov",), {(3, 8): True}, HOOK)[0].by_release
+
+
+def test_an_import_map_serves_its_module_only_where_its_key_is_imported(tmp_path):
+    """`{"prov.sampler": "pkg.sampler_copy"}` (an import hook's table): the copy runs when the
+    provider module is imported; a reachable module importing that name makes it live outright.
+    Whether the release has the module, the engine decides (`engine.check_file`)."""
+    source = 'MAP = {"prov.sampler": "pkg.sampler_copy", "prov.layers": "pkg.layers_copy"}\n'
+    named = conditional_names(ast.parse(source), "pkg", ("prov",), {}, source)
+    assert [(w.module, w.stands_for) for w in named] == [("pkg.sampler_copy", "prov.sampler"), ("pkg.layers_copy", "prov.layers")]
+    assert named_modules(ast.parse(source), "pkg", source, None, {(w.site.line, w.site.column) for w in named}) == ()
+    # a dict naming consumer modules by consumer keys is no import map
+    assert conditional_names(ast.parse('M = {"pkg.a": "pkg.b"}'), "pkg", ("prov",), {}) == ()
+    info = tmp_path / "pkg-1.0.dist-info"
+    info.mkdir()
+    (info / "entry_points.txt").write_text("[prov.plugins]\np = pkg:register\n")
+    tree = CodeTree("pkg", None, tmp_path, ("pkg",))
+    files = [
+        replace(_file("pkg/__init__.py"), reaches_when=named),
+        _file("pkg/sampler_copy.py", ("pkg.helpers",)),
+        _file("pkg/helpers.py"),
+        _file("pkg/layers_copy.py"),
+    ]
+    dead, conditional = module_reach(tree, files)
+    assert dead == frozenset()
+    by_map = {path: [w.named.stands_for for w in whys] for path, whys in conditional.items()}
+    assert by_map == {"pkg/sampler_copy.py": ["prov.sampler"], "pkg/helpers.py": ["prov.sampler"], "pkg/layers_copy.py": ["prov.layers"]}
+    assert conditional["pkg/helpers.py"][0] == RunsWhen(named[0], "pkg/__init__.py:1")
+    files[3] = _file("pkg/layers_copy.py", ("prov.sampler",))  # a live module imports the key
+    files.append(_file("pkg/boot.py", ("prov.sampler", "pkg.layers_copy")))
+    files[0] = replace(files[0], reaches=("pkg.boot",))
+    assert module_reach(tree, files) == (frozenset(), {})
+
+
+def test_a_plugin_module_named_only_in_a_hook_branch_is_conditional_on_it():
+    """Issue 37, cause 37.7 (vllm-kunlun's V0 attention backend, named only in its platform's
+    `not use_v1` branch; its sampler copy, served in place of a module vLLM 0.11.0 no longer has):
+    fixtures/consumers/platplug against platkit 1.0. What the platform names outright, and an
+    import map's copy of a module the release has, stay errors."""
+    from apiaudit.audit import scan
+    from apiaudit.policy.config import Settings
+
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures"
+    report = scan(
+        [str(fixtures / "consumers" / "platplug" / "platplug")], str(fixtures / "providers" / "platkit_v1" / "platkit"),
+        use_index_cache=False, settings=Settings(),
+    )  # fmt: skip
+    found = sorted(
+        (f.path, f.line, f.rule, f.severity.value, f.conditional, f.reason)
+        for f in report.findings
+        if f.rule != "cannot-judge" and f.path not in ("platplug/activation.py", "platplug/comm.py")
+    )
+    assert found == [
+        ("platplug/backend.py", 1, "import-missing", "error", True,
+         "runs only when `not use_mla and use_v1` (platplug/platform.py:13 names platplug.backend.Backend only there)"),
+        ("platplug/backend_utils.py", 2, "import-missing", "error", False, None),
+        ("platplug/legacy/backend.py", 1, "import-missing", "error", True,
+         "runs only when `not use_mla and not use_v1` (platplug/platform.py:14 names platplug.legacy.backend.LegacyBackend only there)"),
+        ("platplug/legacy/helpers.py", 1, "import-missing", "error", True,
+         "runs only when `not use_mla and not use_v1` (platplug/platform.py:14 names platplug.legacy.backend.LegacyBackend only there)"),
+        ("platplug/legacy/worker.py", 1, "import-missing", "error", True,
+         "runs only when `not envs.PLATKIT_USE_V1`, a test of a provider value the release may decide "
+         "(platplug/platform.py:28 names platplug.legacy.worker.LegacyWorker only there)"),
+        ("platplug/legacy_sampler.py", 1, "import-missing", "error", True,
+         "runs only when something imports platkit.sampler, which this release does not have "
+         "(the import map at platplug/__init__.py:12 serves platplug.legacy_sampler in its place)"),
+    ]  # fmt: skip

@@ -52,6 +52,11 @@ class Found:
     reaches: dict[str, None] = field(default_factory=dict, init=False)  # modules live import statements name, in order
     private_calls: dict[str, list[Liveness]] = field(default_factory=dict, init=False)  # `self._x(...)`: each call's liveness
     private_refs: set[str] = field(default_factory=set, init=False)  # private names used otherwise
+    # `if` statements (line, column) whose test no release decides here: False where it reads
+    # run-time data only (`if use_v1:`), True where it reads a provider object or version the
+    # release may decide (`if envs.FLAG:`); a name a `return` gives under them is reached on that
+    # condition only (consumer/reach.py)
+    branch_tests: dict[tuple[int, int], bool] = field(default_factory=dict, init=False)
     # module-level classes (dotted) -> the names their bodies define: `Cls.x` for any other x is a
     # member the class inherits (from its provider base, the checks decide)
     class_members: dict[str, frozenset[str]] = field(default_factory=dict, init=False)

@@ -207,6 +207,10 @@ class Statements:
             merge(scope, [(typing_arm.env, True), (runtime_arm.env, True)])
             return True
         decision = self.tests.decide(stmt.test, scope)
+        if decision == g.RUNTIME:
+            self.state.found.branch_tests[(stmt.lineno, stmt.col_offset)] = self._reads_provider(stmt.test, scope)
+        elif not decision.decided and not decision.if_true.conditions and decision.if_true.undecided and not decision.if_false.dead:
+            self.state.found.branch_tests[(stmt.lineno, stmt.col_offset)] = True
         arms: list[tuple[Env, bool]] = []
         falls: list[g.Branch] = []
         for branch, body in ((decision.if_true, stmt.body), (decision.if_false, stmt.orelse)):
@@ -230,6 +234,16 @@ class Statements:
             only = falls[0]
             scope.live = under(scope.live, only)
         return True
+
+    def _reads_provider(self, test: ast.expr, scope: Scope) -> bool:
+        """Whether a run-time test reads a provider object (`envs.USE_V1`): a value the release
+        may decide, or no longer have."""
+        for node in ast.walk(test):
+            if isinstance(node, (ast.Name, ast.Attribute)):
+                value = self.values.value(node, scope)
+                if isinstance(value, Chain) and value.root.kind == "symbol":
+                    return True
+        return False
 
     def _release_gate(self, stmt: ast.If, body: list[ast.stmt], arm: Scope) -> None:
         """The arm of a decided test that raises, where the test reads the provider's release:
