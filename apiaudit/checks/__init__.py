@@ -9,7 +9,7 @@ from apiaudit.checks.chains import check_use
 from apiaudit.checks.conditions import dead_helpers, guard_failures, runs_in_dead_helper, verdict
 from apiaudit.checks.contracts import contract_findings
 from apiaudit.checks.context import BoundCall, CheckContext, HostRules
-from apiaudit.checks.gates import release_gate_findings
+from apiaudit.checks.gates import probe_failures, release_gate_findings
 from apiaudit.checks.hooks import hook_findings
 from apiaudit.checks.imports import check_import
 from apiaudit.checks.rpc import check_rpc
@@ -36,6 +36,7 @@ def check_engine_rules(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
     ctx.site = None
     findings.extend(guard_failures(ctx, file))
     findings.extend(release_gate_findings(ctx, file))
+    findings.extend(probe_failures(ctx, file))
     findings.extend(hook_findings(ctx, file))
     if file.classes or file.replacements or any(e.module == file.module for e in ctx.entry_points):
         findings.extend(contract_findings(ctx, file))
