@@ -12,6 +12,7 @@ from apiaudit.checks.context import BoundCall, CheckContext, HostRules
 from apiaudit.checks.gates import probe_failures, release_gate_findings
 from apiaudit.checks.hooks import hook_findings
 from apiaudit.checks.imports import check_import
+from apiaudit.checks.probes import behind_probes
 from apiaudit.checks.rpc import check_rpc
 from apiaudit.consumer.records import ConsumerFile, ImportUse, Note, RpcCall, Site, Use
 from apiaudit.findings import Finding, Severity
@@ -101,6 +102,13 @@ def _judged(
         if v.dead:
             continue
         found = check(ctx, file, item)
+        function = getattr(item, "function", "<module>")
+        gate = behind_probes(ctx, file.module, function) if found and function != "<module>" else None
+        if gate is not None:
+            # every call of its function (construction of its class) sits after a probe
+            if gate.dead:
+                continue
+            v = replace(v, guard=" and ".join(g for g in (v.guard, gate.guard) if g))
         if v.conditional:
             found = [replace(f, conditional=True, guard=v.guard) for f in found]
         if v.behind:

@@ -144,6 +144,8 @@ class CheckContext:
         self.probes: dict[tuple[str, int], bool] = {}
         # consumer function -> how the probe comes out on the release (`checks.probes.outcome`)
         self.probe_outcomes: dict[str, object] = {}
+        # consumer function or class -> the probes in front of every call of it (`checks.probes.behind_probes`)
+        self.probe_gates: dict[str, object] = {}
         # (function, parameter, position) -> what the provider passes a replacement's parameter
         # (`checks.chains`; an InstanceValue or None)
         self.replaced_params: dict[tuple[str, str | None, int], object] = {}

@@ -19,7 +19,7 @@ from dataclasses import replace
 from apiaudit.checks.conditions import Verdict, verdict
 from apiaudit.checks.context import CheckContext
 from apiaudit.checks.hooks import audited_release
-from apiaudit.checks.probes import ProbeOutcome
+from apiaudit.checks.probes import ProbeOutcome, failing_gates
 from apiaudit.checks.probes import outcome as probe_outcome
 from apiaudit.consumer.records import Condition, ConditionKind, ConsumerFile, EntryPoint, ImportUse, Liveness, ReleaseGate, RpcCall, Site, Use
 from apiaudit.findings import Finding
@@ -72,7 +72,7 @@ def probe_failures(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
             if condition.kind is not ConditionKind.PROBE_CALL or not condition.line:
                 continue
             probe = probe_outcome(ctx, condition.name or "")
-            if probe is None or probe.verdict != "fails" or probe.truth == condition.expect:
+            if probe is None or probe.verdict != "fails" or probe.truth is None or probe.truth == condition.expect:
                 continue
             others = verdict(ctx, Liveness(tuple(c for c in item.live.conditions if c != condition), item.live.undecided))
             if others.dead:
@@ -92,4 +92,14 @@ def probe_failures(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
             callee=name, param=probe.missing,
         )  # fmt: skip
         findings.append(replace(finding, conditional=True, guard=others.guard) if others.conditional else finding)
+    for statement, text, probe, kept in failing_gates(ctx, file):
+        if any(f.line == statement.lineno for f in findings):
+            continue  # said already, for the provider uses it guards in its own function
+        # every call of what follows sits behind this probe (or another that fails): one finding here
+        findings.append(ctx.finding(
+            file, Site(statement.lineno, statement.col_offset), "probe-fails",
+            f"`{text}` fails on {audited_release(ctx)}: the probe finds no `{probe.missing}`, so what it guards "
+            f"never runs there ({', '.join(kept)}, called only behind it)",
+            callee=text.split("(", 1)[0], param=probe.missing,
+        ))  # fmt: skip
     return findings

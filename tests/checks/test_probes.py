@@ -113,19 +113,30 @@ def test_a_probe_the_release_fails_is_one_finding_and_what_it_guards_never_runs(
     the host's checker named as a string (`"specplug.adapter:missing_hooks"`), which imports
     every hook of a table; 2.0 has no `speclib.registry`. One `probe-fails` at each probe's call
     (a bool probe, a list of what is missing), naming the first missing name, and no finding
-    on the lines they guard; a probe whose names are computed stays undecided (conditional)."""
+    on the lines they guard; a probe whose names are computed stays undecided (conditional).
+    In another module: `Engine` is built only after `require_support()` (which raises), so its
+    body never runs and the probe's call is the one finding; `describe`, also called without a
+    probe in front, is judged as usual; `Tuner`, built only after a probe of computed names, is
+    conditional on it."""
     assert _fixture_scan(2) == {
         ("specplug/plugin.py", 9, "probe-fails", "warning", False, "speclib.registry:register_method"),
         ("specplug/plugin.py", 18, "probe-fails", "warning", False, "speclib.registry:register_method"),
         ("specplug/plugin.py", 30, "import-missing", "error", True, ""),
+        ("specplug/launch.py", 8, "probe-fails", "warning", False, "speclib.registry:register_method"),
+        ("specplug/engine.py", 12, "unexpected-keyword", "error", False, "method_config"),
+        ("specplug/engine.py", 17, "unexpected-keyword", "error", True, "retries"),
     }
 
 
 def test_code_behind_a_probe_the_release_passes_is_judged_as_certain():
     """The same plugin against speclib 1.0, which has every name of the table (a dataclass field
     without a class-level default counts; the alternatives a table entry is computed from are not
-    names of the table): the probes pass, so the breaks behind them are errors, not conditional."""
+    names of the table): the probes pass, so the breaks behind them are errors, not conditional,
+    in `Engine`, built only after the passing `require_support()`, too."""
     assert _fixture_scan(1) == {
         ("specplug/plugin.py", 13, "unexpected-keyword", "error", False, "depth"),
         ("specplug/plugin.py", 22, "missing-required", "error", False, "spec"),
+        ("specplug/engine.py", 8, "unexpected-keyword", "error", False, "depth"),
+        ("specplug/engine.py", 17, "unexpected-keyword", "error", True, "retries"),
+        ("specplug/engine.py", 17, "missing-required", "error", True, "method_config"),
     }
