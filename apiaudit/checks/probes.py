@@ -141,7 +141,7 @@ def behind_probes(ctx: CheckContext, module: str, function: str) -> ProbeGate | 
     name is used otherwise (passed on, named in a string: something else may call it), or where
     the consumer never calls it (the provider may). Memoised per consumer."""
     unit = function.split(".", 1)[0]
-    if not unit or unit == "<module>":
+    if not unit or unit == "<module>" or not _has_probes(ctx):
         return None
     key = f"{module}.{unit}"
     if key in ctx.probe_gates:
@@ -151,6 +151,15 @@ def behind_probes(ctx: CheckContext, module: str, function: str) -> ProbeGate | 
     result = _gate_of(ctx, key)
     ctx.probe_gates[key] = result
     return result
+
+
+def _has_probes(ctx: CheckContext) -> bool:
+    """Whether any consumer file reads like a probe of the provider (`probes_provider`'s test on
+    its whole text): where none does, no code is behind a probe, and no file is parsed to say so."""
+    key = "\x00has-probes"
+    if key not in ctx.probe_gates:
+        ctx.probe_gates[key] = any(_PROBING.search(f.source) and _names_provider(ctx, f.source) for f in ctx.files)
+    return bool(ctx.probe_gates[key])
 
 
 def _gate_of(ctx: CheckContext, dotted: str) -> ProbeGate | None:
@@ -193,6 +202,8 @@ def failing_gates(ctx: CheckContext, file: ConsumerFile) -> Iterator[tuple[ast.s
     for each probe in front of the rest of a function's body that fails on the release
     (`require_support()` raising, `if not probe(): return`), where what follows calls consumer
     code that runs only behind probes (`behind_probes`: dead) and uses the provider."""
+    if not _has_probes(ctx):
+        return
     called = {m.group(1) for m in _STATEMENT_CALL.finditer(file.source)}
     if not any(_fails_somewhere(ctx, short) for short in called):
         return  # no statement here calls a probe that fails: nothing to parse
