@@ -108,6 +108,8 @@ ENGINE_RULES: dict[str, RuleInfo] = {
                  "Patch the method that replaced it, or drop the patch for this release."),
         RuleInfo("hook-not-called", Severity.WARNING, "a consumer method overrides a provider hook that the release neither declares nor calls: it never runs",
                  "Do the work where this release calls the plugin, or require a release that calls `{param}`."),
+        RuleInfo("probe-fails", Severity.WARNING, "a consumer's probe of the provider (names it imports or tests) fails on the release: what it guards never runs",
+                 "Use what this release offers instead of `{param}`, or require a release that has it."),
         RuleInfo("cannot-judge", Severity.INFO, "a call into the provider that could not be resolved or bound with certainty",
                  "Check this call by hand, or make it statically visible (no splats, no dynamic names)."),
         RuleInfo("parse-error", Severity.ERROR, "a consumer file could not be parsed; nothing in it was checked"),

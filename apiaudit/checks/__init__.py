@@ -9,9 +9,10 @@ from apiaudit.checks.chains import BINDING_RULES, check_use
 from apiaudit.checks.conditions import dead_helpers, guard_failures, runs_in_dead_helper, verdict
 from apiaudit.checks.contracts import contract_findings
 from apiaudit.checks.context import BoundCall, CheckContext, HostRules
-from apiaudit.checks.gates import release_gate_findings
+from apiaudit.checks.gates import probe_failures, release_gate_findings
 from apiaudit.checks.hooks import hook_findings
 from apiaudit.checks.imports import check_import
+from apiaudit.checks.probes import behind_probes
 from apiaudit.checks.rpc import check_rpc
 from apiaudit.checks.unreached import unreached_findings
 from apiaudit.consumer.records import ConsumerFile, ImportUse, Note, RpcCall, Site, Use
@@ -43,6 +44,7 @@ def check_engine_rules(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
     ctx.site = None
     findings.extend(guard_failures(ctx, file))
     findings.extend(release_gate_findings(ctx, file))
+    findings.extend(probe_failures(ctx, file))
     findings.extend(hook_findings(ctx, file))
     if file.classes or file.replacements or any(e.module == file.module for e in ctx.entry_points):
         findings.extend(contract_findings(ctx, file))
@@ -138,6 +140,13 @@ def _judged(
         if v.dead:
             continue
         found = check(ctx, file, item)
+        function = getattr(item, "function", "<module>")
+        gate = behind_probes(ctx, file.module, function) if found and function != "<module>" else None
+        if gate is not None:
+            # every call of its function (construction of its class) sits after a probe
+            if gate.dead:
+                continue
+            v = replace(v, guard=" and ".join(g for g in (v.guard, gate.guard) if g))
         if v.conditional:
             found = [replace(f, conditional=True, guard=v.guard) for f in found]
         if v.behind:

@@ -12,7 +12,10 @@ from apiaudit.checks.context import CheckContext
 from apiaudit.checks.contracts import signature_of
 from apiaudit.checks.flows import passed_as
 from apiaudit.checks.receivers import (
+    NO_INSTANCE_DICT,
+    BuiltinValue,
     InstanceValue,
+    ItemsValue,
     NotInProvider,
     SymbolValue,
     UnknownBinding,
@@ -106,7 +109,7 @@ def evaluate_chain(ctx: CheckContext, use: Use):
             value = _step(ctx, None, None, value, step, [], False)
     except _Stop:
         return None
-    return value if not isinstance(value, UnknownBinding) else None
+    return value if not isinstance(value, (UnknownBinding, ItemsValue, BuiltinValue)) else None
 
 
 def _failed_import_use(ctx: CheckContext, file: ConsumerFile, use: Use) -> Finding:
@@ -368,6 +371,8 @@ def _step(ctx: CheckContext, file, use, value, step: Step, findings: list, rest_
                 )
             )
         raise _Stop
+    if isinstance(value, (ItemsValue, BuiltinValue)):
+        return _builtin_step(ctx, file, use, value, step, findings, report)
     if step.kind == "attr":
         return _attr(ctx, file, use, value, step, findings, report, rest_has_call)
     if step.kind == "call":
@@ -384,6 +389,25 @@ def _step(ctx: CheckContext, file, use, value, step: Step, findings: list, rest_
             findings.append(_cannot_judge(ctx, file, use, getattr(getattr(value, "symbol", None), "path", None), "the attribute name is computed at run time"))
         raise _Stop
     return None  # subscripts and anything else: the result's type is not tracked
+
+
+def _builtin_step(ctx, file, use, value: "ItemsValue | BuiltinValue", step: Step, findings: list, report: bool):
+    """A step on what a provider annotation says is a builtin object: an item of a fixed-length
+    tuple taken by its index (`first, *rest = f()` unpacked, or `f()[0]`), and an attribute set
+    on a builtin instance, which has no `__dict__`: `AttributeError` on the line. Anything else
+    on them is not tracked."""
+    if isinstance(value, ItemsValue) and step.kind == "subscript" and step.name is not None and step.name.isdigit():
+        index = int(step.name)
+        item = value.items[index] if index < len(value.items) else ""
+        return BuiltinValue(item) if item else None
+    if isinstance(value, BuiltinValue) and step.kind == "store" and step.name and value.name in NO_INSTANCE_DICT and report:
+        findings.append(ctx.finding(
+            file, use.site, "attribute-missing",
+            f"'{value.name}' object has no attribute '{step.name}' (the provider annotates the object as {value.name}, "
+            "whose instances take no new attributes)",
+            callee=f"builtins.{value.name}", param=step.name,
+        ))  # fmt: skip
+    raise _Stop
 
 
 def _narrow(ctx, value, step: Step):
@@ -886,7 +910,10 @@ def _returned(ctx, info):
     object is some class that has its members, not the protocol itself). Calling the class
     itself builds exactly it; any other callee's return annotation may be a subclass at run time
     (a factory `-> RequestQueue` returning FCFSRequestQueue)."""
-    if info.returns is None or ctx.index.is_protocol(info.returns.path):
+    if info.returns is None:
+        items = ctx.index.return_items(info.callee.path) if info.callee.kind is SymbolKind.FUNCTION else ()
+        return ItemsValue(items) if any(items) else None
+    if ctx.index.is_protocol(info.returns.path):
         return None
     built = info.callee.kind is SymbolKind.CLASS or info.callee.path == f"{info.returns.path}.__init__"
     return InstanceValue((info.returns.path,), declared=None if built else "provider")

@@ -11,7 +11,7 @@ import ast
 import operator
 
 from apiaudit.checks.contracts import unpassed_argument
-from apiaudit.checks.flows import probes_provider
+from apiaudit.checks.probes import outcome as probe_outcome
 from apiaudit.checks.receivers import (
     InstanceValue,
     SymbolValue,
@@ -48,10 +48,15 @@ def verdict(ctx, live: Liveness) -> Verdict:
     behind: list[tuple[int, str]] = []
     for condition in live.conditions:
         if condition.kind is ConditionKind.PROBE_CALL:
-            # a probe of the provider decides on the release what the engine could not read
-            # (a table of dotted names, imports in a loop): what it guards is conditional on it
-            if probes_provider(ctx, condition.name or ""):
+            # a probe of the provider: decided by the names it tests where the index reads them
+            # all (`checks.probes`), else what it guards is conditional on it
+            probe = probe_outcome(ctx, condition.name or "")
+            if probe is None:
+                continue  # no probe: a test on run-time data, both sides run
+            if probe.truth is None:
                 undecided.append(f"{condition.text} (a probe of the provider)")
+            elif probe.truth != condition.expect:
+                return DEAD
             continue
         if condition.kind is ConditionKind.ARGUMENT:
             # the side a caller's argument opens runs only if someone passes it: where the

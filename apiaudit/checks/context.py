@@ -69,6 +69,7 @@ class Index(Protocol):
     def instance_calls(self, classes: Iterable[str]) -> tuple[ProviderCall, ...]: ...
     def abstract_members(self, class_path: str) -> tuple[str, ...]: ...
     def class_named(self, path: str) -> Symbol | None: ...
+    def return_items(self, path: str) -> tuple[str, ...]: ...
 
 
 @record
@@ -148,8 +149,12 @@ class CheckContext:
         self.trees: dict[str, object] = {}
         # a registrar method name -> the consumer classes whose instances are passed to it
         self.registered: dict[str, frozenset[str]] = {}
-        # (consumer function, depth) -> whether it probes the provider (`checks.flows.probes_provider`)
+        # (consumer function, depth) -> whether it probes the provider (`checks.probes.probes_provider`)
         self.probes: dict[tuple[str, int], bool] = {}
+        # consumer function -> how the probe comes out on the release (`checks.probes.outcome`)
+        self.probe_outcomes: dict[str, object] = {}
+        # consumer function or class -> the probes in front of every call of it (`checks.probes.behind_probes`)
+        self.probe_gates: dict[str, object] = {}
         # (function, parameter, position) -> what the provider passes a replacement's parameter
         # (`checks.chains`; an InstanceValue or None)
         self.replaced_params: dict[tuple[str, str | None, int], object] = {}

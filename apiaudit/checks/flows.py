@@ -9,7 +9,6 @@ evidence (a dataclass of the consumer's own with a request's field names).
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 
 from apiaudit.checks.context import CheckContext
@@ -36,7 +35,7 @@ def passed_as(ctx: CheckContext, dotted: str, holder: str, declared: str = "") -
     for file in files:
         if short not in file.source and "self" not in file.source:
             continue
-        tree = _tree(ctx, file)
+        tree = consumer_tree(ctx, file)
         if tree is None:
             continue
         for node, inside in _walk_classes(tree, None):
@@ -52,14 +51,14 @@ def _held_as_declared(ctx: CheckContext, short: str, declared: str) -> str | Non
     for file in ctx.files:
         if short not in file.source or declared not in file.source:
             continue
-        tree = _tree(ctx, file)
+        tree = consumer_tree(ctx, file)
         if tree is None:
             continue
         for function in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
             annotated = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs) if _names(a.annotation, declared)}
             annotated |= {n.target.id for n in ast.walk(function) if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and _names(n.annotation, declared)}
             for node in ast.walk(function):
-                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _called_name(node.value) == short:
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and called_name(node.value) == short:
                     if any(isinstance(t, ast.Name) and t.id in annotated for t in node.targets):
                         return f"{file.path}:{node.lineno}"
     return None
@@ -100,7 +99,7 @@ def _parameter_positions(ctx: CheckContext, files: list[ConsumerFile], holder: s
     """(function name, the position a caller fills `holder` at) for each consumer function or
     method with a parameter of that name (`self`/`cls` not counted for a method)."""
     for file in files:
-        tree = _tree(ctx, file)
+        tree = consumer_tree(ctx, file)
         if tree is None:
             continue
         for node, inside in _walk_classes(tree, None):
@@ -123,7 +122,7 @@ def _walk_classes(tree: ast.AST, inside: str | None) -> Iterator[tuple[ast.AST, 
         yield from _walk_classes(child, child.name if isinstance(child, ast.ClassDef) else inside)
 
 
-def _tree(ctx: CheckContext, file: ConsumerFile) -> ast.AST | None:
+def consumer_tree(ctx: CheckContext, file: ConsumerFile) -> ast.AST | None:
     if file.path not in ctx.trees:
         try:
             ctx.trees[file.path] = parse_quietly(file.source, file.path)
@@ -148,13 +147,13 @@ def registered_classes(ctx: CheckContext, registrar: str) -> frozenset[str]:
     for file in ctx.files:
         if needle not in file.source:
             continue
-        tree = _tree(ctx, file)
+        tree = consumer_tree(ctx, file)
         if tree is None:
             continue
         made: dict[str, str] = {}  # local name -> the class a call assigned it from
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                called = _called_name(node.value)
+                called = called_name(node.value)
                 for target in node.targets:
                     if isinstance(target, ast.Name) and called:
                         made[target.id] = called
@@ -162,7 +161,7 @@ def registered_classes(ctx: CheckContext, registrar: str) -> frozenset[str]:
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == registrar and node.args):
                 continue
             arg = node.args[0]
-            short = _called_name(arg) if isinstance(arg, ast.Call) else made.get(arg.id) if isinstance(arg, ast.Name) else None
+            short = called_name(arg) if isinstance(arg, ast.Call) else made.get(arg.id) if isinstance(arg, ast.Name) else None
             candidates = by_short.get(short or "", [])
             own = [c for c in candidates if c.rpartition(".")[0] == file.module]
             found.update(own or candidates)
@@ -170,63 +169,9 @@ def registered_classes(ctx: CheckContext, registrar: str) -> frozenset[str]:
     return result
 
 
-def _called_name(call: ast.Call) -> str | None:
+def called_name(call: ast.Call) -> str | None:
     func = call.func
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-
-
-# What a probe of the provider does in its text: imports by name, module lookups, attribute tests.
-_PROBING = re.compile(r"\b(?:import_module|find_spec|hasattr|resolve_obj_by_qualname)\s*\(|\bexcept\s+(?:\(?\s*)?(?:ImportError|ModuleNotFoundError|AttributeError)")
-
-
-def probes_provider(ctx: CheckContext, dotted: str, depth: int = 3) -> bool:
-    """Whether the consumer function `dotted` probes the provider: its body (or a consumer
-    function it calls, a few calls deep) imports by name, looks a module up, tests an attribute,
-    or catches an import failure, in a module that names the provider (an import of it, or its
-    names as strings: a table of dotted names). Memoised per consumer."""
-    key = (dotted, depth)
-    if key in ctx.probes:
-        return ctx.probes[key]
-    ctx.probes[key] = False  # a function calling itself decides by its other calls
-    found = _function(ctx, dotted)
-    result = False
-    if found is not None:
-        file, node = found
-        text = ast.get_source_segment(file.source, node) or ""
-        result = bool(_PROBING.search(text)) and _names_provider(ctx, file.source)
-        if not result and depth > 0:
-            names = _module_names_of(ctx, file)
-            for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
-                called = _called_name(call) if isinstance(call.func, ast.Name) else None
-                target = names.get(called or "")
-                if target and probes_provider(ctx, target, depth - 1):
-                    result = True
-                    break
-    ctx.probes[key] = result
-    return result
-
-
-def _names_provider(ctx: CheckContext, text: str) -> bool:
-    packages = getattr(getattr(ctx.index, "loader", None), "packages", ()) or ()
-    return any(re.search(rf"\b{re.escape(p)}\b", text) for p in packages)
-
-
-def _function(ctx: CheckContext, dotted: str) -> tuple[ConsumerFile, ast.FunctionDef | ast.AsyncFunctionDef] | None:
-    module, _, name = dotted.rpartition(".")
-    for file in ctx.files:
-        if file.module != module:
-            continue
-        tree = _tree(ctx, file)
-        for node in getattr(tree, "body", ()):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-                return file, node
-    return None
-
-
-def _module_names_of(ctx: CheckContext, file: ConsumerFile) -> dict[str, str]:
-    """The consumer module's top-level names -> dotted paths (its imports and definitions)."""
-    tree = _tree(ctx, file)
-    return module_names(tree, file.module) if isinstance(tree, ast.Module) else {}
 
 
 def substituted(ctx: CheckContext) -> dict[str, tuple[str, str]]:
@@ -244,7 +189,7 @@ def substituted(ctx: CheckContext) -> dict[str, tuple[str, str]]:
     files = [f for f in ctx.files if methods and any(f".{m}" in f.source for m in methods)]
     helpers: dict[str, tuple[int, int, str]] = {}  # consumer function -> (base position, class position, method)
     for file in files:
-        tree = _tree(ctx, file)
+        tree = consumer_tree(ctx, file)
         for node in ast.walk(tree) if tree is not None else ():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
@@ -255,7 +200,7 @@ def substituted(ctx: CheckContext) -> dict[str, tuple[str, str]]:
                         if func.value.id in params and isinstance(arg, ast.Name) and arg.id in params:
                             helpers[f"{file.module}.{node.name}"] = (params.index(func.value.id), params.index(arg.id), func.attr)
     for file in files if helpers or methods else ():
-        tree = _tree(ctx, file)
+        tree = consumer_tree(ctx, file)
         if not isinstance(tree, ast.Module):
             continue
         names = names_anywhere(tree, file.module)
@@ -298,7 +243,7 @@ def _imported_through(ctx: CheckContext, dotted: str | None, hops: int = 3) -> s
             return dotted
         module, _, name = dotted.rpartition(".")
         file = next((f for f in ctx.files if f.module == module), None)
-        tree = _tree(ctx, file) if file is not None else None
+        tree = consumer_tree(ctx, file) if file is not None else None
         if not isinstance(tree, ast.Module):
             return dotted
         found = module_names(tree, module).get(name)
@@ -322,7 +267,7 @@ def built_where(ctx: CheckContext, dotted: str) -> tuple[tuple[str | None, str |
     for file in ctx.files:
         if short not in file.source:
             continue
-        tree = _tree(ctx, file)
+        tree = consumer_tree(ctx, file)
         if not isinstance(tree, ast.Module):
             break
         names = module_names(tree, file.module)

@@ -165,13 +165,14 @@ def _finding(
     short = facts.dotted.rpartition(".")[2]
     return ctx.finding(
         file, function.site, RULE,
-        f"{short}.{name} overrides nothing on {_audited(ctx)} and nothing there calls it; {where} {verb} it on "
+        f"{short}.{name} overrides nothing on {audited_release(ctx)} and nothing there calls it; {where} {verb} it on "
         f"{owner.rpartition('.')[2]}: the provider never runs it here, so what it does is silently lost",
         callee=f"{owner}.{name}", param=name,
     )  # fmt: skip
 
 
-def _audited(ctx: CheckContext) -> str:
+def audited_release(ctx: CheckContext) -> str:
+    """The audited release as findings name it (`vllm 0.33.0`)."""
     return f"{ctx.release.name} {ctx.release.version}" if ctx.release else "this release"
 
 

@@ -30,6 +30,27 @@ class SymbolValue:
 
 
 @record
+class ItemsValue:
+    """What a provider function returns where its annotation is a tuple of fixed length
+    (`-> tuple[dict[str, X], Tensor]`): each item's type as `BuiltinValue` names it, or "" (not
+    tracked). Unpacked or indexed, an item is known."""
+
+    items: tuple[str, ...]  # "dict", "list", ... for a builtin; "" for anything else
+
+
+@record
+class BuiltinValue:
+    """An instance of a builtin class (`dict`, `list`, ...), from a provider annotation."""
+
+    name: str
+
+
+# Builtin classes whose instances have no `__dict__`: setting an attribute on one raises
+# AttributeError ("'dict' object has no attribute 'x'").
+NO_INSTANCE_DICT = frozenset({"dict", "list", "tuple", "set", "frozenset", "str", "bytes", "int", "float", "bool"})
+
+
+@record
 class UnknownBinding:
     """`self` of a function bound with types.MethodType to an object whose type cannot be known."""
 

@@ -61,8 +61,10 @@ class CallShape:
         return tuple(a.name for a in self.keywords if a.name)
 
 
-# "dynamic": getattr with a computed name.
-StepKind = Literal["attr", "call", "instance", "subscript", "dynamic", "narrow"]
+# "dynamic": getattr with a computed name; "store": an attribute set (`x.name = v`), which fails
+# only on an object that takes no new attributes. A "subscript" step's `name` is the index of an
+# item unpacked from a tuple (`first, *rest = f()`), when it is one.
+StepKind = Literal["attr", "call", "instance", "subscript", "dynamic", "narrow", "store"]
 
 
 @record(slots=True)

@@ -192,3 +192,17 @@ def test_an_attribute_the_provider_builds_as_one_of_several_classes_is_judged_on
     }
     warned = next(f for f in report.findings if f.line == 7)
     assert warned.reason == "the provider also builds a Runner there, whose dummy_run takes the call"
+
+
+def test_an_attribute_set_on_a_builtin_item_of_an_annotated_tuple_is_attribute_missing():
+    """runnerplug against runnerkit (fixtures/consumers/runnerplug, arctic-inference 0.0.2's
+    model_runner.py): `attn_metadata, logits_indices, *rest = super()._prepare_inputs(batch)`,
+    where the provider annotates `-> tuple[dict[str, Metadata], int, Optional[SpecInfo]]`: the
+    items before the starred one are known by their index, and setting an attribute on a dict
+    (or an int) raises AttributeError. An `Optional[dict]` item, an instance of a provider class
+    and an item of a tuple of no fixed length are not judged."""
+    report = scan([str(FIXTURES / "consumers" / "runnerplug" / "runnerplug")], str(PROVIDERS / "runnerkit_v1" / "runnerkit"), use_index_cache=False)
+    assert {(f.path, f.line, f.rule, f.severity.value, f.conditional, f.param) for f in report.findings if f.rule != "cannot-judge"} == {
+        ("runnerplug/runner.py", 10, "attribute-missing", "error", False, "logits_indices"),
+        ("runnerplug/runner.py", 11, "attribute-missing", "error", False, "source"),
+    }

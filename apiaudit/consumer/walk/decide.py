@@ -86,7 +86,7 @@ class Decider:
         called = self.values.value(test.func, scope) if isinstance(test, ast.Call) else None
         if isinstance(called, ConsumerRef) and not called.dotted.startswith("builtins.") and "." in called.dotted:
             # a consumer function's verdict: a probe of the provider or not, the checks read
-            return g.symbolic(Condition(ConditionKind.PROBE_CALL, True, text_of(test), name=called.dotted))
+            return g.symbolic(Condition(ConditionKind.PROBE_CALL, True, text_of(test), name=called.dotted, line=getattr(test, "lineno", 0)))
         # Undecided only when the audited release is what it depends on; a test on run-time data runs both ways.
         return g.undecided(text_of(test)) if g.Folder.involves_provider(value) else g.RUNTIME
 
@@ -201,6 +201,10 @@ class Decider:
             truth = g.truthiness(self.state.folder, value)
             if truth is None and isinstance(value, VersionDerived):
                 return g.undecided(text_of(node))  # the release may decide it, the engine could not
+            if truth is None:
+                # not folded (its result depends on what it looks up): the checks read whether
+                # it probes the provider, as for any consumer function (`PROBE_CALL`)
+                return g.symbolic(Condition(ConditionKind.PROBE_CALL, True, text_of(node), name=func.dotted, line=test.lineno))
             return g.constant(truth) if truth is not None else g.RUNTIME
         return None
 

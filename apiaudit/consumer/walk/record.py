@@ -273,12 +273,21 @@ class Recorder:
         target = self.values.value(obj, scope)
         holder = obj.attr if isinstance(obj, ast.Attribute) else None
         for option in (target.options if isinstance(target, OneOf) else (target,)):
-            chain = (option.root, option.steps) if isinstance(option, Chain) else None
             # A plain name of a type the walk cannot tell (an item unpacked from a provider call's
-            # result) may hold any object: recorded untied, for a receiver only declared elsewhere.
-            untied = isinstance(obj, ast.Name) and isinstance(option, Unknown)
+            # result, a chain ending in the item's index) may hold any object: recorded untied,
+            # for a receiver only declared elsewhere.
+            item = isinstance(option, Chain) and bool(option.steps) and option.steps[-1].kind == "subscript" and option.steps[-1].name is not None
+            chain = (option.root, option.steps) if isinstance(option, Chain) and not item else None
+            untied = isinstance(obj, ast.Name) and (isinstance(option, Unknown) or item)
             if chain is not None or holder is not None or untied:
                 self.state.found.attribute_stores.append(AttributeStore(name, chain, site_of(site_node), holder))
+            if item:
+                # the set itself, on an item unpacked from a provider call's result: judged where
+                # the checks know the item takes no new attribute (a builtin the provider's
+                # annotation names: a dict has no `__dict__`)
+                assert isinstance(option, Chain)
+                steps = tuple(replace(s, check=False) if s.check else s for s in option.steps) + (Step("store", name=name),)
+                self.state.found.uses.append(Use(option.root, steps, site_of(site_node), scope.function, text_of(site_node), scope.live))
 
     def _assigned_attrs(self, node: ast.AST, scope: Scope) -> tuple[str, ...]:
         """Attributes the consumer set on the object named `node` (`base._ext = self`): its own members."""

@@ -15,8 +15,8 @@ from dataclasses import replace
 
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import ImportContext, import_alias_value
-from apiaudit.consumer.records import CaughtImport, Condition, ConditionKind, GuardStop, ImportRef, ReleaseGate
-from apiaudit.consumer.values import RELEASE_VALUES, UNBOUND, UNKNOWN, Chain, ConsumerRef, DictValue, Helper, ImportChoice, Value
+from apiaudit.consumer.records import CaughtImport, Condition, ConditionKind, GuardStop, ImportRef, ReleaseGate, Step
+from apiaudit.consumer.values import RELEASE_VALUES, UNBOUND, UNKNOWN, Chain, ConsumerRef, DictValue, Helper, ImportChoice, Value, has_chain, step_over
 from apiaudit.consumer.walk.decide import Decider
 from apiaudit.consumer.walk.definitions import Definitions
 from apiaudit.consumer.walk.dicts import Dicts
@@ -375,8 +375,12 @@ class Statements:
                 # it here are the consumer's own value, not a provider member to look up.
                 scope.env.vars[assigned_attr_key(target.value.id, target.attr)] = UNKNOWN
         elif isinstance(target, (ast.Tuple, ast.List)):
-            for elt in target.elts:
-                self._assign(elt.value if isinstance(elt, ast.Starred) else elt, None, scope)
+            starred = False
+            for index, elt in enumerate(target.elts):
+                starred = starred or isinstance(elt, ast.Starred)
+                # the items before a starred one are the value's items by their index
+                item = step_over(value, Step("subscript", name=str(index), check=False)) if value is not None and not starred else None
+                self._assign(elt.value if isinstance(elt, ast.Starred) else elt, item if item is not None and has_chain(item) else None, scope)
         elif isinstance(target, ast.Subscript):
             self._target_loads(target, scope)
             self.dicts.forget_table(target.value, scope)

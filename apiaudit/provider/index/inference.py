@@ -290,6 +290,27 @@ class Inference(Hierarchy):
             found = self.class_named(named) if named else None
         return found
 
+    def return_items(self, path: str) -> tuple[str, ...]:
+        """For a provider function annotated `-> tuple[A, B, ...]` (a fixed length), what each
+        item is: the builtin class an item's annotation names (`dict[str, X]` -> "dict"), else ""
+        (a provider class, a union, anything else: not tracked). Empty: no such annotation."""
+        return self._cached(("return-items", path), lambda: self._return_items(path))
+
+    def _return_items(self, path: str) -> tuple[str, ...]:
+        func = self.object_at(path)
+        if not isinstance(func, griffe.Function) or func.returns is None:
+            return ()
+        members = ex.union_members(func.returns)
+        if len(members) != 1 or not isinstance(members[0], griffe.ExprSubscript):
+            return ()
+        if (ex.canonical(members[0].left) or "").rpartition(".")[2] not in ("tuple", "Tuple"):
+            return ()
+        inner = members[0].slice
+        elements = list(inner.elements) if isinstance(inner, griffe.ExprTuple) else [inner]
+        if any(str(e) == "..." for e in elements):
+            return ()
+        return tuple(_builtin_named(e) for e in elements)
+
     def class_named(self, path: str) -> Symbol | None:
         """The provider class `path` names: a class, or a module-level alias of one
         (`KVConnectorBase = KVConnectorBase_V1`), followed a few hops."""
@@ -379,3 +400,23 @@ def _local_imports(node: ast.AST, module: str, is_package: bool) -> dict[str, tu
                 if alias.asname:
                     found.setdefault(alias.asname, {})[alias.name] = None
     return {name: tuple(paths) for name, paths in found.items()}
+
+
+# Builtin classes an annotation names, typing's aliases included (`Dict[str, X]`).
+_BUILTIN_ALIASES = {
+    "dict": "dict", "Dict": "dict", "list": "list", "List": "list", "tuple": "tuple", "Tuple": "tuple",
+    "set": "set", "Set": "set", "frozenset": "frozenset", "FrozenSet": "frozenset",
+    "str": "str", "bytes": "bytes", "int": "int", "float": "float", "bool": "bool",
+}
+
+
+def _builtin_named(annotation: Any) -> str:
+    """The builtin class an annotation names exactly (not in a union), else ""."""
+    members = ex.union_members(annotation)
+    if len(members) != 1 or members[0] is None:
+        return ""
+    path = ex.canonical(members[0]) or ""
+    module, _, name = path.rpartition(".")
+    if module not in ("", "builtins", "typing") or (module == "typing" and name[:1].islower()):
+        return ""
+    return _BUILTIN_ALIASES.get(name, "")
