@@ -1,0 +1,39 @@
+"""Members a provider class's instances get from elsewhere than its own declarations (issue 37,
+causes N15, N16, N17, 3 and N12 of the precision corpus, non-vLLM consumers).
+
+Fixture provider `ormkit` (fixtures/providers/ormkit_v1) has sqlalchemy's and Django's shapes with
+generic names; the consumer `ormplug` (fixtures/consumers/ormplug) says on each line what must be
+reported: each cause beside a counter-case where the same shape is a real break and stays an error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from apiaudit.audit import scan
+from apiaudit.policy.config import Settings
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+PROVIDER = FIXTURES / "providers" / "ormkit_v1" / "ormkit"
+CONSUMER = FIXTURES / "consumers" / "ormplug" / "ormplug"
+
+
+@pytest.fixture(scope="module")
+def report():
+    return scan([str(CONSUMER)], str(PROVIDER), cache_dir=None, use_index_cache=False, settings=Settings())
+
+
+def _in(report, path: str) -> list[tuple]:
+    return sorted(
+        (f.line, f.rule, f.severity.value, f.reason) for f in report.findings if f.path == f"ormplug/{path}" and f.rule != "cannot-judge"
+    )
+
+
+def test_names_bound_by_tuple_and_list_targets_and_their_re_exports_exist(report):
+    """N15: `(A, B, PASSIVE_OFF, C) = Flag.__members__.values()`, `FIRST, *OTHERS = ...` and
+    `[LEFT, (RIGHT, MIDDLE)] = ...` bind every name; `from .flags import PASSIVE_OFF` re-exports
+    one. A name bound nowhere stays an error."""
+    errors = [f for f in report.findings if f.path == "ormplug/generic.py" and f.rule == "attribute-missing"]
+    assert [(f.line, f.severity.value, f.callee) for f in errors] == [(18, "error", "ormkit.attributes.PASSIVE_GONE")]
