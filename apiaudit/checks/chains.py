@@ -578,6 +578,8 @@ def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
         supplied, base = outside_supplies(value, name)
         if supplied:
             return None  # a base from neither side whose members are known has it
+        if not value.is_super and value.own & _EVERY_NAME:
+            return None  # the consumer's class answers every name normal lookup misses itself
         if report:
             owners = " or ".join(value.classes)
             missing: Missing = results[0][1]
@@ -602,6 +604,11 @@ def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
             )
         raise _Stop
     return None
+
+
+# A class defining one of these answers every attribute name (Python calls `__getattr__` for a
+# name normal lookup misses; `__getattribute__` for every name).
+_EVERY_NAME = frozenset({"__getattr__", "__getattribute__"})
 
 
 def added_by_consumer(ctx, value: InstanceValue, name: str, holder: str | None) -> str | None:

@@ -37,3 +37,9 @@ def test_names_bound_by_tuple_and_list_targets_and_their_re_exports_exist(report
     one. A name bound nowhere stays an error."""
     errors = [f for f in report.findings if f.path == "ormplug/generic.py" and f.rule == "attribute-missing"]
     assert [(f.line, f.severity.value, f.callee) for f in errors] == [(18, "error", "ormkit.attributes.PASSIVE_GONE")]
+
+
+def test_self_inside_a_class_with_its_own_getattr_is_never_missing(report):
+    """N16: `self.name` in a comparator whose own `__getattr__` answers every name normal lookup
+    misses: no finding. The same read in a comparator without one stays an error."""
+    assert _in(report, "composite.py") == [(11, "attribute-missing", "error", None)]
