@@ -584,9 +584,14 @@ def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
             owners = " or ".join(value.classes)
             missing: Missing = results[0][1]
             # An error is a proof: a declared type may be refined at run time by a subclass that
-            # has it, the consumer may add the attribute itself, and a base of the consumer's class
-            # from neither side may supply it.
-            reason = (_refined_by_subclass(ctx, value, name, use.text) if value.declared else None) or added_by_consumer(ctx, value, name, _holder(use, step))
+            # has it, the consumer may add the attribute itself, the provider may set it on such
+            # objects from another class's code, and a base of the consumer's class from neither
+            # side may supply it.
+            reason = (
+                (_refined_by_subclass(ctx, value, name, use.text) if value.declared else None)
+                or added_by_consumer(ctx, value, name, _holder(use, step))
+                or set_by_provider(ctx, value, name)
+            )
             if base is not None:
                 reason = f"base {base} lies outside the provider and may define '{name}'"
             findings.append(
@@ -609,6 +614,22 @@ def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
 # A class defining one of these answers every attribute name (Python calls `__getattr__` for a
 # name normal lookup misses; `__getattribute__` for every name).
 _EVERY_NAME = frozenset({"__getattr__", "__getattribute__"})
+
+
+def set_by_provider(ctx, value: InstanceValue, name: str) -> str | None:
+    """Where the provider's own code sets `name` on an object that is one of the receiver's
+    classes (`node.origin = self.origin` in another class's method): an object annotated as a
+    class related to one of them, or an unannotated one whose every other attribute the function
+    reads is a member of one of them (`node.must_be_first`). None: nowhere."""
+    for store in ctx.index.attribute_stores([name])[name]:
+        for cls in value.classes:
+            if store.annotated is not None:
+                tied = store.annotated in ctx.index.mro_paths(cls) or cls in ctx.index.mro_paths(store.annotated)
+            else:
+                tied = bool(store.uses) and all(isinstance(ctx.index.class_member(cls, used, instance=True), Found) for used in store.uses)
+            if tied:
+                return f"the provider sets '{name}' on such objects itself ({store.location})"
+    return None
 
 
 def added_by_consumer(ctx, value: InstanceValue, name: str, holder: str | None) -> str | None:

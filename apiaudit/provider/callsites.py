@@ -32,7 +32,7 @@ from apiaudit.infra.astutil import absolute_import, assignment_targets, descenda
 from apiaudit.infra.gcpause import paused_gc
 from apiaudit.provider.branches import branch_guard, parent_map
 from apiaudit.provider.queries import ReceiverClasses
-from apiaudit.provider.records import Found, ProviderCall, ProviderReference, SymbolKind
+from apiaudit.provider.records import Found, ProviderCall, ProviderReference, ProviderStore, SymbolKind
 from apiaudit.provider.shared import read_shared
 
 
@@ -540,6 +540,57 @@ def find_references(index: ReceiverClasses, methods: Iterable[str]) -> dict[str,
         for name, reference in reader.references:
             found[name].append(reference)
     return {name: tuple(refs) for name, refs in found.items()}
+
+
+def find_attribute_stores(index: ReceiverClasses, names: Iterable[str]) -> dict[str, tuple[ProviderStore, ...]]:
+    """attribute name -> every place a function of the release sets it on an object that is not
+    its own `self` (`node.origin = v`, `node` a parameter or a local), with the class the object's
+    annotation names and the other attributes the function reads on it."""
+    wanted = sorted(set(names))
+    found: dict[str, list[ProviderStore]] = {name: [] for name in wanted}
+    stores = {name: re.compile(rf"\.{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)") for name in wanted}
+
+    def naming(text: str) -> list[str]:
+        return [name for name in wanted if f".{name}" in text and stores[name].search(text)]
+
+    for module, text, tree, present in _files_naming(index, naming):
+        reader = _ModuleCalls(index, module, frozenset(), module_names(tree, module), text)
+        methods = {id(f) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body}
+        functions = sorted((f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))), key=lambda f: f.lineno)
+        for func in functions:  # in line order (each function's own code: a nested one is read on its own)
+            for name, store in _stores_in(reader, func, frozenset(present), id(func) in methods):
+                found[name].append(store)
+    return {name: tuple(found_stores) for name, found_stores in found.items()}
+
+
+def _stores_in(reader: _ModuleCalls, func: ast.FunctionDef | ast.AsyncFunctionDef, names: frozenset[str], method: bool):
+    """(name, store) for each `x.name = v` in the function (its nested functions apart) whose `x`
+    is a plain name other than a method's `self`."""
+    args = [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]
+    me = args[0].arg if method and args else None
+    annotations = {a.arg: a.annotation for a in args if a.annotation is not None}
+    body: list[ast.AST] = []
+    todo: list[ast.AST] = list(func.body)
+    while todo:  # the function's own code: a nested function or class is another scope
+        node = todo.pop()
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            body.append(node)
+            todo.extend(ast.iter_child_nodes(node))
+    for node in body:
+        for target in assignment_targets(node) if isinstance(node, ast.stmt) else ():
+            if not (isinstance(target, ast.Attribute) and target.attr in names and isinstance(target.value, ast.Name)):
+                continue
+            holder = target.value.id
+            if holder == me:
+                continue  # the class's own attribute: the extension records those
+            uses = sorted({
+                n.attr for n in body
+                if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name)
+                and n.value.id == holder and n.attr != target.attr
+            })  # fmt: skip
+            annotation = annotations.get(holder)
+            annotated = reader._annotation(annotation) if annotation is not None else None
+            yield target.attr, ProviderStore(f"{reader.file}:{target.lineno}", annotated, tuple(uses))
 
 
 def find_instance_calls(index: ReceiverClasses, classes: Iterable[str]) -> tuple[ProviderCall, ...]:

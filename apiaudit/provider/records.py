@@ -256,6 +256,18 @@ class ProviderReference:
     caller: str | None = None
 
 
+@record
+class ProviderStore:
+    """One place the provider's code sets an attribute on an object other than the `self` of
+    its own method (`node.origin = self.origin` in `Parser.extend_nodelist`): `annotated`, the
+    class the object's annotation names (None: not annotated, or not one provider class), and
+    `uses`, the other attributes the same function reads on that object (what ties an
+    unannotated object to a class: `node.must_be_first`)."""
+
+    location: str
+    annotated: str | None
+    uses: tuple[str, ...] = ()
+
 
 @record
 class Forward:

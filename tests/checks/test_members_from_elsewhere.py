@@ -43,3 +43,16 @@ def test_self_inside_a_class_with_its_own_getattr_is_never_missing(report):
     """N16: `self.name` in a comparator whose own `__getattr__` answers every name normal lookup
     misses: no finding. The same read in a comparator without one stays an error."""
     assert _in(report, "composite.py") == [(11, "attribute-missing", "error", None)]
+
+
+def test_an_attribute_the_provider_sets_on_such_objects_from_other_code_is_not_proven_missing(report):
+    """N17: `node.origin = self.origin` in Parser.extend_nodelist, on an unannotated `node` whose
+    other uses there (`must_be_first`) are Node's, and `node.line = line` in a function whose
+    `node` is annotated Node: warnings naming the store. A store on an object whose other use is
+    no Node member (`item.upper()`), or one annotated as an unrelated class, proves nothing."""
+    assert _in(report, "templates.py") == [
+        (5, "attribute-missing", "warning", "the provider sets 'origin' on such objects itself (ormkit/template.py:27)"),
+        (9, "attribute-missing", "warning", "the provider sets 'line' on such objects itself (ormkit/template.py:36)"),
+        (13, "attribute-missing", "error", None),
+        (17, "attribute-missing", "error", None),
+    ]
