@@ -585,12 +585,13 @@ def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
             missing: Missing = results[0][1]
             # An error is a proof: a declared type may be refined at run time by a subclass that
             # has it, the consumer may add the attribute itself, the provider may set it on such
-            # objects from another class's code, and a base of the consumer's class from neither
-            # side may supply it.
+            # objects from another class's code, a base of the consumer's class from neither side
+            # may supply it, and a mixin's self gets it from what the mixin is combined with.
             reason = (
                 (_refined_by_subclass(ctx, value, name, use.text) if value.declared else None)
                 or added_by_consumer(ctx, value, name, _holder(use, step))
                 or set_by_provider(ctx, value, name)
+                or (_mixed_in(ctx, use.root.name, value) if use.root.kind in ("self", "super") else None)
             )
             if base is not None:
                 reason = f"base {base} lies outside the provider and may define '{name}'"
@@ -629,6 +630,21 @@ def set_by_provider(ctx, value: InstanceValue, name: str) -> str | None:
                 tied = bool(store.uses) and all(isinstance(ctx.index.class_member(cls, used, instance=True), Found) for used in store.uses)
             if tied:
                 return f"the provider sets '{name}' on such objects itself ({store.location})"
+    return None
+
+
+def _mixed_in(ctx, dotted: str, value: InstanceValue) -> str | None:
+    """Why `self` of a consumer class may have a member its provider classes lack: one of them is
+    a mixin by its own code (it reads on `self` a member nothing along its MRO gives it), so the
+    classes it is combined with supply members, and the consumer builds neither this class nor a
+    class deriving from it, so what it is combined with is not known. None otherwise."""
+    if any(_built_by_consumer(ctx, c) for c in (dotted, *ctx.subclasses_of(dotted))):
+        return None
+    for cls in value.classes:
+        found = ctx.index.mixin_reads(cls)
+        if found is not None:
+            owner, read = found
+            return f"{owner.rpartition('.')[2]} is a mixin (it reads self.{read}, which no class of its MRO gives it): the classes it is combined with supply members"
     return None
 
 

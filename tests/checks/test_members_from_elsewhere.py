@@ -56,3 +56,19 @@ def test_an_attribute_the_provider_sets_on_such_objects_from_other_code_is_not_p
         (13, "attribute-missing", "error", None),
         (17, "attribute-missing", "error", None),
     ]
+
+
+def test_self_of_a_consumer_mixin_over_a_provider_mixin_gets_members_from_what_it_is_combined_with(report):
+    """Cause 3: AccessMixin has no constructor and no base outside the provider, and reads
+    `self.request`, which nothing along its MRO gives it: a mixin, whose instances get members
+    from the classes it is combined with; the consumer's own mixin over it builds nothing, so what
+    it reads on self is a warning. Where the consumer builds the class itself, or the provider
+    base has a constructor (a whole object), or reads only what it declares, they stay errors."""
+    mixin = "AccessMixin is a mixin (it reads self.request, which no class of its MRO gives it): the classes it is combined with supply members"
+    assert _in(report, "views.py") == [
+        (6, "attribute-missing", "warning", mixin),
+        (6, "attribute-missing", "warning", mixin),
+        (11, "attribute-missing", "error", None),
+        (16, "attribute-missing", "error", None),
+        (21, "attribute-missing", "error", None),
+    ]
