@@ -550,10 +550,26 @@ def find_attribute_stores(index: ReceiverClasses, names: Iterable[str]) -> dict[
     found: dict[str, list[ProviderStore]] = {name: [] for name in wanted}
     stores = {name: re.compile(rf"\.{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)") for name in wanted}
 
-    def naming(text: str) -> list[str]:
-        return [name for name in wanted if f".{name}" in text and stores[name].search(text)]
+    def stored(text: str, name: str) -> bool:
+        """`holder.name = v` (or `holder.name: T = v`) with a plain name other than `self` as holder."""
+        if f".{name}" not in text:
+            return False
+        for found in stores[name].finditer(text):
+            start = at = found.start()
+            while at > 0 and (text[at - 1].isalnum() or text[at - 1] == "_"):
+                at -= 1
+            holder = text[at:start]
+            if holder and holder != "self" and not holder[0].isdigit() and (at == 0 or text[at - 1] != "."):
+                return True
+        return False
 
-    for module, text, tree, present in _files_naming(index, naming):
+    def naming(text: str) -> list[str]:
+        return [name for name in wanted if stored(text, name)]
+
+    def storing(block: str) -> bool:  # only the definitions that store one are parsed
+        return any(stored(block, name) for name in wanted)
+
+    for module, text, tree, present in _files_naming(index, naming, storing):
         reader = _ModuleCalls(index, module, frozenset(), module_names(tree, module), text)
         methods = {id(f) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body}
         functions = sorted((f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))), key=lambda f: f.lineno)
