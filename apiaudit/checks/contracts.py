@@ -76,7 +76,8 @@ def contract_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
         for facts, function, mro, own in overrides:
             name = function.dotted.rpartition(".")[2]
             reaching = reaching_calls(ctx, name, mro, calls.get(name, ()), own)
-            findings.extend(_override(ctx, file, facts, function, reaching, _Entry(ctx, frozenset(mro), own)))
+            built = (facts.dotted, *ctx.subclasses_of(facts.dotted))
+            findings.extend(_override(ctx, file, facts, function, reaching, _Entry(ctx, frozenset(mro), own, built)))
     return findings
 
 
@@ -124,8 +125,9 @@ class _Entry:
 
     _DEPTH = 5  # callers followed; beyond, the method counts as run
 
-    def __init__(self, ctx: CheckContext, mro: frozenset[str], own: frozenset[str]):
-        self.ctx, self.mro, self.own = ctx, mro, own
+    def __init__(self, ctx: CheckContext, mro: frozenset[str], own: frozenset[str], classes: tuple[str, ...] = ()):
+        # `classes`: the consumer class and those deriving from it (whose objects the consumer may build)
+        self.ctx, self.mro, self.own, self.classes = ctx, mro, own, classes
         self.known: dict[str, bool] = {}
         self.sure: dict[str, bool] = {}
 
@@ -138,7 +140,8 @@ class _Entry:
         return call.caller is None or self.surely_runs(call.caller, self._DEPTH)
 
     def surely_runs(self, method: str, depth: int) -> bool:
-        """True when the consumer calls `method` on `self`, or nothing in the release names it
+        """True when the consumer calls `method` on `self` or on an object it builds of the class
+        (`trainer = MyTrainer(...)`, then `trainer.train()`), or nothing in the release names it
         (something outside calls it), or the release calls it on an object of a class the
         instance is, outside the methods it overrides, in a method that surely runs. A method the
         release calls only on objects of classes it cannot tell (`child_impl.append(...)`, as a
@@ -146,7 +149,10 @@ class _Entry:
         if method in self.sure:
             return self.sure[method]
         self.sure[method] = False  # reached through itself only: its other callers decide
-        surely = depth <= 0 or calls_on_self(self.ctx, method) or self._surely_from_release(method, depth)
+        surely = (
+            depth <= 0 or calls_on_self(self.ctx, method) or calls_on_built(self.ctx, method, self.classes)
+            or self._surely_from_release(method, depth)
+        )  # fmt: skip
         self.sure[method] = surely
         return surely
 
@@ -190,6 +196,23 @@ def calls_on_self(ctx: CheckContext, name: str) -> bool:
     """Whether the consumer's code calls `name` on `self` or `super()`: on its own objects."""
     called = re.compile(rf"\b(?:self|super\([^)]*\))\.{re.escape(name)}\s*\(")
     return any(name in f.source and called.search(f.source) for f in ctx.files)
+
+
+def calls_on_built(ctx: CheckContext, name: str, classes: tuple[str, ...]) -> bool:
+    """Whether a consumer file binds a name to an object it builds of one of `classes`
+    (`trainer = MyTrainer(...)`) and calls `name` on that name there (`trainer.train()`)."""
+    shorts = {c.rpartition(".")[2] for c in classes}
+    for f in ctx.files:
+        text = f.source
+        if name not in text:
+            continue
+        for short in shorts:
+            if f"{short}(" not in text:
+                continue
+            for holder in re.findall(rf"(\w+)\s*=\s*{re.escape(short)}\(", text):
+                if re.search(rf"\b{re.escape(holder)}\.{re.escape(name)}\s*\(", text):
+                    return True
+    return False
 
 
 def consumer_names(ctx: CheckContext, name: str) -> bool:

@@ -521,6 +521,12 @@ def find_references(index: ReceiverClasses, methods: Iterable[str]) -> dict[str,
         reader.references = []
         reader.read(tree)
         data = _data_names(tree)
+        # `self.name` read as a value in a method (`find_executable_batch_size(self._loop, ...)`):
+        # the method of this very object, handed on from the method it is read in
+        on_self: dict[int, ProviderReference] = {}
+        for owner, method, node in _self_reads(tree, module):
+            if node.attr in present and id(node) not in reader.seen_funcs and node.attr not in data:
+                on_self[id(node)] = ProviderReference(f"{reader.file}:{node.lineno}", owner, method)
         for node in ast.walk(tree):
             # an attribute read or a call at module level, on an object of unknown class, unless
             # the module itself declares the name as data (`handle: T` in a class, `x.handle = v`)
@@ -531,7 +537,7 @@ def find_references(index: ReceiverClasses, methods: Iterable[str]) -> dict[str,
                 and id(node) not in reader.seen_funcs
                 and node.attr not in data
             ):
-                found[node.attr].append(ProviderReference(f"{reader.file}:{node.lineno}", None))
+                found[node.attr].append(on_self.get(id(node)) or ProviderReference(f"{reader.file}:{node.lineno}", None))
             elif isinstance(node, ast.Call):
                 # the name passed to a call (`getattr(obj, "name")`, `collective_rpc("name")`)
                 for arg in (*node.args, *(k.value for k in node.keywords)):
@@ -675,6 +681,25 @@ def _held_attributes(tree: ast.Module, lines: list[str], shorts: set[str]) -> fr
             for target in assignment_targets(inner):
                 held.update(leaf.attr for leaf in descendants(target) if isinstance(leaf, ast.Attribute) and isinstance(leaf.ctx, ast.Store))
     return frozenset(held)
+
+
+def _self_reads(tree: ast.Module, module: str):
+    """(class, method, node) for each `self.name` read in a method of a class of the module (its
+    nested functions too: their `self` is the method's), `self` being the method's first parameter."""
+    todo = [(stmt, f"{module}.{stmt.name}") for stmt in tree.body if isinstance(stmt, ast.ClassDef)]
+    while todo:
+        klass, dotted = todo.pop()
+        for stmt in klass.body:
+            if isinstance(stmt, ast.ClassDef):
+                todo.append((stmt, f"{dotted}.{stmt.name}"))
+            elif (
+                isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and (stmt.args.posonlyargs or stmt.args.args)
+                and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in stmt.decorator_list)
+            ):  # fmt: skip
+                me = (stmt.args.posonlyargs or stmt.args.args)[0].arg
+                for node in ast.walk(stmt):
+                    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and node.value.id == me:
+                        yield dotted, stmt.name, node
 
 
 def _data_names(tree: ast.Module) -> set[str]:

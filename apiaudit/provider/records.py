@@ -248,8 +248,9 @@ class ProviderCall:
 class ProviderReference:
     """One place the provider's code names a method: a call on a receiver of a known class
     (`receiver`, with `caller` the method it is made in when the receiver is `self` or
-    `super()`), or a use whose object is unknown (`receiver` None: an untyped receiver, `self.m`
-    passed as a value, the name as a string, a call at module level)."""
+    `super()`; `self.m` read as a value in a method is this object's too), or a use whose object
+    is unknown (`receiver` None: an untyped receiver, the name as a string, a call at module
+    level)."""
 
     location: str
     receiver: str | None

@@ -79,11 +79,15 @@ def test_an_override_judged_only_by_a_call_in_a_method_not_shown_to_run_is_a_war
     (value dropped) cannot take; the release calls `append` only on an object of a class it
     cannot tell (a backref listener's `child_impl`), so whether it runs on this class is not
     proven: a warning saying so. `commit`, which InstrumentedAttribute calls on its `impl`
-    (annotated AttributeImpl), calls `self.flush(state, True)`: that one surely runs, an error."""
+    (annotated AttributeImpl), calls `self.flush(state, True)`: that one surely runs, an error.
+    So does Runner._inner_loop's `self._load(resume, None)`: `run` hands `self._inner_loop` on as
+    a value (this object's method), and the consumer calls `run` on a MyRunner it builds, though
+    the release calls `run` only on objects of no known class."""
     got = [(f.line, f.severity.value, f.provider_location, f.reason) for f in report.findings if f.rule == "override-incompatible"]
     assert got == [
         (8, "warning", "ormkit/attributes.py:13",
          "ormkit/attributes.py:13 runs only where AttributeImpl.append runs on such an object, and no code proven to run "
          "calls append on one (the release calls it on objects of classes it cannot tell)"),
         (13, "error", "ormkit/attributes.py:19", None),
+        (5, "error", "ormkit/runner.py:8", None),
     ]  # fmt: skip
