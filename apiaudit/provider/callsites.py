@@ -560,8 +560,8 @@ def find_attribute_stores(index: ReceiverClasses, names: Iterable[str]) -> dict[
         """`holder.name = v` (or `holder.name: T = v`) with a plain name other than `self` as holder."""
         if f".{name}" not in text:
             return False
-        for found in stores[name].finditer(text):
-            start = at = found.start()
+        for match in stores[name].finditer(text):
+            start = at = match.start()
             while at > 0 and (text[at - 1].isalnum() or text[at - 1] == "_"):
                 at -= 1
             holder = text[at:start]
