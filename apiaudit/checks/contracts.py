@@ -405,6 +405,9 @@ def _override(
     findings: list[Finding] = []
     short = facts.dotted.rpartition(".")[2]
     # a call that surely runs, in every configuration, first: any such failure makes the finding certain
+    callers = {c.caller for c, _, _ in failing if c.caller is not None and not calls_on_self(ctx, c.caller)}
+    if len(callers) > 1:
+        ctx.index.references_of(callers)  # one pass over the release for all of them, not one each
     failing.sort(key=lambda item: (not entry.certain(item[0]), _guarded(item[0]) or ctx.index.import_guard(_module_of(item[0].location)) is not None))
     if failing:
         call, message, param = failing[0]

@@ -521,12 +521,7 @@ def find_references(index: ReceiverClasses, methods: Iterable[str]) -> dict[str,
         reader.references = []
         reader.read(tree)
         data = _data_names(tree)
-        # `self.name` read as a value in a method (`find_executable_batch_size(self._loop, ...)`):
-        # the method of this very object, handed on from the method it is read in
-        on_self: dict[int, ProviderReference] = {}
-        for owner, method, node in _self_reads(tree, module):
-            if node.attr in present and id(node) not in reader.seen_funcs and node.attr not in data:
-                on_self[id(node)] = ProviderReference(f"{reader.file}:{node.lineno}", owner, method)
+        named: list[tuple[str, ast.Attribute | ProviderReference]] = []  # in the order of the walk
         for node in ast.walk(tree):
             # an attribute read or a call at module level, on an object of unknown class, unless
             # the module itself declares the name as data (`handle: T` in a class, `x.handle = v`)
@@ -537,12 +532,24 @@ def find_references(index: ReceiverClasses, methods: Iterable[str]) -> dict[str,
                 and id(node) not in reader.seen_funcs
                 and node.attr not in data
             ):
-                found[node.attr].append(on_self.get(id(node)) or ProviderReference(f"{reader.file}:{node.lineno}", None))
+                named.append((node.attr, node))
             elif isinstance(node, ast.Call):
                 # the name passed to a call (`getattr(obj, "name")`, `collective_rpc("name")`)
                 for arg in (*node.args, *(k.value for k in node.keywords)):
                     if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value in present:
-                        found[arg.value].append(ProviderReference(f"{reader.file}:{arg.lineno}", None))
+                        named.append((arg.value, ProviderReference(f"{reader.file}:{arg.lineno}", None)))
+        # `self.name` read as a value in a method (`find_executable_batch_size(self._loop, ...)`):
+        # the method of this very object, handed on from the method it is read in (the methods
+        # are walked only where a plain name's attribute is read so)
+        on_self: dict[int, ProviderReference] = {}
+        lines = {item.lineno for _, item in named if isinstance(item, ast.Attribute) and isinstance(item.value, ast.Name)}
+        if lines:
+            for owner, method, node in _self_reads(tree, module, lines):
+                on_self[id(node)] = ProviderReference(f"{reader.file}:{node.lineno}", owner, method)
+        for name, item in named:
+            if isinstance(item, ast.Attribute):
+                item = on_self.get(id(item)) or ProviderReference(f"{reader.file}:{item.lineno}", None)
+            found[name].append(item)
         for name, reference in reader.references:
             found[name].append(reference)
     return {name: tuple(refs) for name, refs in found.items()}
@@ -683,9 +690,10 @@ def _held_attributes(tree: ast.Module, lines: list[str], shorts: set[str]) -> fr
     return frozenset(held)
 
 
-def _self_reads(tree: ast.Module, module: str):
+def _self_reads(tree: ast.Module, module: str, lines: set[int]):
     """(class, method, node) for each `self.name` read in a method of a class of the module (its
-    nested functions too: their `self` is the method's), `self` being the method's first parameter."""
+    nested functions too: their `self` is the method's), `self` being the method's first
+    parameter; only the methods spanning one of `lines` are walked."""
     todo = [(stmt, f"{module}.{stmt.name}") for stmt in tree.body if isinstance(stmt, ast.ClassDef)]
     while todo:
         klass, dotted = todo.pop()
@@ -696,6 +704,8 @@ def _self_reads(tree: ast.Module, module: str):
                 isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and (stmt.args.posonlyargs or stmt.args.args)
                 and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in stmt.decorator_list)
             ):  # fmt: skip
+                if not any(stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) for line in lines):
+                    continue
                 me = (stmt.args.posonlyargs or stmt.args.args)[0].arg
                 for node in ast.walk(stmt):
                     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and node.value.id == me:
