@@ -610,13 +610,21 @@ def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
         supplied, base = outside_supplies(value, name)
         if supplied:
             return None  # a base from neither side whose members are known has it
+        if not value.is_super and value.own & _EVERY_NAME:
+            return None  # the consumer's class answers every name normal lookup misses itself
         if report:
             owners = " or ".join(value.classes)
             missing: Missing = results[0][1]
             # An error is a proof: a declared type may be refined at run time by a subclass that
-            # has it, the consumer may add the attribute itself, and a base of the consumer's class
-            # from neither side may supply it.
-            reason = (_refined_by_subclass(ctx, value, name, use.text) if value.declared else None) or added_by_consumer(ctx, value, name, _holder(use, step))
+            # has it, the consumer may add the attribute itself, the provider may set it on such
+            # objects from another class's code, a base of the consumer's class from neither side
+            # may supply it, and a mixin's self gets it from what the mixin is combined with.
+            reason = (
+                (_refined_by_subclass(ctx, value, name, use.text) if value.declared else None)
+                or added_by_consumer(ctx, value, name, _holder(use, step))
+                or set_by_provider(ctx, value, name)
+                or (_mixed_in(ctx, use.root.name, value) if use.root.kind in ("self", "super") else None)
+            )
             if base is not None:
                 reason = f"base {base} lies outside the provider and may define '{name}'"
             findings.append(
@@ -633,6 +641,42 @@ def _attr(ctx, file, use, value, step, findings, report, rest_has_call):
                 )
             )
         raise _Stop
+    return None
+
+
+# A class defining one of these answers every attribute name (Python calls `__getattr__` for a
+# name normal lookup misses; `__getattribute__` for every name).
+_EVERY_NAME = frozenset({"__getattr__", "__getattribute__"})
+
+
+def set_by_provider(ctx, value: InstanceValue, name: str) -> str | None:
+    """Where the provider's own code sets `name` on an object that is one of the receiver's
+    classes (`node.origin = self.origin` in another class's method): an object annotated as a
+    class related to one of them, or an unannotated one whose every other attribute the function
+    reads is a member of one of them (`node.must_be_first`). None: nowhere."""
+    for store in ctx.index.attribute_stores([name])[name]:
+        for cls in value.classes:
+            if store.annotated is not None:
+                tied = store.annotated in ctx.index.mro_paths(cls) or cls in ctx.index.mro_paths(store.annotated)
+            else:
+                tied = bool(store.uses) and all(isinstance(ctx.index.class_member(cls, used, instance=True), Found) for used in store.uses)
+            if tied:
+                return f"the provider sets '{name}' on such objects itself ({store.location})"
+    return None
+
+
+def _mixed_in(ctx, dotted: str, value: InstanceValue) -> str | None:
+    """Why `self` of a consumer class may have a member its provider classes lack: one of them is
+    a mixin by its own code (it reads on `self` a member nothing along its MRO gives it), so the
+    classes it is combined with supply members, and the consumer builds neither this class nor a
+    class deriving from it, so what it is combined with is not known. None otherwise."""
+    if any(_built_by_consumer(ctx, c) for c in (dotted, *ctx.subclasses_of(dotted))):
+        return None
+    for cls in value.classes:
+        found = ctx.index.mixin_reads(cls)
+        if found is not None:
+            owner, read = found
+            return f"{owner.rpartition('.')[2]} is a mixin (it reads self.{read}, which no class of its MRO gives it): the classes it is combined with supply members"
     return None
 
 

@@ -76,7 +76,8 @@ def contract_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
         for facts, function, mro, own in overrides:
             name = function.dotted.rpartition(".")[2]
             reaching = reaching_calls(ctx, name, mro, calls.get(name, ()), own)
-            findings.extend(_override(ctx, file, facts, function, reaching, _Entry(ctx, frozenset(mro), own)))
+            built = (facts.dotted, *ctx.subclasses_of(facts.dotted))
+            findings.extend(_override(ctx, file, facts, function, reaching, _Entry(ctx, frozenset(mro), own, built)))
     return findings
 
 
@@ -124,12 +125,44 @@ class _Entry:
 
     _DEPTH = 5  # callers followed; beyond, the method counts as run
 
-    def __init__(self, ctx: CheckContext, mro: frozenset[str], own: frozenset[str]):
-        self.ctx, self.mro, self.own = ctx, mro, own
+    def __init__(self, ctx: CheckContext, mro: frozenset[str], own: frozenset[str], classes: tuple[str, ...] = ()):
+        # `classes`: the consumer class and those deriving from it (whose objects the consumer may build)
+        self.ctx, self.mro, self.own, self.classes = ctx, mro, own, classes
         self.known: dict[str, bool] = {}
+        self.sure: dict[str, bool] = {}
 
     def reaches(self, call: ProviderCall) -> bool:
         return call.caller is None or self.runs(call.caller, self._DEPTH)
+
+    def certain(self, call: ProviderCall) -> bool:
+        """Whether a call `reaches` lets through surely runs on an instance: made outside a method,
+        or in one that surely runs (`surely_runs`)."""
+        return call.caller is None or self.surely_runs(call.caller, self._DEPTH)
+
+    def surely_runs(self, method: str, depth: int) -> bool:
+        """True when the consumer calls `method` on `self` or on an object it builds of the class
+        (`trainer = MyTrainer(...)`, then `trainer.train()`), or nothing in the release names it
+        (something outside calls it), or the release calls it on an object of a class the
+        instance is, outside the methods it overrides, in a method that surely runs. A method the
+        release calls only on objects of classes it cannot tell (`child_impl.append(...)`, as a
+        list's `append` reads) may run on the instance, and may never."""
+        if method in self.sure:
+            return self.sure[method]
+        self.sure[method] = False  # reached through itself only: its other callers decide
+        surely = (
+            depth <= 0 or calls_on_self(self.ctx, method) or calls_on_built(self.ctx, method, self.classes)
+            or self._surely_from_release(method, depth)
+        )  # fmt: skip
+        self.sure[method] = surely
+        return surely
+
+    def _surely_from_release(self, method: str, depth: int) -> bool:
+        refs = self.ctx.index.references_of([method])[method]
+        return not refs or any(
+            ref.receiver is not None and ref.receiver in self.mro
+            and (ref.caller is None or (ref.caller not in self.own and self.surely_runs(ref.caller, depth - 1)))
+            for ref in refs
+        )  # fmt: skip
 
     def runs(self, method: str, depth: int) -> bool:
         """False only when the release names `method` somewhere and every place is a call on an
@@ -157,6 +190,29 @@ class _Entry:
         if ref.receiver is None:
             return True
         return ref.receiver in self.mro and (ref.caller is None or (ref.caller not in self.own and self.runs(ref.caller, depth - 1)))
+
+
+def calls_on_self(ctx: CheckContext, name: str) -> bool:
+    """Whether the consumer's code calls `name` on `self` or `super()`: on its own objects."""
+    called = re.compile(rf"\b(?:self|super\([^)]*\))\.{re.escape(name)}\s*\(")
+    return any(name in f.source and called.search(f.source) for f in ctx.files)
+
+
+def calls_on_built(ctx: CheckContext, name: str, classes: tuple[str, ...]) -> bool:
+    """Whether a consumer file binds a name to an object it builds of one of `classes`
+    (`trainer = MyTrainer(...)`) and calls `name` on that name there (`trainer.train()`)."""
+    shorts = {c.rpartition(".")[2] for c in classes}
+    for f in ctx.files:
+        text = f.source
+        if name not in text:
+            continue
+        for short in shorts:
+            if f"{short}(" not in text:
+                continue
+            for holder in re.findall(rf"(\w+)\s*=\s*{re.escape(short)}\(", text):
+                if re.search(rf"\b{re.escape(holder)}\.{re.escape(name)}\s*\(", text):
+                    return True
+    return False
 
 
 def consumer_names(ctx: CheckContext, name: str) -> bool:
@@ -350,13 +406,23 @@ def _override(
             unpacking = call
     findings: list[Finding] = []
     short = facts.dotted.rpartition(".")[2]
-    # a call that runs in every configuration first: any such failure makes the finding certain
-    failing.sort(key=lambda item: _guarded(item[0]) or ctx.index.import_guard(_module_of(item[0].location)) is not None)
+    # a call that surely runs, in every configuration, first: any such failure makes the finding certain
+    callers = {c.caller for c, _, _ in failing if c.caller is not None and not calls_on_self(ctx, c.caller)}
+    if len(callers) > 1:
+        ctx.index.references_of(callers)  # one pass over the release for all of them, not one each
     # a call that runs only from a provider class the plugin substitutes: after every other one
     replaced = {id(c): why for c, _, _ in failing if (why := _runs_only_from_substituted(ctx, c, name)) is not None}
-    failing.sort(key=lambda item: id(item[0]) in replaced)
+    failing.sort(key=lambda item: (
+        id(item[0]) in replaced, not entry.certain(item[0]),
+        _guarded(item[0]) or ctx.index.import_guard(_module_of(item[0].location)) is not None,
+    ))  # fmt: skip
     if failing:
         call, message, param = failing[0]
+        # made on `self` in a method the release calls only on objects it cannot tell: not proven to run
+        unproven = None if entry.certain(call) else (
+            f"{call.location} runs only where {call.receiver.rpartition('.')[2]}.{call.caller} runs on such an object, and no code "
+            f"proven to run calls {call.caller} on one (the release calls it on objects of classes it cannot tell)"
+        )  # fmt: skip
         param = param or _surplus_parameter(ctx, f"{call.receiver}.{name}", "instance", signature)
         text = (
             f"{call.location} calls {call.receiver.rpartition('.')[2]}.{name}({_passes(call)}), which "
@@ -372,7 +438,7 @@ def _override(
             _conditional(ctx, ctx.finding(
                 file, function.site, "override-incompatible", text,
                 callee=f"{call.receiver}.{name}", param=param, provider_location=call.location,
-                signature=signature.render(name), severity=Severity.WARNING if why else None, reason=why,
+                signature=signature.render(name), severity=Severity.WARNING if why or unproven else None, reason=why or unproven,
             ), call)  # fmt: skip
         )
     if unpacking is not None:

@@ -32,7 +32,7 @@ from apiaudit.infra.astutil import absolute_import, assignment_targets, descenda
 from apiaudit.infra.gcpause import paused_gc
 from apiaudit.provider.branches import branch_guard, parent_map
 from apiaudit.provider.queries import ReceiverClasses
-from apiaudit.provider.records import Found, ProviderCall, ProviderReference, SymbolKind
+from apiaudit.provider.records import Found, ProviderCall, ProviderReference, ProviderStore, SymbolKind
 from apiaudit.provider.shared import read_shared
 
 
@@ -536,6 +536,7 @@ def find_references(index: ReceiverClasses, methods: Iterable[str]) -> dict[str,
         reader.references = []
         reader.read(tree)
         data = _data_names(tree)
+        named: list[tuple[str, ast.Attribute | ProviderReference]] = []  # in the order of the walk
         for node in ast.walk(tree):
             # an attribute read or a call at module level, on an object of unknown class, unless
             # the module itself declares the name as data (`handle: T` in a class, `x.handle = v`)
@@ -546,15 +547,94 @@ def find_references(index: ReceiverClasses, methods: Iterable[str]) -> dict[str,
                 and id(node) not in reader.seen_funcs
                 and node.attr not in data
             ):
-                found[node.attr].append(ProviderReference(f"{reader.file}:{node.lineno}", None))
+                named.append((node.attr, node))
             elif isinstance(node, ast.Call):
                 # the name passed to a call (`getattr(obj, "name")`, `collective_rpc("name")`)
                 for arg in (*node.args, *(k.value for k in node.keywords)):
                     if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value in present:
-                        found[arg.value].append(ProviderReference(f"{reader.file}:{arg.lineno}", None))
+                        named.append((arg.value, ProviderReference(f"{reader.file}:{arg.lineno}", None)))
+        # `self.name` read as a value in a method (`find_executable_batch_size(self._loop, ...)`):
+        # the method of this very object, handed on from the method it is read in (the methods
+        # are walked only where a plain name's attribute is read so)
+        on_self: dict[int, ProviderReference] = {}
+        lines = {item.lineno for _, item in named if isinstance(item, ast.Attribute) and isinstance(item.value, ast.Name)}
+        if lines:
+            for owner, method, node in _self_reads(tree, module, lines):
+                on_self[id(node)] = ProviderReference(f"{reader.file}:{node.lineno}", owner, method)
+        for name, item in named:
+            if isinstance(item, ast.Attribute):
+                item = on_self.get(id(item)) or ProviderReference(f"{reader.file}:{item.lineno}", None)
+            found[name].append(item)
         for name, reference in reader.references:
             found[name].append(reference)
     return {name: tuple(refs) for name, refs in found.items()}
+
+
+def find_attribute_stores(index: ReceiverClasses, names: Iterable[str]) -> dict[str, tuple[ProviderStore, ...]]:
+    """attribute name -> every place a function of the release sets it on an object that is not
+    its own `self` (`node.origin = v`, `node` a parameter or a local), with the class the object's
+    annotation names and the other attributes the function reads on it."""
+    wanted = sorted(set(names))
+    found: dict[str, list[ProviderStore]] = {name: [] for name in wanted}
+    stores = {name: re.compile(rf"\.{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)") for name in wanted}
+
+    def stored(text: str, name: str) -> bool:
+        """`holder.name = v` (or `holder.name: T = v`) with a plain name other than `self` as holder."""
+        if f".{name}" not in text:
+            return False
+        for match in stores[name].finditer(text):
+            start = at = match.start()
+            while at > 0 and (text[at - 1].isalnum() or text[at - 1] == "_"):
+                at -= 1
+            holder = text[at:start]
+            if holder and holder != "self" and not holder[0].isdigit() and (at == 0 or text[at - 1] != "."):
+                return True
+        return False
+
+    def naming(text: str) -> list[str]:
+        return [name for name in wanted if stored(text, name)]
+
+    def storing(block: str) -> bool:  # only the definitions that store one are parsed
+        return any(stored(block, name) for name in wanted)
+
+    for module, text, tree, present in _files_naming(index, naming, storing):
+        reader = _ModuleCalls(index, module, frozenset(), module_names(tree, module), text)
+        methods = {id(f) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body}
+        functions = sorted((f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))), key=lambda f: f.lineno)
+        for func in functions:  # in line order (each function's own code: a nested one is read on its own)
+            for name, store in _stores_in(reader, func, frozenset(present), id(func) in methods):
+                found[name].append(store)
+    return {name: tuple(found_stores) for name, found_stores in found.items()}
+
+
+def _stores_in(reader: _ModuleCalls, func: ast.FunctionDef | ast.AsyncFunctionDef, names: frozenset[str], method: bool):
+    """(name, store) for each `x.name = v` in the function (its nested functions apart) whose `x`
+    is a plain name other than a method's `self`."""
+    args = [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]
+    me = args[0].arg if method and args else None
+    annotations = {a.arg: a.annotation for a in args if a.annotation is not None}
+    body: list[ast.AST] = []
+    todo: list[ast.AST] = list(func.body)
+    while todo:  # the function's own code: a nested function or class is another scope
+        node = todo.pop()
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            body.append(node)
+            todo.extend(ast.iter_child_nodes(node))
+    for node in body:
+        for target in assignment_targets(node) if isinstance(node, ast.stmt) else ():
+            if not (isinstance(target, ast.Attribute) and target.attr in names and isinstance(target.value, ast.Name)):
+                continue
+            holder = target.value.id
+            if holder == me:
+                continue  # the class's own attribute: the extension records those
+            uses = sorted({
+                n.attr for n in body
+                if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name)
+                and n.value.id == holder and n.attr != target.attr
+            })  # fmt: skip
+            annotation = annotations.get(holder)
+            annotated = reader._annotation(annotation) if annotation is not None else None
+            yield target.attr, ProviderStore(f"{reader.file}:{target.lineno}", annotated, tuple(uses))
 
 
 def find_instance_calls(index: ReceiverClasses, classes: Iterable[str]) -> tuple[ProviderCall, ...]:
@@ -623,6 +703,28 @@ def _held_attributes(tree: ast.Module, lines: list[str], shorts: set[str]) -> fr
             for target in assignment_targets(inner):
                 held.update(leaf.attr for leaf in descendants(target) if isinstance(leaf, ast.Attribute) and isinstance(leaf.ctx, ast.Store))
     return frozenset(held)
+
+
+def _self_reads(tree: ast.Module, module: str, lines: set[int]):
+    """(class, method, node) for each `self.name` read in a method of a class of the module (its
+    nested functions too: their `self` is the method's), `self` being the method's first
+    parameter; only the methods spanning one of `lines` are walked."""
+    todo = [(stmt, f"{module}.{stmt.name}") for stmt in tree.body if isinstance(stmt, ast.ClassDef)]
+    while todo:
+        klass, dotted = todo.pop()
+        for stmt in klass.body:
+            if isinstance(stmt, ast.ClassDef):
+                todo.append((stmt, f"{dotted}.{stmt.name}"))
+            elif (
+                isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and (stmt.args.posonlyargs or stmt.args.args)
+                and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in stmt.decorator_list)
+            ):  # fmt: skip
+                if not any(stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) for line in lines):
+                    continue
+                me = (stmt.args.posonlyargs or stmt.args.args)[0].arg
+                for node in ast.walk(stmt):
+                    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and node.value.id == me:
+                        yield dotted, stmt.name, node
 
 
 def _data_names(tree: ast.Module) -> set[str]:

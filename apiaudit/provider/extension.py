@@ -126,6 +126,22 @@ class FactsExtension(griffe.Extension):
         text = code[starts[first - 1] : starts[node.end_lineno] if node.end_lineno < len(starts) else len(code)]
         return len(re.findall(rf"\*\*\s*{re.escape(name)}\b", text)) > 1
 
+    def on_attribute_node(self, *, node: ast.AST | griffe.ObjectNode, agent: _Agent = None, **kwargs: Any) -> None:
+        """Bind every name of a tuple or list target (`(A, B) = X.values()`, `a, *rest = f()`,
+        `[a, b] = ...`) in a module or class body: Griffe skips such an assignment whole, so a
+        name bound only there (and every re-export of it) would read as missing."""
+        current = getattr(agent, "current", None)
+        if not isinstance(node, ast.Assign) or current is None or current.kind not in (griffe.Kind.MODULE, griffe.Kind.CLASS):
+            return
+        for target in node.targets:
+            if not isinstance(target, (ast.Tuple, ast.List)):
+                continue
+            for name in _flatten(target):
+                if isinstance(name, ast.Name) and name.id not in current.members:
+                    bound = griffe.Attribute(name.id, lineno=node.lineno, endlineno=node.end_lineno)
+                    bound.labels |= {"module-attribute"} if current.kind is griffe.Kind.MODULE else {"class-attribute", "instance-attribute"}
+                    current.set_member(name.id, bound)
+
     def on_module_instance(self, *, node: ast.AST | griffe.ObjectNode, mod: griffe.Module, agent: _Agent = None, **kwargs: Any) -> None:
         if not isinstance(node, ast.Module):
             return

@@ -253,14 +253,27 @@ class ProviderCall:
 class ProviderReference:
     """One place the provider's code names a method: a call on a receiver of a known class
     (`receiver`, with `caller` the method it is made in when the receiver is `self` or
-    `super()`), or a use whose object is unknown (`receiver` None: an untyped receiver, `self.m`
-    passed as a value, the name as a string, a call at module level)."""
+    `super()`; `self.m` read as a value in a method is this object's too), or a use whose object
+    is unknown (`receiver` None: an untyped receiver, the name as a string, a call at module
+    level)."""
 
     location: str
     receiver: str | None
     caller: str | None = None
     enclosing: str | None = None  # the function or method it is in, dotted (None: module level, or not read)
 
+
+@record
+class ProviderStore:
+    """One place the provider's code sets an attribute on an object other than the `self` of
+    its own method (`node.origin = self.origin` in `Parser.extend_nodelist`): `annotated`, the
+    class the object's annotation names (None: not annotated, or not one provider class), and
+    `uses`, the other attributes the same function reads on that object (what ties an
+    unannotated object to a class: `node.must_be_first`)."""
+
+    location: str
+    annotated: str | None
+    uses: tuple[str, ...] = ()
 
 
 @record

@@ -292,3 +292,36 @@ def test_a_call_and_a_reference_record_the_method_they_are_in_and_the_attribute_
     ]
     refs = find_references(index, ["reset"])["reset"]
     assert [(r.location, r.enclosing) for r in refs] == [("prov/runner.py:6", "prov.runner.Runner.step"), ("prov/runner.py:8", "prov.runner.drain")]
+
+
+def test_attribute_stores_on_objects_other_than_a_methods_own_self(tmp_path):
+    """Issue 37, N17: `x.name = v` in any function, with the class `x`'s annotation names and the
+    other attributes the function reads on `x`, in line order; a method's own `self` (the
+    extension's business) and a comparison (`x.name == v`) are no such store, and a nested
+    function's store is its own (its parameter, not the outer function's object)."""
+    from apiaudit.provider.index import ProviderIndex
+    from apiaudit.provider.records import ProviderStore
+
+    _write(tmp_path, {
+        "prov/__init__.py": "",
+        "prov/nodes.py": "class Node:\n    must_be_first = False\n",
+        "prov/parse.py": (
+            "from prov.nodes import Node\n\n\n"
+            "class Parser:\n"
+            "    def add(self, node, token):\n"
+            "        if node.must_be_first:\n            pass\n"
+            "        node.origin = token\n"
+            "        self.origin = token\n"
+            "        def later(other):\n            other.origin = 1\n\n"
+            "    def same(self, node):\n        return node.origin == self.origin\n\n\n"
+            "def mark(node: Node, origin):\n    node.origin: str = origin\n"
+        ),
+    })  # fmt: skip
+    index = ProviderIndex(tmp_path, ("prov",))
+    assert index.attribute_stores(["origin"]) == {
+        "origin": (
+            ProviderStore("prov/parse.py:8", None, ("must_be_first",)),
+            ProviderStore("prov/parse.py:11", None, ()),
+            ProviderStore("prov/parse.py:18", "prov.nodes.Node", ()),
+        )
+    }

@@ -201,3 +201,30 @@ def test_a_function_passing_its_kwargs_on_is_read_and_one_only_taking_them_is_no
     forwards = {name: facts(module.members[name]).get("forwards") for name in ("passes", "spaced", "takes", "decorated")}
     assert forwards["passes"] == [("Other", ())] and forwards["spaced"] == [("Other", ())]
     assert forwards["takes"] is None and forwards["decorated"] is None
+
+
+def test_every_name_of_a_tuple_or_list_target_is_bound(tmp_path):
+    """Issue 37, N15: Griffe skips an assignment to a tuple or list target whole; the extension
+    binds each name (nested and starred too) in a module or class body, and no function's locals."""
+    module = _module(tmp_path, """
+        (
+            FIRST,
+            SECOND,
+        ) = Flag.__members__.values()
+        head, *rest = [1, 2, 3]
+        [left, (right, middle)] = 1, (2, 3)
+        if True:
+            guarded_a, guarded_b = 1, 2
+        kept = 1
+        kept, other = 2, 3
+
+        def f():
+            local_a, local_b = 1, 2
+
+        class K:
+            k1, k2 = 1, 2
+    """)
+    bound = {"FIRST", "SECOND", "head", "rest", "left", "right", "middle", "guarded_a", "guarded_b", "kept", "other"}
+    assert bound <= set(module.members) and not {"local_a", "local_b"} & set(module.members)
+    assert module.members["FIRST"].labels == {"module-attribute"}
+    assert {"k1", "k2"} <= set(module.members["K"].members)

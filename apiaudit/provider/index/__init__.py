@@ -29,7 +29,7 @@ from apiaudit.provider.index.memo import LIVE_OBJECT_ANSWERS
 from apiaudit.provider.index.moves import Moves
 from apiaudit.provider.index.mro import KNOWN_EXTERNAL_MEMBERS, TRANSPARENT_BASES, MroEntry
 from apiaudit.provider.index.signatures import Signatures
-from apiaudit.provider.records import ProviderCall, ProviderReference
+from apiaudit.provider.records import ProviderCall, ProviderReference, ProviderStore
 
 __all__ = ["KNOWN_EXTERNAL_MEMBERS", "LIVE_OBJECT_ANSWERS", "TRANSPARENT_BASES", "MroEntry", "ProviderIndex"]
 
@@ -53,6 +53,13 @@ class ProviderIndex(Signatures, ProtocolMembership, Moves):
         from apiaudit.provider.callsites import find_references
 
         return self._per_name("provider-references", methods, find_references)
+
+    def attribute_stores(self, names: Iterable[str]) -> dict[str, tuple[ProviderStore, ...]]:
+        """attribute name -> where the release's functions set it on objects other than their own
+        `self` (`provider/callsites.py`): members the provider gives a class from other code."""
+        from apiaudit.provider.callsites import find_attribute_stores
+
+        return self._per_name("provider-stores", names, find_attribute_stores)
 
     def _per_name(self, kind: str, names: Iterable[str], find: Callable[[ProviderIndex, list[str]], dict]) -> dict:
         """name -> `find`'s answer for it, memoised by (kind, name); the names not answered yet

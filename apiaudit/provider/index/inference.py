@@ -217,14 +217,18 @@ class Inference(Hierarchy):
     def _definition_node(self, func: griffe.Function) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """A function's `def`, parsed from its source lines on demand (Griffe keeps no tree);
         None without a single source file and position, or when the lines do not parse."""
-        if not isinstance(func.filepath, Path) or func.lineno is None:
+        node = self._statement_of(func)
+        return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+    def _statement_of(self, obj: griffe.Function | griffe.Class) -> ast.stmt | None:
+        """The statement defining a function or class, parsed from its source lines on demand."""
+        if not isinstance(obj.filepath, Path) or obj.lineno is None:
             return None  # a namespace package's several paths, or no source position
         try:
-            lines = Path(func.filepath).read_text("utf-8", errors="replace").splitlines(keepends=True)
-            node = ast.parse(textwrap.dedent("".join(lines[func.lineno - 1 : func.endlineno]))).body[0]
+            lines = Path(obj.filepath).read_text("utf-8", errors="replace").splitlines(keepends=True)
+            return ast.parse(textwrap.dedent("".join(lines[obj.lineno - 1 : obj.endlineno]))).body[0]
         except (OSError, SyntaxError, TypeError, IndexError, ValueError):
             return None
-        return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
     def _value_of_path(self, path: str | None, list_keywords: tuple) -> AssignedValue | None:
         if not path:

@@ -5,8 +5,11 @@ protocols), the names provider code gives a class's instances, and the narrowing
 
 from __future__ import annotations
 
+import ast
+
 from apiaudit.provider.index.inference import Inference
 from apiaudit.provider.index.lazy import ex, facts, griffe
+from apiaudit.provider.index.mro import TRANSPARENT_BASES
 from apiaudit.provider.records import Found, Membership, Narrowing, NarrowKind, Symbol, SymbolKind, UnresolvedBase
 
 NARROWING_TYPES = {
@@ -78,6 +81,45 @@ class ProtocolMembership(Inference):
             ):
                 return Membership.UNKNOWN
         return Membership.NO
+
+    def mixin_reads(self, class_path: str) -> tuple[str, str] | None:
+        """(class, name) where the class is a mixin by its own code: every class along its MRO is
+        the provider's (no base from outside), none declares `__init__`, and a method of one of
+        them reads `self.name` that no class along the MRO gives its instances (AccessMixin's
+        `self.request`): its instances get members from the classes it is combined with. None
+        otherwise."""
+        return self._cached(("mixin-reads", class_path), lambda: self._mixin_reads(class_path))
+
+    def _mixin_reads(self, class_path: str) -> tuple[str, str] | None:
+        mro = self.mro(class_path)
+        if not mro or not all(isinstance(k, griffe.Class) or (isinstance(k, str) and k in TRANSPARENT_BASES) for k in mro):
+            return None
+        classes = [k for k in mro if isinstance(k, griffe.Class)]
+        if any("__init__" in k.members for k in classes):
+            return None  # a constructor of its own: a whole object, not a part of one
+        for klass in classes:
+            for name in self._self_reads(klass):
+                if self._defines(mro, name) is Membership.NO:
+                    return klass.path, name
+        return None
+
+    def _self_reads(self, klass: griffe.Class) -> list[str]:
+        """The names a class's methods read on `self` (not dunders), in order, parsed from its
+        source lines on demand."""
+        node = self._statement_of(klass)
+        if not isinstance(node, ast.ClassDef):
+            return []
+        names: dict[str, None] = {}
+        for method in node.body:
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.args.args:
+                me = method.args.args[0].arg
+                for sub in ast.walk(method):
+                    if (
+                        isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Load) and isinstance(sub.value, ast.Name)
+                        and sub.value.id == me and not sub.attr.startswith("__")
+                    ):  # fmt: skip
+                        names[sub.attr] = None
+        return list(names)
 
     def protocol_members(self, protocol_path: str) -> tuple[str, ...] | None:
         """The member names a `runtime_checkable` protocol requires (over its protocol bases); None if it is not one."""
