@@ -32,7 +32,15 @@ import urllib.request
 from datetime import datetime
 from pathlib import Path
 
-from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
 from packaging.version import InvalidVersion, Version
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,6 +63,7 @@ JSON_PAGE = "application/vnd.pypi.simple.v1+json"
 QUOTED = re.compile(r"['`]([A-Za-z_][\w.]*)['`]")
 IGNORED_WORDS = ("self", "cls", "vllm")
 PAGE_OF = "vllm"  # a project whose index page pip names (the provider)
+CACHE: list[Path] = []  # the cache of this run (the table looks upload times up in it)
 
 
 def work_dir(cache: Path) -> Path:
@@ -183,7 +192,12 @@ def _evidence_row(pair: str, name: str, version: str, item: dict, change: str | 
     row = {"pair": pair, "downstream": f"{name}=={version}", "site": f"{path}:{line}", "rule": finding["rule"],
            "severity": finding["severity"], "blocking": item["blocking"], "message": finding["message"],
            "change": change, "checked": later}  # fmt: skip
-    statement = _statement_at(sources.resolve(f"{name}=={version}", cache_dir=cache).root / path, line)
+    root = sources.resolve(f"{name}=={version}", cache_dir=cache).root
+    old, new = pair.split("-")
+    row["requires"] = _provider_requirement(root, PAGE_OF)
+    row["admits"] = [_admits(row["requires"], v) for v in (old, new)]
+    statement = _statement_at(root / path, line)
+    first_line = _lines(root / path)[line - 1] if statement is not None else ""
     row["statement"] = statement
     if statement is None:
         return row
@@ -203,7 +217,9 @@ def _evidence_row(pair: str, name: str, version: str, item: dict, change: str | 
         body = _squeezed(root / path)
         if "name_dropped_in" not in row and key and _count(body, key) < before:
             row["name_dropped_in"] = candidate
-        if "changed_in" not in row and statement not in body:
+        # The statement's text moved under a guard (a try: or an if: indents it) counts as changed.
+        indented = first_line in _lines(root / path)
+        if "changed_in" not in row and (statement not in body or not indented):
             row["changed_in"] = candidate
             row["changed_released"] = upload_times(name, cache)[candidate]
             row["file_gone"] = not body
@@ -212,6 +228,33 @@ def _evidence_row(pair: str, name: str, version: str, item: dict, change: str | 
 
 def _count(body: str, name: str | None) -> int:
     return len(re.findall(rf"\b{re.escape(name)}\b", body)) if name else 0
+
+
+def _provider_requirement(root: Path, provider: str) -> str | None:
+    """The downstream's declared requirement on the provider (any extra), as its METADATA says."""
+    found = []
+    for metadata in root.glob("*.dist-info/METADATA"):
+        for text in metadata.read_text(encoding="utf-8", errors="replace").splitlines():
+            if not text.startswith("Requires-Dist:"):
+                continue
+            try:
+                requirement = Requirement(text.split(":", 1)[1].strip())
+            except InvalidRequirement:
+                continue
+            if canonicalize_name(requirement.name) == provider:
+                found.append(str(requirement.specifier) or "any")
+    return "; ".join(dict.fromkeys(found)) or None
+
+
+def _admits(requires: str | None, version: str) -> bool | None:
+    """Whether one of the declared requirements admits the provider release (None: none declared)."""
+    if requires is None:
+        return None
+    return any(spec == "any" or SpecifierSet(spec).contains(version, prereleases=True) for spec in requires.split("; "))
+
+
+def _lines(where: Path) -> list[str]:
+    return where.read_text(encoding="utf-8", errors="replace").splitlines() if where.is_file() else []
 
 
 def _squeezed(where: Path) -> str:
@@ -254,7 +297,7 @@ def write_table(cache: Path, verdicts_file: Path) -> None:
         sites = ", ".join(sorted({m["site"].rsplit("/", 1)[-1] for m in members}))
         first = members[0]
         finding = f"{first['rule']}: {_cell(first['message'], 90)} ({sites})"
-        lines.append(f"| {pair} | {downstream} | {finding} | {_cell(change, 80)} | {verdict} | {_cell(evidence, 160)} |")
+        lines.append(f"| {pair} | {downstream}{_pin(first)} | {finding} | {_cell(change, 80)} | {verdict} | {_cell(evidence, 160)} |")
     print("\n".join(lines))
     print()
     print(f"breaks (blocking findings): {sum(counts.values())}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
@@ -265,16 +308,26 @@ def _verdict(members: list[dict], judged: list[dict]) -> tuple[str, str]:
     for entry in judged:
         if all(_matches(entry.get(key), first, key) for key in ("pair", "downstream", "path", "rule", "contains")):
             return entry["verdict"], entry.get("evidence") or entry.get("mechanism", "")
-    changed = [m for m in members if m.get("changed_in") or m.get("name_dropped_in")]
-    if changed:
-        m = changed[0]
-        name = first["downstream"].split("==")[0]
+    name = first["downstream"].split("==")[0]
+    said = []  # (release, what it did): the earliest wins
+    for m in members:
         if m.get("changed_in"):
-            how = "removed the file" if m.get("file_gone") else "changed the statement"
-            return "confirmed", f"{name} {m['changed_in']} ({m['changed_released'][:10]}) {how}"
-        return "confirmed", f"{name} {m['name_dropped_in']} dropped `{m['name']}` from the file"
+            said.append((Version(m["changed_in"]), "removed the file" if m.get("file_gone") else "changed or guarded the statement"))
+        if m.get("name_dropped_in"):
+            said.append((Version(m["name_dropped_in"]), f"dropped `{m['name']}` from the file"))
+    if said:
+        release, how = min(said, key=lambda item: item[0])
+        return "confirmed", f"{name} {release} ({upload_times(name, CACHE[0])[str(release)][:10]}) {how}"
     checked = first.get("checked") or []
     return "unconfirmed", f"no later release changed it (checked {', '.join(checked[:3])}{' ... ' + checked[-1] if len(checked) > 3 else ''})"
+
+
+def _pin(row: dict) -> str:
+    """What the downstream's requirement says of the pair: a break NEW's pin already excluded was known."""
+    if not row.get("requires"):
+        return ""
+    said = {(True, True): "both", (True, False): "OLD only", (False, True): "NEW only", (False, False): "neither"}
+    return f" (pin `{row['requires']}` admits {said[tuple(row['admits'])]})"
 
 
 def _matches(wanted: str | None, row: dict, key: str) -> bool:
@@ -302,6 +355,7 @@ def main() -> None:
     parser.add_argument("--cache-dir", type=Path, default=None)
     args = parser.parse_args()
     cache = Path(args.cache_dir or sources.default_cache_dir())
+    CACHE.append(cache)
     if args.what == "run":
         first = [tuple(pair.split("-", 1)) for pair in args.first.split(",") if pair]
         run_pairs(args.releases.split(","), cache, args.provider, first)
