@@ -101,6 +101,7 @@ def prepare(
             if p.register and p.module_arg is not None and p.class_arg is not None
         ),
         plugin_keys=tuple((p.module_key, p.class_key) for p in rulebook.plugins if p.module_key and p.class_key),
+        plugin_factories=tuple((p.register, p.factory.rpartition(".")[0]) for p in rulebook.plugins if p.register and "." in p.factory),
         hook_prefixes=tuple((e.hook_prefix, e.hook_rename or "") for e in rulebook.entry_points if e.hookspecs and e.hook_prefix),
     )  # fmt: skip
     hosts = HostRules(

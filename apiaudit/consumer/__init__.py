@@ -90,7 +90,7 @@ def collect_file(
     if launches:
         found = replace(found, launch_lines=launches)
     flags = added_flags(syntax, module, options.launch_parsers, source)
-    given = plugin_names(syntax, options.plugin_calls, options.plugin_keys, source)
+    given = plugin_names(syntax, options.plugin_calls, options.plugin_keys, source, factories=options.plugin_factories, file_module=module)
     if flags or given:
         found = replace(found, cli_flags=flags, plugin_names=given)
     return _with_plugins(found, options)

@@ -48,11 +48,20 @@ def _called(func: ast.expr, names: dict[str, str]) -> str | None:
 
 
 def plugin_names(
-    tree: ast.Module, calls: Sequence[tuple[str, int, int]], keys: Sequence[tuple[str, str]], source: str | None = None
+    tree: ast.Module,
+    calls: Sequence[tuple[str, int, int]],
+    keys: Sequence[tuple[str, str]],
+    source: str | None = None,
+    *,
+    factories: Sequence[tuple[str, str]] = (),
+    file_module: str = "",
 ) -> tuple[PluginName, ...]:
     """Classes the module names for a provider factory: `register("Name", "pkg.mod", "Cls")`
     (a call whose last name is a rule's, its module and class arguments string literals) and
     `{"module_key": "pkg.mod", "class_key": "Cls"}` (a dict display with both keys literal).
+    `factories`: (call name, the class owning the rule's factory, dotted): a call on another
+    class of the provider is another registry's (`ECConnectorFactory.register_connector` is not
+    `KVConnectorFactory`'s). `file_module`, the file's dotted name, resolves its imports.
     `source`, the module's text: the walk is skipped where no call name or key pair is in it."""
     if source is not None:
         calls = [c for c in calls if c[0] in source]
@@ -60,11 +69,15 @@ def plugin_names(
     if not calls and not keys:
         return ()
     by_name = {name: (m, c) for name, m, c in calls}
+    owners: dict[str, list[str]] = {}
+    for call, owner in factories:
+        owners.setdefault(call, []).append(owner)
+    names = module_names(tree, file_module) if owners and by_name else {}
     found: list[PluginName] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and by_name:
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-            if name in by_name:
+            if name in by_name and _registers_with(node.func, names, owners.get(name, ())):
                 m, c = by_name[name]
                 module, cls = _literal(node.args, m), _literal(node.args, c)
                 if module and cls:
@@ -78,6 +91,22 @@ def plugin_names(
                 if module and cls:
                     found.append(PluginName(module, cls, module_key, _site(node)))
     return tuple(sorted(found, key=lambda p: (p.site.line, p.site.column)))
+
+
+def _registers_with(func: ast.expr, names: dict[str, str], owners: Sequence[str]) -> bool:
+    """Whether a registration call may reach a rule's factory class (`owners`, dotted): not when
+    its receiver is imported from the provider and is another class (the same method name on
+    another registry). A receiver of the consumer's own (a subclass, a wrapper) or one not known
+    statically still may."""
+    if not owners or not isinstance(func, ast.Attribute):
+        return True
+    receiver = _called(func.value, names)
+    if receiver is None:
+        return True
+    for owner in owners:
+        if receiver.split(".")[0] != owner.split(".")[0] or receiver.rpartition(".")[2] == owner.rpartition(".")[2]:
+            return True
+    return False
 
 
 def launch_plugin_names(lines: Iterable[LaunchLine], keys: Sequence[tuple[str, str]]) -> Iterator[PluginName]:

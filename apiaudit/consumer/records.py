@@ -578,6 +578,8 @@ class ConsumerOptions:
     # (module key, class key).
     plugin_calls: tuple[tuple[str, int, int], ...] = ()
     plugin_keys: tuple[tuple[str, str], ...] = ()
+    # (call name, the class owning the rule's factory, dotted): whose registration calls count.
+    plugin_factories: tuple[tuple[str, str], ...] = ()
     # Hook implementations ([[entry_point]] rules with hookspecs): (name prefix, the decorator
     # keyword that names another hook, "" for none).
     hook_prefixes: tuple[tuple[str, str], ...] = ()

@@ -56,3 +56,24 @@ def test_the_text_test_before_the_walk_keeps_every_name():
     assert plugin_names(tree, calls, keys, source) == plugin_names(tree, calls, keys) != ()
     assert plugin_names(tree, [("register_other", 1, 2)], [("a", "b")], source) == ()
     assert added_flags(tree, "pkg.cli", PARSERS, source) == added_flags(tree, "pkg.cli", PARSERS) == ()
+
+
+def test_a_registration_on_another_provider_registry_names_nothing_for_the_rule():
+    # rbln 0.10.3: ECConnectorFactory.register_connector(...) names an encoder-cache connector,
+    # which KVConnectorFactory (the rule's factory) never builds; an unresolved or consumer-side
+    # receiver still counts (a subclass of the factory, a parameter).
+    source = (
+        "from prov.ec.factory import ECConnectorFactory\n"
+        "from prov.kv.factory import KVConnectorFactory as KV\n"
+        "from pkg.own import MyFactory\n"
+        "ECConnectorFactory.register_connector('E', 'pkg.ec', 'EcConn')\n"
+        "KV.register_connector('K', 'pkg.kv', 'KvConn')\n"
+        "MyFactory.register_connector('S', 'pkg.sub', 'SubConn')\n"
+        "def f(factory):\n"
+        "    factory.register_connector('P', 'pkg.param', 'ParamConn')\n"
+    )
+    calls, keys = [("register_connector", 1, 2)], [("kv_connector_module_path", "kv_connector")]
+    factories = [("register_connector", "prov.kv.factory.KVConnectorFactory")]
+    found = plugin_names(ast.parse(source), calls, keys, source, factories=factories, file_module="pkg.reg")
+    assert [p.name for p in found] == ["KvConn", "SubConn", "ParamConn"]
+    assert [p.name for p in plugin_names(ast.parse(source), calls, keys, source)] == ["EcConn", "KvConn", "SubConn", "ParamConn"]
