@@ -290,17 +290,23 @@ def write_table(cache: Path, verdicts_file: Path) -> None:
         if row["blocking"]:
             groups.setdefault((row["pair"], row["downstream"], row["change"] or row["message"]), []).append(row)
     counts: dict[str, int] = {}
+    removed = 0
     lines = ["| pair | downstream | finding (sites) | provider change | verdict | evidence |", "|---|---|---|---|---|---|"]
     for (pair, downstream, change), members in groups.items():
         verdict, evidence = _verdict(members, judged)
         counts[verdict] = counts.get(verdict, 0) + len(members)
+        if verdict == "confirmed" and evidence.endswith("removed the file"):
+            removed += len(members)  # weaker: the downstream dropped the code (legacy paths often)
         sites = ", ".join(sorted({m["site"].rsplit("/", 1)[-1] for m in members}))
         first = members[0]
         finding = f"{first['rule']}: {_cell(first['message'], 90)} ({sites})"
         lines.append(f"| {pair} | {downstream}{_pin(first)} | {finding} | {_cell(change, 80)} | {verdict} | {_cell(evidence, 160)} |")
     print("\n".join(lines))
     print()
-    print(f"breaks (blocking findings): {sum(counts.values())}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    print(f"breaks (blocking findings): {sum(counts.values())}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+          + f" (of the confirmed, {removed} only by the file's removal)")  # fmt: skip
+    pairs = sorted({row["pair"] for row in rows}, key=lambda p: Version(p.split("-")[0]))
+    print(f"pairs: {len(pairs)}: {', '.join(pairs)}")
 
 
 def _verdict(members: list[dict], judged: list[dict]) -> tuple[str, str]:
