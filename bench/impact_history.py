@@ -305,8 +305,15 @@ def write_table(cache: Path, verdicts_file: Path) -> None:
     print()
     print(f"breaks (blocking findings): {sum(counts.values())}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
           + f" (of the confirmed, {removed} only by the file's removal)")  # fmt: skip
-    pairs = sorted({row["pair"] for row in rows}, key=lambda p: Version(p.split("-")[0]))
-    print(f"pairs: {len(pairs)}: {', '.join(pairs)}")
+    print()
+    print("| pair | NEW released | downstreams | impact's summary | seconds |")
+    print("|---|---|---|---|---|")
+    reports = [p for p in work_dir(cache).glob("*-*.json") if p.name[0].isdigit()]
+    for report in sorted(reports, key=lambda p: Version(p.name.split("-")[0])):
+        data = json.loads(report.read_text(encoding="utf-8"))
+        bench = data.get("bench", {})
+        print(f"| {report.stem} | {bench.get('released', '')[:10]} | {len(bench.get('chosen', {}))} | "
+              f"{data['summary'].split(': ', 1)[-1]} | {bench.get('seconds', '')} |")  # fmt: skip
 
 
 def _verdict(members: list[dict], judged: list[dict]) -> tuple[str, str]:
