@@ -45,20 +45,19 @@ def run_task(task: ScanTask) -> TaskOutcome:
     """One scan (module level, so that it pickles by name). The downstreams' findings are judged
     by no project policy (select, exclude, baseline): only the cache, rules and offline apply."""
     from apiaudit.audit import scan
-    from apiaudit.infra.workers import set_jobs
+    from apiaudit.infra.workers import jobs_within
     from apiaudit.policy.config import Settings
 
-    if task.jobs is not None:
-        set_jobs(task.jobs)
     cache_dir = Path(task.cache_dir) if task.cache_dir is not None else None
     rules_dirs = tuple(Path(d) for d in task.rules_dirs)
     project = Path(task.project_file) if task.project_file is not None else None
     neutral = Settings(rules=rules_dirs, cache_dir=cache_dir, offline=task.offline, file=project)
     try:
-        report = scan(
-            [task.consumer], task.provider, against=task.against, settings=neutral, cache_dir=cache_dir,
-            rules_dirs=rules_dirs, use_baseline=False, with_deps=task.with_deps,
-        )  # fmt: skip
+        with jobs_within(task.jobs):
+            report = scan(
+                [task.consumer], task.provider, against=task.against, settings=neutral, cache_dir=cache_dir,
+                rules_dirs=rules_dirs, use_baseline=False, with_deps=task.with_deps,
+            )  # fmt: skip
     except InputError as exc:
         # As text: some InputErrors cannot be rebuilt from their pickled arguments.
         return TaskOutcome(failure=str(exc))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
+import time
 from dataclasses import replace
 
 import pytest
@@ -16,6 +17,7 @@ from apiaudit.errors import ArgumentError, NetworkError, NotInstalledError
 from apiaudit.impact.atlas import run_atlas
 from apiaudit.impact.atlas_page import render_atlas
 from apiaudit.impact.executors import in_task_order, open_executor
+from apiaudit.impact.executors.local import WARM_LIMIT_S
 from apiaudit.impact.render import render_impact
 from apiaudit.impact.run import run_impact
 from tests.impact.conftest import NEW, OLD, REPO, write_list
@@ -37,12 +39,17 @@ def dask_scheduler():
 
 
 def _each_executor(dask_address, run):
-    """`run(executor, cache folder name)` on each executor, each with a cache of its own (each scans cold)."""
+    """`run(executor, cache folder name)` on each executor, each with a cache of its own (each scans cold).
+    The pool is made to take every task after the first (no task is quick enough to stay here)."""
+    from apiaudit.impact.executors import local
+
     answers = {}
     for name, address, workers in (("inline", "local", 1), ("pool", "local", 2), ("dask", dask_address, None)):
-        with open_executor(address, workers=workers) as executor:
+        with pytest.MonkeyPatch.context() as patch, open_executor(address, workers=workers) as executor:
+            patch.setattr(local, "WARM_LIMIT_S", 0.0)
             assert executor.workers == (1 if name == "inline" else 2)
             answers[name] = run(executor, name)
+            assert name != "pool" or executor.pooled
     return answers
 
 
@@ -87,6 +94,26 @@ def test_results_come_back_in_task_order_whatever_order_they_complete_in():
     seen: list[int] = []
     assert in_task_order(Backwards(), str.upper, ["a", "b", "c"], done=lambda i, _: seen.append(i)) == ["A", "B", "C"]
     assert seen == [2, 1, 0]
+
+
+def _nap(seconds: float) -> tuple[float, int]:
+    time.sleep(seconds)
+    return seconds, os.getpid()
+
+
+def test_the_local_pool_starts_no_worker_while_tasks_are_quick():
+    with open_executor("local", workers=2) as executor:
+        assert in_task_order(executor, _nap, [0.0, 0.0, 0.0]) == [(0.0, os.getpid())] * 3
+        assert not executor.pooled  # warm tasks: answered here, no worker started
+
+
+def test_a_slow_task_hands_every_task_after_it_to_the_pool_at_once():
+    with open_executor("local", workers=2) as executor:
+        slow = WARM_LIMIT_S * 3
+        answers = in_task_order(executor, _nap, [0.0, slow, 0.0, 0.0])
+    assert [seconds for seconds, _ in answers] == [0.0, slow, 0.0, 0.0]
+    here = [pid == os.getpid() for _, pid in answers]
+    assert here == [True, True, False, False] and executor.pooled  # the tasks after the slow one ran in workers
 
 
 def _closed_port() -> int:

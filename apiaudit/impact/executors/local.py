@@ -1,14 +1,23 @@
 """The local executor: this machine's process pool, the one the matrix scans in
 (`matrix.fetching.scan_pool`: spawned workers that leave Ctrl-C to this process, ended at once
-when the sweep stops early). One worker runs the tasks in this process, one after another, as
-a plain `scan` would (each free to split a consumer's files over the CPUs)."""
+when the sweep stops early).
+
+A warm sweep answers each task from the whole-scan cache in tens of milliseconds, less than a
+worker takes to start (a spawned interpreter importing the engine: about half a second of CPU
+each). So the tasks run here, in this process, while they are that quick; the first one still
+running after `WARM_LIMIT_S` starts the pool, which takes every task after it at once while this
+process finishes that one. A cold sweep so loses nothing to the wait but a fraction of a second,
+and a warm one starts no worker (as a matrix whose releases are all cached scans in-process).
+One worker runs every task in this process, one after another, as a plain `scan` would.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import threading
 from concurrent.futures import Executor as FuturesExecutor
-from concurrent.futures import as_completed
+from concurrent.futures import Future, as_completed
 from typing import Callable, Iterator, Sequence, TypeVar
 
 from apiaudit.infra.workers import usable_cpus
@@ -16,38 +25,77 @@ from apiaudit.infra.workers import usable_cpus
 Task = TypeVar("Task")
 Result = TypeVar("Result")
 
+# Longer than a warm task takes (a whole scan read from the cache), shorter than a cold one.
+WARM_LIMIT_S = 0.5
+
 
 class LocalExecutor:
     shares_files = True
 
-    def __init__(self, workers: int, pool: FuturesExecutor | None) -> None:
+    def __init__(self, workers: int, stack: contextlib.ExitStack | None) -> None:
         self.workers = workers
-        self._pool = pool
+        self._stack = stack  # where the pool is entered, once needed (None: one worker, no pool)
+        self._pool: FuturesExecutor | None = None
 
     @property
     def inline(self) -> bool:
-        """The tasks run in this process, one at a time."""
-        return self._pool is None
+        """Every task runs in this process, one at a time (one worker)."""
+        return self._stack is None
 
     @classmethod
     @contextlib.contextmanager
     def started(cls, workers: int | None = None) -> Iterator[LocalExecutor]:
-        """`workers` processes (None: the CPU cores, at most 4, as the matrix's scans)."""
+        """`workers` processes (None: the CPU cores, at most 4, as the matrix's scans); the pool
+        itself starts on the first task that is not quick."""
         count = workers if workers is not None else usable_cpus(4)
         if count <= 1:
             yield cls(1, None)
             return
-        from apiaudit.matrix.fetching import scan_pool
+        with contextlib.ExitStack() as stack:
+            yield cls(count, stack)
 
-        # Spawn, never fork: the caller may have threads running (progress, fetches).
-        with scan_pool(count, multiprocessing.get_context("spawn")) as pool:
-            yield cls(count, pool)
+    @property
+    def pooled(self) -> bool:
+        """Whether the pool was started (a task was not quick)."""
+        return self._pool is not None
+
+    def _started_pool(self) -> FuturesExecutor:
+        if self._pool is None:
+            from apiaudit.matrix.fetching import scan_pool
+
+            assert self._stack is not None
+            # Spawn, never fork: this process has threads running (this one, progress, fetches).
+            self._pool = self._stack.enter_context(scan_pool(self.workers, multiprocessing.get_context("spawn")))
+        return self._pool
 
     def map(self, fn: Callable[[Task], Result], tasks: Sequence[Task]) -> Iterator[tuple[int, Result]]:
-        if self._pool is None:
+        if self._stack is None:
             for position, task in enumerate(tasks):
                 yield position, fn(task)
             return
-        futures = {self._pool.submit(fn, task): position for position, task in enumerate(tasks)}
-        for future in as_completed(futures):
-            yield futures[future], future.result()
+        handed: dict[Future, int] = {}
+
+        def hand_over(first: int) -> None:
+            if first >= len(tasks):
+                return  # the last task: nothing left to start a pool for
+            pool = self._started_pool()
+            for position in range(first, len(tasks)):
+                handed[pool.submit(fn, tasks[position])] = position
+
+        for position, task in enumerate(tasks):
+            if self._pool is not None:  # started by an earlier sweep: every task goes to it
+                hand_over(position)
+                break
+            timer = threading.Timer(WARM_LIMIT_S, hand_over, args=(position + 1,))
+            timer.daemon = True
+            timer.start()
+            try:
+                result = fn(task)
+            finally:
+                timer.cancel()
+                timer.join()  # a hand-over under way finishes first: then `handed` is whole
+            yield position, result
+            if handed or self._pool is not None:
+                break
+        for future in as_completed(handed):
+            yield handed[future], future.result()
