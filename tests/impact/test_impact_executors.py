@@ -101,6 +101,14 @@ def _nap(seconds: float) -> tuple[float, int]:
     return seconds, os.getpid()
 
 
+def _spin(seconds: float) -> tuple[float, int]:
+    """`seconds` of this thread's CPU: a task doing work, not waiting."""
+    until = time.thread_time() + seconds
+    while time.thread_time() < until:
+        pass
+    return seconds, os.getpid()
+
+
 def test_the_local_pool_starts_no_worker_while_tasks_are_quick():
     with open_executor("local", workers=2) as executor:
         assert in_task_order(executor, _nap, [0.0, 0.0, 0.0]) == [(0.0, os.getpid())] * 3
@@ -110,10 +118,22 @@ def test_the_local_pool_starts_no_worker_while_tasks_are_quick():
 def test_a_slow_task_hands_every_task_after_it_to_the_pool_at_once():
     with open_executor("local", workers=2) as executor:
         slow = WARM_LIMIT_S * 3
-        answers = in_task_order(executor, _nap, [0.0, slow, 0.0, 0.0])
+        answers = in_task_order(executor, _spin, [0.0, slow, 0.0, 0.0])
     assert [seconds for seconds, _ in answers] == [0.0, slow, 0.0, 0.0]
     here = [pid == os.getpid() for _, pid in answers]
     assert here == [True, True, False, False] and executor.pooled  # the tasks after the slow one ran in workers
+
+
+def test_slow_is_cpu_used_not_time_waited_unless_the_wait_is_long(monkeypatch):
+    from apiaudit.impact.executors import local
+
+    # A busy machine: a warm task waits for a CPU, longer than the CPU limit, using little of it.
+    with open_executor("local", workers=2) as executor:
+        in_task_order(executor, _nap, [WARM_LIMIT_S * 2, 0.0])
+        assert not executor.pooled
+    monkeypatch.setattr(local, "WAIT_LIMIT_S", 0.2)  # a download: waiting long is not warm either
+    with open_executor("local", workers=2) as executor:
+        assert [pid == os.getpid() for _, pid in in_task_order(executor, _nap, [0.5, 0.0])] == [True, False]
 
 
 def _closed_port() -> int:

@@ -4,10 +4,12 @@ when the sweep stops early).
 
 A warm sweep answers each task from the whole-scan cache in tens of milliseconds, less than a
 worker takes to start (a spawned interpreter importing the engine: about half a second of CPU
-each). So the tasks run here, in this process, while they are that quick; the first one still
-running after `WARM_LIMIT_S` starts the pool, which takes every task after it at once while this
-process finishes that one. A cold sweep so loses nothing to the wait but a fraction of a second,
-and a warm one starts no worker (as a matrix whose releases are all cached scans in-process).
+each). So the tasks run here, in this process, while they are that quick; the first one that
+has used `WARM_LIMIT_S` of CPU (or waited `WAIT_LIMIT_S`, as on a download) starts the pool,
+which takes every task after it at once while this process finishes that one. CPU, not wall
+time: on a busy machine a warm task can take half a second of wall time and still be warm. A
+cold sweep so loses nothing to the wait but a fraction of a second, and a warm one starts no
+worker (as a matrix whose releases are all cached scans in-process).
 One worker runs every task in this process, one after another, as a plain `scan` would.
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import threading
+import time
 from concurrent.futures import Executor as FuturesExecutor
 from concurrent.futures import Future, as_completed
 from typing import Callable, Iterator, Sequence, TypeVar
@@ -25,8 +28,11 @@ from apiaudit.infra.workers import usable_cpus
 Task = TypeVar("Task")
 Result = TypeVar("Result")
 
-# Longer than a warm task takes (a whole scan read from the cache), shorter than a cold one.
+# CPU seconds: more than a warm task uses (a whole scan read from the cache), less than a cold one.
 WARM_LIMIT_S = 0.5
+# Wall seconds: a task waiting this long (a release downloading) is not warm either.
+WAIT_LIMIT_S = 5.0
+_POLL_S = 0.05
 
 
 class LocalExecutor:
@@ -86,16 +92,37 @@ class LocalExecutor:
             if self._pool is not None:  # started by an earlier sweep: every task goes to it
                 hand_over(position)
                 break
-            timer = threading.Timer(WARM_LIMIT_S, hand_over, args=(position + 1,))
-            timer.daemon = True
-            timer.start()
+            done = threading.Event()
+            watcher = threading.Thread(target=_watch, args=(_thread_cpu_clock(), done, hand_over, position + 1), daemon=True)
+            watcher.start()
             try:
                 result = fn(task)
             finally:
-                timer.cancel()
-                timer.join()  # a hand-over under way finishes first: then `handed` is whole
+                done.set()
+                watcher.join()  # a hand-over under way finishes first: then `handed` is whole
             yield position, result
             if handed or self._pool is not None:
                 break
         for future in as_completed(handed):
             yield handed[future], future.result()
+
+
+def _thread_cpu_clock() -> Callable[[], float]:
+    """The calling thread's CPU seconds so far, readable from another thread (wall time where the
+    platform has no per-thread CPU clock)."""
+    try:
+        clock = time.pthread_getcpuclockid(threading.get_ident())
+        time.clock_gettime(clock)
+    except (AttributeError, OSError):
+        return time.monotonic
+    return lambda: time.clock_gettime(clock)
+
+
+def _watch(cpu: Callable[[], float], done: threading.Event, hand_over: Callable[[int], None], first: int) -> None:
+    """Hand the tasks from `first` on to the pool once the running task is not warm: it has used
+    `WARM_LIMIT_S` of CPU or waited `WAIT_LIMIT_S` (unless it ends first)."""
+    cpu_start, wall_start = cpu(), time.monotonic()
+    while not done.wait(_POLL_S):
+        if cpu() - cpu_start >= WARM_LIMIT_S or time.monotonic() - wall_start >= WAIT_LIMIT_S:
+            hand_over(first)
+            return
