@@ -20,7 +20,7 @@ from apiaudit.errors import InputError
 from apiaudit.findings import Report, Severity
 from apiaudit.impact.downstream import downstreams, spec_label
 from apiaudit.impact.executors import Executor, in_task_order, open_executor
-from apiaudit.impact.tasks import ScanTask, TaskOutcome, for_workers, run_task
+from apiaudit.impact.tasks import TaskOutcome, run_task, sweep_task
 from apiaudit.infra.frozen import record
 from apiaudit.infra.progress import NullProgress, Progress
 from apiaudit.policy.config import Settings
@@ -103,11 +103,7 @@ def run_atlas(
         # Downstream by downstream: the tasks running at once read different releases (each
         # fetched and indexed by one of them), not one release many times over.
         tasks = [
-            ScanTask(
-                for_workers(entry.spec), f"{wanted.name}=={version}", cache_dir=str(cache_dir) if chosen.shares_files else None,
-                rules_dirs=tuple(str(Path(d).resolve()) for d in rules_dirs), jobs=None if chosen.inline else 1,
-                project_file=str(settings.file) if settings.file else None,
-            )  # fmt: skip
+            sweep_task(chosen, entry.spec, f"{wanted.name}=={version}", cache_dir=cache_dir, rules_dirs=rules_dirs, settings=settings)
             for entry in readable
             for version in releases
         ]

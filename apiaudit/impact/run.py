@@ -22,7 +22,7 @@ from apiaudit.impact.cause import Sides, tie_findings
 from apiaudit.impact.downstream import downstreams, spec_label
 from apiaudit.impact.executors import Executor, in_task_order, open_executor
 from apiaudit.impact.results import Break, DownstreamResult, ImpactResult, Outcome
-from apiaudit.impact.tasks import ScanTask, TaskOutcome, for_workers, run_task
+from apiaudit.impact.tasks import TaskOutcome, run_task, sweep_task
 from apiaudit.infra.progress import NullProgress, Progress
 from apiaudit.policy.config import DownstreamEntry, Settings
 from apiaudit.sources.base import CodeTree
@@ -60,12 +60,8 @@ def run_impact(
     entries = downstreams([new_tree.name, *new_tree.packages], files=downstream_files, settings=settings, rules_dirs=rules_dirs)
     with contextlib.nullcontext(executor) if executor is not None else open_executor() as chosen:
         tasks = [
-            ScanTask(
-                for_workers(entry.spec), for_workers(new), against=for_workers(old), with_deps=entry.with_deps,
-                cache_dir=str(cache_dir) if chosen.shares_files else None,
-                rules_dirs=tuple(str(Path(d).resolve()) for d in rules_dirs), offline=settings.offline,
-                jobs=None if chosen.inline else 1, project_file=str(settings.file) if settings.file else None,
-            )  # fmt: skip
+            sweep_task(chosen, entry.spec, new, against=old, with_deps=entry.with_deps, cache_dir=cache_dir,
+                       rules_dirs=rules_dirs, settings=settings)  # fmt: skip
             for entry in entries
         ]
         progress.start(f"checking {len(tasks)} downstream(s) of {new_tree.name}", len(tasks))

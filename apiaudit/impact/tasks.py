@@ -11,10 +11,15 @@ the other downstreams go on).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
 
 from apiaudit.errors import InputError
 from apiaudit.findings import Report
 from apiaudit.infra.frozen import record
+
+if TYPE_CHECKING:
+    from apiaudit.impact.executors import Executor
+    from apiaudit.policy.config import Settings
 
 
 @record
@@ -39,6 +44,19 @@ class ScanTask:
 class TaskOutcome:
     report: Report | None = None
     failure: str | None = None  # the one line: the downstream or release could not be read
+
+
+def sweep_task(executor: Executor, consumer: str, provider: str, *, cache_dir: Path, rules_dirs: Sequence[Path],
+               settings: Settings, against: str | None = None, with_deps: bool | None = None) -> ScanTask:  # fmt: skip
+    """The task scanning `consumer` against `provider` as `executor` runs it: paths absolute, this
+    machine's cache only where its workers read this machine's files, one process a scan where
+    tasks run side by side."""
+    return ScanTask(
+        for_workers(consumer), for_workers(provider), against=for_workers(against) if against is not None else None,
+        with_deps=with_deps, cache_dir=str(cache_dir) if executor.shares_files else None,
+        rules_dirs=tuple(str(Path(d).resolve()) for d in rules_dirs), offline=settings.offline,
+        jobs=None if executor.inline else 1, project_file=str(settings.file) if settings.file else None,
+    )  # fmt: skip
 
 
 def run_task(task: ScanTask) -> TaskOutcome:

@@ -178,3 +178,26 @@ def test_on_the_command_line_a_bad_executor_is_one_line_and_exit_2(tmp_path, mon
     outcome = CliRunner().invoke(cli, args, env={"APIAUDIT_CACHE_DIR": str(tmp_path), "APIAUDIT_CONFIG": "none"})
     lines = outcome.stderr.strip().splitlines()
     assert outcome.exit_code == 2 and len(lines) == 1 and "--executor ray://head: give local" in lines[0], outcome.stderr
+
+
+def test_a_task_carries_specs_a_worker_can_read_and_the_cache_only_where_it_is_shared(tmp_path, monkeypatch):
+    from apiaudit.impact.tasks import sweep_task
+    from apiaudit.policy.config import Settings
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "downstream").mkdir()
+
+    class Remote:
+        shares_files, workers, inline = False, 8, False
+
+    class Here:
+        shares_files, workers, inline = True, 1, True
+
+    common = dict(cache_dir=tmp_path / "cache", rules_dirs=[tmp_path / "rules"], settings=Settings(offline=True))
+    remote = sweep_task(Remote(), "downstream", "vllm==0.17.0", against="vllm==0.16.0", **common)
+    assert remote.consumer == str(tmp_path / "downstream")  # a path made absolute: a worker's folder is not ours
+    assert (remote.provider, remote.against) == ("vllm==0.17.0", "vllm==0.16.0")
+    assert remote.cache_dir is None and remote.jobs == 1  # the worker's own cache; one CPU a scan, tasks side by side
+    assert remote.rules_dirs == (str(tmp_path / "rules"),) and remote.offline
+    here = sweep_task(Here(), "downstream", "vllm==0.17.0", **common)
+    assert here.cache_dir == str(tmp_path / "cache") and here.jobs is None and here.against is None

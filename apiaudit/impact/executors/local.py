@@ -122,7 +122,8 @@ def _watch(cpu: Callable[[], float], done: threading.Event, hand_over: Callable[
     """Hand the tasks from `first` on to the pool once the running task is not warm: it has used
     `WARM_LIMIT_S` of CPU or waited `WAIT_LIMIT_S` (unless it ends first)."""
     cpu_start, wall_start = cpu(), time.monotonic()
-    while not done.wait(_POLL_S):
+    while not done.is_set():
         if cpu() - cpu_start >= WARM_LIMIT_S or time.monotonic() - wall_start >= WAIT_LIMIT_S:
             hand_over(first)
             return
+        done.wait(_POLL_S)
