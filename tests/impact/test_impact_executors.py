@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sys
@@ -201,3 +202,19 @@ def test_a_task_carries_specs_a_worker_can_read_and_the_cache_only_where_it_is_s
     assert remote.rules_dirs == (str(tmp_path / "rules"),) and remote.offline
     here = sweep_task(Here(), "downstream", "vllm==0.17.0", **common)
     assert here.cache_dir == str(tmp_path / "cache") and here.jobs is None and here.against is None
+
+
+def test_on_the_command_line_impact_on_a_dask_scheduler_is_the_local_report(dask_scheduler, tmp_path):
+    listed = write_list(tmp_path)
+    outputs = {}
+    for executor in ("local", dask_scheduler.replace("tcp://", "dask://")):
+        out = tmp_path / f"{executor.split(':')[0]}.json"
+        args = ["impact", str(OLD), str(NEW), "--downstream", str(listed), "--executor", executor, "-o", str(out), "--no-progress"]
+        cache = tmp_path / f"cache-{executor.split(':')[0]}"
+        outcome = CliRunner().invoke(cli, args, env={"APIAUDIT_CACHE_DIR": str(cache), "APIAUDIT_CONFIG": "none"})
+        assert outcome.exit_code == 1, outcome.stderr  # two downstreams break
+        data = json.loads(out.read_text(encoding="utf-8"))
+        data.pop("duration_s")
+        outputs[executor] = data
+    local, remote = outputs.values()
+    assert local == remote
