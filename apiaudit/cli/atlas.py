@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from apiaudit.cli.impact import executor_options
 from apiaudit.cli.options import NO_PROGRESS_HELP, CacheDirectory, guarded, output_option, project_settings, quiet_option
 from apiaudit.impact.atlas_page import ATLAS_FORMATS
 
@@ -21,16 +22,18 @@ from apiaudit.impact.atlas_page import ATLAS_FORMATS
               help="An extra directory of rule files and downstream lists. Repeatable.")
 @click.option("--cache-dir", type=CacheDirectory(), envvar="APIAUDIT_CACHE_DIR",
               help="Where fetched releases, provider indexes and whole scans are cached (default: the XDG cache dir).")  # fmt: skip
+@executor_options
 @click.option("--no-progress", is_flag=True, help=NO_PROGRESS_HELP)
 @quiet_option
 @guarded
-def atlas_command(provider, downstream_files, fmt, output, rules_dirs, cache_dir, no_progress, quiet):
+def atlas_command(provider, downstream_files, fmt, output, rules_dirs, cache_dir, executor, workers, no_progress, quiet):
     """Every known downstream against every provider release of RANGE: clean, breaks N,
     conditional only or cannot read, as JSON or one static HTML page (sortable; each cell opens
     its findings; each downstream's first broken release marked)."""
     from apiaudit.errors import InputError
     from apiaudit.impact.atlas import run_atlas
     from apiaudit.impact.atlas_page import render_atlas
+    from apiaudit.impact.executors import open_executor
     from apiaudit.infra.progress import for_terminal
     from apiaudit.report import write_output
 
@@ -40,7 +43,9 @@ def atlas_command(provider, downstream_files, fmt, output, rules_dirs, cache_dir
     settings = project_settings(rules=rules_dirs, cache_dir=cache_dir)
     progress = for_terminal(False if no_progress else None, quiet=quiet)
     try:
-        atlas = run_atlas(provider, downstream_files=[Path(f) for f in downstream_files], settings=settings, progress=progress)
+        with open_executor(executor, workers=workers) as running:
+            atlas = run_atlas(provider, downstream_files=[Path(f) for f in downstream_files], settings=settings,
+                              progress=progress, executor=running)  # fmt: skip
     finally:
         progress.close()
     write_output(render_atlas(atlas, chosen), output, chosen, quiet=quiet)

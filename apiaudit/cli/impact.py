@@ -12,6 +12,15 @@ from apiaudit.cli.options import NO_PROGRESS_HELP, CacheDirectory, guarded, outp
 from apiaudit.impact.render import IMPACT_FORMATS
 
 
+def executor_options(func):
+    """Where the sweep's scans run (`impact`, `atlas`): `--executor` and `--workers`."""
+    func = click.option("--workers", type=click.IntRange(min=1), metavar="N",
+                        help="Scans at once with --executor local (default: the CPU cores, at most 4; 1: in this process).")(func)  # fmt: skip
+    return click.option("--executor", "executor", default="local", show_default=True, metavar="ADDRESS",
+                        help="Where the scans run: local (this machine's process pool), or a Dask distributed scheduler "
+                        "as dask://HOST:PORT or tcp://HOST:PORT (pip install 'apiaudit[distributed]').")(func)  # fmt: skip
+
+
 @click.command("impact")
 @click.argument("old", metavar="OLD")
 @click.argument("new", metavar="NEW")
@@ -25,10 +34,11 @@ from apiaudit.impact.render import IMPACT_FORMATS
 @click.option("--cache-dir", type=CacheDirectory(), envvar="APIAUDIT_CACHE_DIR",
               help="Where fetched releases, provider indexes and whole scans are cached (default: the XDG cache dir).")  # fmt: skip
 @click.option("--offline", is_flag=True, default=None, help="Fetch nothing: use only cached releases and installed code.")
+@executor_options
 @click.option("--no-progress", is_flag=True, help=NO_PROGRESS_HELP)
 @quiet_option
 @guarded
-def impact_command(old, new, downstream_files, fmt, output, rules_dirs, cache_dir, offline, no_progress, quiet):
+def impact_command(old, new, downstream_files, fmt, output, rules_dirs, cache_dir, offline, executor, workers, no_progress, quiet):
     """Which known downstreams moving the provider from OLD to NEW breaks, and through which change.
 
     OLD and NEW are provider specs as `scan --provider` takes them: NAME==VERSION, a source
@@ -43,6 +53,7 @@ def impact_command(old, new, downstream_files, fmt, output, rules_dirs, cache_di
       2    bad usage or input: one line on stderr
       3    an internal error: one line (APIAUDIT_DEBUG=1 shows the traceback)
     """
+    from apiaudit.impact.executors import open_executor
     from apiaudit.impact.render import render_impact
     from apiaudit.impact.run import run_impact
     from apiaudit.infra.progress import for_terminal
@@ -52,7 +63,9 @@ def impact_command(old, new, downstream_files, fmt, output, rules_dirs, cache_di
     chosen = format_for_output(fmt, output, formats=IMPACT_FORMATS)
     progress = for_terminal(False if no_progress else None, quiet=quiet)
     try:
-        result = run_impact(old, new, downstream_files=[Path(f) for f in downstream_files], settings=settings, progress=progress)
+        with open_executor(executor, workers=workers) as running:
+            result = run_impact(old, new, downstream_files=[Path(f) for f in downstream_files], settings=settings,
+                                progress=progress, executor=running)  # fmt: skip
     finally:
         progress.close()
     write_output(render_impact(result, chosen), output, chosen, quiet=quiet)

@@ -1,13 +1,15 @@
 """The ecosystem atlas: every downstream of the list against every provider release of a range.
 
-Each downstream is one `matrix` sweep (`matrix.sweep.run_matrix`: the same fetching, caches and
-scans), over releases listed once; each cell says what that release does to that downstream:
+Each cell is one scan of the downstream against the release (a task: `tasks.py`, with scan's
+caches; the releases listed once), run on an executor (`executors/`: the local process pool, the
+matrix's, or a cluster's workers); each cell says what that release does to that downstream:
 clean, breaks (N proven errors), conditional only, or cannot read. The first release that breaks
 a downstream after one that did not is its first broken release.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import Counter
 from pathlib import Path
@@ -17,6 +19,8 @@ from apiaudit import sources
 from apiaudit.errors import InputError
 from apiaudit.findings import Report, Severity
 from apiaudit.impact.downstream import downstreams, spec_label
+from apiaudit.impact.executors import Executor, in_task_order, open_executor
+from apiaudit.impact.tasks import TaskOutcome, run_task, sweep_task
 from apiaudit.infra.frozen import record
 from apiaudit.infra.progress import NullProgress, Progress
 from apiaudit.policy.config import Settings
@@ -76,11 +80,13 @@ def run_atlas(
     cache_dir: Path | None = None,
     progress: Progress | None = None,
     available: Sequence[str] | None = None,
+    executor: Executor | None = None,
 ) -> Atlas:
     """The grid for `provider` (a range such as ``vllm>=0.16,<=0.20``). `available` replaces the
-    package index's list of releases (oldest first). InputError for a bad range or list."""
+    package index's list of releases (oldest first). Each cell is one task (`tasks.py`) run on
+    `executor` (`impact.executors`; None: this machine's process pool). InputError for a bad
+    range or list."""
     from apiaudit.matrix.ranges import parse_provider_range, select_releases
-    from apiaudit.matrix.sweep import run_matrix
 
     started = time.perf_counter()
     settings = settings if settings is not None else Settings()
@@ -91,21 +97,52 @@ def run_atlas(
     entries = downstreams([wanted.name], files=downstream_files, settings=settings, rules_dirs=rules_dirs)
     listed = list(available) if available is not None else sources.release_versions(wanted.name, cache_dir=cache_dir)
     releases = select_releases(listed, wanted, include_prereleases=False)
+    refused = {entry.spec: _refused(entry.spec) for entry in entries}  # bad specs: one line each, no task
+    readable = [entry for entry in entries if refused[entry.spec] is None]
+    with contextlib.nullcontext(executor) if executor is not None else open_executor() as chosen:
+        # Downstream by downstream: the tasks running at once read different releases (each
+        # fetched and indexed by one of them), not one release many times over.
+        tasks = [
+            sweep_task(chosen, entry.spec, f"{wanted.name}=={version}", cache_dir=cache_dir, rules_dirs=rules_dirs, settings=settings)
+            for entry in readable
+            for version in releases
+        ]
+        progress.start(f"atlas: {len(readable)} downstream(s) x {len(releases)} {wanted.name} release(s)", len(tasks))
+        outcomes = in_task_order(chosen, run_task, tasks, done=lambda i, _: progress.advance(tasks[i].provider))
+    per_row = iter(outcomes)
     rows = []
     for entry in entries:
-        try:
-            swept = run_matrix([entry.spec], provider, cache_dir=cache_dir, rules_dirs=rules_dirs, progress=progress, available=listed)
-        except InputError as exc:
-            cells = tuple(AtlasCell(v, "unreadable", failure=str(exc)) for v in releases)
-            rows.append(AtlasRow(entry.spec, spec_label(entry.spec), cells, failure=str(exc)))
-            continue
-        label = swept.consumers[0].name_version if swept.consumers else spec_label(entry.spec)
-        cells = tuple(
-            AtlasCell(r.version, "unreadable", failure=r.failure) if r.report is None else _cell(r.version, r.report)
-            for r in swept.rows
-        )  # fmt: skip
-        rows.append(AtlasRow(entry.spec, label, cells, first_broken(cells)))
+        failure = refused[entry.spec]
+        row = [next(per_row) for _ in releases] if failure is None else []
+        rows.append(_row(entry.spec, releases, row, failure))
     return Atlas(provider, tuple(releases), tuple(rows), round(time.perf_counter() - started, 3))
+
+
+def _refused(spec: str) -> str | None:
+    """Why a downstream spec cannot be read, said before any release is scanned for it (as `scan` would)."""
+    try:
+        sources.check(spec)
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
+def _row(spec: str, releases: Sequence[str], outcomes: Sequence[TaskOutcome], failure: str | None) -> AtlasRow:
+    """One downstream's row. When no release could be scanned, all for one reason, the reason is
+    the downstream's own (it cannot be read), as a matrix of it says."""
+    failures = {o.failure for o in outcomes if o.report is None}
+    if failure is None and outcomes and all(o.report is None for o in outcomes) and len(failures) == 1:
+        failure = next(iter(failures)) or "no release could be scanned"
+    if failure is not None:
+        cells = tuple(AtlasCell(v, "unreadable", failure=failure) for v in releases)
+        return AtlasRow(spec, spec_label(spec), cells, failure=failure)
+    reports = [o.report for o in outcomes if o.report is not None and o.report.consumers]
+    label = reports[0].consumers[0].name_version if reports else spec_label(spec)
+    cells = tuple(
+        _cell(version, o.report) if o.report is not None else AtlasCell(version, "unreadable", failure=o.failure)
+        for version, o in zip(releases, outcomes)
+    )  # fmt: skip
+    return AtlasRow(spec, label, cells, first_broken(cells))
 
 
 def _cell(release: str, report: Report) -> AtlasCell:

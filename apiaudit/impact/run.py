@@ -1,26 +1,28 @@
 """`impact OLD NEW`: every downstream scanned against NEW with OLD as the release in use today.
 
-Each downstream is one `audit.scan(..., against=OLD)` (the upgrade delta `scan --against`
-makes, with scan's caches: a warm re-run reads whole scans from the results cache), so that
-one downstream that cannot be read is said, not fatal. The introduced findings are then tied to
-their provider change (`cause.py`), OLD and NEW prepared once for all downstreams.
+Each downstream is one task (`tasks.py`: `audit.scan(..., against=OLD)`, the upgrade delta
+`scan --against` makes, with scan's caches: a warm re-run reads whole scans from the results
+cache), run on an executor (`executors/`: the local process pool, or a cluster's workers), so
+that one downstream that cannot be read is said, not fatal. The introduced findings are then
+tied to their provider change here (`cause.py`), OLD and NEW prepared once for all downstreams.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
 from apiaudit import sources
-from apiaudit.audit import rulebook_for, scan
+from apiaudit.audit import rulebook_for
 from apiaudit.errors import InputError
 from apiaudit.findings import Report
 from apiaudit.impact.cause import Sides, tie_findings
 from apiaudit.impact.downstream import downstreams, spec_label
+from apiaudit.impact.executors import Executor, in_task_order, open_executor
 from apiaudit.impact.results import Break, DownstreamResult, ImpactResult, Outcome
+from apiaudit.impact.tasks import TaskOutcome, run_task, sweep_task
 from apiaudit.infra.progress import NullProgress, Progress
 from apiaudit.policy.config import DownstreamEntry, Settings
 from apiaudit.sources.base import CodeTree
@@ -35,13 +37,15 @@ def run_impact(
     rules_dirs: Sequence[Path] = (),
     cache_dir: Path | None = None,
     progress: Progress | None = None,
+    executor: Executor | None = None,
 ) -> ImpactResult:
     """Which downstreams moving the provider from `old` to `new` breaks, and through which change.
 
     `old`/`new` are provider specs as scan's `--provider` takes them (NAME==VERSION, a source
     checkout, an installed distribution); a bad one is an InputError before any downstream is read.
     `settings` gives the cache, rules and `[tool.apiaudit.impact]`; the downstreams' findings are
-    judged by no project policy (they are the downstreams' code, not this project's)."""
+    judged by no project policy (they are the downstreams' code, not this project's). The scans
+    run on `executor` (`impact.executors`; None: this machine's process pool), one task each."""
     started = time.perf_counter()
     settings = settings if settings is not None else Settings()
     progress = progress or NullProgress()
@@ -54,10 +58,16 @@ def run_impact(
     with sources.fetching_refused() if settings.offline else contextlib.nullcontext():
         old_tree, new_tree = (_provider(spec, cache_dir, progress) for spec in (old, new))
     entries = downstreams([new_tree.name, *new_tree.packages], files=downstream_files, settings=settings, rules_dirs=rules_dirs)
-    # What scan reads of the project: the cache and rules; no consumer policy (select, exclude, ...).
-    neutral = Settings(rules=tuple(map(Path, rules_dirs)), cache_dir=cache_dir, offline=settings.offline, file=settings.file)
+    with contextlib.nullcontext(executor) if executor is not None else open_executor() as chosen:
+        tasks = [
+            sweep_task(chosen, entry.spec, new, against=old, with_deps=entry.with_deps, cache_dir=cache_dir,
+                       rules_dirs=rules_dirs, settings=settings)  # fmt: skip
+            for entry in entries
+        ]
+        progress.start(f"checking {len(tasks)} downstream(s) of {new_tree.name}", len(tasks))
+        outcomes = in_task_order(chosen, run_task, tasks, done=lambda i, _: progress.advance(spec_label(entries[i].spec)))
     sides = _LazySides(old_tree, new_tree, rules_dirs, cache_dir)
-    results = [_one(entry, old, new, neutral, sides, cache_dir, rules_dirs, progress) for entry in entries]
+    results = [_one(entry, outcome, sides, cache_dir) for entry, outcome in zip(entries, outcomes)]
     sides.save()
     return ImpactResult(
         old=old_tree.origin(), new=new_tree.origin(), downstreams=tuple(results),
@@ -72,13 +82,13 @@ def _provider(spec: str, cache_dir: Path, progress: Progress) -> CodeTree:
     return tree
 
 
-def _one(entry: DownstreamEntry, old: str, new: str, settings: Settings, sides: _LazySides, cache_dir: Path,
-         rules_dirs: Sequence[Path], progress: Progress) -> DownstreamResult:  # fmt: skip
+def _one(entry: DownstreamEntry, outcome: TaskOutcome, sides: _LazySides, cache_dir: Path) -> DownstreamResult:
+    """A downstream's result from its scan's: its breaks tied to their provider change here, where
+    OLD and NEW are prepared once for every downstream."""
+    report = outcome.report
     try:
-        report = scan(
-            [entry.spec], new, against=old, settings=settings, cache_dir=cache_dir, rules_dirs=rules_dirs,
-            progress=progress, use_baseline=False, with_deps=entry.with_deps,
-        )  # fmt: skip
+        if report is None:
+            raise InputError(outcome.failure or "the scan did not run")
         trees = _consumer_trees(report, entry.spec, cache_dir) if _has_breaks(report) else {}
     except InputError as exc:
         return DownstreamResult(entry.spec, spec_label(entry.spec), "unreadable", error=str(exc))

@@ -20,6 +20,7 @@ fetches in threads, and its scans are never split). Elsewhere, with one CPU, or 
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import pickle
@@ -51,6 +52,19 @@ def set_jobs(jobs: int | None) -> None:
     """The number of processes `--jobs` asks for (None: the default)."""
     global _chosen
     _chosen = jobs
+
+
+@contextlib.contextmanager
+def jobs_within(jobs: int | None) -> Iterator[None]:
+    """`set_jobs(jobs)` for the block only (None: as it was): a task run in a process that goes on."""
+    global _chosen
+    outer = _chosen
+    if jobs is not None:
+        _chosen = jobs
+    try:
+        yield
+    finally:
+        _chosen = outer
 
 
 def worker_count() -> int:

@@ -14,6 +14,7 @@ the newest release the requirement allows.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -93,7 +94,7 @@ def provider_dependencies(
     from packaging.utils import canonicalize_name
 
     progress = progress or NullProgress()
-    skip = {canonicalize_name(provider.name)} | {canonicalize_name(Requirement(r).name) for r in _valid(declared(provider))}
+    skip = {canonicalize_name(provider.name)} | _requirement_names(tuple(declared(provider)))
     consumer = tree.origin().name_version
     kept_as = f"{tree.name}=={tree.version}" if tree.kind == "release" and tree.version else ""
     kept = _cached_consumer_answer(cache_dir, kept_as, provider, skip)
@@ -146,17 +147,20 @@ def provider_dependencies(
     return found, failed + notices
 
 
-def _valid(lines: list[str]) -> list[str]:
+@functools.lru_cache(maxsize=64)
+def _requirement_names(lines: tuple[str, ...]) -> frozenset[str]:
+    """The distributions valid requirement lines name, canonical. Kept by the lines: a sweep
+    scans many downstreams against one provider, whose hundred-odd lines parse once a process."""
     from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
 
-    valid = []
+    names = set()
     for line in lines:
         try:
-            Requirement(line)
+            names.add(canonicalize_name(Requirement(line).name))
         except InvalidRequirement:
             continue
-        valid.append(line)
-    return valid
+    return frozenset(names)
 
 
 def _release_spec(requirement, tree: CodeTree, versions) -> str | None:

@@ -48,15 +48,17 @@ def test_a_bad_provider_side_is_bad_input_before_any_downstream(tmp_path):
 
 def test_a_warm_rerun_reads_every_scan_from_scans_cache(tmp_path, monkeypatch):
     from apiaudit.cache import scans
+    from apiaudit.impact.executors import open_executor
 
     listed = write_list(tmp_path)
     stored: list = []
     keep = scans.store
     monkeypatch.setattr(scans, "store", lambda *args, **kwargs: (stored.append(args), keep(*args, **kwargs)))
-    first = run_impact(str(OLD), str(NEW), downstream_files=[listed], cache_dir=tmp_path / "cache")
-    assert len(stored) == 6
-    stored.clear()
-    again = run_impact(str(OLD), str(NEW), downstream_files=[listed], cache_dir=tmp_path / "cache")
+    with open_executor(workers=1) as here:  # the scans in this process, where `store` is watched
+        first = run_impact(str(OLD), str(NEW), downstream_files=[listed], cache_dir=tmp_path / "cache", executor=here)
+        assert len(stored) == 6
+        stored.clear()
+        again = run_impact(str(OLD), str(NEW), downstream_files=[listed], cache_dir=tmp_path / "cache", executor=here)
     assert stored == []  # six scans (three downstreams, two sides), none run again
     assert again.by_change == first.by_change
 

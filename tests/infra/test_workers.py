@@ -166,3 +166,15 @@ def test_jobs_and_the_environment_choose_the_count(monkeypatch):
         assert workers.worker_count() == 1
     finally:
         workers.set_jobs(None)
+
+
+def test_jobs_within_sets_the_split_for_the_block_only():
+    workers.set_jobs(3)
+    try:
+        with workers.jobs_within(1):
+            assert workers.worker_count() == 1 or not sys.platform.startswith("linux")
+        assert workers._chosen == 3
+        with workers.jobs_within(None):
+            assert workers._chosen == 3
+    finally:
+        workers.set_jobs(None)

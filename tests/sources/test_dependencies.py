@@ -123,3 +123,13 @@ def test_the_requirements_are_fetched_at_once_each_saying_why_and_a_warm_run_ask
     warm = _Steps()
     again = provider_dependencies(lean, PROVIDER, resolve=never, versions=never, cache_dir=tmp_path, progress=warm)
     assert again == (deps, []) and warm.said == []
+
+
+def test_the_providers_requirement_names_parse_once_a_process():
+    from apiaudit.sources.dependencies import _requirement_names
+
+    lines = ("Torch>=2.0", "not a requirement ((", "numpy; python_version < '4'")
+    _requirement_names.cache_clear()
+    assert _requirement_names(lines) == {"torch", "numpy"}
+    _requirement_names(lines)
+    assert _requirement_names.cache_info().hits == 1  # the next downstream's scan against the same provider
