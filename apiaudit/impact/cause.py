@@ -52,7 +52,7 @@ def tie_findings(report: Report, trees: dict[str, CodeTree], sides: Sides, label
                 loaded[finding.consumer] = sides.releases(finding.consumer, tree)
             old, new = loaded[finding.consumer]
             change = provider_change(finding, old, new)
-        out.append(Break(label, finding, change or _unexplained(finding), _site(finding, origins.get(finding.consumer))))
+        out.append(Break(label, finding, change or _unexplained(finding), site_of(finding, origins.get(finding.consumer))))
     return tuple(out)
 
 
@@ -160,6 +160,6 @@ def _unexplained(finding: Finding) -> ProviderChange:
     return ProviderChange(ChangeKind.OTHER, finding.callee or finding.rule, finding.provider_location, rule=finding.rule)
 
 
-def _site(finding: Finding, origin: CodeOrigin | None) -> str:
+def site_of(finding: Finding, origin: CodeOrigin | None) -> str:
     path = origin.shown(finding.path) if origin is not None else finding.path
     return f"{path}:{finding.line}"

@@ -18,7 +18,8 @@ from apiaudit import sources
 from apiaudit.audit import rulebook_for
 from apiaudit.errors import InputError
 from apiaudit.findings import Report
-from apiaudit.impact.cause import Sides, tie_findings
+from apiaudit.impact import tied as tied_memo
+from apiaudit.impact.cause import Sides, site_of, tie_findings
 from apiaudit.impact.downstream import downstreams, spec_label
 from apiaudit.impact.executors import Executor, in_task_order, open_executor
 from apiaudit.impact.results import Break, DownstreamResult, ImpactResult, Outcome
@@ -67,7 +68,8 @@ def run_impact(
         progress.start(f"checking {len(tasks)} downstream(s) of {new_tree.name}", len(tasks))
         outcomes = in_task_order(chosen, run_task, tasks, done=lambda i, _: progress.advance(spec_label(entries[i].spec)))
     sides = _LazySides(old_tree, new_tree, rules_dirs, cache_dir)
-    results = [_one(entry, outcome, sides, cache_dir) for entry, outcome in zip(entries, outcomes)]
+    memo = _TieMemo(old_tree, new_tree, rules_dirs, cache_dir)
+    results = [_one(entry, outcome, sides, memo, cache_dir) for entry, outcome in zip(entries, outcomes)]
     sides.save()
     return ImpactResult(
         old=old_tree.origin(), new=new_tree.origin(), downstreams=tuple(results),
@@ -82,19 +84,22 @@ def _provider(spec: str, cache_dir: Path, progress: Progress) -> CodeTree:
     return tree
 
 
-def _one(entry: DownstreamEntry, outcome: TaskOutcome, sides: _LazySides, cache_dir: Path) -> DownstreamResult:
+def _one(entry: DownstreamEntry, outcome: TaskOutcome, sides: _LazySides, memo: _TieMemo, cache_dir: Path) -> DownstreamResult:
     """A downstream's result from its scan's: its breaks tied to their provider change here, where
-    OLD and NEW are prepared once for every downstream."""
+    OLD and NEW are prepared once for every downstream (and not at all where the ties are kept)."""
     report = outcome.report
-    try:
-        if report is None:
-            raise InputError(outcome.failure or "the scan did not run")
-        trees = _consumer_trees(report, entry.spec, cache_dir) if _has_breaks(report) else {}
-    except InputError as exc:
-        return DownstreamResult(entry.spec, spec_label(entry.spec), "unreadable", error=str(exc))
+    if report is None:
+        return DownstreamResult(entry.spec, spec_label(entry.spec), "unreadable", error=outcome.failure or "the scan did not run")
     origin = report.consumers[0] if report.consumers else None
     label = origin.name_version if origin is not None else entry.spec
-    breaks = tie_findings(report, trees, sides.get(), label) if trees else ()
+    breaks = memo.kept(report, label) if _has_breaks(report) else ()
+    if breaks is None:
+        try:
+            trees = _consumer_trees(report, entry.spec, cache_dir)
+        except InputError as exc:
+            return DownstreamResult(entry.spec, spec_label(entry.spec), "unreadable", error=str(exc))
+        breaks = tie_findings(report, trees, sides.get(), label) if trees else ()
+        memo.keep(report, label, breaks)
     delta = report.delta
     return DownstreamResult(
         entry.spec, label, _outcome(breaks), breaks, fixed=len(delta.fixed) if delta else 0,
@@ -127,6 +132,34 @@ def _consumer_trees(report: Report, spec: str, cache_dir: Path) -> dict[str, Cod
             continue  # a path found as a dependency: its findings keep their callee as the change
         trees[origin.key] = sources.resolve(again, cache_dir=cache_dir)
     return trees
+
+
+class _TieMemo:
+    """The changes tied to a downstream's findings, kept in the cache (`tied.py`) by what tying read."""
+
+    def __init__(self, old: CodeTree, new: CodeTree, rules_dirs: Sequence[Path], cache_dir: Path):
+        from apiaudit.cache.scans import engine_fingerprint
+        from apiaudit.recipes.files import rules_digest
+
+        self.cache_dir = cache_dir
+        self.parts = (engine_fingerprint(cache_dir), rules_digest(list(rules_dirs)), repr(old.origin()), repr(new.origin()))
+
+    def _name(self, report: Report, label: str) -> tuple[str | None, list]:
+        tied = [f for f in report.findings if f.rule != "cannot-judge"]
+        return tied_memo.key(*self.parts, label, report, tied), tied
+
+    def kept(self, report: Report, label: str) -> tuple[Break, ...] | None:
+        name, tied = self._name(report, label)
+        changes = tied_memo.lookup(self.cache_dir, name, len(tied)) if name else None
+        if changes is None:
+            return None
+        origins = {o.key: o for o in report.consumers}
+        return tuple(Break(label, f, c, site_of(f, origins.get(f.consumer))) for f, c in zip(tied, changes))
+
+    def keep(self, report: Report, label: str, breaks: Sequence[Break]) -> None:
+        name, tied = self._name(report, label)
+        if name and [b.finding for b in breaks] == tied:
+            tied_memo.store(self.cache_dir, name, [b.change for b in breaks])
 
 
 class _LazySides:

@@ -63,6 +63,36 @@ def test_a_warm_rerun_reads_every_scan_from_scans_cache(tmp_path, monkeypatch):
     assert again.by_change == first.by_change
 
 
+def test_a_warm_rerun_ties_no_break_again(tmp_path, monkeypatch):
+    """The changes behind a downstream's breaks are kept by what tying read: a warm rerun loads no
+    downstream against OLD and NEW again, and says the same; an edited downstream file is tied anew."""
+    import shutil
+
+    from apiaudit.impact import run as impact_run
+    from apiaudit.impact.executors import open_executor
+
+    from tests.impact.conftest import CONSUMERS, DOWNSTREAMS
+
+    for name in DOWNSTREAMS:
+        shutil.copytree(CONSUMERS / name, tmp_path / "own" / name)
+    specs = ", ".join(f'"{tmp_path / "own" / n / n}"' for n in DOWNSTREAMS)
+    listed = tmp_path / "own.toml"
+    listed.write_text(f"replace-bundled = true\ndownstream = [{specs}]\n", encoding="utf-8")
+    tied: list = []
+    tie = impact_run.tie_findings
+    monkeypatch.setattr(impact_run, "tie_findings", lambda *args: (tied.append(args[3]), tie(*args))[1])
+    with open_executor(workers=1) as here:
+        first = run_impact(str(OLD), str(NEW), downstream_files=[listed], cache_dir=tmp_path / "cache", executor=here)
+        assert len(tied) == 2  # the two downstreams that break
+        tied.clear()
+        again = run_impact(str(OLD), str(NEW), downstream_files=[listed], cache_dir=tmp_path / "cache", executor=here)
+        assert tied == [] and again.by_change == first.by_change
+        generator = tmp_path / "own" / "impact_drafter" / "impact_drafter" / "generator.py"
+        generator.write_text(generator.read_text() + "\n# edited\n")
+        third = run_impact(str(OLD), str(NEW), downstream_files=[listed], cache_dir=tmp_path / "cache", executor=here)
+    assert len(tied) == 1 and third.by_change == first.by_change
+
+
 def test_offline_a_provider_release_not_cached_is_bad_input_before_any_work(tmp_path):
     from apiaudit.policy.config import Settings
 
