@@ -403,12 +403,13 @@ def _builtin_step(ctx, file, use, value: "ItemsValue | BuiltinValue", step: Step
             raise _Stop  # unpacked into another number of targets: ValueError there, nothing after runs
         index = int(step.name)
         item = value.items[index] if index < len(value.items) else ""
-        return BuiltinValue(item) if item else None
+        return BuiltinValue(item, step.via or "") if item else None
     if isinstance(value, BuiltinValue) and step.kind == "store" and step.name and value.name in NO_INSTANCE_DICT and report:
+        through = f", and {'.'.join(value.via.split('.')[-2:])} returns it as it is" if value.via else ""
         findings.append(ctx.finding(
             file, use.site, "attribute-missing",
-            f"'{value.name}' object has no attribute '{step.name}' (the provider annotates the object as {value.name}, "
-            "whose instances take no new attributes)",
+            f"'{value.name}' object has no attribute '{step.name}' (the provider annotates the object as {value.name}{through}; "
+            f"{value.name} instances take no new attributes)",
             callee=f"builtins.{value.name}", param=step.name,
         ))  # fmt: skip
     raise _Stop

@@ -224,3 +224,5 @@ def test_the_items_a_consumer_override_returns_as_it_unpacked_them_are_followed(
         ("runnerplug/runner.py", 11, "attribute-missing", "error", False, "source"),
         ("runnerplug/runner.py", 25, "attribute-missing", "error", False, "num_input_tokens"),
     }
+    (through,) = [f.message for f in report.findings if f.line == 25]
+    assert "TaggingRunner._prepare_inputs returns it as it is" in through
