@@ -371,6 +371,8 @@ def _step(ctx: CheckContext, file, use, value, step: Step, findings: list, rest_
                 )
             )
         raise _Stop
+    if step.via is not None and _overridden_below(ctx, step.via):
+        raise _Stop  # `self.prepare()` may run a subclass's override: what it returns is not known
     if isinstance(value, (ItemsValue, BuiltinValue)):
         return _builtin_step(ctx, file, use, value, step, findings, report)
     if step.kind == "attr":
@@ -397,17 +399,28 @@ def _builtin_step(ctx, file, use, value: "ItemsValue | BuiltinValue", step: Step
     on a builtin instance, which has no `__dict__`: `AttributeError` on the line. Anything else
     on them is not tracked."""
     if isinstance(value, ItemsValue) and step.kind == "subscript" and step.name is not None and step.name.isdigit():
+        if step.arity is not None and step.arity != len(value.items):
+            raise _Stop  # unpacked into another number of targets: ValueError there, nothing after runs
         index = int(step.name)
         item = value.items[index] if index < len(value.items) else ""
-        return BuiltinValue(item) if item else None
+        return BuiltinValue(item, step.via or "") if item else None
     if isinstance(value, BuiltinValue) and step.kind == "store" and step.name and value.name in NO_INSTANCE_DICT and report:
+        through = f", and {'.'.join(value.via.split('.')[-2:])} returns it as it is" if value.via else ""
         findings.append(ctx.finding(
             file, use.site, "attribute-missing",
-            f"'{value.name}' object has no attribute '{step.name}' (the provider annotates the object as {value.name}, "
-            "whose instances take no new attributes)",
+            f"'{value.name}' object has no attribute '{step.name}' (the provider annotates the object as {value.name}{through}; "
+            f"{value.name} instances take no new attributes)",
             callee=f"builtins.{value.name}", param=step.name,
         ))  # fmt: skip
     raise _Stop
+
+
+def _overridden_below(ctx, method: str) -> bool:
+    """Whether a consumer class deriving from the method's class may define the method again
+    (`pkg.mod.Class.name`): itself or a consumer base of its own, or a base from neither side."""
+    owner, _, name = method.rpartition(".")
+    skip = frozenset({owner})
+    return any(name in ctx.own_members(sub, skip) or ctx.outside_bases(sub, skip) for sub in ctx.subclasses_of(owner))
 
 
 def _narrow(ctx, value, step: Step):

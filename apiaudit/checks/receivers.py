@@ -43,6 +43,7 @@ class BuiltinValue:
     """An instance of a builtin class (`dict`, `list`, ...), from a provider annotation."""
 
     name: str
+    via: str = ""  # the consumer method that returns it as it is (`pkg.mod.Class.name`), if one does
 
 
 # Builtin classes whose instances have no `__dict__`: setting an attribute on one raises

@@ -63,7 +63,8 @@ class CallShape:
 
 # "dynamic": getattr with a computed name; "store": an attribute set (`x.name = v`), which fails
 # only on an object that takes no new attributes. A "subscript" step's `name` is the index of an
-# item unpacked from a tuple (`first, *rest = f()`), when it is one.
+# item unpacked from a tuple (`first, *rest = f()`), when it is one, or the slice a starred
+# target takes (`"2:"`, `"1:-1"`).
 StepKind = Literal["attr", "call", "instance", "subscript", "dynamic", "narrow", "store"]
 
 
@@ -77,6 +78,14 @@ class Step:
     # kind "narrow": the value passed this guard (hasattr, isinstance, a TypeIs function) with
     # `guard.expect`; the checks keep only the candidate classes that pass it.
     guard: "Condition | None" = None
+    # A "subscript" step naming an item's index: the number of items the value must have for the
+    # unpacking to work (`a, b, c = f()`: 3; None: at least the index's, a starred target takes the
+    # rest); where it has another number, the unpacking raises ValueError and the item is not known.
+    arity: int | None = None
+    # The same, for an item of what a consumer method returns (`a, b = self.prepare()`, the method
+    # returning items it unpacked): the method, `pkg.mod.Class.name`. The item is known only where
+    # no consumer subclass may override it (`self.prepare` may run the subclass's).
+    via: str | None = None
 
 
 # "symbol": a provider dotted path; "self": a consumer class; "super"; "fself": a function bound as method;

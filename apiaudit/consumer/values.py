@@ -174,6 +174,19 @@ class TupleOf:
 
 
 @record
+class ReturnedItems:
+    """What a call of a consumer method returns where every `return` of its body is the same tuple
+    display of names it bound by unpacking (`a, b, *rest = super().prepare(x)` ... `return a, b,
+    *rest`): the display's items (Unknown where an item is not such a name) and, where the display
+    ends with `*rest`, the chain of the slice that starred name took (its `subscript` step names
+    it: `"2:"`). `via` is the method (`pkg.mod.Class.name`), which a consumer subclass may override."""
+
+    items: tuple["Value", ...]
+    rest: Chain | None
+    via: str
+
+
+@record
 class ProviderSpec:
     """`importlib.util.find_spec("NAME")` of the provider's top-level package: found, never None."""
 
@@ -245,7 +258,7 @@ MAX_OPTIONS = 8  # more ways than this and the name is Unknown
 Value = Union[
     Unknown, Const, ProviderVersion, ParsedVersion, VersionPart, VersionMethod, VersionDerived, ProviderDistribution, Chain, ConsumerRef,
     External, DictValue, Unbound, ImportChoice, Helper, OneOf, TupleOf, ProviderSpec, DistributionMap, StrMethod, Probe,
-    SignatureOf, AttrOrNone, ConstMap,
+    SignatureOf, AttrOrNone, ConstMap, ReturnedItems,
 ]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from dataclasses import replace
 from typing import Protocol
 
 from apiaudit.consumer.contracts import defined_function
@@ -26,6 +27,8 @@ from apiaudit.consumer.values import (
     Helper,
     ImportChoice,
     OneOf,
+    ReturnedItems,
+    Value,
     symbol_path,
 )
 from apiaudit.consumer.walk.evaluate import Evaluator
@@ -66,8 +69,8 @@ class Definitions:
         if self.state.top_only:
             return
         cls = outer.cls
-        if cls is not None and cls.learning and not outer.emit and not _may_teach(node, cls):
-            return  # the learning pass learns only what self.X holds: this body cannot change it
+        if cls is not None and cls.learning and not outer.emit and not _may_teach(node, cls) and not _returns_tuple(node):
+            return  # the learning pass learns only what self.X holds (and what a method returns): this body cannot change it
         # A function defined in the class body is a method; one nested in a method is a plain
         # function (its first parameter is not self) that sees the method's names, `self` included.
         in_body = cls is not None and not _in_method(outer.function, cls)
@@ -117,7 +120,16 @@ class Definitions:
             env.vars[first] = Chain(Root("fself", f"{self.state.module}.{node.name}"))
             self.state.found.self_functions.add(f"{self.state.module}.{node.name}")
             _replacement_params(env, node, f"{self.state.module}.{node.name}", 0)
-        self.statements.block(node.body, scope)
+        # What a call of the method returns, learned once (pass 1): only a plain method no
+        # decorator wraps (a decorator may return anything), whose call runs its body (not a
+        # generator's or a coroutine's), every path ending in a `return`.
+        learns = cls is not None and cls.learning and plain and in_body and not node.decorator_list
+        learns = learns and isinstance(node, ast.FunctionDef) and not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in descendants(node))
+        if learns:
+            scope.returns = []
+        falls = self.statements.block(node.body, scope)
+        if learns and cls is not None and scope.returns is not None:
+            _learn_returned(cls, node.name, scope.returns, falls)
 
     def _installed(self, node, outer: Scope, qual: str, env: Env) -> None:
         """`@helper(obj, "name")` of a consumer patching helper (consumer/patching.py): the function
@@ -258,6 +270,20 @@ def _stores_attribute(stmt: ast.stmt) -> bool:
             if any(isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) for n in descendants(target)):
                 return True
     return False
+
+
+def _returns_tuple(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a body returns a tuple display somewhere (what its calls return may be learned)."""
+    return any(isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Tuple) for stmt in _statements(node.body))
+
+
+def _learn_returned(cls: ClassScope, name: str, returns: list[Value], falls: bool) -> None:
+    """What calls of method `name` return: the items every `return` agrees on. Returns that
+    disagree, one that is no such display, a path falling off the end (None), or a second
+    definition of the name: not known."""
+    first = returns[0] if returns else None
+    known = isinstance(first, ReturnedItems) and not falls and all(r == first for r in returns) and name not in cls.returned
+    cls.returned[name] = replace(first, via=f"{cls.dotted}.{name}") if known and isinstance(first, ReturnedItems) else UNKNOWN
 
 
 def _has_call(annotation: ast.expr) -> bool:

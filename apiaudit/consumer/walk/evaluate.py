@@ -30,6 +30,7 @@ from apiaudit.consumer.values import (
     ProviderDistribution,
     ProviderSpec,
     ProviderVersion,
+    ReturnedItems,
     SignatureOf,
     StrMethod,
     TupleOf,
@@ -104,6 +105,11 @@ class Evaluator:
         spine: list[ast.AST] = []
         cur = node
         while True:
+            if isinstance(cur, ast.Call) and (returned := self._method_returns(cur, scope)) is not None:
+                held: Value = returned
+                for n in reversed(spine):
+                    held = self._apply(n, held, scope, fresh, depth)
+                return held
             if isinstance(cur, ast.Attribute):
                 if scope.cls is not None and is_self(cur.value, scope):
                     break
@@ -132,6 +138,15 @@ class Evaluator:
         for n in reversed(spine) if value is not UNKNOWN else ():  # a step keeps UNKNOWN so (`_apply`)
             value = self._apply(n, value, scope, fresh, depth)
         return value
+
+    def _method_returns(self, node: ast.Call, scope: Scope) -> ReturnedItems | None:
+        """`self.prepare(...)` of a method of the class whose returned items the class's learning
+        pass read (`ClassScope.returned`), where no `self.prepare = ...` replaces it."""
+        func = node.func
+        if scope.cls is None or not isinstance(func, ast.Attribute) or not is_self(func.value, scope) or func.attr in scope.cls.attr_values:
+            return None
+        held = scope.cls.returned.get(func.attr)
+        return held if isinstance(held, ReturnedItems) else None
 
     def _atom(self, node: ast.AST, scope: Scope, fresh: bool, depth: int) -> Value:
         if isinstance(node, ast.Name):

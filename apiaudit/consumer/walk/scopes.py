@@ -57,6 +57,9 @@ class ClassScope:
     property_attrs: dict[str, str] = field(default_factory=dict)
     learning: bool = True  # pass 1 learns what self.X holds; pass 2 only reads it
     derived: bool = False  # it has a base that is not `object`: its methods may override a provider's
+    # method name -> what a call of it returns (`ReturnedItems`), learned in pass 1 for a plain,
+    # undecorated method whose every `return` is the same tuple display of unpacked names
+    returned: dict[str, Value] = field(default_factory=dict)
 
 
 @dataclass
@@ -84,12 +87,15 @@ class Scope:
     # What the enclosing `try`'s import handler does instead, where it drops a feature (sets a
     # flag false, defines stand-ins): "sets HAS_TIER = False, defines a stand-in SecondaryTier".
     drops: str | None = None
+    # The values each `return` of the function being learned returns (None: not collected): a
+    # method's body in its class's learning pass (`ClassScope.returned`); branches share the list.
+    returns: list[Value] | None = None
 
     def child(self, live: Liveness | None = None) -> Scope:
         return Scope(
             Env(self.env), self.cls, self.function, self.live if live is None else live, self.emit,
             self.type_checking, self.guard, self.caught, self.helper_call, self.caller_live, self.caller_emits,
-            self.type_error_handler, self.type_error_retry, self.drops,
+            self.type_error_handler, self.type_error_retry, self.drops, self.returns,
         )
 
     def outside_class(self) -> Scope:
@@ -99,7 +105,7 @@ class Scope:
         return Scope(
             self.env, None, self.function, self.live, self.emit,
             self.type_checking, self.guard, self.caught, self.helper_call, self.caller_live, self.caller_emits,
-            self.type_error_handler, self.type_error_retry, self.drops,
+            self.type_error_handler, self.type_error_retry, self.drops, self.returns,
         )
 
 
