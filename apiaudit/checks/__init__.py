@@ -164,6 +164,8 @@ def check_note(ctx: CheckContext, file: ConsumerFile, note: Note) -> list[Findin
             note.kind,
             f"`{note.text}` {note.detail}: strings compare character by character (\"0.10.0\" < \"0.9.0\")",
             advice="Compare parsed versions: `packaging.version.Version(x) >= Version(\"0.9\")`.",
+            # at a failing assert it is no wrong branch but a raise on every run: a break
+            severity=Severity.ERROR if note.breaks else None,
         )
     ]
 

@@ -127,6 +127,11 @@ def record_injections(ctx) -> None:
             if verdict(ctx, inj.live).dead:
                 continue
             targets = hosts.injection_hosts.get(inj.keyword, ())
+            if inj.behind is not None:
+                # never runs on this release: what it would install is known, not installed
+                if inj.target is not None and inj.target in ctx.classes:
+                    ctx.injected_behind.setdefault(inj.target, (set(), inj.behind))[0].update(targets)
+                continue
             if inj.target is None or inj.target not in ctx.classes:
                 # a computed value, or a name of a class outside the consumer's files
                 ctx.unknown_injection = True

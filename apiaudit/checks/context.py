@@ -166,6 +166,9 @@ class CheckContext:
         # consumer class -> provider classes it is mixed into, via injection keywords (filled by
         # `checks.conditions.record_injections`, which knows which injections are live)
         self.injected: dict[str, set[str]] = {}
+        # consumer class -> (provider classes, the refusal): installed only after a statement
+        # that refuses the release (a failing `assert` of a version test), so never there
+        self.injected_behind: dict[str, tuple[set[str], str]] = {}
         self.unknown_injection = False
         # provider classes that may receive an injected class the engine cannot resolve
         self.unknown_injection_hosts: set[str] = set()

@@ -46,7 +46,7 @@ def release_gate_findings(ctx: CheckContext, file: ConsumerFile) -> list[Finding
         finding = ctx.finding(
             file, gate.site, "entry-point-incompatible",
             f"the {entry.group} entry point {entry.name} ({entry.module}:{entry.attr or ''}) refuses this release: "
-            f"`{gate.test}` holds, so {where} raises; {caller} loads it unguarded, so the provider stops at start",
+            f"`{gate.test}` {'holds' if gate.raises_when else 'is false'}, so {where} raises; {caller} loads it unguarded, so the provider stops at start",
             callee=caller,
         )  # fmt: skip
         findings.append(replace(finding, conditional=True, guard=v.guard) if v.conditional else finding)

@@ -41,6 +41,19 @@ def check_rpc(ctx: CheckContext, file: ConsumerFile, call: RpcCall) -> list[Find
                 file, call.site, "cannot-judge", f"cannot judge RPC '{call.name}': {reason}", callee=f"{hosts[0]}.{call.name}", severity=Severity.INFO
             )
         ]
+    for extension, (targets, refusal) in sorted(ctx.injected_behind.items()):
+        if targets & set(hosts) and call.name in ctx.own_members(extension):
+            # The consumer installs the class that has it only after its own refusal of this
+            # release: the break is that refusal (reported there); this call runs only on an
+            # engine built some other way.
+            return [
+                ctx.finding(
+                    file, call.site, "rpc-missing",
+                    f"{call.method}('{call.name}'): no method '{call.name}' on {hosts[0]}; {extension} has it, but the consumer "
+                    f"installs it only after {refusal}, which raises on this release first",
+                    callee=f"{hosts[0]}.{call.name}", facts=RpcFacts(call.name), severity=Severity.WARNING,
+                )  # fmt: skip
+            ]
     where = " or ".join([hosts[0]] + sorted(ctx.injected))
     return [
         ctx.finding(

@@ -22,6 +22,7 @@ from apiaudit.consumer.values import (
     AttrOrNone,
     Chain,
     Const,
+    ConstItems,
     ImportChoice,
     ParsedVersion,
     Probe,
@@ -154,6 +155,8 @@ class Folder:
         """(known, python object) for a value on the audited release."""
         if isinstance(value, Const):
             return True, value.value
+        if isinstance(value, ConstItems):
+            return True, value.items  # membership and truth as the list or set has them
         if isinstance(value, ProviderVersion):
             if value.form == "text":
                 return (self.provider_text is not None), self.provider_text

@@ -179,13 +179,15 @@ class GuardStop:
 
 @record(slots=True)
 class ReleaseGate:
-    """`if <a test of the provider's release>: raise ...`, the raise taken on the audited release:
-    the consumer's own code refuses this release there (a plugin's supported-versions check)."""
+    """`if <a test of the provider's release>: raise ...` (or `assert <such a test>`), the raise
+    taken on the audited release: the consumer's own code refuses this release there (a plugin's
+    supported-versions check)."""
 
-    site: Site  # the raise
+    site: Site  # the raise (or the failing `assert`)
     function: str  # qualified name of the enclosing function, "<module>" at top level
     test: str  # the test's source
     live: "Liveness"
+    raises_when: bool = True  # the test's truth that raises: False for an `else:` arm or an `assert`
 
 
 @record(slots=True)
@@ -362,6 +364,9 @@ class Injection:
     target: str | None  # dotted consumer class named by a string literal; None when not a literal
     site: Site
     live: Liveness = ALWAYS
+    # The refusal it sits behind ("`assert <test>` (line N)"): a statement that raises on the
+    # audited release comes first in its block, so it never runs there; None for a live one.
+    behind: str | None = None
 
 
 @record(slots=True)
@@ -411,6 +416,7 @@ class Note:
     text: str  # the expression's source
     detail: str  # what Python makes of it on the audited release
     live: Liveness = ALWAYS
+    breaks: bool = False  # the test of an `assert` that fails on the release: it raises there
 
 
 @record(slots=True)

@@ -252,13 +252,22 @@ class ConstMap:
     items: tuple[tuple[object, object], ...]
 
 
+@record
+class ConstItems:
+    """A list or set display every item of which is a literal (`SUPPORTED = ["0.8.5", "0.9.0"]`):
+    a membership test of the release's version text in it folds. Mutable, so a name holding it
+    is forgotten once the code changes it or passes it on, as a `ConstMap` is."""
+
+    items: tuple[object, ...]
+
+
 MAX_OPTIONS = 8  # more ways than this and the name is Unknown
 
 
 Value = Union[
     Unknown, Const, ProviderVersion, ParsedVersion, VersionPart, VersionMethod, VersionDerived, ProviderDistribution, Chain, ConsumerRef,
     External, DictValue, Unbound, ImportChoice, Helper, OneOf, TupleOf, ProviderSpec, DistributionMap, StrMethod, Probe,
-    SignatureOf, AttrOrNone, ConstMap, ReturnedItems,
+    SignatureOf, AttrOrNone, ConstMap, ReturnedItems, ConstItems,
 ]
 
 

@@ -106,3 +106,53 @@ def test_a_class_named_by_its_module_and_name_at_run_time_receives_the_rpcs(tmp_
         c.collective_rpc("extra3")
         c.collective_rpc("nowhere")
     """) == [("rpc-missing", 18)]
+
+
+def _scan_versioned(tmp_path, consumer: str):
+    prov = tmp_path / "prov" / "tinyprov"
+    prov.mkdir(parents=True)
+    (prov / "__init__.py").write_text('__version__ = "0.10.0"\n\nclass Worker:\n    pass\n\nclass LLM:\n    def __init__(self, **kw):\n        pass\n    def collective_rpc(self, name):\n        pass\n')
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "tinyprov.toml").write_text(RULES)
+    cons = tmp_path / "cons"
+    cons.mkdir()
+    (cons / "__init__.py").write_text("")
+    (cons / "job.py").write_text(textwrap.dedent(consumer))
+    report = scan([str(cons)], str(prov), rules_dirs=[rules], use_index_cache=False, provider_version="0.10.0")
+    return sorted((f.rule, f.line, f.severity.value) for f in report.findings)
+
+
+ACTOR = """
+    import tinyprov
+    from tinyprov import LLM
+    class Ext:
+        def extra(self):
+            pass
+    class Actor:
+        def __init__(self, **kw):
+            self.llm = LLM(**kw)
+        def call(self):
+            return self.llm.collective_rpc("extra")
+"""
+
+
+def test_an_rpc_served_only_by_a_class_installed_after_a_failing_assert_is_no_error(tmp_path):
+    """The string-compared assert fails on 0.10.0: it is the break (an error at the assert),
+    and the RPC that needs the class installed after it is a warning naming the assert."""
+    assert _scan_versioned(tmp_path, ACTOR + """
+    def build():
+        assert tinyprov.__version__ > "0.8.2"
+        return Actor(worker_cls="cons.job.Ext")
+    """) == [("rpc-missing", 11, "warning"), ("version-compared-as-string", 14, "error")]
+
+
+def test_an_rpc_whose_class_is_installed_only_on_a_branch_not_taken_stays_an_error(tmp_path):
+    """Counter-case: a branch the release does not take is no refusal (the code goes on and
+    builds the engine without the class): the RPC is missing there."""
+    assert _scan_versioned(tmp_path, ACTOR + """
+    def build():
+        if tinyprov.__version__.startswith("0.8"):
+            return Actor(worker_cls="cons.job.Ext")
+        return Actor()
+    """) == [("rpc-missing", 11, "error")]

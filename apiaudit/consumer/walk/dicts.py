@@ -4,14 +4,15 @@ A name or `self.X` holding a `DictValue` (a literal, `dict(...)`) keeps its know
 `d["k"] = v`, `d.update(...)`, `d.pop("k")`, `d.setdefault(...)`, `d.clear()` and `del d["k"]`;
 passed to a function, aliased or touched by an unknown method, it escapes and its keys are no
 longer known. A `**d` splat then binds the keys known (`Evaluator`'s call shapes). A name
-holding a `ConstMap` (a table of literals) is forgotten on any change or escape.
+holding a `ConstMap` (a table of literals) or a `ConstItems` (a list or set of literals) is
+forgotten on any change or escape.
 """
 
 from __future__ import annotations
 
 import ast
 
-from apiaudit.consumer.values import UNKNOWN, ConstMap, DictValue
+from apiaudit.consumer.values import UNKNOWN, ConstItems, ConstMap, DictValue
 from apiaudit.consumer.walk.evaluate import Evaluator
 from apiaudit.consumer.walk.scopes import Scope, forget_self_attr, is_self, set_self_attr
 from apiaudit.consumer.walk.state import WalkState
@@ -45,9 +46,9 @@ class Dicts:
         return None
 
     def forget_table(self, node, scope: Scope) -> None:
-        """A name holding a `ConstMap` that the code changes (an item set or deleted, a method
-        other than a read, passed on): its items are no longer known."""
-        if isinstance(node, ast.Name) and isinstance(scope.env.lookup(node.id), ConstMap):
+        """A name holding a `ConstMap` or `ConstItems` that the code changes (an item set or
+        deleted, a method other than a read, passed on): its items are no longer known."""
+        if isinstance(node, ast.Name) and isinstance(scope.env.lookup(node.id), (ConstMap, ConstItems)):
             scope.env.vars[node.id] = UNKNOWN
 
     def effects(self, call: ast.Call, scope: Scope) -> None:

@@ -64,7 +64,7 @@ from apiaudit.consumer.walk.known import (
     is_builtin_call,
 )
 from apiaudit.consumer.walk.scopes import FORGOTTEN, Scope, assigned_attr_key, is_self
-from apiaudit.consumer.walk.tables import folded_any_all, folded_map, table_item
+from apiaudit.consumer.walk.tables import folded_any_all, folded_map, literal_items, table_item
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
 from apiaudit.infra.astutil import union_members
 
@@ -164,6 +164,8 @@ class Evaluator:
             if items and len(consts) == len(items):
                 return Const(tuple(c.value for c in consts))
             return UNKNOWN
+        if isinstance(node, (ast.List, ast.Set)):  # a display of literals: a membership test folds
+            return literal_items(self.value, node, scope, depth, self.state.found)
         if isinstance(node, (ast.Dict, ast.DictComp)):  # a display, or a comprehension folded to a table of literals
             return self._dict_literal(node, scope) if isinstance(node, ast.Dict) else folded_map(self.value, node, scope, depth, self.state.found)
         if isinstance(node, ast.Attribute):  # self.X

@@ -208,6 +208,17 @@ class Recorder:
             return
         self.state.found.injections.append(Injection(keyword, _named_class(value), site_of(site_node), scope.live))
 
+    def injections_behind(self, rest: list[ast.stmt], scope: Scope, refusal: str) -> None:
+        """Classes the statements after a refusal of the release install by keyword: they never
+        run there, but an RPC that needs the class is then the refusal's consequence, not a
+        method the consumer forgot (`checks.rpc`). Read as written, not walked."""
+        if not scope.emit:
+            return
+        for node in (n for stmt in rest for n in ast.walk(stmt)):
+            for kw in node.keywords if isinstance(node, ast.Call) else ():
+                if kw.arg in self.injection_keywords:
+                    self.state.found.injections.append(Injection(kw.arg, self._class_named(kw.value, scope), site_of(kw.value), scope.live, behind=refusal))
+
     def _class_named(self, node: ast.expr, scope: Scope) -> str | None:
         """The consumer class a value names: a string constant (dotted), or a class reference."""
         return _named_class(self.values.value(node, scope))

@@ -47,7 +47,7 @@ from apiaudit.infra.astutil import dotted_text
 class Statements:
     """The statements of one module's walk."""
 
-    __slots__ = ("state", "values", "tests", "dicts", "record", "definitions")
+    __slots__ = ("state", "values", "tests", "dicts", "record", "definitions", "refused")
 
     def __init__(self, state: WalkState, values: Evaluator, tests: Decider, dicts: Dicts, record: Recorder, definitions: Definitions):
         self.state = state
@@ -56,12 +56,19 @@ class Statements:
         self.dicts = dicts
         self.record = record
         self.definitions = definitions
+        # The statement that just refused the audited release (a failing `assert` or a release
+        # gate's raise), as "`test` (module, line N)", until the block it ends reads what follows it.
+        self.refused: str | None = None
 
     def block(self, body: list[ast.stmt], scope: Scope) -> bool:
         """Walk statements in order; False when the block cannot complete (return, raise, dead rest)."""
-        for stmt in body:
+        for index, stmt in enumerate(body):
             try:
                 if not self._stmt(stmt, scope):
+                    if self.refused is not None:
+                        # what the rest would have installed is the consumer's intent, refused here
+                        self.record.injections_behind(body[index + 1 :], scope, self.refused)
+                        self.refused = None
                     return False
             except RecursionError:
                 continue  # valid but pathologically deep code: that statement degrades to unknown
@@ -158,6 +165,8 @@ class Statements:
         elif isinstance(stmt, ast.Assert):
             self.record.expr(stmt.test, scope)
             decision = self.tests.decide(stmt.test, scope)
+            if decision.if_true.dead and scope.emit and self._reads_release(stmt.test, scope):
+                self._failing_assert(stmt, scope)
             return continue_under(scope, decision.if_true)
         elif isinstance(stmt, (ast.Return, ast.Raise)):
             for child in ast.iter_child_nodes(stmt):
@@ -217,7 +226,8 @@ class Statements:
             self.state.found.branch_tests[(stmt.lineno, stmt.col_offset)] = True
         arms: list[tuple[Env, bool]] = []
         falls: list[g.Branch] = []
-        for branch, body in ((decision.if_true, stmt.body), (decision.if_false, stmt.orelse)):
+        gated = False
+        for branch, body, truth in ((decision.if_true, stmt.body, True), (decision.if_false, stmt.orelse, False)):
             if branch.dead:
                 continue
             arm = branch_scope(scope, branch)
@@ -226,8 +236,10 @@ class Statements:
             if through:
                 falls.append(branch)
             elif decision.decided and scope.emit:
-                self._release_gate(stmt, body, arm)
+                gated = self._release_gate(stmt, body, arm, truth) or gated
         if not falls:
+            if gated:
+                self.refused = f"the raise under `if {text_of(stmt.test)}` ({self.state.module}, line {stmt.lineno})"
             return False
         merge(scope, arms)
         if len(falls) == 1 and len(arms) == 2:
@@ -249,12 +261,29 @@ class Statements:
                     return True
         return False
 
-    def _release_gate(self, stmt: ast.If, body: list[ast.stmt], arm: Scope) -> None:
+    def _release_gate(self, stmt: ast.If, body: list[ast.stmt], arm: Scope, raises_when: bool) -> bool:
         """The arm of a decided test that raises, where the test reads the provider's release:
-        the consumer refuses this release here (`if not SUPPORTED_MIN <= version < MAX: raise`)."""
+        the consumer refuses this release here (`if not SUPPORTED_MIN <= version < MAX: raise`).
+        `raises_when`: the test's truth that takes this arm (False for the `else:`)."""
         last = body[-1] if body else None
         if isinstance(last, ast.Raise) and self._reads_release(stmt.test, arm):
-            self.state.found.release_gates.append(ReleaseGate(site_of(last), arm.function, text_of(stmt.test), arm.live))
+            self.state.found.release_gates.append(ReleaseGate(site_of(last), arm.function, text_of(stmt.test), arm.live, raises_when))
+            return True
+        return False
+
+    def _failing_assert(self, stmt: ast.Assert, scope: Scope) -> None:
+        """`assert <a test of the release>` that fails on the audited release: a refusal as a
+        release gate's raise is, and the rest of the block never runs. A version compared as
+        text there is no wrong branch but the break itself (`assert prov.__version__ > "0.8"`
+        raises on 0.10.0), so its note says so."""
+        text = text_of(stmt.test)
+        self.state.found.release_gates.append(ReleaseGate(site_of(stmt), scope.function, text, scope.live, raises_when=False))
+        test_site = site_of(stmt.test)
+        note = self.state.found.notes.get((test_site.line, test_site.column))
+        if note is not None:
+            detail = f"{note.detail}, so the assert fails and nothing after it runs"
+            self.state.found.notes[(test_site.line, test_site.column)] = replace(note, detail=detail, breaks=True)
+        self.refused = f"`assert {text}` ({self.state.module}, line {stmt.lineno})"
 
     def _reads_release(self, test: ast.expr, scope: Scope) -> bool:
         """Whether the test reads the audited release: its version, a value parsed from it, or a

@@ -1,7 +1,8 @@
 """Tables of literals the walk folds: a dict comprehension over a literal tuple whose keys and
 values fold (`{v: version("prov").startswith(v) for v in ("0.10.", "0.11.")}`), read by
-subscript, and `any`/`all` of a generator over a literal tuple or of a display: as Python
-would on the audited release, so that a version table selects its branch.
+subscript, `any`/`all` of a generator over a literal tuple or of a display, and list and set
+displays of literals (`v in ["0.8.5", "0.9.0"]`): as Python would on the audited release, so
+that a version table selects its branch.
 
 Functions of the `Evaluator` (`walk/evaluate.py`), which hands them its `value` to read the
 items with: they sit below it and import nothing of it.
@@ -13,11 +14,12 @@ import ast
 from typing import Protocol
 
 from apiaudit.consumer import guards as g
-from apiaudit.consumer.values import RELEASE_VALUES, UNKNOWN, Const, ConstMap, Value, VersionDerived
+from apiaudit.consumer.values import RELEASE_VALUES, UNKNOWN, Const, ConstItems, ConstMap, Value, VersionDerived
 from apiaudit.consumer.walk.scopes import Scope
 from apiaudit.consumer.walk.state import Found
 
 MAX_UNROLLED = 32  # a comprehension over a literal tuple longer than this is not folded
+MAX_ITEMS = 64  # a list or set display longer than this is not folded
 
 
 class ReadValue(Protocol):
@@ -88,3 +90,15 @@ def folded_any_all(value: ReadValue, is_any: bool, arg: ast.expr, scope: Scope, 
         return VersionDerived() if all(isinstance(i, (Const, *RELEASE_VALUES)) for i in items) else UNKNOWN
     truths = [bool(i.value) for i in items if isinstance(i, Const)]
     return Const(any(truths) if is_any else all(truths))
+
+
+def literal_items(value: ReadValue, node: ast.List | ast.Set, scope: Scope, depth: int, found: Found) -> Value:
+    """A list or set display whose items all fold to literals (a supported-versions list): a
+    `ConstItems`, so that `version in SUPPORTED` folds. Anything else is not."""
+    if len(node.elts) > MAX_ITEMS or any(isinstance(e, ast.Starred) for e in node.elts):
+        return UNKNOWN
+    items = [value(e, scope, depth=depth + 1) for e in node.elts]
+    if not all(isinstance(i, Const) for i in items):
+        return UNKNOWN
+    found.dicts_seen = True  # its changes are followed (`Dicts.forget_table`)
+    return ConstItems(tuple(i.value for i in items if isinstance(i, Const)))

@@ -74,3 +74,42 @@ def test_a_version_table_the_code_changes_is_no_longer_folded(tmp_path):
     """
     f = versioned_files(tmp_path, a=source)["cons/a.py"]
     assert {u.steps[0].name for u in f.uses if u.steps and u.steps[0].name != "__version__"} == {"set_item", "updated"}
+
+
+def test_a_membership_test_of_the_version_text_in_a_literal_list_or_set_is_decided(tmp_path):
+    """`version in [...]` / `in {...}` / `not in` a list kept in a local or a module constant:
+    decided on the audited release (0.10.0) as Python would; the branch a release the list
+    excludes takes is the only one that runs (a supported-versions table picking a module)."""
+    source = """
+        import prov
+        OLD = ["0.8.5", "0.9.0"]
+        def pick():
+            current = ["0.10.0", "0.10.1"]
+            if prov.__version__ in OLD:
+                prov.old_way()
+            elif prov.__version__ in current:
+                prov.new_way()
+            if prov.__version__ not in {"0.10.0"}:
+                prov.not_listed()
+            if prov.__version__ in ["0.9.0", "0.9.1"]:
+                prov.listed_inline()
+    """
+    f = versioned_files(tmp_path, a=source)["cons/a.py"]
+    assert {u.steps[0].name: u.live.conditional for u in f.uses if u.steps and u.steps[0].name != "__version__"} == {"new_way": False}
+
+
+def test_a_version_list_the_code_changes_or_computes_is_not_decided(tmp_path):
+    """Counter-case: a list the code appends to, or one holding a computed item, may hold the
+    release: what it guards stays conditional, never dropped."""
+    source = """
+        import prov
+        def pick(extra):
+            supported = ["0.8.5"]
+            supported.append(extra)
+            if prov.__version__ in supported:
+                prov.appended()
+            if prov.__version__ in ["0.8.5", extra]:
+                prov.computed()
+    """
+    f = versioned_files(tmp_path, a=source)["cons/a.py"]
+    assert {u.steps[0].name: u.live.conditional for u in f.uses if u.steps and u.steps[0].name != "__version__"} == {"appended": True, "computed": True}

@@ -87,3 +87,31 @@ def test_a_fallback_def_in_the_import_handler_binds_the_name(tmp_path):
     calls = [u for u in f.uses if u.site.line == 9]
     assert calls and all(u.failed_import is None for u in calls)
     assert {u.root.name for u in calls} == {"prov.processing.set_request_id"}
+
+
+def test_a_failing_assert_of_the_release_refuses_it_and_keeps_what_follows_as_intent(tmp_path):
+    """`assert <version test>` that fails on the audited release (0.10.0) is a refusal as a
+    release gate's raise is (an `else: raise` too, raising when its test is false): the rest of
+    the block never runs, and a class it would install by keyword is recorded as behind it."""
+    f = versioned_files(tmp_path, a="""
+        import prov
+        def pick():
+            if prov.__version__ in ["0.8.5"]:
+                pass
+            else:
+                raise RuntimeError("unsupported")
+        def build():
+            assert prov.__version__ > "0.8.2"
+            prov.after()
+            return prov.LLM(worker_cls="cons.a.Ext")
+        def fine():
+            assert prov.__version__.startswith("0.10")
+            return prov.LLM(worker_cls="cons.a.Ext")
+    """)["cons/a.py"]
+    assert [(g.site.line, g.raises_when) for g in f.release_gates] == [(7, False), (9, False)]
+    assert "after" not in {u.steps[0].name for u in f.uses if u.steps}
+    assert [(i.site.line, i.target, i.behind) for i in f.injections] == [
+        (11, "cons.a.Ext", "`assert prov.__version__ > '0.8.2'` (cons.a, line 9)"),
+        (14, "cons.a.Ext", None),
+    ]
+    assert [(n.site.line, n.breaks) for n in f.notes] == [(9, True)]
