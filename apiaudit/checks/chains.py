@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from apiaudit.checks.binding import bind, bind_any
 from apiaudit.checks.conditions import class_passes
-from apiaudit.checks.context import CheckContext
+from apiaudit.checks.context import BoundCall, CheckContext
 from apiaudit.checks.contracts import signature_of
 from apiaudit.checks.field_subclasses import subclass_constructor
 from apiaudit.checks.flows import passed_as
@@ -915,11 +915,12 @@ def _subclass_call(ctx, file, use: Use) -> list[Finding]:
     call = use.steps[0].call
     if built is None or call is None:
         return []
-    if built.signature is None:
-        return [_cannot_judge(ctx, file, use, built.provider, built.unknown or "")]
+    ctx.bound.append(BoundCall(ctx.site, built.info))  # what explaining the finding re-binds
+    if built.info.unknown:
+        return [_cannot_judge(ctx, file, use, built.provider, built.info.unknown)]
     ctx.calls_checked += 1
     name = use.root.name.rpartition(".")[2]
-    sig = built.signature
+    sig = built.info.signatures[0]
     binding = bind_any((sig,), None, call, name)
     findings = [
         ctx.finding(

@@ -12,12 +12,13 @@ the consumer's make it `cannot-judge`, never an error.
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from apiaudit.checks.context import CheckContext
 from apiaudit.checks.flows import consumer_tree
 from apiaudit.consumer.records import ClassFacts
 from apiaudit.infra.frozen import record
-from apiaudit.provider.records import FieldShape, Found, Param, ParamKind, Signature, SymbolKind
+from apiaudit.provider.records import CallInfo, FieldShape, Found, Param, ParamKind, Signature, SymbolKind
 
 # Class keywords a fields framework reads itself (msgspec's Struct options, pydantic's `extra`).
 _FRAMEWORK_KEYWORDS = frozenset(
@@ -30,12 +31,15 @@ _FIELD_SPECIFIERS = frozenset({"field", "Field", "ib", "attrib"})
 
 @record
 class SubclassConstructor:
-    """What a call of a consumer class is judged against: `signature` (None: `unknown` says why
-    it cannot be told), built on the provider class `provider`."""
+    """What a call of a consumer class is judged against: `info` (the provider class `callee`,
+    and the one signature the consumer classes make of its fields; no signature: `unknown` says
+    why it cannot be told)."""
 
-    provider: str
-    signature: Signature | None
-    unknown: str | None = None
+    info: CallInfo
+
+    @property
+    def provider(self) -> str:
+        return self.info.callee.path
 
 
 def subclass_constructor(ctx: CheckContext, dotted: str) -> SubclassConstructor | None:
@@ -74,12 +78,12 @@ def subclass_constructor(ctx: CheckContext, dotted: str) -> SubclassConstructor 
         return None
     info = ctx.index.call(res.symbol.path, via="module")
     if info.unknown or len(info.signatures) != 1 or info.fallback is not None:
-        return SubclassConstructor(res.symbol.path, None, info.unknown or "the provider class's constructor is not one signature")
+        return SubclassConstructor(replace(info, signatures=(), fallback=None, unknown=info.unknown or "the provider class's constructor is not one signature"))
     if unknown is not None:
-        return SubclassConstructor(res.symbol.path, None, unknown)
+        return SubclassConstructor(replace(info, signatures=(), unknown=unknown))
     base = info.signatures[0]
     if not shape.subclass_fields:
-        return SubclassConstructor(res.symbol.path, base)  # undecorated subclasses add no field
+        return SubclassConstructor(info)  # undecorated subclasses add no field
     fields = {p.name: p for p in base.params}
     for facts, node in reversed(chain):
         assert node is not None
@@ -87,7 +91,7 @@ def subclass_constructor(ctx: CheckContext, dotted: str) -> SubclassConstructor 
     params = list(fields.values())
     params = [p for p in params if p.kind is not ParamKind.KEYWORD_ONLY] + [p for p in params if p.kind is ParamKind.KEYWORD_ONLY]
     origin = f"{base.origin}, with {_short(dotted)}'s"
-    return SubclassConstructor(res.symbol.path, Signature(tuple(params), origin=origin, extra=base.extra, location=base.location))
+    return SubclassConstructor(replace(info, signatures=(Signature(tuple(params), origin=origin, extra=base.extra, location=base.location),)))
 
 
 def _unread(facts: ClassFacts, node: ast.ClassDef | None) -> str | None:

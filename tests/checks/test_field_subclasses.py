@@ -46,3 +46,18 @@ def test_a_field_the_provider_dropped_breaks_the_calls_of_consumer_subclasses():
         (CONSUMER, 54, "unexpected-keyword", "error", "structkit.Options", "eos_token_id"),  # dataclass
         (CONSUMER, 57, "unexpected-keyword", "error", "structkit.Settings", "eos_token_id"),  # pydantic, extra="forbid"
     }
+
+
+def test_impact_names_the_dropped_field_as_the_change_that_breaks_the_subclass_call(tmp_path):
+    from apiaudit.impact.run import run_impact
+    from apiaudit.recipes.changes import ChangeKind
+
+    listed = tmp_path / "downstream.toml"
+    listed.write_text(f'replace-bundled = true\ndownstream = ["{FIXTURES / "consumers" / "structuse" / "structuse"}"]\n')
+    providers = FIXTURES / "providers"
+    result = run_impact(
+        str(providers / "structkit_v1" / "structkit"), str(providers / "structkit_v2" / "structkit"),
+        downstream_files=[listed], cache_dir=tmp_path / "cache",
+    )  # fmt: skip
+    removed = {(c.change.symbol, c.change.old_name) for c in result.by_change if c.change.kind is ChangeKind.REMOVED_PARAMETER}
+    assert ("structkit.CoreRequest", "eos_token_id") in removed
