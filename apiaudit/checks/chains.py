@@ -8,8 +8,9 @@ from dataclasses import replace
 
 from apiaudit.checks.binding import bind, bind_any
 from apiaudit.checks.conditions import class_passes
-from apiaudit.checks.context import CheckContext
+from apiaudit.checks.context import BoundCall, CheckContext
 from apiaudit.checks.contracts import signature_of
+from apiaudit.checks.field_subclasses import subclass_constructor
 from apiaudit.checks.flows import passed_as
 from apiaudit.checks.receivers import (
     NO_INSTANCE_DICT,
@@ -54,6 +55,9 @@ IMPOSSIBLE = ("impossible", None)  # a branch no candidate class takes: nothing 
 def check_use(ctx: CheckContext, file: ConsumerFile, use: Use) -> list[Finding]:
     if use.failed_import is not None:
         return [_failed_import_use(ctx, file, use)]
+    if use.root.kind == "cls" and use.steps[:1] and use.steps[0].kind == "call":
+        built = _subclass_call(ctx, file, use)
+        return [_handled(f, use.type_error_handler) for f in built] if use.type_error_handler else built
     value = _root_value(ctx, use)
     if value is None:
         return []
@@ -915,6 +919,33 @@ def _call(ctx, file, use, value, step, findings, report):
     if binding.uncertain and not any(p.severity is Severity.ERROR for p in binding.problems):
         findings.append(_cannot_judge(ctx, file, use, info.callee.path, binding.uncertain))
     return _returned(ctx, info)
+
+
+def _subclass_call(ctx, file, use: Use) -> list[Finding]:
+    """`Sub(...)` of a consumer class built on a provider class whose `__init__` is synthesized
+    from fields: bound against those fields and Sub's own (`checks/field_subclasses.py`)."""
+    built = subclass_constructor(ctx, use.root.name)
+    call = use.steps[0].call
+    if built is None or call is None:
+        return []
+    ctx.bound.append(BoundCall(ctx.site, built.info))  # what explaining the finding re-binds
+    if built.info.unknown:
+        return [_cannot_judge(ctx, file, use, built.provider, built.info.unknown)]
+    ctx.calls_checked += 1
+    name = use.root.name.rpartition(".")[2]
+    sig = built.info.signatures[0]
+    binding = bind_any((sig,), None, call, name)
+    findings = [
+        ctx.finding(
+            file, use.site, problem.rule, problem.message, callee=built.provider, param=problem.param, severity=problem.severity,
+            provider_location=sig.location, signature=f"{sig.render(name)}  [{sig.origin}]",
+            facts=BindingFacts(arg_line=problem.arg_line or None, annotation=_annotation(sig, problem.param)),
+        )
+        for problem in binding.problems
+    ]  # fmt: skip
+    if binding.uncertain and not any(p.severity is Severity.ERROR for p in binding.problems):
+        findings.append(_cannot_judge(ctx, file, use, built.provider, binding.uncertain))
+    return findings
 
 
 def _built_subclasses_take(ctx, value: SymbolValue, call, name: str) -> str | None:

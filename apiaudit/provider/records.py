@@ -162,6 +162,16 @@ class UnresolvedBase:
 
 
 @record
+class FieldShape:
+    """How a provider class's `__init__` is synthesized from fields, as a consumer subclass without
+    an `__init__` of its own extends it."""
+
+    kind: str  # the shape plug-in's kind: "msgspec-struct", "dataclass", "pydantic-model", ...
+    subclass_fields: bool  # a subclass's annotations are fields without decorating it
+    all_keyword_only: bool = False  # every field is keyword-only (pydantic models)
+
+
+@record
 class CallInfo:
     """How a call to a symbol binds, and what it returns."""
 

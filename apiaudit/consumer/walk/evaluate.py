@@ -365,9 +365,9 @@ class Evaluator:
             return ImportChoice(ok, alt, base.imports, base.caught, base.origin)
         if isinstance(base, Chain):
             receiver = text_of(node.func.value) if isinstance(node.func, ast.Attribute) else None
-            return Chain(base.root, base.steps + (Step("call", call=self._shape(node, scope), check=fresh, receiver=receiver),))
+            return Chain(base.root, base.steps + (Step("call", call=self.call_shape(node, scope), check=fresh, receiver=receiver),))
         if isinstance(base, OneOf):  # `cls = A if use_async else B; cls(...)`: each way is checked
-            return OneOf(tuple(Chain(o.root, o.steps + (Step("call", call=self._shape(node, scope), check=fresh),)) for o in base.options))
+            return OneOf(tuple(Chain(o.root, o.steps + (Step("call", call=self.call_shape(node, scope), check=fresh),)) for o in base.options))
         if isinstance(base, Helper):
             return self.folding.call_helper(base, node, scope, depth)
         if isinstance(base, VersionMethod):
@@ -481,7 +481,7 @@ class Evaluator:
         normal = normal_name(name)
         return normal == self.provider_dist or normal in {normal_name(p) for p in self.state.options.provider_packages}
 
-    def _shape(self, node: ast.Call, scope: Scope) -> CallShape:
+    def call_shape(self, node: ast.Call, scope: Scope) -> CallShape:
         args: list[Arg] = []
         for a in node.args:
             args.append(Arg("star" if isinstance(a, ast.Starred) else "positional", None, site_of(a)))

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import cast
 
 from apiaudit.consumer import guards as g
-from apiaudit.consumer.records import AttributeStore, Site, Condition, ConditionKind, ImportUse, Injection, MethodBinding, RpcCall, Step, Use
+from apiaudit.consumer.records import AttributeStore, Site, Condition, ConditionKind, ImportUse, Injection, MethodBinding, Root, RpcCall, Step, Use
 from apiaudit.consumer.values import UNKNOWN, Chain, Const, ConsumerRef, Helper, ImportChoice, OneOf, Unbound, Unknown, Value
 from apiaudit.consumer.walk.decide import Decider, may_compare_text
 from apiaudit.consumer.walk.dicts import Dicts
@@ -224,6 +224,7 @@ class Recorder:
         return _named_class(self.values.value(node, scope))
 
     def _call_facts(self, node: ast.Call, scope: Scope) -> None:
+        self._consumer_class_call(node, scope)
         if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) and "." in node.args[0].value:
             called = self.values.value(node.func, scope)
             if isinstance(called, ConsumerRef) and called.dotted in IMPORT_MODULE:
@@ -265,6 +266,29 @@ class Recorder:
                     for option in (target.options if isinstance(target, OneOf) else (target,)):
                         chain = (option.root, option.steps) if isinstance(option, Chain) else None
                         self.state.found.method_bindings.append(MethodBinding(dotted, chain, site_of(node), own))
+
+    def _consumer_class_call(self, node: ast.Call, scope: Scope) -> None:
+        """`Sub(...)` of a name the consumer defines: a use rooted at the consumer class, which the
+        checks judge when Sub derives from a provider class whose `__init__` is synthesized from
+        fields (and Sub has none of its own). A function of this module is passed over; a name
+        imported from another module of the same package may be a class (the checks know its
+        facts); names from elsewhere (the standard library) are not the consumer's classes."""
+        if not isinstance(node.func, (ast.Name, ast.Attribute)):
+            return
+        called = self.values.value(node.func, scope)
+        package = self.state.module.partition(".")[0]
+        if not isinstance(called, ConsumerRef) or called.dotted.partition(".")[0] != package:
+            return
+        local = called.dotted.startswith(f"{self.state.module}.")
+        if local and called.dotted not in self.state.found.class_members:
+            return
+        step = Step("call", call=self.values.call_shape(node, scope))
+        self.state.found.uses.append(
+            Use(
+                Root("cls", called.dotted), (step,), site_of(node), scope.function, text_of(node), scope.live, None,
+                scope.type_error_handler, scope.type_error_retry,
+            )
+        )  # fmt: skip
 
     def bind_function(self, obj: ast.AST, func_value: Value | None, scope: Scope, site_node: ast.AST) -> None:
         """`obj.forward = f` / `setattr(obj, "forward", f)` of a module function written with `self`

@@ -15,6 +15,7 @@ from apiaudit.provider.index.lazy import ex, facts, griffe, shapes
 from apiaudit.provider.index.mro import TRANSPARENT_BASES, Hierarchy, MroEntry, c3_merge
 from apiaudit.provider.records import (
     CallInfo,
+    FieldShape,
     Forward,
     Found,
     KeywordAlias,
@@ -213,6 +214,30 @@ class Signatures(Inference):
             ctx = _ClassCtx(cls, list(self.mro(cls.path)), self)
             return CallInfo(sym, (shapes.synthesize(shape, ctx, self.location(cls)),), returns=sym)
         return CallInfo(sym, (Signature((), origin="object.__init__", location=self.location(cls)),), returns=sym)
+
+    def field_shape(self, path: str) -> FieldShape | None:
+        """How the class at `path` synthesizes its `__init__` from fields; None when it has an
+        `__init__` or `__new__` of its own first in its MRO, or the MRO leaves the provider."""
+        return self._cached(("field-shape", path), lambda: self._field_shape(path))
+
+    def _field_shape(self, path: str) -> FieldShape | None:
+        res = self.resolve(path)
+        if not isinstance(res, Found) or res.symbol.kind is not SymbolKind.CLASS:
+            return None
+        for klass in self.mro(res.symbol.path):
+            if not isinstance(klass, griffe.Class):
+                if isinstance(klass, str) and klass in TRANSPARENT_BASES:
+                    continue
+                return None  # an outside base, or msgspec.Struct itself before any field class
+            if isinstance(klass.members.get("__init__"), griffe.Function):
+                return None
+            shape = self._shape(klass)
+            if shape is not None:
+                keyword_only = shape.all_keyword_only or shape.kw_only_default
+                return FieldShape(shape.kind, shape.subclass_fields, keyword_only)
+            if isinstance(klass.members.get("__new__"), griffe.Function):
+                return None
+        return None
 
     def _constructor_call(self, sym: Symbol, method: griffe.Function) -> CallInfo:
         """`__init__`/`__new__` with `@overload`s binds like any overloaded function (self dropped)."""

@@ -52,6 +52,9 @@ class DataShape:
     skip_private: bool = False
     skip_names: frozenset[str] = frozenset()
     origin: str = "dataclass fields"
+    # A subclass's annotations are fields without the subclass saying so (msgspec.Struct, pydantic
+    # models, a dataclass_transform base); else a subclass adds none unless decorated again.
+    subclass_fields: bool = False
 
 
 def decorator_paths(cls: griffe.Class) -> list[tuple[str | None, Any]]:

@@ -15,4 +15,4 @@ def detect(ctx: ClassContext) -> DataShape | None:
     # Only Struct subclasses define fields; a plain mixin's annotations do not count.
     structs = {id(k) for k in ctx.mro if isinstance(k, griffe.Class) and any(
         isinstance(b, str) and b in NAMES for b in ctx.mro_of(k.path))}
-    return DataShape(kind="msgspec-struct", contributes=lambda k: id(k) in structs, origin="msgspec.Struct fields")
+    return DataShape(kind="msgspec-struct", contributes=lambda k: id(k) in structs, origin="msgspec.Struct fields", subclass_fields=True)

@@ -22,6 +22,7 @@ def detect(ctx: ClassContext) -> DataShape | None:
         skip_private=True,
         skip_names=frozenset({"model_config"}),
         origin="pydantic model fields",
+        subclass_fields=True,
     )
 
 

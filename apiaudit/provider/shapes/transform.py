@@ -88,5 +88,5 @@ def detect(ctx: ClassContext) -> DataShape | None:
         if transform is not None:
             below = {id(k) for k in provider_mro[:index]}
             opts = _options(transform, None, None)
-            return DataShape(kind="dataclass_transform", contributes=lambda k: id(k) in below, origin=f"{klass.name} subclass fields (dataclass_transform)", **opts)
+            return DataShape(kind="dataclass_transform", contributes=lambda k: id(k) in below, origin=f"{klass.name} subclass fields (dataclass_transform)", subclass_fields=True, **opts)
     return None
