@@ -95,8 +95,10 @@ def conditional_names(
     - a dotted name a `return` gives inside `if` tests no release decides (`branch_tests`, from
       the walk: run-time data, or a provider value the release may decide), as a platform hook
       picks a class by its arguments (`if use_v1: return "pkg.v1.Backend"` / `elif not use_mla:
-      return "pkg.v0.Backend"`): the module runs only when its branch is taken. A name returned
-      outside such tests (every call gives it) is an edge as any string is (`named_modules`);
+      return "pkg.v0.Backend"`), or stores in one place (`if envs.USE_V1: cfg.worker_cls =
+      "pkg.v1.Worker"` / `else: cfg.worker_cls = "pkg.v0.Worker"`, as a platform's config hook
+      does): the module runs only when its branch is taken. A name returned or stored outside
+      such tests (every call gives it) is an edge as any string is (`named_modules`);
     - the value of an import map, a dict whose keys are all dotted provider names and whose values
       are all dotted consumer names (`{"prov.layers.sampler": "pkg.ops.sampler"}`, which an import
       hook serves in the key's place): the value runs when the key is imported.
@@ -118,7 +120,7 @@ def conditional_names(
             found += [ReachedWhen(m or "", Site(v.lineno, v.col_offset), stands_for=k or "") for k, m, v in zip(keys, values, node.values)]
 
     Tests = tuple[tuple[str, bool], ...]
-    Returned = list[tuple[str, Site, Tests]]
+    Returned = list[tuple[str, str, Site, Tests]]  # (where the name goes, module, site, tests)
 
     def visit(body: list[ast.stmt], tests: Tests, returned: Returned) -> None:
         for stmt in body:
@@ -141,11 +143,13 @@ def conditional_names(
                     tests = (*tests, negated)
                 elif _returns(stmt.orelse) and not _returns(stmt.body):
                     tests = (*tests, (text, decided))
-            elif isinstance(stmt, ast.Return):
+            elif isinstance(stmt, (ast.Return, ast.Assign, ast.AnnAssign)):
+                # what a `return` gives, or what an assignment stores in one place (`cfg.worker_cls = "pkg.v0.Worker"`)
+                slot = "return" if isinstance(stmt, ast.Return) else " = ".join(unparse(t) for t in _targets(stmt))
                 for node in ast.walk(stmt.value) if stmt.value is not None else ():
                     module = _dotted_name(node, prefix)
                     if module is not None and isinstance(node, ast.expr):
-                        returned.append((module, Site(node.lineno, node.col_offset), tests))
+                        returned.append((slot, module, Site(node.lineno, node.col_offset), tests))
             else:
                 for field in ("body", "orelse", "finalbody", "handlers", "cases"):
                     inner = getattr(stmt, field, None)
@@ -153,20 +157,25 @@ def conditional_names(
                         visit([s for part in inner for s in (part.body if isinstance(part, (ast.ExceptHandler, ast.match_case)) else [part])], tests, returned)
 
     def picks(body: list[ast.stmt]) -> None:
-        """A function that picks among consumer names by its tests (two or more names returned): a
-        name returned under tests runs only on them. One name, even under a test (`if cached:
-        return cached` / `return "pkg.m.C"`), is what the function gives: an edge outright."""
+        """A function that picks among consumer names by its tests (two or more names returned, or
+        stored in the same place: `worker_cls = "pkg.v1.Worker"` in one arm, `"pkg.v0.Worker"` in
+        the other): a name picked under tests runs only on them. One name, even under a test (`if
+        cached: return cached` / `return "pkg.m.C"`), is what the function gives: an edge outright."""
         returned: Returned = []
         visit(body, (), returned)
-        if len({module for module, _, _ in returned}) < 2:
-            return
-        for module, site, tests in returned:
+        for slot, module, site, tests in returned:
+            if len({m for s, m, _, _ in returned if s == slot}) < 2:
+                continue
             if tests:
                 condition = " and ".join(dict.fromkeys(t for t, _ in tests))
                 found.append(ReachedWhen(module, site, condition, by_release=any(r for _, r in tests)))
 
     visit(tree.body, (), [])
     return tuple(found)
+
+
+def _targets(stmt: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
+    return stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
 
 
 def _returns(body: list[ast.stmt]) -> bool:

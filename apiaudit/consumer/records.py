@@ -250,8 +250,8 @@ class ImportUse:
 @record(slots=True)
 class ReachedWhen:
     """A consumer module this file names only on a condition (consumer/reach.py): a dotted-name
-    string a `return` gives in a branch of run-time tests (`if use_v1: return "pkg.v1.Backend"`
-    / `else: return "pkg.v0.Backend"`), or the value of an import map that serves it in a provider
+    string a `return` gives, or an assignment stores, in a branch of run-time tests (`if use_v1:
+    return "pkg.v1.Backend"` / `else: return "pkg.v0.Backend"`), or the value of an import map that serves it in a provider
     module's place (`{"prov.layers.sampler": "pkg.ops.sampler"}`: it runs when that is imported)."""
 
     module: str

@@ -227,7 +227,8 @@ def test_an_import_map_serves_its_module_only_where_its_key_is_imported(tmp_path
 
 def test_a_plugin_module_named_only_in_a_hook_branch_is_conditional_on_it():
     """Issue 37, cause 37.7 (vllm-kunlun's V0 attention backend, named only in its platform's
-    `not use_v1` branch; its sampler copy, served in place of a module vLLM 0.11.0 no longer has):
+    `not use_v1` branch; its sampler copy, served in place of a module vLLM 0.11.0 no longer has;
+    vllm-rbln 0.9.3.post1's V0 scheduler, a name its config hook stores only in the V0 arm):
     fixtures/consumers/platplug against platkit 1.0. What the platform names outright, and an
     import map's copy of a module the release has, stay errors."""
     from apiaudit.audit import scan
@@ -251,6 +252,9 @@ def test_a_plugin_module_named_only_in_a_hook_branch_is_conditional_on_it():
          "runs only when `not use_mla and not use_v1` (platplug/platform.py:14 names platplug.legacy.backend.LegacyBackend only there)"),
         ("platplug/legacy/helpers.py", 1, "import-missing", "error", True,
          "runs only when `not use_mla and not use_v1` (platplug/platform.py:14 names platplug.legacy.backend.LegacyBackend only there)"),
+        ("platplug/legacy/scheduler.py", 1, "import-missing", "error", True,
+         "runs only when `not envs.PLATKIT_USE_V1`, a test of a provider value the release may decide "
+         "(platplug/platform.py:36 names platplug.legacy.scheduler.LegacyScheduler only there)"),
         ("platplug/legacy/worker.py", 1, "import-missing", "error", True,
          "runs only when `not envs.PLATKIT_USE_V1`, a test of a provider value the release may decide "
          "(platplug/platform.py:28 names platplug.legacy.worker.LegacyWorker only there)"),
