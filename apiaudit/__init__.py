@@ -9,7 +9,7 @@ Public API (docs/api.md; everything else is internal and may change):
     Report, Finding, Severity, CodeOrigin          the results
     Error, InputError and its kinds                raised for bad input: ArgumentError, NotFoundError,
                                                    NotInstalledError, NetworkError, ConfigError,
-                                                   RulesError, CacheError
+                                                   RulesError, CacheError, ProviderUnusedError
 
 Every name but the errors is the engine's own object (`scan`'s signature is real), loaded on
 first use so that `import apiaudit` stays cheap.
@@ -30,6 +30,7 @@ from apiaudit.errors import (
     NetworkError,
     NotFoundError,
     NotInstalledError,
+    ProviderUnusedError,
     RulesError,
 )
 
@@ -69,5 +70,5 @@ def __dir__():
 __all__ = [
     "__version__", "scan", "preflight", "audit_launch", "PreflightFailed", "Report", "Finding", "Severity", "CodeOrigin",
     "Error", "InputError", "ArgumentError", "NotFoundError", "NotInstalledError", "NetworkError", "ConfigError",
-    "RulesError", "CacheError",
+    "RulesError", "CacheError", "ProviderUnusedError",
 ]  # fmt: skip

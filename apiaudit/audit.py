@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from apiaudit import sources
 from apiaudit.cache import replay, scans
-from apiaudit.errors import ArgumentError, InputError
+from apiaudit.errors import ArgumentError, InputError, ProviderUnusedError
 from apiaudit.findings import ENGINE_RULES, CodeOrigin, Finding, Report
 from apiaudit.infra.callers import python_api
 from apiaudit.infra.progress import LockedProgress, NullProgress, Progress
@@ -308,7 +308,7 @@ def _scan_once(
         # With --model, model-facing rules check the consumer whatever the provider is.
         if not uses and not any(f.error for f in files) and not remote_code_rules and tree.origin().name_version not in coupled:
             # Green on nothing checked would be a lie: a typo'd --provider, or the wrong consumer.
-            raise ArgumentError(
+            raise ProviderUnusedError(
                 f"{tree.name} never uses {provider_tree.name} (packages {', '.join(provider_tree.packages)}), "
                 "nor does any dependency it declares: nothing to check; is --provider right?"
             )

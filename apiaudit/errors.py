@@ -19,6 +19,12 @@ class ArgumentError(InputError):
     malformed one (a version range where one release is meant), or two that do not go together."""
 
 
+class ProviderUnusedError(ArgumentError):
+    """The consumer never uses the provider, nor does any dependency it declares: nothing to check.
+    To `scan` that is bad input (a typo'd provider, the wrong consumer); `impact` and `atlas` tell
+    it apart from a downstream that cannot be read: one that does not use the provider (yet)."""
+
+
 class NotFoundError(InputError):
     """Something named is not there: a path, or a release the package index does not offer."""
 

@@ -28,8 +28,8 @@ from apiaudit.impact.atlas_page import ATLAS_FORMATS
 @guarded
 def atlas_command(provider, downstream_files, fmt, output, rules_dirs, cache_dir, executor, workers, no_progress, quiet):
     """Every known downstream against every provider release of RANGE: clean, breaks N,
-    conditional only or cannot read, as JSON or one static HTML page (sortable; each cell opens
-    its findings; each downstream's first broken release marked)."""
+    conditional only, does not use the provider, or cannot read, as JSON or one static HTML page
+    (sortable; each cell opens its findings; each downstream's first broken release marked)."""
     from apiaudit.errors import InputError
     from apiaudit.impact.atlas import run_atlas
     from apiaudit.impact.atlas_page import render_atlas

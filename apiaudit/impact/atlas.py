@@ -3,13 +3,15 @@
 Each cell is one scan of the downstream against the release (a task: `tasks.py`, with scan's
 caches; the releases listed once), run on an executor (`executors/`: the local process pool, the
 matrix's, or a cluster's workers); each cell says what that release does to that downstream:
-clean, breaks (N proven errors), conditional only, or cannot read. The first release that breaks
-a downstream after one that did not is its first broken release.
+clean, breaks (N proven errors), conditional only, does not use the provider (the downstream
+imports nothing of it: nothing to check, which is not a failure to read), or cannot read. The
+first release that breaks a downstream after one that did not is its first broken release.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections import Counter
 from pathlib import Path
@@ -26,7 +28,9 @@ from apiaudit.infra.progress import NullProgress, Progress
 from apiaudit.policy.config import Settings
 from apiaudit.report.base import finding_id
 
-CellOutcome = Literal["clean", "breaks", "conditional", "unreadable"]
+# "unused": the downstream never uses the provider (scan's ProviderUnusedError): as clean, nothing
+# of this release can break it, but nothing was checked either; told apart from "unreadable".
+CellOutcome = Literal["clean", "breaks", "conditional", "unused", "unreadable"]
 
 
 @record
@@ -69,6 +73,12 @@ class Atlas:
     @property
     def counts(self) -> Counter[str]:
         return Counter(c.outcome for r in self.rows for c in r.cells)
+
+    @property
+    def provider_name(self) -> str:
+        """The provider's name, without the range ("vllm" of "vllm>=0.16,<=0.20")."""
+        named = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", self.provider)
+        return named[1] if named else self.provider
 
 
 def run_atlas(
@@ -129,20 +139,26 @@ def _refused(spec: str) -> str | None:
 
 def _row(spec: str, releases: Sequence[str], outcomes: Sequence[TaskOutcome], failure: str | None) -> AtlasRow:
     """One downstream's row. When no release could be scanned, all for one reason, the reason is
-    the downstream's own (it cannot be read), as a matrix of it says."""
+    the downstream's own (it cannot be read), as a matrix of it says. A downstream that never uses
+    the provider is no such failure: its cells say so, each."""
     failures = {o.failure for o in outcomes if o.report is None}
-    if failure is None and outcomes and all(o.report is None for o in outcomes) and len(failures) == 1:
+    if failure is None and outcomes and all(o.report is None and not o.unused for o in outcomes) and len(failures) == 1:
         failure = next(iter(failures)) or "no release could be scanned"
     if failure is not None:
         cells = tuple(AtlasCell(v, "unreadable", failure=failure) for v in releases)
         return AtlasRow(spec, spec_label(spec), cells, failure=failure)
     reports = [o.report for o in outcomes if o.report is not None and o.report.consumers]
     label = reports[0].consumers[0].name_version if reports else spec_label(spec)
-    cells = tuple(
-        _cell(version, o.report) if o.report is not None else AtlasCell(version, "unreadable", failure=o.failure)
-        for version, o in zip(releases, outcomes)
-    )  # fmt: skip
+    cells = tuple(_cell_of(version, o) for version, o in zip(releases, outcomes))
     return AtlasRow(spec, label, cells, first_broken(cells))
+
+
+def _cell_of(release: str, outcome: TaskOutcome) -> AtlasCell:
+    if outcome.report is not None:
+        return _cell(release, outcome.report)
+    if outcome.unused:
+        return AtlasCell(release, "unused")
+    return AtlasCell(release, "unreadable", failure=outcome.failure)
 
 
 def _cell(release: str, report: Report) -> AtlasCell:
@@ -162,11 +178,12 @@ def _cell(release: str, report: Report) -> AtlasCell:
 
 def first_broken(cells: Sequence[AtlasCell]) -> str | None:
     """The first release that breaks the downstream after a release that did not (readable and not
-    broken); a downstream broken from the first release read on has none."""
+    broken; one it does not use counts as clean); a downstream broken from the first release read
+    on has none."""
     worked = False
     for cell in cells:
         if cell.outcome == "breaks" and worked:
             return cell.release
-        if cell.outcome in ("clean", "conditional"):
+        if cell.outcome in ("clean", "conditional", "unused"):
             worked = True
     return None

@@ -11,7 +11,9 @@ from apiaudit.impact.results import Break, ChangeImpact, DownstreamResult, Impac
 from apiaudit.report.base import finding_id
 
 IMPACT_FORMATS = ("table", "json", "markdown", "sarif", "github")
-IMPACT_SCHEMA_VERSION = "1.0"
+# MAJOR.MINOR, as the scan report's (docs/report-format.md, Versioning): MINOR for what is added
+# (1.1: outcome "unused"), MAJOR for what is removed, renamed or means something else.
+IMPACT_SCHEMA_VERSION = "1.1"
 
 
 def render_impact(result: ImpactResult, fmt: str) -> str:
@@ -41,7 +43,7 @@ def table(result: ImpactResult) -> str:
     lines = ["By downstream", ""]
     width = max((len(d.label) for d in result.downstreams), default=10)
     for d in result.downstreams:
-        lines.append(f"  {d.label.ljust(width)}  {_outcome_text(d)}")
+        lines.append(f"  {d.label.ljust(width)}  {_outcome_text(d, result.provider)}")
         for b in d.breaks:
             lines.append(f"      {b.site}  {b.finding.severity.value} {b.finding.rule}: {b.change.summary}")
     lines += ["", "By provider change", ""]
@@ -53,9 +55,11 @@ def table(result: ImpactResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _outcome_text(d: DownstreamResult) -> str:
+def _outcome_text(d: DownstreamResult, provider: str) -> str:
     if d.outcome == "unreadable":
         return f"cannot read: {d.error}"
+    if d.outcome == "unused":
+        return f"does not use {provider}"
     if d.outcome == "clean":
         return "clean" + (f" ({d.fixed} finding{'s' if d.fixed != 1 else ''} fixed)" if d.fixed else "")
     blocking = sum(1 for b in d.breaks if b.blocking)
@@ -87,7 +91,7 @@ def markdown(result: ImpactResult) -> str:
     lines += ["#### By downstream", "", "| downstream | outcome | findings |", "|---|---|---|"]
     for d in result.downstreams:
         found = "<br>".join(f"`{b.site}` {b.finding.rule}: {b.change.summary}" for b in d.breaks) or "-"
-        lines.append(f"| {d.label} | {_outcome_text(d).replace('|', '/')} | {found.replace('|', '/')} |")
+        lines.append(f"| {d.label} | {_outcome_text(d, result.provider).replace('|', '/')} | {found.replace('|', '/')} |")
     return "\n".join(lines) + "\n"
 
 

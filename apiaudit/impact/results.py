@@ -11,9 +11,11 @@ from apiaudit.infra.frozen import record
 from apiaudit.recipes.changes import ChangeKind
 
 # What became of one downstream: it breaks (introduced blocking findings), only conditional ones
-# are new (behind guards not decided, or in modules nothing imports), nothing is new, or it could
-# not be read (a release that cannot be fetched, a path that is not a package, ...).
-Outcome = Literal["breaks", "conditional", "clean", "unreadable"]
+# are new (behind guards not decided, or in modules nothing imports), nothing is new, it does not
+# use the provider (it imports nothing of it, nor does any dependency it declares: nothing to
+# check, as an early release of a future plugin; clean for the exit code), or it could not be read
+# (a release that cannot be fetched, a path that is not a package, ...).
+Outcome = Literal["breaks", "conditional", "clean", "unused", "unreadable"]
 # A note listing names (what appeared when a member went) names this many in a summary.
 NOTE_NAMES = 4
 
@@ -124,8 +126,8 @@ class DownstreamResult:
     breaks: tuple[Break, ...] = ()
     fixed: int = 0
     unchanged: int = 0
-    origin: CodeOrigin | None = None
-    error: str | None = None  # why it could not be read (outcome "unreadable")
+    origin: CodeOrigin | None = None  # None where there is no report ("unused", "unreadable")
+    error: str | None = None  # why it could not be read (outcome "unreadable" only)
 
 
 @record
@@ -152,6 +154,13 @@ class ImpactResult:
     new: CodeOrigin
     downstreams: tuple[DownstreamResult, ...]
     duration_s: float = 0.0
+    # The provider as its downstreams import it ("vllm"): a checkout's folder ("head") is not that.
+    provider_name: str = ""
+
+    @property
+    def provider(self) -> str:
+        """The provider's name as a downstream that does not use it is said not to ("vllm")."""
+        return self.provider_name or self.new.name
 
     @property
     def breaks(self) -> tuple[Break, ...]:
@@ -170,10 +179,12 @@ class ImpactResult:
 
     @property
     def summary(self) -> str:
-        """One line: "old -> new: 4 downstreams, 2 broken, 1 clean; 3 provider changes behind 4 findings"."""
+        """One line: "old -> new: 5 downstreams, 2 broken, 1 clean, 2 do not use vllm; 3 provider changes
+        behind 4 findings"."""
         counts: Counter[str] = Counter(d.outcome for d in self.downstreams)
+        unused = f"{'does' if counts['unused'] == 1 else 'do'} not use {self.provider}"
         words = (("breaks", "broken"), ("conditional", "with conditional findings only"), ("clean", "clean"),
-                 ("unreadable", "not readable"))  # fmt: skip
+                 ("unused", unused), ("unreadable", "not readable"))  # fmt: skip
         parts = [f"{counts[o]} {word}" for o, word in words if counts[o]]
         total, changes, found = len(self.downstreams), len(self.by_change), len(self.breaks)
         return (
@@ -183,5 +194,6 @@ class ImpactResult:
         )
 
     def exit_code(self) -> int:
-        """1 when a downstream breaks (a proven error the change introduces), else 0."""
+        """1 when a downstream breaks (a proven error the change introduces), else 0: one that does not
+        use the provider, or cannot be read, is said, never a failure."""
         return 1 if any(d.outcome == "breaks" for d in self.downstreams) else 0

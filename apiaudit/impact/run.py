@@ -3,7 +3,8 @@
 Each downstream is one task (`tasks.py`: `audit.scan(..., against=OLD)`, the upgrade delta
 `scan --against` makes, with scan's caches: a warm re-run reads whole scans from the results
 cache), run on an executor (`executors/`: the local process pool, or a cluster's workers), so
-that one downstream that cannot be read is said, not fatal. The introduced findings are then
+that one downstream that cannot be read is said, not fatal; one that never uses the provider is
+said as that (outcome "unused"), not as unreadable. The introduced findings are then
 tied to their provider change here (`cause.py`), OLD and NEW prepared once for all downstreams.
 """
 
@@ -73,7 +74,7 @@ def run_impact(
     sides.save()
     return ImpactResult(
         old=old_tree.origin(), new=new_tree.origin(), downstreams=tuple(results),
-        duration_s=round(time.perf_counter() - started, 3),
+        duration_s=round(time.perf_counter() - started, 3), provider_name=_imported_as(new_tree),
     )  # fmt: skip
 
 
@@ -84,11 +85,22 @@ def _provider(spec: str, cache_dir: Path, progress: Progress) -> CodeTree:
     return tree
 
 
+def _imported_as(tree: CodeTree) -> str:
+    """The provider as its downstreams import it: a release's or distribution's name, a checkout's
+    packages (its folder, `head/`, names nothing a downstream imports)."""
+    if tree.kind != "path" or tree.name in tree.packages:
+        return tree.name
+    return ", ".join(tree.packages)
+
+
 def _one(entry: DownstreamEntry, outcome: TaskOutcome, sides: _LazySides, memo: _TieMemo, cache_dir: Path) -> DownstreamResult:
     """A downstream's result from its scan's: its breaks tied to their provider change here, where
-    OLD and NEW are prepared once for every downstream (and not at all where the ties are kept)."""
+    OLD and NEW are prepared once for every downstream (and not at all where the ties are kept).
+    One that never uses the provider has no report, so nothing is tied or kept for it."""
     report = outcome.report
     if report is None:
+        if outcome.unused:
+            return DownstreamResult(entry.spec, spec_label(entry.spec), "unused")
         return DownstreamResult(entry.spec, spec_label(entry.spec), "unreadable", error=outcome.failure or "the scan did not run")
     origin = report.consumers[0] if report.consumers else None
     label = origin.name_version if origin is not None else entry.spec

@@ -4,16 +4,18 @@
 in a local process pool, or on a cluster's workers. So a task is data a worker can rebuild the
 scan from: specs (strings), never trees, and the cache directory as a field (None: the worker's
 own default cache, as on a remote machine, which fetches what it reads). Its answer is the
-report or the one line saying why the scan could not run (bad input is an answer, not a crash:
-the other downstreams go on).
+report or the one line saying why there is none, and which of two reasons that is (`NoReport`):
+the scan could not run (bad input is an answer, not a crash: the other downstreams go on), or
+the downstream never uses the provider (nothing to check: not a downstream that cannot be read).
+All of it plain data: it comes back from a worker process or a Dask worker pickled.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Literal, Sequence
 
-from apiaudit.errors import InputError
+from apiaudit.errors import InputError, ProviderUnusedError
 from apiaudit.findings import Report
 from apiaudit.infra.frozen import record
 
@@ -40,10 +42,22 @@ class ScanTask:
     project_file: str | None = None
 
 
+# Why a task has no report: "unreadable", the downstream or the release could not be read (a
+# release not on the index, a path that is gone, ...); "unused", the downstream never uses the
+# provider, nor does any dependency it declares (scan's ProviderUnusedError).
+NoReport = Literal["unreadable", "unused"]
+
+
 @record
 class TaskOutcome:
     report: Report | None = None
-    failure: str | None = None  # the one line: the downstream or release could not be read
+    failure: str | None = None  # the one line saying why there is no report (scan's message)
+    no_report: NoReport | None = None  # which reason that is; None with a report
+
+    @property
+    def unused(self) -> bool:
+        """The downstream never uses the provider: nothing to check, and nothing failed."""
+        return self.report is None and self.no_report == "unused"
 
 
 def sweep_task(executor: Executor, consumer: str, provider: str, *, cache_dir: Path, rules_dirs: Sequence[Path],
@@ -76,9 +90,11 @@ def run_task(task: ScanTask) -> TaskOutcome:
                 [task.consumer], task.provider, against=task.against, settings=neutral, cache_dir=cache_dir,
                 rules_dirs=rules_dirs, use_baseline=False, with_deps=task.with_deps,
             )  # fmt: skip
+    except ProviderUnusedError as exc:
+        return TaskOutcome(failure=str(exc), no_report="unused")
     except InputError as exc:
         # As text: some InputErrors cannot be rebuilt from their pickled arguments.
-        return TaskOutcome(failure=str(exc))
+        return TaskOutcome(failure=str(exc), no_report="unreadable")
     return TaskOutcome(report=report)
 
 

@@ -29,7 +29,7 @@ GONE = "gone==9.9: no such release on the package index"
 
 
 def _atlas() -> Atlas:
-    """Five downstreams, every outcome, two of them with a first broken release."""
+    """Six downstreams, every outcome, two of them with a first broken release."""
 
     def breaks(release: str, *found: CellFinding) -> AtlasCell:
         return AtlasCell(release, "breaks", sum(f.blocking for f in found), found)
@@ -42,6 +42,7 @@ def _atlas() -> Atlas:
                  first_broken="0.11.0"),  # fmt: skip
         AtlasRow("kvcache==0.5.6", "kvcache 0.5.6", tuple(breaks(r, *(MISSING,) * 5) for r in RELEASES)),  # broken from the first release: none marked
         AtlasRow("gone==9.9", "gone 9.9", tuple(AtlasCell(r, "unreadable", failure=GONE) for r in RELEASES), failure=GONE),
+        AtlasRow("early==0.1", "early 0.1", tuple(AtlasCell(r, "unused") for r in RELEASES)),  # imports nothing of prov
         AtlasRow("plugin==2.0", "plugin 2.0", tuple(clean)),
     )
     return Atlas("prov>=0.10,<=0.13", RELEASES, rows)
@@ -136,14 +137,24 @@ def test_the_table_shows_every_downstream_and_release(opened):
     assert [_cell(opened, "drafter 0.3.0", r).text for r in RELEASES] == ["clean", "clean", "▲ breaks 2", "breaks 3"]
     assert _cell(opened, "gone 9.9", "0.10.0").text == "cannot read"
     assert _cell(opened, "sampler 1.2", "0.10.0").text == "conditional only"
-    assert "5 downstreams x 4 releases" in opened.find_element("tag name", "p").text
+    assert _cell(opened, "early 0.1", "0.10.0").text == "does not use prov"
+    assert "6 downstreams x 4 releases" in opened.find_element("tag name", "p").text
+
+
+def test_a_downstream_that_does_not_use_the_provider_has_its_own_colour_and_legend(opened):
+    colour = {name: _cell(opened, label, "0.10.0").value_of_css_property("background-color")
+              for name, label in (("unused", "early 0.1"), ("clean", "plugin 2.0"), ("unreadable", "gone 9.9"))}  # fmt: skip
+    assert len(set(colour.values())) == 3, colour
+    legend = opened.find_element("css selector", "p.legend")
+    assert "does not use prov" in legend.text
+    assert legend.find_element("css selector", "span.unused").value_of_css_property("background-color") == colour["unused"]
 
 
 def test_a_click_on_a_release_sorts_worst_first_and_a_second_click_reverses(opened):
     header = _header(opened, "0.12.0")
     header.click()
-    # kvcache breaks 5, sampler 4, drafter 2; then clean; then cannot read
-    worst_first = ["kvcache 0.5.6", "sampler 1.2", "drafter 0.3.0", "plugin 2.0", "gone 9.9"]
+    # kvcache breaks 5, sampler 4, drafter 2; then clean; then does not use; then cannot read
+    worst_first = ["kvcache 0.5.6", "sampler 1.2", "drafter 0.3.0", "plugin 2.0", "early 0.1", "gone 9.9"]
     assert _row_labels(opened) == worst_first and header.get_attribute("aria-sort") == "descending"
     header.click()
     assert _row_labels(opened) == worst_first[::-1] and header.get_attribute("aria-sort") == "ascending"

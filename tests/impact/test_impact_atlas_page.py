@@ -54,3 +54,18 @@ def test_the_page_is_one_file_whose_cells_open_their_findings():
     data = next(text for attrs, text in parsed.scripts if attrs.get("id") == "atlas-data")
     assert json.loads(data)["downstreams"][1]["first_broken"] == "2.0"
     assert json.loads(render_atlas(_atlas(), "json"))["counts"] == {"breaks": 2, "clean": 1, "conditional": 1}
+
+
+def test_a_downstream_that_does_not_use_the_provider_has_cells_of_its_own_and_a_legend():
+    from apiaudit.impact.atlas_page import _SEVERITY
+
+    early = AtlasRow("early==0.1", "early 0.1", (AtlasCell("1.0", "unused"), AtlasCell("2.0", "unused")))
+    html = page(Atlas("prov>=1", ("1.0", "2.0"), (early,)))
+    parsed = _Cells()
+    parsed.feed(html)
+    assert [c["class"] for c in parsed.cells] == ["unused", "unused"]
+    assert html.count(">does not use prov</td>") == 2 and "cannot read" not in html.split('<p class="legend">')[0]
+    legend = html.split('<p class="legend">', 1)[1].split("</p>", 1)[0]
+    assert '<span class="unused">does not use prov</span>' in legend
+    assert "td.unused" in html  # its own colour
+    assert _SEVERITY["unreadable"] < _SEVERITY["unused"] < _SEVERITY["clean"]  # sorted below clean

@@ -21,7 +21,7 @@ from apiaudit.impact.executors import in_task_order, open_executor
 from apiaudit.impact.executors.local import WARM_LIMIT_S
 from apiaudit.impact.render import render_impact
 from apiaudit.impact.run import run_impact
-from tests.impact.conftest import NEW, OLD, REPO, write_list
+from tests.impact.conftest import DOWNSTREAMS, NEW, OLD, REPO, write_list
 from tests.matrix import matrix_toy as toy
 
 
@@ -55,14 +55,14 @@ def _each_executor(dask_address, run):
 
 
 def test_impact_is_the_same_on_every_executor(dask_scheduler, tmp_path):
-    listed = write_list(tmp_path)
+    listed = write_list(tmp_path, names=(*DOWNSTREAMS, "impact_unused"))  # "unused" comes back from a worker as such
     results = _each_executor(
         dask_scheduler.replace("tcp://", "dask://"),
         lambda executor, name: run_impact(str(OLD), str(NEW), downstream_files=[listed], cache_dir=tmp_path / name, executor=executor),
     )
     same = {name: replace(result, duration_s=0.0) for name, result in results.items()}
     assert same["dask"] == same["pool"] == same["inline"]
-    assert [d.outcome for d in same["dask"].downstreams] == ["breaks", "breaks", "clean"]
+    assert [d.outcome for d in same["dask"].downstreams] == ["breaks", "breaks", "clean", "unused"]
     texts = {name: render_impact(result, "json").replace(str(result.duration_s), "") for name, result in results.items()}
     assert texts["dask"] == texts["pool"] == texts["inline"]  # the same ids, in the same order
     assert '"id"' in texts["dask"]

@@ -66,3 +66,33 @@ def test_the_sarif_validates_against_the_official_schema(impact_result, sarif_va
     doc = json.loads(render_impact(impact_result, "sarif"))
     errors = sorted(sarif_validator.iter_errors(doc), key=lambda e: list(e.path))
     assert not errors, [f"{list(e.path)}: {e.message}" for e in errors]
+
+
+def _unused_result():
+    from apiaudit.findings import CodeOrigin
+    from apiaudit.impact.results import DownstreamResult, ImpactResult
+
+    old, new = CodeOrigin("vllm", "0.16.0", "/old", "release"), CodeOrigin("vllm", "0.17.0", "/new", "release")
+    downstreams = (
+        DownstreamResult("trl==0.20", "trl 0.20", "clean"),
+        DownstreamResult("speculators==0.0.1", "speculators 0.0.1", "unused"),
+        DownstreamResult("mooncake-transfer-engine==0.3.4.post2", "mooncake-transfer-engine 0.3.4.post2", "unused"),
+    )
+    return ImpactResult(old, new, downstreams)
+
+
+def test_downstreams_that_do_not_use_the_provider_are_said_in_every_format_and_fail_nothing():
+    result = _unused_result()
+    assert result.exit_code() == 0
+    assert result.summary == "vllm 0.16.0 -> vllm 0.17.0: 3 downstreams, 1 clean, 2 do not use vllm; 0 provider changes behind 0 findings"
+    table = render_impact(result, "table")
+    rows = [line.split() for line in table.splitlines()]
+    assert ["speculators", "0.0.1", "does", "not", "use", "vllm"] in rows and "cannot read" not in table
+    markdown = render_impact(result, "markdown")
+    assert markdown.startswith("### :white_check_mark:") and "| speculators 0.0.1 | does not use vllm | - |" in markdown
+    doc = json.loads(render_impact(result, "json"))
+    assert doc["schema_version"] == "1.1" and doc["exit_code"] == 0
+    assert [d["outcome"] for d in doc["downstreams"]] == ["clean", "unused", "unused"]
+    assert all(d["error"] is None and d["breaks"] == [] for d in doc["downstreams"])
+    assert json.loads(render_impact(result, "sarif"))["runs"][0]["results"] == []  # nothing to place on the provider
+    assert render_impact(result, "github").splitlines() == [f"::notice title=apiaudit impact::{result.summary}"]

@@ -41,6 +41,29 @@ def test_a_downstream_that_cannot_be_read_is_said_not_fatal(tmp_path):
     assert result.downstreams[0].outcome == "breaks" and result.exit_code() == 1
 
 
+def test_a_downstream_that_does_not_use_the_provider_is_said_so_not_unreadable(tmp_path):
+    """A downstream importing nothing of the provider (speculators 0.0.1 against vLLM) has nothing
+    to check: outcome "unused", clean for the exit code, said in the summary; a warm rerun says the
+    same (no scan of it is cached as clean, nothing tied is kept for it)."""
+    from apiaudit.impact.executors import open_executor
+
+    listed = write_list(tmp_path, names=("impact_clean", "impact_unused"))
+    cache = tmp_path / "cache"
+    with open_executor(workers=1) as here:
+        runs = [run_impact(str(OLD), str(NEW), downstream_files=[listed], cache_dir=cache, executor=here) for _ in range(2)]
+    for result in runs:
+        assert {d.label: d.outcome for d in result.downstreams} == {"impact_clean": "clean", "impact_unused": "unused"}
+        unused = result.downstreams[1]
+        assert unused.error is None and unused.breaks == () and unused.origin is None
+        assert result.exit_code() == 0 and result.by_change == ()
+        # the provider as downstreams import it (the checkout's folder is impactlib_v2)
+        assert result.summary == (
+            "impactlib_v1 1.0 -> impactlib_v2 2.0: 2 downstreams, 1 clean, 1 does not use impactlib; "
+            "0 provider changes behind 0 findings"
+        )
+    assert not (cache / "impact-ties").exists()
+
+
 def test_a_bad_provider_side_is_bad_input_before_any_downstream(tmp_path):
     with pytest.raises(InputError, match="no-such-checkout"):
         run_impact(str(OLD), str(tmp_path / "no-such-checkout"), downstream_files=[write_list(tmp_path)], cache_dir=tmp_path)

@@ -50,6 +50,7 @@ def test_a_python_caller_reads_its_parameters_and_the_cli_its_options(tmp_path, 
     with pytest.raises(apiaudit.ArgumentError) as raised:
         apiaudit.scan([str(job)], ENGINE, cache_dir=tmp_path / "cache")
     assert str(raised.value).endswith("nothing to check; is provider= right?")
+    assert isinstance(raised.value, apiaudit.ProviderUnusedError)  # its own kind: `impact` tells it from unreadable
     result = CliRunner().invoke(cli, ["scan", "--consumer", str(job), "--provider", ENGINE, "--cache-dir", str(tmp_path / "cache")])
     assert result.exit_code == 2 and result.output.rstrip().endswith("nothing to check; is --provider right?")
 
