@@ -1101,6 +1101,8 @@ def _rejecting_target(
     for forward in ctx.index.forwards(path):
         if keyword in forward.explicit:
             continue  # passed twice: a different error, not a rejection by name
+        if keyword in forward.removed:
+            continue  # taken out of **kwargs on the way (a shim dropping a removed keyword): may never reach it
         if forward.via_super:
             # the next constructor along the MRO of the object being built (not known: not judged)
             target = ctx.index.next_constructor(instance, forward.target) if instance else None

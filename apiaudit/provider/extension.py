@@ -650,6 +650,28 @@ def _record_forwarding(node: ast.FunctionDef | ast.AsyncFunctionDef, func: griff
         forwards.append((callee, explicit))
     if forwards:
         func.extra.setdefault(KEY, {})["forwards"] = forwards
+        removed = sorted({key for sub in ast.walk(node) for key in _removed_keys(sub, name)})
+        if removed:
+            func.extra[KEY]["forwards_removed"] = removed
+
+
+def _removed_keys(node: ast.AST, name: str) -> tuple[str, ...]:
+    """Keys a statement takes out of the `**kwargs` dict `name` (`kwargs.pop("swap_space", None)`,
+    `del kwargs["x"]`): anywhere in the function, since a shim that drops a removed keyword with a
+    warning may do it under a test; such a key may never reach the callee the dict is passed to."""
+    if (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "pop"
+        and isinstance(node.func.value, ast.Name) and node.func.value.id == name
+        and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+    ):  # fmt: skip
+        return (node.args[0].value,)
+    if isinstance(node, ast.Delete):
+        return tuple(
+            t.slice.value for t in node.targets
+            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name
+            and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str)
+        )  # fmt: skip
+    return ()
 
 
 def _callee_text(node: ast.AST) -> str | None:

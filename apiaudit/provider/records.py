@@ -292,6 +292,7 @@ class Forward:
 
     target: str  # the callable's path; for `super().__init__`, the class whose method makes the call
     explicit: tuple[str, ...] = ()  # keywords passed beside the splat (the target gets those too)
+    removed: tuple[str, ...] = ()  # keys the callable takes out of its **kwargs (the target may never get those)
     # `super().__init__(**kwargs)`: the next constructor in the MRO of the *instance's* class,
     # which a class deriving from several bases decides (`ProviderIndex.next_constructor`)
     via_super: bool = False

@@ -106,3 +106,29 @@ def test_super_init_goes_on_along_the_instance_mro(tmp_path):
     assert index.next_constructor(("mroprov.E",), "mroprov.E") is None
     assert index.next_constructor(("mroprov.Root",), "mroprov.Root") is None  # object: nothing follows
     assert index.next_constructor(("mroprov.A",), "mroprov.B") is None  # B is not in A's MRO
+
+
+def test_a_keyword_the_forwarder_takes_out_of_kwargs_is_not_judged_at_the_target(tmp_path):
+    """lm-eval 0.4.11 on vLLM 0.18.0: `LLM(**model_args)` with `swap_space`, which EngineArgs lost
+    but `LLM.__init__` pops from its **kwargs (with a deprecation warning) before passing them on.
+    A key popped or deleted anywhere in the forwarder may never reach the target: not a rejection."""
+    prov = tmp_path / "prov" / "shimprov"
+    prov.mkdir(parents=True)
+    (prov / "__init__.py").write_text(textwrap.dedent("""
+        class EngineArgs:
+            def __init__(self, model=""):
+                pass
+        class LLM:
+            def __init__(self, model, **kwargs):
+                if "swap_space" in kwargs:
+                    kwargs.pop("swap_space")
+                del kwargs["old_flag"]
+                self.args = EngineArgs(model=model, **kwargs)
+    """))
+    index = ProviderIndex(prov.parent, ("shimprov",))
+    assert index.forwards("shimprov.LLM") == (Forward("shimprov.EngineArgs", ("model",), ("old_flag", "swap_space")),)
+    cons = tmp_path / "cons"
+    cons.mkdir()
+    (cons / "job.py").write_text('from shimprov import LLM\nLLM("m", swap_space=4, old_flag=1, device="cuda")\n')
+    found = sorted((f.rule, f.param) for f in scan([str(cons)], str(prov)).findings)
+    assert found == [("unexpected-keyword", "device")]

@@ -270,14 +270,15 @@ class Signatures(Inference):
         if not isinstance(func, griffe.Function):
             return ()
         out: list[Forward] = []
+        removed = tuple(facts(func).get("forwards_removed", ()))
         for callee, explicit in facts(func).get("forwards", ()):
             if callee.startswith("super()."):
                 if callee == "super().__init__" and isinstance(func.parent, griffe.Class):
-                    out.append(Forward(func.parent.path, tuple(explicit), via_super=True))
+                    out.append(Forward(func.parent.path, tuple(explicit), removed, via_super=True))
                 continue
             target = self._forward_target(func, callee)
             if target:
-                out.append(Forward(target, tuple(explicit)))
+                out.append(Forward(target, tuple(explicit), removed))
         return tuple(out)
 
     def next_constructor(self, bases: tuple[str, ...], after: str) -> str | None:
