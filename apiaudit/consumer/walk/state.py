@@ -57,6 +57,9 @@ class Found:
     # release may decide (`if envs.FLAG:`); a name a `return` gives under them is reached on that
     # condition only (consumer/reach.py)
     branch_tests: dict[tuple[int, int], bool] = field(default_factory=dict, init=False)
+    # (first, last) lines of statements that never run on the audited release: an arm its test decides
+    # dead, what follows a statement that ends the block (a refusal of the release, a return or raise)
+    dead_ranges: list[tuple[int, int]] = field(default_factory=list, init=False)
     # module-level classes (dotted) -> the names their bodies define: `Cls.x` for any other x is a
     # member the class inherits (from its provider base, the checks decide)
     class_members: dict[str, frozenset[str]] = field(default_factory=dict, init=False)

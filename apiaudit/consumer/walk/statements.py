@@ -66,6 +66,8 @@ class Statements:
         for index, stmt in enumerate(body):
             try:
                 if not self._stmt(stmt, scope):
+                    if scope.emit and index + 1 < len(body):
+                        self._dead(body[index + 1 :])
                     if self.refused is not None:
                         # what the rest would have installed is the consumer's intent, refused here
                         self.record.injections_behind(body[index + 1 :], scope, self.refused)
@@ -230,6 +232,8 @@ class Statements:
         gated = False
         for branch, body, truth in ((decision.if_true, stmt.body, True), (decision.if_false, stmt.orelse, False)):
             if branch.dead:
+                if scope.emit and body:
+                    self._dead(body)
                 continue
             arm = branch_scope(scope, branch)
             through = self.block(body, arm)
@@ -251,6 +255,11 @@ class Statements:
             only = falls[0]
             scope.live = under(scope.live, only)
         return True
+
+    def _dead(self, body: list[ast.stmt]) -> None:
+        """Statements that never run on the audited release: the dotted names their strings hold
+        are no modules this one runs (`reach.named_modules`)."""
+        self.state.found.dead_ranges.append((body[0].lineno, body[-1].end_lineno or body[-1].lineno))
 
     def _reads_provider(self, test: ast.expr, scope: Scope) -> bool:
         """Whether a run-time test reads a provider object (`envs.USE_V1`): a value the release

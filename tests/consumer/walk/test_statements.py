@@ -115,3 +115,28 @@ def test_a_failing_assert_of_the_release_refuses_it_and_keeps_what_follows_as_in
         (14, "cons.a.Ext", None),
     ]
     assert [(n.site.line, n.breaks) for n in f.notes] == [(9, True)]
+
+
+def test_strings_in_statements_the_release_never_runs_name_no_module(tmp_path):
+    """vllm-plugin-meralion2 0.3.0 on vLLM 0.19.1: `register()` raises when the release is out
+    of its range, then `import_module("pkg.vllm0101")`; on a release it refuses, that module is
+    not run by this one. Neither is a module named in an arm the release decides dead; what
+    follows a test no release decides (run-time data) is still an edge."""
+    f = versioned_files(tmp_path, a="""
+        import prov
+        from importlib import import_module
+        def register():
+            if prov.__version__ not in ["0.9.0", "0.9.1"]:
+                raise RuntimeError("unsupported")
+            return import_module("cons.after_gate")
+        def backend():
+            if prov.__version__ in ["0.9.0"]:
+                return "cons.dead_arm"
+            return "cons.live_arm"
+        def pick(flag):
+            if flag:
+                raise ValueError(flag)
+            return import_module("cons.after_runtime_test")
+    """)["cons/a.py"]
+    assert "cons.after_gate" not in f.reaches and "cons.dead_arm" not in f.reaches
+    assert {"cons.live_arm", "cons.after_runtime_test"} <= set(f.reaches)
