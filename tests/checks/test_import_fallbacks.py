@@ -55,3 +55,26 @@ def test_a_fallback_that_drops_the_feature_is_a_conditional_error_an_optional_im
     (tier,) = [f for f in report.findings if f.line == 3]
     assert tier.guard == "try/except Exception: the fallback sets HAS_TIER = False, defines stand-in SecondaryTier"
     assert "so what needs it is absent on this release" in tier.message
+
+
+def test_a_try_else_block_runs_with_what_the_body_bound(tmp_path):
+    """vllm-omni 0.28.0 patch.py:210 on vLLM 0.30.0: `try: from P import X` / `except ImportError:
+    log` / `else: X.method`: the `else:` runs only when the import worked, so X is bound there
+    (the missing import is reported once, where it is; no use of an unbound name)."""
+    prov = tmp_path / "prov" / "tinyprov"
+    prov.mkdir(parents=True)
+    (prov / "__init__.py").write_text("")
+    (prov / "quant.py").write_text("class Other:\n    pass\n")
+    cons = tmp_path / "cons" / "mypatch"
+    cons.mkdir(parents=True)
+    (cons / "__init__.py").write_text(textwrap.dedent("""
+        import logging
+        try:
+            from tinyprov.quant import Method as _Original
+        except ImportError as err:
+            logging.warning("not installed: %s", err)
+        else:
+            _original = _Original.process_weights
+    """))
+    found = sorted((f.line, f.rule) for f in scan([str(cons)], str(prov)).findings if f.rule != "cannot-judge")
+    assert found == [(4, "import-missing")]

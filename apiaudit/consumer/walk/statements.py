@@ -381,7 +381,10 @@ class Statements:
         else:
             merge(scope, arms)
         if stmt.orelse:
+            # `else:` runs only when the body completed: with what the body bound (the import
+            # worked), not with the handlers' stand-ins merged in
             orelse = scope.child()
+            orelse.env = body.env.child()
             self.block(stmt.orelse, orelse)
             merge(scope, [(orelse.env, True)])
         if stmt.finalbody:
