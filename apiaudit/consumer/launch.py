@@ -276,6 +276,11 @@ def python_lines(syntax: ast.Module, source: str, commands: Commands) -> tuple[L
     return tuple(_PythonLaunches(source, commands).run(syntax))
 
 
+# Keywords whose string is text for a person (a parser's usage line, a help text), not a command
+# anything runs: `ArgumentParser(usage="prov serve --omni ...")` launches nothing.
+_TEXT_KEYWORDS = frozenset({"usage", "description", "epilog", "help"})
+
+
 class _PythonLaunches:
     """One walk over a module: argv list displays, and strings a call receives or a name holds."""
 
@@ -303,7 +308,7 @@ class _PythonLaunches:
             elif isinstance(child, (ast.List, ast.Tuple)):
                 self.display(child)
             elif isinstance(child, ast.Call):
-                for value in [*child.args, *(k.value for k in child.keywords)]:
+                for value in [*child.args, *(k.value for k in child.keywords if k.arg not in _TEXT_KEYWORDS)]:
                     self.string(value)
             elif isinstance(child, (ast.Assign, ast.AnnAssign)) and child.value is not None:
                 self.string(child.value)

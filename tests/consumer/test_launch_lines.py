@@ -103,6 +103,7 @@ def test_python_argv_lists_and_shell_strings():
             subprocess.run(f"prov serve {model} --port 8000", shell=True)
             subprocess.run(["bash", "-c", "prov serve m --inline"])
             os.system("echo prov serve")
+            parser = FlexibleParser(usage="prov serve MODEL --omni [options]", description="prov serve m --desc")
 
         def doc():
             '''Run `prov serve m --from-docstring`.'''
