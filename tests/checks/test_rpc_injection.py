@@ -21,10 +21,14 @@ hosts = ["tinyprov.Worker"]
 """
 
 
-def _scan(tmp_path, consumer: str):
+PROVIDER = "class Worker:\n    def run(self):\n        pass\n\nclass LLM:\n    def __init__(self, **kw):\n        pass\n    def collective_rpc(self, name):\n        pass\n"
+VERSIONED_PROVIDER = '__version__ = "0.10.0"\n\nclass Worker:\n    pass\n\nclass LLM:\n    def __init__(self, **kw):\n        pass\n    def collective_rpc(self, name):\n        pass\n'
+
+
+def _report(tmp_path, consumer: str, provider: str = PROVIDER, **options):
     prov = tmp_path / "prov" / "tinyprov"
     prov.mkdir(parents=True)
-    (prov / "__init__.py").write_text("class Worker:\n    def run(self):\n        pass\n\nclass LLM:\n    def __init__(self, **kw):\n        pass\n    def collective_rpc(self, name):\n        pass\n")
+    (prov / "__init__.py").write_text(provider)
     rules = tmp_path / "rules"
     rules.mkdir()
     (rules / "tinyprov.toml").write_text(RULES)
@@ -32,8 +36,11 @@ def _scan(tmp_path, consumer: str):
     cons.mkdir()
     (cons / "__init__.py").write_text("")
     (cons / "job.py").write_text(textwrap.dedent(consumer))
-    report = scan([str(cons)], str(prov), rules_dirs=[rules], use_index_cache=False)
-    return sorted((f.rule, f.line) for f in report.findings)
+    return scan([str(cons)], str(prov), rules_dirs=[rules], use_index_cache=False, **options)
+
+
+def _scan(tmp_path, consumer: str):
+    return sorted((f.rule, f.line) for f in _report(tmp_path, consumer).findings)
 
 
 def test_a_class_named_by_a_string_through_a_variable_receives_the_rpcs(tmp_path):
@@ -109,17 +116,7 @@ def test_a_class_named_by_its_module_and_name_at_run_time_receives_the_rpcs(tmp_
 
 
 def _scan_versioned(tmp_path, consumer: str):
-    prov = tmp_path / "prov" / "tinyprov"
-    prov.mkdir(parents=True)
-    (prov / "__init__.py").write_text('__version__ = "0.10.0"\n\nclass Worker:\n    pass\n\nclass LLM:\n    def __init__(self, **kw):\n        pass\n    def collective_rpc(self, name):\n        pass\n')
-    rules = tmp_path / "rules"
-    rules.mkdir()
-    (rules / "tinyprov.toml").write_text(RULES)
-    cons = tmp_path / "cons"
-    cons.mkdir()
-    (cons / "__init__.py").write_text("")
-    (cons / "job.py").write_text(textwrap.dedent(consumer))
-    report = scan([str(cons)], str(prov), rules_dirs=[rules], use_index_cache=False, provider_version="0.10.0")
+    report = _report(tmp_path, consumer, VERSIONED_PROVIDER, provider_version="0.10.0")
     return sorted((f.rule, f.line, f.severity.value) for f in report.findings)
 
 
