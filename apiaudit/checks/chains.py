@@ -893,7 +893,11 @@ def _call(ctx, file, use, value, step, findings, report):
         # another class it can be, whose method takes the call.
         filled = value.filled_by if problem.severity is Severity.ERROR else None
         taken = _taken_elsewhere(ctx, value, step.call) if problem.severity is Severity.ERROR and not filled else None
-        built = _built_subclasses_take(ctx, value, step.call, callee_name) if problem.severity is Severity.ERROR and not (filled or taken) else None
+        # (`super()` is no receiver declared as a base: its method is the next class's along the
+        # consumer class's own MRO, whatever other classes the consumer builds)
+        on_super = use is not None and use.root.kind == "super"
+        weigh = problem.severity is Severity.ERROR and not (filled or taken or on_super)
+        built = _built_subclasses_take(ctx, value, step.call, callee_name) if weigh else None
         reason = (
             f"the model object may be the consumer's own {filled.rpartition('.')[2]}, which defines '{callee_name}'" if filled
             else f"the provider also builds a {taken.rpartition('.')[2]} there, whose {callee_name} takes the call" if taken and value.assigned

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import operator
 
-from apiaudit.checks.contracts import unpassed_argument
+from apiaudit.checks.contracts import argument_always_given, unpassed_argument
 from apiaudit.checks.probes import outcome as probe_outcome
 from apiaudit.checks.receivers import (
     InstanceValue,
@@ -61,9 +61,12 @@ def verdict(ctx, live: Liveness) -> Verdict:
         if condition.kind is ConditionKind.ARGUMENT:
             # the side a caller's argument opens runs only if someone passes it: where the
             # provider's factory does not, only the consumer's own calls might (not proven)
-            why = unpassed_argument(ctx, condition.owner, condition.name or "") if condition.expect else None
-            if why is not None:
-                undecided.append(f"{condition.text} ({why})")
+            if condition.expect:
+                why = unpassed_argument(ctx, condition.owner, condition.name or "")
+                if why is not None:
+                    undecided.append(f"{condition.text} ({why})")
+            elif argument_always_given(ctx, condition.owner, condition.name or "") is not None:
+                return DEAD  # the `is None` side, where only the provider calls and never passes None
             continue
         result = decide(ctx, condition)
         if condition.stops:

@@ -195,6 +195,8 @@ class CheckContext:
         self.substituted_memo: dict[str, tuple[str, str]] | None = None
         # consumer class -> where it is built: (class, method, self attribute) (`checks.flows.built_where`)
         self.built_memo: dict[str, tuple[tuple[str | None, str | None, str | None], ...] | None] = {}
+        # consumer class -> whether only the provider builds it (`checks.flows.built_only_by_provider`)
+        self.provider_built_memo: dict[str, bool] = {}
         self._methods_by_class: dict[str, dict[str, DefinedFunction]] | None = None
         self._functions: dict[str, DefinedFunction] | None = None
         self._derived: dict[str, list[str]] | None = None  # consumer class -> consumer classes naming it as a base

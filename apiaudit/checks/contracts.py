@@ -40,7 +40,7 @@ from dataclasses import replace
 
 from apiaudit.checks.binding import bind, bind_any
 from apiaudit.checks.context import CheckContext
-from apiaudit.checks.flows import built_where, registered_classes, substituted
+from apiaudit.checks.flows import built_only_by_provider, built_where, registered_classes, substituted
 from apiaudit.checks.receivers import InstanceValue
 from apiaudit.consumer.records import Arg, CallShape, ClassFacts, ConsumerFile, DefinedFunction, Site, Use
 from apiaudit.findings import Finding, Severity
@@ -588,6 +588,47 @@ def unpassed_argument(ctx: CheckContext, owner: str, name: str) -> str | None:
         return None
     factories = " nor ".join(p.factory for p in plugins)
     return f"runs only when a caller passes {name}; {factories} does not pass it on this release ({', '.join(where)})"
+
+
+def argument_always_given(ctx: CheckContext, owner: str, name: str) -> str | None:
+    """Why `name` is never None in `owner`'s `__init__` on this release, so that its `name is None`
+    side never runs: only the provider builds the class (`flows.built_only_by_provider`: no
+    consumer code builds it, derives from it or hands it on), through [[plugin]] factories (by its
+    bases, or because the consumer names it) whose construction calls are all known, and each call
+    passes the parameter (positionally or by keyword, no splat) a value that is never None
+    (`ProviderCall.not_none`: a literal, a built object, a parameter the factory declares with one
+    class and no None). None when any of that is not shown."""
+    init = ctx.methods_by_class.get(owner, {}).get("__init__")
+    facts = ctx.classes.get(owner)
+    if init is None or facts is None or init.kind != "method":
+        return None
+    _, provider_mro = provider_mro_of(ctx, facts)
+    plugins = dict.fromkeys((*named_plugins(ctx).get(owner, ()), *(p for p in ctx.hosts.plugins if p.base in provider_mro)))
+    if not plugins:
+        return None
+    params = signature_of(init).params
+    param = next((p for p in params if p.name == name), None)
+    if param is None or param.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD):
+        return None
+    at = None
+    if param.kind is ParamKind.POSITIONAL_OR_KEYWORD:
+        at = [p.name for p in params if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)].index(name)
+    where: list[str] = []
+    for plugin in plugins:
+        calls = ctx.index.construction_calls(plugin.factory, plugin.class_variable)
+        if not calls:
+            return None  # the factory's calls are not known
+        for call in calls:
+            if call.star or call.starstar:
+                return None
+            passed: int | str | None = at if at is not None and at < call.positional else name if name in call.keywords else None
+            if passed is None or passed not in call.not_none:
+                return None
+        where.extend(c.location for c in calls)
+    if not built_only_by_provider(ctx, owner):
+        return None
+    factories = " and ".join(p.factory for p in plugins)
+    return f"only {factories} builds {owner.rpartition('.')[2]}, and it always passes {name} a value that is never None ({', '.join(where)})"
 
 
 def _constructor(

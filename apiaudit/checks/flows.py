@@ -325,3 +325,120 @@ def _walk_defs(tree: ast.AST, cls: str | None, function: str | None) -> Iterator
             yield from _walk_defs(child, cls, child.name if function is None else function)
         else:
             yield from _walk_defs(child, cls, function)
+
+
+def built_only_by_provider(ctx: CheckContext, dotted: str) -> bool:
+    """Whether nothing of the consumer can call the `__init__` of its class `dotted` (so only the
+    provider's factories build it): no consumer class derives from it (whose `super().__init__`
+    would pass its own arguments), no entry point names it and no injection mixes it in, no method
+    of it or of its consumer bases builds one of its own kind again (`cls(...)`, `type(self)(...)`,
+    `self.__class__(...)`, `self.__init__(...)`), and its name appears in the consumer's code only
+    where it is defined or imported, in annotations and `isinstance`/`issubclass` tests, in
+    `__all__`, and as the string a plugin registration or configuration names it by (a
+    `PluginName`), or on a provider's launch line. False at anything else (built, passed on, held
+    in a name, named by another string, imported under another name). Memoised per consumer."""
+    memo = ctx.provider_built_memo
+    if dotted not in memo:
+        memo[dotted] = _built_only_by_provider(ctx, dotted)
+    return memo[dotted]
+
+
+def _built_only_by_provider(ctx: CheckContext, dotted: str) -> bool:
+    module, _, short = dotted.rpartition(".")
+    if dotted not in ctx.classes or ctx.subclasses_of(dotted) or dotted in ctx.injected or dotted in ctx.injected_behind:
+        return False
+    if any(e.module == module and e.attr == short for e in ctx.entry_points):
+        return False
+    for file in ctx.files:
+        if short not in file.source:
+            continue
+        if not file.path.endswith(".py"):
+            if file.launch_lines:
+                continue  # a job file starting the provider names it for the provider to build
+            return False
+        tree = consumer_tree(ctx, file)
+        if not isinstance(tree, ast.Module):
+            return False
+        if _another_of_the_name(tree, file, module, short, dotted):
+            continue
+        if not _names_it_only_for_the_provider(tree, file, module, short):
+            return False
+    return all(_builds_no_other(ctx, cls) for cls in (dotted, *_consumer_bases(ctx, dotted)))
+
+
+def _another_of_the_name(tree: ast.Module, file: ConsumerFile, module: str, short: str, dotted: str) -> bool:
+    """A file that defines a class of the same name of its own (a copy kept for another provider
+    release), never imports the name, and never names the other's module: its uses of the name
+    are its own class's."""
+    own = f"{file.module}.{short}"
+    if own == dotted or module_names(tree, file.module).get(short) != own or module.rpartition(".")[2] in file.source:
+        return False
+    return not any(isinstance(n, ast.alias) and short in (n.name, n.asname) for n in ast.walk(tree))
+
+
+def _names_it_only_for_the_provider(tree: ast.Module, file: ConsumerFile, module: str, short: str) -> bool:
+    allowed: set[int] = set()  # ids of nodes under annotations, isinstance/issubclass tests, `__all__`
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.arg, ast.AnnAssign)) and node.annotation is not None:
+            allowed.update(id(n) for n in ast.walk(node.annotation))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+            allowed.update(id(n) for n in ast.walk(node.returns))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
+            allowed.update(id(n) for n in ast.walk(node.args[1]))
+        elif isinstance(node, (ast.Assign, ast.AugAssign)) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        ):
+            allowed.update(id(n) for n in ast.walk(node.value))
+    sites = [p.site for p in file.plugin_names if p.module == module and p.name == short]
+    for node in ast.walk(tree):
+        if id(node) in allowed:
+            continue
+        if isinstance(node, ast.Name) and node.id == short or isinstance(node, ast.Attribute) and node.attr == short:
+            return False
+        if isinstance(node, ast.alias) and node.asname is not None and short in (node.name, node.name.rpartition(".")[2]) and node.asname != short:
+            return False  # imported under another name: its uses are not followed
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _names_class(node.value, short):
+            if not any(s.line <= node.lineno <= (s.end_line or s.line) for s in sites):
+                return False
+    return True
+
+
+def _names_class(text: str, short: str) -> bool:
+    return text == short or text.endswith((f".{short}", f":{short}"))
+
+
+def _consumer_bases(ctx: CheckContext, dotted: str) -> list[str]:
+    found: list[str] = []
+    todo = list(ctx.classes[dotted].consumer_bases)
+    while todo:
+        base = todo.pop()
+        if base not in found and base in ctx.classes:
+            found.append(base)
+            todo.extend(ctx.classes[base].consumer_bases)
+    return found
+
+
+def _builds_no_other(ctx: CheckContext, dotted: str) -> bool:
+    """Whether the body of the consumer class `dotted` never builds an object of its own kind
+    again (`cls(...)`, `type(x)(...)`, `x.__class__(...)`) nor calls `__init__` but through
+    `super()`: each would call the `__init__` of whatever class the object is. A decorated class
+    is handed to its decorator, which may build it: False."""
+    module, _, short = dotted.rpartition(".")
+    file = next((f for f in ctx.files if f.module == module), None)
+    tree = consumer_tree(ctx, file) if file is not None else None
+    node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == short), None) if isinstance(tree, ast.Module) else None
+    if node is None or node.decorator_list:
+        return False  # a decorator is handed the class: it may build it
+    for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+        func = call.func
+        if isinstance(func, ast.Name) and func.id == "cls":
+            return False
+        if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "type":
+            return False
+        if isinstance(func, ast.Attribute) and func.attr == "__class__":
+            return False
+        if isinstance(func, ast.Attribute) and func.attr == "__init__":
+            inner = func.value
+            if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "super"):
+                return False
+    return True

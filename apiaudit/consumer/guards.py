@@ -82,16 +82,31 @@ def symbolic(condition: Condition, narrow_true: tuple = (), narrow_false: tuple 
     return Decision(Branch(conditions=(condition,), narrow=narrow_true), Branch(conditions=(negated,), narrow=narrow_false))
 
 
-def argument_given(condition: Condition) -> Decision:
+def argument_given(condition: Condition, none_test: bool = False) -> Decision:
     """`param is not None` (or `if param:`) on a parameter defaulting to None: the true side runs
-    only where a caller passed it; the other side runs whoever calls (a caller may pass None)."""
-    return Decision(Branch(conditions=(condition,)), ALWAYS)
+    only where a caller passed it. The other side runs whoever calls (a caller may pass None),
+    unless every caller is known to pass a value that is never None: for `param is not None`
+    (`none_test`) that side carries the condition negated, which the checks decide dead only then
+    (`if param:` may be false for a value that is not None, so its other side always runs)."""
+    if not none_test:
+        return Decision(Branch(conditions=(condition,)), ALWAYS)
+    absent = replace(condition, expect=False, text=f"{condition.name} is None")
+    return Decision(Branch(conditions=(condition,)), Branch(conditions=(absent,)))
+
+
+def _runs_anyway(branch: Branch) -> bool:
+    """A side that runs on any release except where the checks prove every caller passes an
+    argument (the `param is None` side of `argument_given`): in a union with another side it is
+    ALWAYS (the union may run either way), as it was before that side carried its condition."""
+    return not branch.dead and branch.undecided is None and not branch.narrow and all(
+        c.kind is ConditionKind.ARGUMENT and not c.expect for c in branch.conditions
+    )
 
 
 def probe_of(d: Decision) -> Probe | None:
     """A test the checks decide, kept as a value: only when each side is its conditions alone."""
     sides = (d.if_true, d.if_false)
-    if any(b.dead or b.undecided or not b.conditions for b in sides):
+    if any(b.dead or b.undecided or not b.conditions or (b.conditions and _runs_anyway(b)) for b in sides):
         return None  # (a narrowing holds at the test only: a kept value drops it)
     return Probe(d.if_true.conditions, d.if_false.conditions)
 
@@ -124,7 +139,7 @@ def conjoin(a: Decision, b: Decision, text: "str | Callable[[], str]") -> Decisi
         if_false = second
     elif second.dead:
         if_false = a.if_false
-    elif ALWAYS in (a.if_false, second):
+    elif _runs_anyway(a.if_false) or _runs_anyway(second):
         if_false = ALWAYS  # one way runs on any release unconditionally: so does the union
     else:
         shown = text() if callable(text) else text

@@ -133,6 +133,8 @@ class ConditionKind(str, enum.Enum):
     # `param is not None` / `if param:` on a parameter of a class's `__init__` that defaults to
     # None and is never rebound: true only where a caller passes it. `name` is the parameter,
     # `owner` the class; the checks ask who builds the class (a [[plugin]] factory's calls).
+    # Expected False (the `param is None` side of an `is`/`is not None` test): dead only where
+    # the provider alone builds the class and every call passes a value that is never None.
     ARGUMENT = "argument"
     # `if not check_support():` of a consumer function (`name`, dotted): the checks read whether it
     # probes the provider (imports, `find_spec`, `hasattr` of names of it); if so, the guarded code

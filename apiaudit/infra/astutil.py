@@ -62,6 +62,34 @@ def descendants(node: ast.AST):
                 push(value)
 
 
+def never_rebound(body: list[ast.stmt], names: set[str] | frozenset[str]) -> frozenset[str]:
+    """Those of `names` (a function's parameters) that nothing in `body` binds again: a store, a
+    `del`, an import, `global`/`nonlocal`, an `except ... as`, a match capture, a nested scope's own
+    binding of the name (a parameter, a `def` or `class` of that name) all count. A name kept
+    holds what the caller passed wherever the function reads it."""
+    kept = set(names)
+    if not kept:
+        return frozenset()
+    for sub in (sub for stmt in body for sub in descendants(stmt)):
+        if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
+            kept.discard(sub.id)
+        elif isinstance(sub, ast.arg):
+            kept.discard(sub.arg)
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            kept.discard(sub.name)
+        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
+            kept.difference_update(sub.names)
+        elif isinstance(sub, ast.ExceptHandler) and sub.name:
+            kept.discard(sub.name)
+        elif isinstance(sub, ast.alias):
+            kept.discard(sub.asname or sub.name.partition(".")[0])
+        elif isinstance(sub, (ast.MatchAs, ast.MatchStar)) and sub.name:
+            kept.discard(sub.name)
+        elif isinstance(sub, ast.MatchMapping) and sub.rest:
+            kept.discard(sub.rest)
+    return frozenset(kept)
+
+
 _STATEMENT_LISTS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
 
 

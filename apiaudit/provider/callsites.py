@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 
 from apiaudit.infra.astutil import absolute_import, assignment_targets, descendants, lone_carriage_return, module_names, statements_breadth_first, union_members
 from apiaudit.infra.gcpause import paused_gc
+from apiaudit.provider.arguments import not_none
 from apiaudit.provider.branches import branch_guard, parent_map
 from apiaudit.provider.queries import ReceiverClasses
 from apiaudit.provider.records import Found, ProviderCall, ProviderReference, ProviderStore, SymbolKind
@@ -740,7 +741,8 @@ def _data_names(tree: ast.Module) -> set[str]:
 
 def construction_calls(index: ReceiverClasses, factory: str, class_variable: str) -> tuple[ProviderCall, ...]:
     """The calls of the local `class_variable` inside the provider function `factory`: how it
-    builds an instance of the class it looked up (each call an alternative it may choose)."""
+    builds an instance of the class it looked up (each call an alternative it may choose), each
+    with what it passes that is never None (`provider/arguments.py`)."""
     res = index.resolve(factory)
     if not isinstance(res, Found) or res.symbol.location is None:
         return ()
@@ -759,8 +761,12 @@ def construction_calls(index: ReceiverClasses, factory: str, class_variable: str
     )
     if function is None:
         return ()
+    module = relative.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
     calls = [
-        ProviderCall(location=f"{relative}:{n.lineno}", receiver=factory, **_arguments(n))
+        ProviderCall(
+            location=f"{relative}:{n.lineno}", receiver=factory, **_arguments(n),
+            not_none=not_none(index, function, res.symbol.path, module, n),
+        )  # fmt: skip
         for n in ast.walk(function)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == class_variable
     ]

@@ -257,6 +257,11 @@ class ProviderCall:
     # attribute: where a plugin's objects cannot be, the call does not reach them.
     enclosing: str | None = None
     holder: str | None = None
+    # What the call passes that is never None, by position (int) or keyword (str): a literal, a
+    # display, an object the provider builds of a class, or a parameter of the calling function
+    # that it never rebinds, annotated with one class and no None, without a None default
+    # (read for a [[plugin]] factory's construction calls only).
+    not_none: tuple[int | str, ...] = ()
 
 
 @record

@@ -322,3 +322,39 @@ def test_a_call_made_only_from_a_substituted_class_names_the_substitution():
         "hostlib/pluggable.py:28 is in Experts.forward_modular, which the provider calls only from Runner.forward "
         "(hostlib/pluggable.py:36), whose class the plugin replaces by MyRunner (plugin/experts.py:29)"
     )
+
+
+# --- the `is None` side of a test on an argument every construction call passes ----------------
+
+
+def _guarded(version: str):
+    report = scan(
+        [str(FIXTURES / "consumers" / "guardplug" / "guardplug")], str(PROVIDERS / f"guardkit_v{version}" / "guardkit"),
+        rules_dirs=[PROVIDERS], cache_dir=None, use_index_cache=False, settings=Settings(),
+    )  # fmt: skip
+    return sorted((f.path, f.line, f.rule, f.severity.value, f.callee, f.param, f.conditional) for f in report.findings)
+
+
+def test_the_none_side_of_an_argument_the_factory_always_passes_never_runs():
+    """guardplug's GuardedConnector is lmcache 0.4.4's LMCacheConnectorV1Dynamic: `if cache_config is
+    not None: super().__init__(..., cache_config=cache_config)` / `else: super().__init__(config=...,
+    role=...)`. guardkit 2.0's base requires cache_config, and its factory (the only caller: the
+    consumer never builds the class) always passes it a parameter declared `CacheConfig`, not
+    Optional: the `else:` never runs there, so its lines are not judged (it was a false
+    `missing-required` error, and the attribute read beside it another). The same class built by the
+    consumer itself without the argument, a parent whose subclass's `super().__init__` passes nothing,
+    a class handed to other code (`functools.partial`), one building its own kind (`cls(...)`), one
+    looked up by a string, and an `if cache_config:` test (a value not None may be false) keep their
+    errors; the registration and the configuration dict naming GuardedConnector for the factory do
+    not make it unknown. On 1.0 the factory may build the class with two arguments
+    (or pass None): the `else:` runs, and its missing attribute is an error."""
+    init, path = "guardkit.connector.ConnectorBase.__init__", "guardplug/connector.py"
+    assert _guarded("1") == [(path, 21, "attribute-missing", "error", "guardkit.connector.LEGACY_ROLES", None, False)]
+    assert _guarded("2") == [
+        (path, 31, "missing-required", "error", init, "cache_config", False),  # BuiltConnector: the consumer builds it
+        (path, 41, "missing-required", "error", init, "cache_config", False),  # ParentConnector: ChildConnector derives from it
+        (path, 54, "missing-required", "error", init, "cache_config", False),  # HandedConnector: handed to functools.partial
+        (path, 66, "missing-required", "error", init, "cache_config", False),  # TruthyConnector: `if cache_config:`
+        (path, 76, "missing-required", "error", init, "cache_config", False),  # CopiedConnector: `cls(...)` in its body
+        (path, 90, "missing-required", "error", init, "cache_config", False),  # NamedConnector: looked up by a string
+    ]

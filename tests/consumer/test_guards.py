@@ -75,3 +75,19 @@ def test_a_module_constant_is_read_as_the_release_binds_it():
     assert module_constant("import sys\nif sys.platform == 'win32':\n    X = 1\nelse:\n    X = 2\n", "X", "pkg") is None
     assert module_constant("X = compute()\n", "X", "pkg") is None
     assert module_constant("if TYPE_CHECKING:\n    X = 1\nX = 2\n", "X", "pkg") == ("literal", "2")
+
+
+def test_the_none_side_of_a_test_on_a_constructor_argument_carries_its_condition_alone():
+    """`param is not None` on an `__init__` parameter defaulting to None: the `is None` side carries
+    the ARGUMENT condition negated (the checks decide it dead only where every caller passes a value
+    never None); in a union with another side, or kept in a name, it runs as before (ALWAYS)."""
+    given = Condition(ConditionKind.ARGUMENT, True, "c is not None", name="c", owner="m.C")
+    test = g.argument_given(given, none_test=True)
+    (absent,) = test.if_false.conditions
+    assert test.if_true.conditions == (given,) and absent.expect is False and absent.text == "c is None"
+    assert g.argument_given(given).if_false == g.ALWAYS  # `if c:` may be false for a value that is not None
+    runtime = g.RUNTIME
+    assert g.conjoin(test, runtime, "t").if_false == g.ALWAYS  # `c is not None and x`: false where x is
+    assert g.disjoin(g.negate(test), runtime, "t").if_true == g.ALWAYS  # `c is None or x`
+    assert g.conjoin(g.negate(test), runtime, "t").if_true.conditions == (absent,)  # `c is None and x`
+    assert g.probe_of(test) is None  # a kept `has = c is not None` decides nothing more than before

@@ -24,7 +24,7 @@ from apiaudit.consumer.walk.evaluate import Evaluator, HelperCalls
 from apiaudit.consumer.walk.known import SIGNATURE, is_builtin_call
 from apiaudit.consumer.walk.scopes import Env, Scope
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
-from apiaudit.infra.astutil import descendants
+from apiaudit.infra.astutil import never_rebound
 
 _OP_TEXT = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
 
@@ -127,7 +127,7 @@ class Decider:
             return constant
         if isinstance(op, (ast.Is, ast.IsNot)) and not g.Folder.involves_provider(left, right):
             for other, node in ((right, left_node), (left, right_node)):
-                given = self._argument(node, scope) if isinstance(other, Const) and other.value is None else None
+                given = self._argument(node, scope, none_test=True) if isinstance(other, Const) and other.value is None else None
                 if given is not None:
                     return given if isinstance(op, ast.IsNot) else g.negate(given)
         known, result, as_text = g.compare(self.state.folder, left, op, right)
@@ -143,8 +143,9 @@ class Decider:
             return g.constant(bool(result))
         return g.undecided(text()) if g.Folder.involves_provider(left, right) else g.RUNTIME
 
-    def _argument(self, node: ast.AST, scope: Scope) -> g.Decision | None:
-        """A test on what the caller passed for a constructor parameter defaulting to None."""
+    def _argument(self, node: ast.AST, scope: Scope, none_test: bool = False) -> g.Decision | None:
+        """A test on what the caller passed for a constructor parameter defaulting to None
+        (`none_test`: `param is not None`, not its truth)."""
         if not isinstance(node, ast.Name):
             return None
         found = self.state.found
@@ -154,7 +155,7 @@ class Decider:
         owner, names = found.none_defaults[scope.function]
         if node.id not in names:
             return None
-        return g.argument_given(Condition(ConditionKind.ARGUMENT, True, f"{node.id} is not None", name=node.id, owner=owner))
+        return g.argument_given(Condition(ConditionKind.ARGUMENT, True, f"{node.id} is not None", name=node.id, owner=owner), none_test)
 
     def _feature_test(self, test: ast.Call, scope: Scope, node: ast.AST, depth: int) -> g.Decision | None:
         """hasattr / callable(getattr(...)) / getattr(x, "m", None) / isinstance / a TypeIs helper / a folded helper."""
@@ -308,21 +309,4 @@ def _none_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[st
     pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
     pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
     names = {a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None}
-    if not names:
-        return frozenset()
-    for sub in (sub for stmt in node.body for sub in descendants(stmt)):
-        if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
-            names.discard(sub.id)
-        elif isinstance(sub, ast.arg):
-            names.discard(sub.arg)
-        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
-            names.difference_update(sub.names)
-        elif isinstance(sub, ast.ExceptHandler) and sub.name:
-            names.discard(sub.name)
-        elif isinstance(sub, ast.alias):
-            names.discard(sub.asname or sub.name.partition(".")[0])
-        elif isinstance(sub, (ast.MatchAs, ast.MatchStar)) and sub.name:
-            names.discard(sub.name)
-        elif isinstance(sub, ast.MatchMapping) and sub.rest:
-            names.discard(sub.rest)
-    return frozenset(names)
+    return never_rebound(node.body, names)

@@ -279,6 +279,25 @@ class Inference(Hierarchy):
         named = [p for p in func.parameters if p.name == param and p.kind.name not in _SPLATS]
         return self.annotation_class(named[0].annotation, func) if named else None
 
+    def parameter_never_none(self, function_path: str, param: str) -> bool:
+        """Whether the provider function declares its parameter never None: annotated with one
+        class and no None (not `X | None`, `Optional[X]`, a union, a name that is no class), with
+        no default of None. What its callers pass there, by the provider's own declaration."""
+        return self._cached(("param-never-none", function_path, param), lambda: self._parameter_never_none(function_path, param))
+
+    def _parameter_never_none(self, function_path: str, param: str) -> bool:
+        func = self.object_at(function_path)
+        if not isinstance(func, griffe.Function):
+            return False
+        named = [p for p in func.parameters if p.name == param and p.kind.name not in _SPLATS]
+        if len(named) != 1 or named[0].annotation is None:
+            return False
+        parameter = named[0]
+        if parameter.default is not None and str(parameter.default) == "None":
+            return False
+        members = ex.union_members(parameter.annotation)
+        return len(members) == 1 and members[0] is not None and self.annotation_class(parameter.annotation, func) is not None
+
     def return_class(self, path: str) -> Symbol | None:
         """The class a provider function's return annotation names, if exactly one."""
         return self._cached(("return-class", path), lambda: self._return_class(path))

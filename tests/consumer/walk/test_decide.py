@@ -72,3 +72,43 @@ def test_guards_narrow_chains_and_a_guard_and_raise_is_recorded(tmp_path):
     guard_step = f.method_bindings[0].target[1][2].guard
     assert guard_step.stops and guard_step.expect is True
     assert [s.guard.expect for s in f.method_bindings[1].target[1] if s.kind == "narrow"] == [True, False]
+
+
+def test_a_none_test_of_a_constructor_argument_conditions_both_sides(tmp_path):
+    """`if cache is not None:` / `else:` in an `__init__` whose `cache` defaults to None: each side
+    runs under the ARGUMENT condition (the `else` expecting it False); `if cache:` leaves its other
+    side unconditioned, and so does a parameter the body rebinds."""
+    f = versioned_files(tmp_path, a="""
+        import prov
+        class Conn(prov.Base):
+            def __init__(self, config, cache=None, other=None):
+                if cache is not None:
+                    prov.given(cache)
+                else:
+                    prov.absent()
+                if cache:
+                    prov.truthy()
+                else:
+                    prov.falsy()
+                other = make(other)
+                if other is None:
+                    prov.rebound()
+    """)["cons/a.py"]
+    by_line = {u.site.line: [(c.kind.value, c.expect, c.name, c.owner) for c in u.live.conditions] for u in f.uses if u.steps}
+    assert by_line[6] == [("argument", True, "cache", "cons.a.Conn")]
+    assert by_line[8] == [("argument", False, "cache", "cons.a.Conn")]
+    assert by_line[10] == [("argument", True, "cache", "cons.a.Conn")]
+    assert by_line[12] == by_line[15] == []
+
+
+def test_the_rest_of_an_init_after_returning_on_a_given_argument_runs_where_it_is_none(tmp_path):
+    f = versioned_files(tmp_path, a="""
+        import prov
+        class Conn(prov.Base):
+            def __init__(self, config, cache=None):
+                if cache is not None:
+                    return
+                prov.absent()
+    """)["cons/a.py"]
+    (use,) = [u for u in f.uses if u.steps and u.steps[0].name == "absent"]
+    assert [(c.kind.value, c.expect, c.name) for c in use.live.conditions] == [("argument", False, "cache")]
