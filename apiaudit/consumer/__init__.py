@@ -19,7 +19,7 @@ from apiaudit.consumer.one_pass import RecordingNames, import_order, still_valid
 from apiaudit.consumer.patterns import pattern_hits
 from apiaudit.consumer.plugins import added_flags, launch_plugin_names, plugin_names
 from apiaudit.consumer.positions import to_characters
-from apiaudit.consumer.reach import mark_unreachable
+from apiaudit.consumer.reach import mark_unreachable, named_modules
 from apiaudit.consumer.records import ConsumerFile, ConsumerOptions, Site, python_source, source_of
 from apiaudit.consumer.contracts import defined_functions, replacements
 from apiaudit.consumer.visitor import ModuleVisitor
@@ -76,7 +76,13 @@ def collect_file(
         )
     except (OSError, ValueError, RecursionError) as exc:
         return ConsumerFile(path=rel, module=module, error=str(exc), error_site=Site(1, 0))
-    found = ModuleVisitor(source, rel, module, is_package, options, names).run(syntax)
+    visitor = ModuleVisitor(source, rel, module, is_package, options, names)
+    found = visitor.run(syntax)
+    # strings naming the package's modules, but those named on a condition or in code the release never runs
+    skip = frozenset((w.site.line, w.site.column) for w in found.reaches_when)
+    named = named_modules(syntax, module.split(".")[0], source, options.provider_version, skip, visitor.dead_ranges)
+    if named:
+        found = replace(found, reaches=tuple(dict.fromkeys(found.reaches + named)))
     found = replace(
         _rule_matches(found, syntax, options, source),
         functions=defined_functions(syntax, module) + found.functions,

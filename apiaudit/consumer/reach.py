@@ -49,7 +49,8 @@ _TESTS = re.compile(r"^(?:test_.*|.*_test|conftest)$")
 
 
 def named_modules(
-    tree: ast.Module, top: str, source: str | None = None, release: str | None = None, skip: Collection[tuple[int, int]] = ()
+    tree: ast.Module, top: str, source: str | None = None, release: str | None = None, skip: Collection[tuple[int, int]] = (),
+    dead: Sequence[tuple[int, int]] = (),
 ) -> tuple[str, ...]:
     """Dotted names under the package `top` that the module's string literals hold
     (`"pkg.ext.Worker"`, `"pkg.cli:main"`): modules a registry, an injection keyword or
@@ -58,7 +59,8 @@ def named_modules(
     (a dict whose keys are all release numbers: `{"0.9.2": "pkg.copied_scheduler_v0_9", ...}`),
     only the entries for the audited `release` are edges; the others run on other releases.
     `skip`: the (line, column) of strings that name a module on a condition only
-    (`conditional_names`)."""
+    (`conditional_names`); `dead`: the (first, last) lines of statements that never run on the
+    release (the walk's), whose strings name nothing."""
     if source is not None and not _quotes_top(top, source):
         return ()
     prefix = f"{top}."
@@ -69,7 +71,7 @@ def named_modules(
             continue
         if isinstance(node, ast.Constant) and (node.lineno, node.col_offset) not in skip:
             module = _dotted_name(node, prefix)
-            if module is not None:
+            if module is not None and not any(first <= node.lineno <= last for first, last in dead):
                 found[module] = None
     return tuple(found)
 
@@ -109,8 +111,10 @@ def conditional_names(
     provider = tuple(f"{p}." for p in provider_packages)
     found: list[ReachedWhen] = []
 
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Dict) or not node.keys or not provider:
+    # an import map's keys are strings naming provider modules: none quoted, no walk for maps
+    maps = bool(provider) and (source is None or any(_quotes_top(p, source) for p in provider_packages))
+    for node in ast.walk(tree) if maps else ():
+        if not isinstance(node, ast.Dict) or not node.keys:
             continue
         keys = [k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None for k in node.keys]
         if not all(k is not None and k.startswith(provider) and _DOTTED.match(k) for k in keys):
@@ -145,11 +149,15 @@ def conditional_names(
                     tests = (*tests, (text, decided))
             elif isinstance(stmt, (ast.Return, ast.Assign, ast.AnnAssign)):
                 # what a `return` gives, or what an assignment stores in one place (`cfg.worker_cls = "pkg.v0.Worker"`)
-                slot = "return" if isinstance(stmt, ast.Return) else " = ".join(unparse(t) for t in _targets(stmt))
-                for node in ast.walk(stmt.value) if stmt.value is not None else ():
-                    module = _dotted_name(node, prefix)
-                    if module is not None and isinstance(node, ast.expr):
-                        returned.append((slot, module, Site(node.lineno, node.col_offset), tests))
+                # a return's whole value; an assignment's only where it stores a string itself
+                held = stmt.value if isinstance(stmt, ast.Return) or isinstance(stmt.value, ast.Constant) else None
+                names = [
+                    (module, node) for node in (ast.walk(held) if held is not None else ())
+                    if isinstance(node, ast.expr) and (module := _dotted_name(node, prefix)) is not None
+                ]  # fmt: skip
+                if names:  # the target's text only where a name is stored (most assignments store none)
+                    slot = "return" if isinstance(stmt, ast.Return) else " = ".join(unparse(t) for t in _targets(stmt))
+                    returned += [(slot, module, Site(node.lineno, node.col_offset), tests) for module, node in names]
             else:
                 for field in ("body", "orelse", "finalbody", "handlers", "cases"):
                     inner = getattr(stmt, field, None)

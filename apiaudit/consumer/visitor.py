@@ -22,8 +22,8 @@ from dataclasses import replace
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import ConsumerNames, ImportContext, module_imports
 from apiaudit.consumer.patching import patch_helper
-from apiaudit.consumer.reach import conditional_names, named_modules
-from apiaudit.consumer.records import ClassFacts, ConsumerFile, ConsumerOptions, PrivateCalls, ReachedWhen
+from apiaudit.consumer.reach import conditional_names
+from apiaudit.consumer.records import ClassFacts, ConsumerFile, ConsumerOptions, PrivateCalls
 from apiaudit.consumer.values import (
     Const,
     ConsumerRef,
@@ -61,6 +61,8 @@ class ModuleVisitor:
         self.module = module
         self.options = options
         self.imports_ctx = ImportContext(module, is_package, options, names)
+        # (first, last) lines of statements that never run on the release, once `run` has walked
+        self.dead_ranges: tuple[tuple[int, int], ...] = ()
 
     def run(self, tree: ast.Module) -> ConsumerFile:
         with _Walk(self._state(top_only=False, postponed=_postponed(tree))) as walk:
@@ -87,19 +89,9 @@ class ModuleVisitor:
             replacements=tuple(found.replacements),
             reaches_when=conditional_names(tree, self.module.split(".")[0], self.options.provider_packages, found.branch_tests, self.source),
         )
-        return replace(done, reaches=tuple(dict.fromkeys(done.reaches + self._named(tree, done.reaches_when, found.dead_ranges))))
-
-    def _named(self, tree: ast.Module, given_when: tuple[ReachedWhen, ...], dead: list[tuple[int, int]]) -> tuple[str, ...]:
-        """Modules the module's strings name (`reach.named_modules`), but for those named on a
-        condition (`given_when`) and those in statements that never run on the release (`dead`:
-        `import_module("pkg.v0101")` after the plugin refuses the release)."""
-        skip = {(w.site.line, w.site.column) for w in given_when}
-        if dead:
-            skip |= {
-                (node.lineno, node.col_offset) for node in ast.walk(tree)
-                if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(a <= node.lineno <= b for a, b in dead)
-            }  # fmt: skip
-        return named_modules(tree, self.module.split(".")[0], self.source, self.options.provider_version, frozenset(skip))
+        # read by `collect`, which names the modules the file's strings hold but for these lines
+        self.dead_ranges = tuple(found.dead_ranges)
+        return done
 
     def exports(self, tree: ast.Module) -> dict[str, Value]:
         """Module constants and guard helpers other modules may import (folded at module level)."""

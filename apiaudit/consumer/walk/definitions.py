@@ -123,12 +123,14 @@ class Definitions:
         # What a call of the method returns, learned once (pass 1): only a plain method no
         # decorator wraps (a decorator may return anything), whose call runs its body (not a
         # generator's or a coroutine's), every path ending in a `return`.
-        learns = cls is not None and cls.learning and plain and in_body and not node.decorator_list
-        learns = learns and isinstance(node, ast.FunctionDef) and not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in descendants(node))
+        learns = cls is not None and cls.learning and plain and in_body and not node.decorator_list and isinstance(node, ast.FunctionDef)
         if learns:
             scope.returns = []
         falls = self.statements.block(node.body, scope)
         if learns and cls is not None and scope.returns is not None:
+            # a generator's call returns no display: looked for only where a display was returned
+            if any(isinstance(r, ReturnedItems) for r in scope.returns) and any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in descendants(node)):
+                scope.returns = [UNKNOWN]
             _learn_returned(cls, node.name, scope.returns, falls)
 
     def _installed(self, node, outer: Scope, qual: str, env: Env) -> None:

@@ -273,7 +273,9 @@ class Recorder:
         fields (and Sub has none of its own). A function of this module is passed over; a name
         imported from another module of the same package may be a class (the checks know its
         facts); names from elsewhere (the standard library) are not the consumer's classes."""
-        if not isinstance(node.func, (ast.Name, ast.Attribute)):
+        # `Sub(...)` or `module.Sub(...)`: a longer chain (`self.x.build(...)`) names no class of
+        # this package, and is not evaluated again here (every call passes this way)
+        if not (isinstance(node.func, ast.Name) or (isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name))):
             return
         called = self.values.value(node.func, scope)
         package = self.state.module.partition(".")[0]
