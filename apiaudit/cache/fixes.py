@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from apiaudit.findings import ExactFix, Finding, Replacement
-from apiaudit.infra.atomic import atomic_write, is_disk_full
+from apiaudit.infra.json_lists import load_items, store_items
 
 _DIR = "exact-fixes"
 
@@ -33,23 +33,12 @@ def key(engine: str, rules: str, provider: str, findings: Sequence[tuple[Finding
 
 def lookup(cache_dir: Path, name: str, count: int) -> list[ExactFix | None] | None:
     """The fixes stored under `name`, one per fixable finding in order; None when absent or unreadable."""
-    try:
-        data = json.loads((cache_dir / _DIR / f"{name}.json").read_text(encoding="utf-8"))
-        fixes = [_decoded(item) for item in data]
-    except (OSError, ValueError, TypeError, KeyError):
-        return None
-    return fixes if len(fixes) == count else None
+    return load_items(cache_dir / _DIR, name, count, _decoded)
 
 
 def store(cache_dir: Path, name: str, fixes: Sequence[ExactFix | None]) -> None:
     """Keep the fixes (a full disk keeps nothing: the next run plans them again)."""
-    text = json.dumps([_encoded(f) for f in fixes])
-    try:
-        (cache_dir / _DIR).mkdir(parents=True, exist_ok=True)
-        atomic_write(cache_dir / _DIR / f"{name}.json", text)
-    except OSError as exc:
-        if not is_disk_full(exc):
-            raise
+    store_items(cache_dir / _DIR, name, fixes, _encoded)
 
 
 def _encoded(fix: ExactFix | None) -> dict | None:

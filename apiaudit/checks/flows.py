@@ -284,18 +284,26 @@ def built_where(ctx: CheckContext, dotted: str) -> tuple[tuple[str | None, str |
     return result
 
 
+def _type_positions(node: ast.AST) -> Iterator[int]:
+    """Ids of the nodes `node` holds in a type position (an annotation, a return annotation, the
+    class of an `isinstance`/`issubclass` test): a class named there is not built or called."""
+    held: ast.AST | None = None
+    if isinstance(node, (ast.arg, ast.AnnAssign)):
+        held = node.annotation
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        held = node.returns
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
+        held = node.args[1]
+    return (id(n) for n in ast.walk(held)) if held is not None else iter(())
+
+
 def _uses_of(tree: ast.AST, short: str, places: list, module: str) -> bool:
     """Record each building of `short` in `places`; False at a use the reading cannot follow."""
     allowed: set[int] = set()  # ids of Name nodes that are bases, annotations or isinstance classes
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
             allowed.update(id(b) for b in node.bases)
-        elif isinstance(node, (ast.arg, ast.AnnAssign)) and node.annotation is not None:
-            allowed.update(id(n) for n in ast.walk(node.annotation))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
-            allowed.update(id(n) for n in ast.walk(node.returns))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
-            allowed.update(id(n) for n in ast.walk(node.args[1]))
+        allowed.update(_type_positions(node))
     for node, cls, function in _walk_defs(tree, None, None):
         if (
             isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call)
@@ -379,13 +387,8 @@ def _another_of_the_name(tree: ast.Module, file: ConsumerFile, module: str, shor
 def _names_it_only_for_the_provider(tree: ast.Module, file: ConsumerFile, module: str, short: str) -> bool:
     allowed: set[int] = set()  # ids of nodes under annotations, isinstance/issubclass tests, `__all__`
     for node in ast.walk(tree):
-        if isinstance(node, (ast.arg, ast.AnnAssign)) and node.annotation is not None:
-            allowed.update(id(n) for n in ast.walk(node.annotation))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
-            allowed.update(id(n) for n in ast.walk(node.returns))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
-            allowed.update(id(n) for n in ast.walk(node.args[1]))
-        elif isinstance(node, (ast.Assign, ast.AugAssign)) and any(
+        allowed.update(_type_positions(node))
+        if isinstance(node, (ast.Assign, ast.AugAssign)) and any(
             isinstance(t, ast.Name) and t.id == "__all__" for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
         ):
             allowed.update(id(n) for n in ast.walk(node.value))

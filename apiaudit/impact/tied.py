@@ -19,7 +19,7 @@ from pathlib import Path
 
 from apiaudit.findings import Finding, Report
 from apiaudit.impact.results import ProviderChange
-from apiaudit.infra.atomic import atomic_write, is_disk_full
+from apiaudit.infra.json_lists import load_items, store_items
 from apiaudit.recipes.changes import ChangeKind
 
 _DIR = "impact-ties"
@@ -54,23 +54,12 @@ def key(engine: str, rules: str, old: str, new: str, label: str, report: Report,
 def lookup(cache_dir: Path, name: str, count: int) -> list[ProviderChange] | None:
     """The changes stored under `name`, one per tied finding in order; None when absent, unreadable
     or not `count` long."""
-    try:
-        data = json.loads((cache_dir / _DIR / f"{name}.json").read_text(encoding="utf-8"))
-        changes = [_decoded(item) for item in data]
-    except (OSError, ValueError, TypeError, KeyError):
-        return None
-    return changes if len(changes) == count else None
+    return load_items(cache_dir / _DIR, name, count, _decoded)
 
 
 def store(cache_dir: Path, name: str, changes: Sequence[ProviderChange]) -> None:
     """Keep the changes (a full disk keeps nothing: the next run ties them again)."""
-    text = json.dumps([_encoded(c) for c in changes])
-    try:
-        (cache_dir / _DIR).mkdir(parents=True, exist_ok=True)
-        atomic_write(cache_dir / _DIR / f"{name}.json", text)
-    except OSError as exc:
-        if not is_disk_full(exc):
-            raise
+    store_items(cache_dir / _DIR, name, changes, _encoded)
 
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(ProviderChange))
