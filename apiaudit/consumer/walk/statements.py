@@ -14,8 +14,8 @@ import ast
 from dataclasses import replace
 
 from apiaudit.consumer import guards as g
-from apiaudit.consumer.imports import ImportContext, import_alias_value
-from apiaudit.consumer.records import CaughtImport, Condition, ConditionKind, GuardStop, ImportRef, ReleaseGate, Step
+from apiaudit.consumer.imports import import_alias_value
+from apiaudit.consumer.records import CaughtImport, Condition, ConditionKind, GuardStop, ImportRef, ReleaseGate
 from apiaudit.consumer.values import (
     RELEASE_VALUES, UNBOUND, UNKNOWN, Chain, ConsumerRef, DictValue, Helper, ImportChoice, Value,
 )
