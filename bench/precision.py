@@ -81,7 +81,8 @@ Verdict = tuple[str, str]  # ('real' | 'false', the cause of a false one)
 
 
 def load_verdicts(path: Path) -> dict[tuple[str, str, int, str], Verdict]:
-    """(consumer name, path, line, rule) -> (verdict, cause), from the adjudication file."""
+    """(consumer, path, line, rule) -> (verdict, cause), from the adjudication file; the consumer
+    as the entry names it: a distribution name, or `name==version` for one release of it."""
     if not path.exists():
         return {}
     verdicts: dict[tuple[str, str, int, str], Verdict] = {}
@@ -128,7 +129,9 @@ def scan(entry: dict, cache: Path | None, workdir: Path) -> Row:
 
 def judge(row: Row, verdicts: dict[tuple[str, str, int, str], Verdict]) -> None:
     for f in row.findings:
-        verdict, f["cause"] = verdicts.get((row.name, f["path"], f["line"], f["rule"]), ("new", ""))
+        # an entry naming the release (`name==version`) judges that release only; a bare name, every one
+        at = (f["path"], f["line"], f["rule"])
+        verdict, f["cause"] = verdicts.get((row.consumer, *at)) or verdicts.get((row.name, *at), ("new", ""))
         f["verdict"] = verdict
         if verdict == "real":
             row.real += 1
@@ -171,8 +174,8 @@ def by_cause(rows: list[Row]) -> str:
 
 def gone(rows: list[Row], verdicts: dict[tuple[str, str, int, str], Verdict]) -> str:
     """Judged errors of the scanned consumers that this run no longer reports: a real one gone is lost recall."""
-    scanned = {r.name for r in rows if not r.failed}
-    seen = {(r.name, f["path"], f["line"], f["rule"]) for r in rows for f in r.findings}
+    scanned = {key for r in rows if not r.failed for key in (r.name, r.consumer)}
+    seen = {(key, f["path"], f["line"], f["rule"]) for r in rows for key in (r.name, r.consumer) for f in r.findings}
     missing = [(k, v) for k, v in verdicts.items() if k[0] in scanned and k not in seen]
     real = [k for k, (verdict, _) in missing if verdict == "real"]
     text = f"judged errors no longer reported: {len(missing) - len(real)} false, {len(real)} real"
@@ -180,7 +183,11 @@ def gone(rows: list[Row], verdicts: dict[tuple[str, str, int, str], Verdict]) ->
 
 
 def compare(before_path: Path, rows: list[Row]) -> str:
-    before = {r["consumer"].partition("==")[0]: r for r in json.loads(before_path.read_text(encoding="utf-8"))["rows"]}
+    rows_before = json.loads(before_path.read_text(encoding="utf-8"))["rows"]
+    # the same release, else (a consumer whose release changed since) the one row of that name
+    before = {r["consumer"]: r for r in rows_before}
+    names = [r["consumer"].partition("==")[0] for r in rows_before]
+    before.update({n: r for n, r in zip(names, rows_before) if names.count(n) == 1})
     lines = [f"{'consumer':32} {'errors':>15} {'cond':>11} {'warnings':>11} {'false':>11} {'new':>11}"]
 
     def cell(old: dict | None, new: Row, key: str) -> str:
@@ -190,7 +197,7 @@ def compare(before_path: Path, rows: list[Row]) -> str:
         return f"{old[key]} -> {now}"
 
     for r in rows:
-        old = before.get(r.name)
+        old = before.get(r.consumer) or before.get(r.name)
         lines.append(f"{r.consumer:32} {cell(old, r, 'errors'):>15} {cell(old, r, 'conditional_errors'):>11} "
                      f"{cell(old, r, 'warnings'):>11} {cell(old, r, 'false'):>11} {cell(old, r, 'new'):>11}")  # fmt: skip
     return "\n".join(lines)

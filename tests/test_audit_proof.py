@@ -730,6 +730,30 @@ def test_a_function_installed_by_the_consumers_patching_helper_is_a_method_of_th
     assert replaced.message.startswith("patchlib/layer.py:21 calls Attention.forward(3 positional, scale=), now forward(query, key, value)")
 
 
+# --- arctic-inference 0.3.0: members a patch class copies onto its target --------------------
+
+
+def test_members_a_patch_class_copies_onto_its_target_are_the_consumers_own():
+    """classpatch's `class P(Patch[Target])`, whose base's `apply` copies the subclass's own
+    members onto Target with `setattr(target, name, attr)` over `cls.__dict__.items()`: reading
+    them on a Target (a class or a module) is not proven missing (warnings naming the patch
+    class; on arctic-inference 0.3.0 x vllm 0.26.0 that was 3 false errors). A subscripted base
+    that copies nothing (`Tagged`) adds nothing, and a member no patch class defines stays an error."""
+    report = _scan("classpatch/classpatch", "patchlib_v1/patchlib")
+    path, config = "classpatch/patches.py", "patchlib.config.ParallelConfig"
+    assert _found(report) == {
+        ("attribute-missing", "warning", path, 29, f"{config}._orig_init", None),
+        ("attribute-missing", "warning", path, 30, f"{config}.world", None),
+        ("attribute-missing", "error", path, 31, f"{config}.dp_size", None),
+        ("attribute-missing", "error", path, 32, f"{config}.pp_size", None),
+        ("attribute-missing", "warning", path, 33, "patchlib.config.DEFAULT_SP", None),
+        ("attribute-missing", "error", path, 34, "patchlib.config.MISSING", None),
+    }
+    reasons = {f.line: f.reason for f in report.findings}
+    assert reasons[30] == f"the consumer's patch class ({path}:7) copies 'world' onto such an object"
+    assert reasons[33] == f"the consumer's patch class ({path}:14) copies 'DEFAULT_SP' onto patchlib.config"
+
+
 # --- arctic-inference: a field set on an object of a type the engine cannot tell ---------------
 
 

@@ -26,7 +26,9 @@ def check_engine_rules(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
     guards against the index (a file that did not parse is one `parse-error`)."""
     if file.error is not None:
         site = file.error_site or Site(1, 0)
-        return [ctx.finding(file, site, "parse-error", f"cannot parse {file.path}: {file.error}", severity=Severity.ERROR)]
+        # The finding's location names the file (as the report shows paths: from the project
+        # root); the message names none, so it cannot disagree with it.
+        return [ctx.finding(file, site, "parse-error", f"cannot parse the file: {file.error}", severity=Severity.ERROR)]
     findings: list[Finding] = []
     dead = dead_helpers(ctx, file) if file.private_calls else frozenset()
     uses = tuple(u for u in file.uses if not runs_in_dead_helper(u.function, dead)) if dead else file.uses

@@ -711,6 +711,8 @@ def added_by_consumer(ctx, value: InstanceValue, name: str, holder: str | None) 
         else:
             same = store.holder is not None and store.holder == holder
         if same:
+            if store.copied_by is not None:
+                return f"the consumer's patch class ({path}:{store.site.line}) copies '{name}' onto such an object"
             return f"the consumer sets '{name}' on such an object itself ({path}:{store.site.line})"
         if store.target is None and store.holder is None and untied is None:
             untied = f"{path}:{store.site.line}"
@@ -730,6 +732,8 @@ def set_by_consumer(ctx, owner_path: str, name: str) -> str | None:
             continue
         held = evaluate_chain(ctx, _pseudo_use(*store.target))
         if isinstance(held, SymbolValue) and held.symbol.path == owner_path:
+            if store.copied_by is not None:
+                return f"the consumer's patch class ({path}:{store.site.line}) copies '{name}' onto {owner_path}"
             return f"the consumer sets '{name}' on {owner_path} itself ({path}:{store.site.line})"
     return None
 

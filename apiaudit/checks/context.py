@@ -180,10 +180,12 @@ class CheckContext:
                 self.bound_functions.setdefault(b.function, []).append(b)
         # attribute name -> (file path, store) where the consumer adds it to an object
         self.stores: dict[str, list[tuple[str, AttributeStore]]] = {}
+        copiers = _member_copiers(files)
         for f in files:
             if f.unreachable is None:
                 for store in f.attribute_stores:
-                    self.stores.setdefault(store.name, []).append((f.path, store))
+                    if store.copied_by is None or store.copied_by in copiers:
+                        self.stores.setdefault(store.name, []).append((f.path, store))
         self.calls_checked = 0
         # The entry points the consumer's distribution declares (`consumer.records.EntryPoint`).
         self.entry_points: tuple = ()
@@ -344,3 +346,22 @@ class CheckContext:
             recipe=recipe,
             reason=reason,
         )
+
+
+def _member_copiers(files) -> frozenset[str]:
+    """The consumer classes that copy their subclasses' own members onto a target (a patch
+    class's base, `ClassFacts.copies_members`), themselves or through a consumer base: only a
+    `class P(Base[Target])` under one of these patches Target."""
+    classes = {c.dotted: c for f in files for c in f.classes}
+    found: dict[str, bool] = {}
+
+    def copies(dotted: str) -> bool:
+        if dotted not in found:
+            found[dotted] = False  # a cycle of bases copies nothing
+            facts = classes.get(dotted)
+            found[dotted] = facts is not None and (facts.copies_members or any(copies(b) for b in facts.consumer_bases))
+        return found[dotted]
+
+    return frozenset(
+        s.copied_by for f in files for s in f.attribute_stores if s.copied_by is not None and copies(s.copied_by)
+    )

@@ -20,6 +20,17 @@ original, here). F is a parameter of the helper (a call `replace_func(X, "m", f)
 the parameter of a function the helper returns (`@replace_func(X, "m")` installs the decorated
 function). Set on a class, the wrapper is a method: what the provider passes after `self`
 reaches F after its `lead` arguments and `self`.
+
+And the consumer's patch classes: a class whose method copies the class's own members onto
+another object (`copies_members`) patches that object with each subclass's members::
+
+    class Patch:
+        @classmethod
+        def apply(cls):
+            for name, attr in cls.__dict__.items():   # or vars(cls).items(), getmembers(cls)
+                setattr(cls._target, name, attr)
+
+    class ConfigPatch(Patch[Config]): ...             # what it defines, Config has once applied
 """
 
 from __future__ import annotations
@@ -80,6 +91,45 @@ def patch_helper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> PatchHelper | 
     same = [f for f in found if (f[0], f[1], f[3]) == (at_obj, at_name, lead)]
     func = next((f[2] for f in same if f[2] is not None), None)
     return PatchHelper(at_obj, at_name, func, any(f[2] is None for f in same), lead)
+
+
+def copies_members(node: ast.ClassDef) -> bool:
+    """Whether a method of the class loops over a class's own members (`X.__dict__.items()`,
+    `vars(X).items()`, `getmembers(X)`) and sets each on an object by the loop's name
+    (`setattr(T, name, ...)`): the patch-class shape, which copies a subclass onto its target."""
+    for method in node.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for loop in ast.walk(method):
+            if not isinstance(loop, (ast.For, ast.AsyncFor)) or not _iterates_members(loop.iter):
+                continue
+            target = loop.target.elts[0] if isinstance(loop.target, ast.Tuple) and loop.target.elts else loop.target
+            if not isinstance(target, ast.Name):
+                continue
+            for call in ast.walk(loop):
+                if (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Name)
+                    and call.func.id == "setattr"
+                    and len(call.args) == 3
+                    and isinstance(call.args[1], ast.Name)
+                    and call.args[1].id == target.id
+                ):
+                    return True
+    return False
+
+
+def _iterates_members(expr: ast.expr) -> bool:
+    """`X.__dict__.items()`, `vars(X).items()`, `X.__dict__`, `vars(X)`, `getmembers(X)`."""
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "items" and not expr.args:
+        expr = expr.func.value
+    if isinstance(expr, ast.Attribute):
+        return expr.attr == "__dict__"
+    if isinstance(expr, ast.Call) and expr.args:
+        func = expr.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        return name in ("vars", "getmembers")
+    return False
 
 
 def _defined_in(body: list[ast.stmt]) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:

@@ -303,6 +303,9 @@ class ClassFacts:
     site: Site
     # Bases the walk could not read (a call, a name bound at run time): any member may come from them.
     unread_bases: tuple[str, ...] = ()
+    # A method copies the class's own members onto another object with `setattr` (a patch-class
+    # framework: `consumer/patching.py`'s `copies_members`): its subclasses patch their target.
+    copies_members: bool = False
 
 
 DefKind = Literal["function", "method", "staticmethod", "classmethod", "property"]
@@ -404,6 +407,10 @@ class AttributeStore:
     # obj's own last attribute name (`session.config._x = v`: "config"), None for a plain name:
     # an object whose type is not known is matched to a read through an attribute of that name.
     holder: str | None = None
+    # A member of a patch class `class P(Base[Target])` (site: its class statement), copied onto
+    # Target only if Base (or a consumer class above it) copies its subclasses' members: the
+    # checks keep the store only then (`ClassFacts.copies_members`); the dotted Base here.
+    copied_by: str | None = None
 
 
 NoteKind = Literal["version-compared-as-string"]

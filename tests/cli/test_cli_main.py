@@ -49,6 +49,10 @@ def test_json_report_exit_1_and_the_scan_goes_on_past_a_broken_file(project):
         ("unexpected-keyword", "bad.py", 2, "c"),
     ]
     assert doc["schema_version"] and doc["provider"]["name"] == "tinyprov"
+    # The location names the file (from the project root, where the report shows paths from
+    # there); the message names none, so the two cannot disagree (it named the import-root path).
+    broken = next(f for f in doc["findings"] if f["rule"] == "parse-error")
+    assert broken["message"].startswith("cannot parse the file: ")
 
 
 def test_fail_on_and_clean_exit(project, tmp_path):

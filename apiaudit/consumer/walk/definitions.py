@@ -18,7 +18,8 @@ from dataclasses import replace
 from typing import Protocol
 
 from apiaudit.consumer.contracts import defined_function
-from apiaudit.consumer.records import ClassFacts, MethodBinding, Replacement, Root
+from apiaudit.consumer.patching import copies_members
+from apiaudit.consumer.records import AttributeStore, ClassFacts, MethodBinding, Replacement, Root
 from apiaudit.consumer.values import (
     UNKNOWN,
     Chain,
@@ -178,6 +179,7 @@ class Definitions:
         if self.state.top_only:
             return
         provider_bases, consumer_bases, unread = [], [], []
+        patched: list[tuple[str, ast.expr]] = []  # (consumer base, target) of each `Base[Target]`
         for base in node.bases:
             self.record.expr(base, scope)
             # `Base[T]`: the class is Base's (its subscript only parametrizes it).
@@ -189,6 +191,8 @@ class Definitions:
                     provider_bases.append(path)
             elif isinstance(value, ConsumerRef):
                 consumer_bases.append(value.dotted)
+                if read is not base:
+                    patched.append((value.dotted, base.slice))  # type: ignore[attr-defined]
             elif isinstance(value, ImportChoice) and read is base and (chosen := symbol_path(value.ok)) is not None:
                 # `try: from prov import Base` / `except ImportError: class Base: ...`: the provider's
                 # class where the import works (the checks resolve it on the release; where it does
@@ -215,9 +219,22 @@ class Definitions:
         second = Scope(scope.env.child(), cls, function, live=scope.live, emit=scope.emit)
         self.statements.block(node.body, second)
         if scope.emit:
+            copies = self.state.names_setattr and copies_members(node)
             self.state.found.classes.append(
-                ClassFacts(dotted, tuple(provider_bases), tuple(consumer_bases), frozenset(own), site_of(node), tuple(unread))
+                ClassFacts(dotted, tuple(provider_bases), tuple(consumer_bases), frozenset(own), site_of(node), tuple(unread), copies)
             )
+            for base_class, target in patched:
+                self._patch_class_stores(node, own, base_class, target, scope)
+
+    def _patch_class_stores(self, node: ast.ClassDef, own: set[str], base_class: str, target: ast.expr, scope: Scope) -> None:
+        """`class P(Base[Target])`: P's own members, stored on Target if Base copies them there
+        (decided by the checks, which see every file's classes: `AttributeStore.copied_by`)."""
+        value = self.values.value(target, scope)
+        site = site_of(node)
+        for option in value.options if isinstance(value, OneOf) else (value,):
+            if isinstance(option, Chain):
+                for name in sorted(own):
+                    self.state.found.attribute_stores.append(AttributeStore(name, (option.root, option.steps), site, None, base_class))
 
 
 def _hook_name(node, prefixes: tuple[tuple[str, str], ...]) -> str | None:
