@@ -458,7 +458,8 @@ def _held_only_where_not_called(ctx: CheckContext, facts: ClassFacts, call: Prov
     `self` (`self.manager.allocate(...)` in `Scheduler.schedule`), never reaches the consumer
     class: the consumer builds its objects (and those of its consumer subclasses) only into that
     attribute of consumer classes deriving from P whose own `m` replaces P's without calling it
-    (`super().m(...)`), and no provider factory builds them. Then no P whose `m` runs holds one."""
+    (`super().m(...)`), as do the consumer classes deriving from those, and no provider factory
+    builds them. Then no P whose `m` runs holds one."""
     if call.enclosing is None or call.holder is None or call.caller is not None:
         return False
     owner, _, method = call.enclosing.rpartition(".")
@@ -480,8 +481,13 @@ def _held_only_where_not_called(ctx: CheckContext, facts: ClassFacts, call: Prov
             if holder is None or attribute != call.holder:
                 return False
             _, holder_mro = provider_mro_of(ctx, holder)
-            if owner not in holder_mro or not _replaced_without_super(ctx, holder, method):
+            if owner not in holder_mro:
                 return False
+            # the holder's consumer subclasses hold it too (its `__init__` is theirs): each must replace `m` as well
+            for sub in (holder.dotted, *ctx.subclasses_of(holder.dotted)):
+                sub_facts = ctx.classes.get(sub)
+                if sub_facts is None or not _replaced_without_super(ctx, sub_facts, method):
+                    return False
             places += 1
     return places > 0
 

@@ -358,3 +358,26 @@ def test_the_none_side_of_an_argument_the_factory_always_passes_never_runs():
         (path, 76, "missing-required", "error", init, "cache_config", False),  # CopiedConnector: `cls(...)` in its body
         (path, 90, "missing-required", "error", init, "cache_config", False),  # NamedConnector: looked up by a string
     ]
+
+
+# --- a provider call in a provider function the consumer replaced, or never runs ---------------
+
+
+def _replaced(version: str):
+    report = scan(
+        [str(FIXTURES / "consumers" / "replacedplug" / "replacedplug")], str(PROVIDERS / f"replacedkit_v{version}" / "replacedkit"),
+        cache_dir=None, use_index_cache=False, settings=Settings(),
+    )  # fmt: skip
+    return sorted((f.path, f.line, f.rule, f.severity.value, f.provider_location, f.reason) for f in report.findings)
+
+
+def test_a_managers_override_held_only_by_schedulers_that_replace_the_calling_method_is_not_called():
+    """replacedkit 2.0's `Scheduler.schedule` calls `self.block_manager.allocate(..., skip_zeroing=)`.
+    SubBlockManager is held only by OwnScheduler (and AsyncOwnScheduler, which inherits its
+    `schedule`), whose `schedule` never calls the provider's; another module imports it inside a
+    function and calls a static method on the class, which hands no object anywhere (vllm-rbln
+    0.12.0's RBLNKVCacheManager, F15): no finding. UpcallBlockManager's holder replaces `schedule`
+    too, but its subclass UpcallingScheduler calls `Scheduler.schedule`: an error."""
+    assert [f[:4] for f in _replaced("2") if f[0] == "replacedplug/scheduler.py"] == [
+        ("replacedplug/scheduler.py", 29, "override-incompatible", "error"),
+    ]
