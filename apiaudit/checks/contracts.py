@@ -26,7 +26,8 @@ signature is the consumer's (`consumer/contracts.py`), the call is the provider'
   installs a name nothing calls (a warning).
 
 A provider call counts only where it can run on the consumer's objects: one made on `self` in
-a method the instance never runs binds nothing (`_Entry`), and one that only a configuration
+a method the instance never runs binds nothing (`_Entry`), nor does one made in a provider
+function the consumer replaces on its class (`caller_replaced`), and one that only a configuration
 runs (a branch of an `if/else` chain, a module imported only in one) makes the finding
 conditional, with the provider's guard. Where calling an object runs one of its methods
 (`[[call_dispatch]]`: `torch.nn.Module` -> `forward`), the provider's `self.model(...)` is a
@@ -35,15 +36,17 @@ call of that method too.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import replace
 
-from apiaudit.checks.binding import bind, bind_any
+from apiaudit.checks.binding import Problem, bind, bind_any
 from apiaudit.checks.context import CheckContext
-from apiaudit.checks.flows import built_only_by_provider, built_where, registered_classes, substituted
+from apiaudit.checks.flows import built_only_by_provider, built_where, consumer_tree, registered_classes, substituted
 from apiaudit.checks.receivers import InstanceValue
-from apiaudit.consumer.records import Arg, CallShape, ClassFacts, ConsumerFile, DefinedFunction, Site, Use
+from apiaudit.consumer.records import Arg, CallShape, ClassFacts, ConsumerFile, DefinedFunction, Replacement, Site, Use
 from apiaudit.findings import Finding, Severity
+from apiaudit.infra.frozen import record
 from apiaudit.provider.records import Found, Missing, Param, ParamKind, ProviderCall, ProviderReference, ReachedVia, Signature, SymbolKind
 from apiaudit.recipes.records import EntryPointRule, PluginRule
 
@@ -242,6 +245,85 @@ def _guarded(call: ProviderCall) -> bool:
     return call.guard is not None
 
 
+@record
+class CallerReplaced:
+    """The provider function a provider call is made in, replaced by the consumer's own on the
+    same class (`Cls.caller = mine`): the provider's body, and the call in it, no longer runs.
+    `sure`: the replacement is installed whenever the judged code is (a plain assignment or
+    `setattr` at the top of the same module, under no guard); else `reason` says where it is."""
+
+    sure: bool
+    reason: str
+
+
+def caller_replaced(ctx: CheckContext, call: ProviderCall, file: ConsumerFile) -> CallerReplaced | None:
+    """Whether the consumer replaces the provider function `call` is made in (`call.enclosing`,
+    `pkg.mod.Cls.method`) on that very class, keeping no way to its original: the call then never
+    runs, on any object, and is no evidence against an override or a replacement judged in `file`.
+    None when it does not (a replacement on a subclass leaves the class's own method to its other
+    subclasses; a module function replaced by name still runs for those who imported it), or when
+    the consumer keeps the original (reads `Cls.method`, `getattr(Cls, "method")`, or its patching
+    helper hands it in), which the replacement may call."""
+    if call.enclosing is None:
+        return None
+    owner, _, method = call.enclosing.rpartition(".")
+    found: tuple[ConsumerFile, Replacement] | None = None
+    for other in ctx.files:
+        for replacement in other.replacements:
+            if replacement.attribute != method or replacement.target is None:
+                continue
+            target = ctx.index.class_named(replacement.target)
+            if target is not None and target.path == owner:
+                sure = _installed_with(replacement, other, file)
+                if found is None or sure and not _installed_with(found[1], found[0], file):
+                    found = (other, replacement)
+    if found is None:
+        return None
+    where, replacement = found
+    short = owner.rpartition(".")[2]
+    if replacement.lead or _original_read(ctx, short, method):
+        return None
+    if _installed_with(replacement, where, file):
+        return CallerReplaced(True, "")
+    how = (
+        f"under `{replacement.guard}`" if replacement.guard else
+        "in another module, which may not be imported" if where.path != file.path else "inside a block, which may not run"
+    )  # fmt: skip
+    return CallerReplaced(
+        False,
+        f"{call.location} is in {short}.{method}, which the consumer replaces at {where.path}:{replacement.site.line} "
+        f"({how}): where that replacement is installed, the call never runs",
+    )
+
+
+def _installed_with(replacement: Replacement, where: ConsumerFile, file: ConsumerFile) -> bool:
+    """Whether the replacement is installed whenever code of `file` runs: in that module, a
+    statement of its top level (column 0: inside no `if`, function or `with`) that assigns it or
+    calls `setattr`, under no guard."""
+    plain = replacement.via in ("assign", "setattr", "method-type")
+    return where.path == file.path and plain and replacement.site.column == 0 and replacement.guard is None
+
+
+def _original_read(ctx: CheckContext, short: str, method: str) -> bool:
+    """Whether the consumer's code reads `Cls.method` as a value (not only assigns it) or names it
+    to `getattr`: it may keep the provider's original, and call it."""
+    for file in ctx.files:
+        if short not in file.source or method not in file.source:
+            continue
+        tree = consumer_tree(ctx, file)
+        if tree is None:
+            return True  # unparsed: it may read it
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr == method and isinstance(node.ctx, ast.Load):
+                if isinstance(node.value, ast.Name) and node.value.id == short:
+                    return True
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2:
+                owner, name = node.args[0], node.args[1]
+                if isinstance(owner, ast.Name) and owner.id == short and isinstance(name, ast.Constant) and name.value == method:
+                    return True
+    return False
+
+
 def _module_of(location: str) -> str:
     """`pkg/sub/mod.py:12` -> `pkg.sub.mod` (a package's `__init__.py` -> the package)."""
     path = location.rpartition(":")[0].removesuffix(".py").removesuffix("/__init__")
@@ -387,6 +469,7 @@ def _override(
     signature = signature_of(function)
     failing: list[tuple[ProviderCall, str, str | None]] = []
     unpacking: ProviderCall | None = None
+    doubtful: dict[int, str] = {}  # id(call) -> why it may never run (`caller_replaced`)
     for call in sorted(calls, key=_guarded):  # a problem any unguarded call has is certain
         binding = bind(signature, _shape(call), function.dotted)
         if binding.uncertain:
@@ -400,6 +483,11 @@ def _override(
             continue  # binds, or made on `self` in a method the consumer's instances never run
         if problems and _held_only_where_not_called(ctx, facts, call):
             continue  # on an attribute only consumer objects that never run the calling method hold
+        caller = caller_replaced(ctx, call, file)
+        if caller is not None and caller.sure:
+            continue  # made in a provider function the consumer replaced on its class: never runs
+        if caller is not None:
+            doubtful[id(call)] = caller.reason
         if problems:
             failing.append((call, problems[0].message, problems[0].param))
         if unpacks and unpacking is None:
@@ -410,8 +498,9 @@ def _override(
     callers = {c.caller for c, _, _ in failing if c.caller is not None and not calls_on_self(ctx, c.caller)}
     if len(callers) > 1:
         ctx.index.references_of(callers)  # one pass over the release for all of them, not one each
-    # a call that runs only from a provider class the plugin substitutes: after every other one
-    replaced = {id(c): why for c, _, _ in failing if (why := _runs_only_from_substituted(ctx, c, name)) is not None}
+    # a call that runs only from a provider class the plugin substitutes, or in a provider function
+    # the consumer may have replaced: after every other one
+    replaced = {id(c): why for c, _, _ in failing if (why := doubtful.get(id(c)) or _runs_only_from_substituted(ctx, c, name)) is not None}
     failing.sort(key=lambda item: (
         id(item[0]) in replaced, not entry.certain(item[0]),
         _guarded(item[0]) or ctx.index.import_guard(_module_of(item[0].location)) is not None,
@@ -458,7 +547,8 @@ def _held_only_where_not_called(ctx: CheckContext, facts: ClassFacts, call: Prov
     `self` (`self.manager.allocate(...)` in `Scheduler.schedule`), never reaches the consumer
     class: the consumer builds its objects (and those of its consumer subclasses) only into that
     attribute of consumer classes deriving from P whose own `m` replaces P's without calling it
-    (`super().m(...)`), and no provider factory builds them. Then no P whose `m` runs holds one."""
+    (`super().m(...)`), as do the consumer classes deriving from those, and no provider factory
+    builds them. Then no P whose `m` runs holds one."""
     if call.enclosing is None or call.holder is None or call.caller is not None:
         return False
     owner, _, method = call.enclosing.rpartition(".")
@@ -480,8 +570,13 @@ def _held_only_where_not_called(ctx: CheckContext, facts: ClassFacts, call: Prov
             if holder is None or attribute != call.holder:
                 return False
             _, holder_mro = provider_mro_of(ctx, holder)
-            if owner not in holder_mro or not _replaced_without_super(ctx, holder, method):
+            if owner not in holder_mro:
                 return False
+            # the holder's consumer subclasses hold it too (its `__init__` is theirs): each must replace `m` as well
+            for sub in (holder.dotted, *ctx.subclasses_of(holder.dotted)):
+                sub_facts = ctx.classes.get(sub)
+                if sub_facts is None or not _replaced_without_super(ctx, sub_facts, method):
+                    return False
             places += 1
     return places > 0
 
@@ -828,6 +923,9 @@ def _replacements(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
         calls = ctx.index.calls_of([replacement.attribute])[replacement.attribute] + _dispatched(ctx, classes, replacement.attribute)
         signature = _as_called(function, bound, replacement.lead)
         certain = len(classes) == 1 and complete
+        # the first provider call that cannot bind says enough; one in a provider function the
+        # consumer may have replaced too (`caller_replaced`) only where no other call fails
+        failing: tuple[ProviderCall, Problem, str] | None = None
         for call in sorted(calls, key=_guarded):
             if not any(call.receiver in mro for mro in mros.values()):
                 continue
@@ -837,6 +935,15 @@ def _replacements(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
             problem = next((p for p in binding.problems if p.severity is Severity.ERROR), None)
             if problem is None or _original_rejects(ctx, call, replacement.attribute):
                 continue
+            caller = caller_replaced(ctx, call, file)
+            if caller is not None and caller.sure:
+                continue  # its caller is the consumer's own now: the call never runs
+            if caller is None:
+                failing = (call, problem, "")
+                break
+            failing = failing or (call, problem, caller.reason)
+        if failing is not None:
+            call, problem, why = failing
             findings.append(
                 _conditional(ctx, ctx.finding(
                     file, replacement.site, "replacement-incompatible",
@@ -845,10 +952,9 @@ def _replacements(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
                     + ("" if certain else f" (if the object is a {call.receiver.rpartition('.')[2]}: it is one of {len(classes)} classes)"),
                     callee=f"{call.receiver}.{replacement.attribute}", param=problem.param,
                     provider_location=call.location, signature=signature.render(_shown(function.dotted)),
-                    severity=Severity.ERROR if certain else Severity.WARNING,
+                    severity=Severity.ERROR if certain and not why else Severity.WARNING, reason=why or None,
                 ), call)  # fmt: skip
             )
-            break  # the first provider call that cannot bind says enough
     return findings
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from apiaudit.checks.context import CheckContext
 from apiaudit.consumer import parse_quietly
 from apiaudit.consumer.records import ConsumerFile
-from apiaudit.infra.astutil import module_names, named_path, names_anywhere
+from apiaudit.infra.astutil import absolute_import, module_names, named_path, names_anywhere
 from apiaudit.provider.records import Found, SymbolKind
 
 
@@ -264,6 +264,8 @@ def built_where(ctx: CheckContext, dotted: str) -> tuple[tuple[str | None, str |
     module, _, short = dotted.rpartition(".")
     places: list[tuple[str | None, str | None, str | None]] = []
     result: tuple[tuple[str | None, str | None, str | None], ...] | None = None
+    # `Cls.helper(...)` of a static method hands no object of the class anywhere
+    statics = frozenset(name for name, f in ctx.methods_by_class.get(dotted, {}).items() if f.kind == "staticmethod")
     for file in ctx.files:
         if short not in file.source:
             continue
@@ -271,11 +273,11 @@ def built_where(ctx: CheckContext, dotted: str) -> tuple[tuple[str | None, str |
         if not isinstance(tree, ast.Module):
             break
         names = module_names(tree, file.module)
-        if names.get(short) != dotted:
+        if names.get(short) != dotted and (short in names or not _imported_in_functions(tree, file, short, dotted)):
             if module.rpartition(".")[2] in file.source or f"'{short}'" in file.source or f'"{short}"' in file.source:
-                break  # imported inside a function, or named by a string: not followed
+                break  # imported under another name, or named by a string: not followed
             continue
-        seen = _uses_of(tree, short, places, file.module)
+        seen = _uses_of(tree, short, places, file.module, statics)
         if seen is False:
             break
     else:
@@ -297,12 +299,32 @@ def _type_positions(node: ast.AST) -> Iterator[int]:
     return (id(n) for n in ast.walk(held)) if held is not None else iter(())
 
 
-def _uses_of(tree: ast.AST, short: str, places: list, module: str) -> bool:
-    """Record each building of `short` in `places`; False at a use the reading cannot follow."""
+def _imported_in_functions(tree: ast.Module, file: ConsumerFile, short: str, dotted: str) -> bool:
+    """Whether the file's functions import the class under its own name (`from pkg.mod import
+    Cls` inside a function, to put off an import), and nowhere under another."""
+    package = file.module if file.path.endswith("__init__.py") else file.module.rpartition(".")[0]
+    found = False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        base = absolute_import(package, node.module, node.level)
+        for alias in node.names:
+            if f"{base}.{alias.name}" == dotted:
+                if (alias.asname or alias.name) != short:
+                    return False
+                found = True
+    return found
+
+
+def _uses_of(tree: ast.AST, short: str, places: list, module: str, statics: frozenset[str] = frozenset()) -> bool:
+    """Record each building of `short` in `places`; False at a use the reading cannot follow
+    (a call of one of the class's `statics` through its name is no use of an object)."""
     allowed: set[int] = set()  # ids of Name nodes that are bases, annotations or isinstance classes
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
             allowed.update(id(b) for b in node.bases)
+        elif isinstance(node, ast.Attribute) and node.attr in statics and isinstance(node.value, ast.Name) and node.value.id == short:
+            allowed.add(id(node.value))
         allowed.update(_type_positions(node))
     for node, cls, function in _walk_defs(tree, None, None):
         if (

@@ -358,3 +358,46 @@ def test_the_none_side_of_an_argument_the_factory_always_passes_never_runs():
         (path, 76, "missing-required", "error", init, "cache_config", False),  # CopiedConnector: `cls(...)` in its body
         (path, 90, "missing-required", "error", init, "cache_config", False),  # NamedConnector: looked up by a string
     ]
+
+
+# --- a provider call in a provider function the consumer replaced, or never runs ---------------
+
+
+def _replaced(version: str):
+    report = scan(
+        [str(FIXTURES / "consumers" / "replacedplug" / "replacedplug")], str(PROVIDERS / f"replacedkit_v{version}" / "replacedkit"),
+        cache_dir=None, use_index_cache=False, settings=Settings(),
+    )  # fmt: skip
+    return sorted((f.path, f.line, f.rule, f.severity.value, f.provider_location, f.reason) for f in report.findings)
+
+
+def test_a_provider_call_in_a_function_the_consumer_replaced_on_its_class_is_no_evidence():
+    """replacedkit 2.0's only call of `Builder.build_chunk` (skip_gather=) is in `Builder.build`,
+    which the consumer replaces too, at the top of the same module (vllm-kunlun 0.11.1's
+    `DeepseekV32IndexerMetadataBuilder`, F7): no finding. The override rule reads it the same way:
+    `OwnRunner.prepare` is called by the provider only in `Runner.step`, replaced there. Where the
+    caller's replacement is installed only when a function runs (`install_decoder`), the finding
+    is a warning naming it; where the consumer keeps the provider's original (`_original_pack =
+    Packer.pack`) and calls it, the call runs: an error."""
+    assert _replaced("1") == []
+    found = _replaced("2")
+    assert [f for f in found if f[0] in ("replacedplug/builders.py", "replacedplug/runner.py")] == [
+        (
+            "replacedplug/builders.py", 28, "replacement-incompatible", "warning", "replacedkit/builders.py:17",
+            "replacedkit/builders.py:17 is in Decoder.decode, which the consumer replaces at replacedplug/builders.py:32 "
+            "(inside a block, which may not run): where that replacement is installed, the call never runs",
+        ),
+        ("replacedplug/builders.py", 46, "replacement-incompatible", "error", "replacedkit/builders.py:25", None),
+    ]  # fmt: skip
+
+
+def test_a_managers_override_held_only_by_schedulers_that_replace_the_calling_method_is_not_called():
+    """replacedkit 2.0's `Scheduler.schedule` calls `self.block_manager.allocate(..., skip_zeroing=)`.
+    SubBlockManager is held only by OwnScheduler (and AsyncOwnScheduler, which inherits its
+    `schedule`), whose `schedule` never calls the provider's; another module imports it inside a
+    function and calls a static method on the class, which hands no object anywhere (vllm-rbln
+    0.12.0's RBLNKVCacheManager, F15): no finding. UpcallBlockManager's holder replaces `schedule`
+    too, but its subclass UpcallingScheduler calls `Scheduler.schedule`: an error."""
+    assert [f[:4] for f in _replaced("2") if f[0] == "replacedplug/scheduler.py"] == [
+        ("replacedplug/scheduler.py", 29, "override-incompatible", "error"),
+    ]
