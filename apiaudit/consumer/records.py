@@ -325,6 +325,8 @@ class ClassFacts:
     site: Site
     # Bases the walk could not read (a call, a name bound at run time): any member may come from them.
     unread_bases: tuple[str, ...] = ()
+    # Whether the class statement runs (it is in a branch, or a function): a base that is no class raises there.
+    live: Liveness = ALWAYS
 
 
 DefKind = Literal["function", "method", "staticmethod", "classmethod", "property"]

@@ -216,7 +216,7 @@ class Definitions:
         self.statements.block(node.body, second)
         if scope.emit:
             self.state.found.classes.append(
-                ClassFacts(dotted, tuple(provider_bases), tuple(consumer_bases), frozenset(own), site_of(node), tuple(unread))
+                ClassFacts(dotted, tuple(provider_bases), tuple(consumer_bases), frozenset(own), site_of(node), tuple(unread), scope.live)
             )
 
 
