@@ -34,7 +34,6 @@ from apiaudit.checks.launch import LaunchTarget, PluginUse, launch_findings
 from apiaudit.checks.pattern_findings import findings_of_hits, proven_hits
 from apiaudit.checks.recipe_advice import apply_recipes
 from apiaudit.checks.remote_code import remote_code_findings
-from apiaudit.consumer.reach import still_named_only_in_dead_code
 from apiaudit.consumer.records import ConsumerFile, ConsumerOptions, EntryPoint
 from apiaudit.findings import Finding
 from apiaudit.infra.frozen import record
@@ -230,13 +229,11 @@ def check_file(
 def _named_only_in_dead_code(ctx: CheckContext, file: ConsumerFile, findings: list[Finding]) -> list[Finding]:
     """A function the consumer names only in code the release never runs (docs/rules.md, "Code that
     runs, and code that does not"): its body's findings are conditional, saying where it is named
-    and why that never runs. Public or not, it stays audited: a user may still call it."""
-    dead = still_named_only_in_dead_code(file, ctx.files, ctx.entry_points)
-    if not dead:
-        return findings
+    and why that never runs. Public or not, it stays audited: a user may still call it. `collect`
+    left on the file only those no other file, entry point or document names (consumer/reach.py)."""
     out = []
     for f in findings:
-        fn = next((d for d in dead if d.body[0] <= f.line <= d.body[1]), None)
+        fn = next((d for d in file.dead_named if d.body[0] <= f.line <= d.body[1]), None)
         if fn is not None:
             why = (
                 f"`{fn.name}` is named in {ctx.consumer} only where this release never runs (line {fn.named_at}, {fn.why}): "

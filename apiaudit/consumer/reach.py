@@ -242,11 +242,15 @@ def _own_classes(tree: ast.Module) -> list[ast.ClassDef]:
     return [c for name, c in own.items() if sum(1 for s in tree.body if isinstance(s, ast.ClassDef) and s.name == name) == 1]
 
 
-def still_named_only_in_dead_code(file: ConsumerFile, files: Iterable[ConsumerFile], declared: Iterable[EntryPoint]) -> tuple[NamedOnlyInDeadCode, ...]:
+def still_named_only_in_dead_code(
+    file: ConsumerFile, files: Iterable[ConsumerFile], declared: Iterable[EntryPoint], documented: Iterable[str] = ()
+) -> tuple[NamedOnlyInDeadCode, ...]:
     """`file.dead_named` but those another file of the consumer names (its text holds the name as
-    a word: an import, a call, a string) or an entry point names (`module:name`)."""
-    declared_here = {e.attr.partition(".")[0] for e in declared if e.module == file.module}
-    kept = [d for d in file.dead_named if d.name not in declared_here]
+    a word: an import, a call, a string), an entry point names (`module:name`, `module:Cls.name`) or
+    the documentation names (`documented`: `pkg.mod.name`, `pkg.mod.Cls.name`): a user is told to call it."""
+    named_here = {part for e in declared if e.module == file.module for part in e.attr.split(".")}
+    named_here.update(n.rpartition(".")[2] for n in documented if n.startswith(f"{file.module}."))
+    kept = [d for d in file.dead_named if d.name not in named_here]
     for other in files if kept else ():
         if other.path != file.path:
             kept = [d for d in kept if d.name not in other.source or re.search(rf"\b{re.escape(d.name)}\b", other.source) is None]
@@ -366,14 +370,19 @@ def _closure(modules: Mapping[str, ConsumerFile], start: Iterable[str], known: s
 
 def mark_unreachable(tree: CodeTree, files: Sequence[ConsumerFile], also_reached: Iterable[str] = ()) -> tuple[ConsumerFile, ...]:
     """`files` with `unreachable` set on those nothing reachable imports, and `runs_when` on those
-    reached only on a condition (and both cleared on the rest)."""
+    reached only on a condition (and both cleared on the rest); `dead_named` keeps only the
+    functions nothing else in the tree names (`still_named_only_in_dead_code`)."""
     dead, conditional = module_reach(tree, files, also_reached)
     why = f"imported by nothing in {tree.name}"
+    declared, documented = (entry_points(tree), documented_modules(tree)) if any(f.dead_named for f in files) else ((), ())
     out = []
     for f in files:
         unreachable = why if f.path in dead else None
         runs_when = conditional.get(f.path, ())
-        out.append(f if (f.unreachable, f.runs_when) == (unreachable, runs_when) else replace(f, unreachable=unreachable, runs_when=runs_when))
+        dead_named = still_named_only_in_dead_code(f, files, declared, documented) if f.dead_named else ()
+        if (f.unreachable, f.runs_when, f.dead_named) != (unreachable, runs_when, dead_named):
+            f = replace(f, unreachable=unreachable, runs_when=runs_when, dead_named=dead_named)
+        out.append(f)
     return tuple(out)
 
 

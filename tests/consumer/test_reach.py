@@ -12,6 +12,7 @@ from apiaudit.consumer.reach import (
     _runs_by_itself,
     conditional_names,
     entry_point_modules,
+    mark_unreachable,
     module_reach,
     named_modules,
     named_only_in_dead_code,
@@ -311,6 +312,19 @@ def test_another_file_or_an_entry_point_naming_the_function_keeps_it_live():
     assert still_named_only_in_dead_code(file, [file, other], ()) == named[1:]
     declared = (EntryPoint("console_scripts", "x", "pkg.mod", "by_string"),)
     assert still_named_only_in_dead_code(file, [file], declared) == named[:1]
+    assert still_named_only_in_dead_code(file, [file], (), ("pkg.mod.for_old", "pkg.other.by_string")) == named[1:]
+
+
+def test_collect_keeps_on_a_file_only_the_functions_nothing_else_names(tmp_path):
+    """`mark_unreachable` (run by `collect` once every file is read) filters `dead_named`: a README
+    telling users to call `pkg.mod.by_string` keeps it live."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "README.md").write_text("Call `pkg.mod.by_string()` yourself.\n")
+    named = (NamedOnlyInDeadCode("for_old", (2, 2), 16, "why"), NamedOnlyInDeadCode("by_string", (8, 8), 16, "why"))
+    file = replace(_file("pkg/mod.py"), dead_named=named, source=LADDER)
+    tree = CodeTree("pkg", None, tmp_path, ("pkg",))
+    (marked,) = mark_unreachable(tree, [file])
+    assert marked.dead_named == named[:1]
 
 
 LADDER_FIXTURE = Path(__file__).resolve().parents[2] / "fixtures"
