@@ -221,7 +221,27 @@ def check_file(
         ]
     if file.runs_when and findings:
         findings = _on_condition(setup, file, findings)
+    if file.dead_named and findings:
+        findings = _named_only_in_dead_code(ctx, file, findings)
     return FileCheck(tuple(findings), calls, plugins)
+
+
+def _named_only_in_dead_code(ctx: CheckContext, file: ConsumerFile, findings: list[Finding]) -> list[Finding]:
+    """A function the consumer names only in code the release never runs (docs/rules.md, "Code that
+    runs, and code that does not"): its body's findings are conditional, saying where it is named
+    and why that never runs. Public or not, it stays audited: a user may still call it. `collect`
+    left on the file only those no other file, entry point or document names (consumer/reach.py)."""
+    out = []
+    for f in findings:
+        fn = next((d for d in file.dead_named if d.body[0] <= f.line <= d.body[1]), None)
+        if fn is not None:
+            why = (
+                f"`{fn.name}` is named in {ctx.consumer} only where this release never runs (line {fn.named_at}, {fn.why}): "
+                "its body runs only if something outside calls it"
+            )
+            f = replace(f, conditional=True, reason="; ".join(filter(None, (why, f.reason))))
+        out.append(f)
+    return out
 
 
 def _on_condition(setup: ScanSetup, file: ConsumerFile, findings: list[Finding]) -> list[Finding]:

@@ -102,6 +102,8 @@ ENGINE_RULES: dict[str, RuleInfo] = {
                  "Accept what the provider passes (`{param}`), or pin the provider.", FixKind.ADD_PARAMETER),
         RuleInfo("abstract-unimplemented", Severity.ERROR, "a consumer class leaves undefined a member its provider base declares abstract",
                  "Define `{param}` on the class (the provider now requires it)."),
+        RuleInfo("base-not-a-class", Severity.ERROR, "a consumer class derives from a provider name that is a function on the release",
+                 "Derive from the class the function builds (or wrap its result), or pin the provider."),
         RuleInfo("replacement-incompatible", Severity.ERROR, "a consumer function put over a provider method cannot take what the provider's calls of it pass",
                  "Accept what the provider passes there (add `{param}`, or `**kwargs`), or pin the provider."),
         RuleInfo("patch-target-missing", Severity.WARNING, "a consumer patches a provider attribute the release does not have: nothing calls the patch",

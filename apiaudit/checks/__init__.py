@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Callable, TypeVar
 
 from apiaudit.checks.chains import BINDING_RULES, check_use
+from apiaudit.checks.class_bases import class_statement_failures, function_base_findings
 from apiaudit.checks.conditions import dead_helpers, guard_failures, runs_in_dead_helper, verdict
 from apiaudit.checks.contracts import contract_findings
 from apiaudit.checks.context import BoundCall, CheckContext, HostRules
@@ -48,9 +49,11 @@ def check_engine_rules(ctx: CheckContext, file: ConsumerFile) -> list[Finding]:
     findings.extend(release_gate_findings(ctx, file))
     findings.extend(probe_failures(ctx, file))
     findings.extend(hook_findings(ctx, file))
+    if file.classes:
+        findings.extend(function_base_findings(ctx, file))
     if file.classes or file.replacements or any(e.module == file.module for e in ctx.entry_points):
         findings.extend(contract_findings(ctx, file))
-        findings = _after_failed_constructors(file, findings)
+        findings = _after_first_failures(file, findings)
     return unreached_findings(ctx, file, findings)
 
 
@@ -99,30 +102,39 @@ def _once_per_statement(findings: list[Finding]) -> list[Finding]:
     return kept
 
 
-def _after_failed_constructors(file: ConsumerFile, findings: list[Finding]) -> list[Finding]:
-    """The first failure of a path, once: where the provider's factory cannot call a plugin's
-    `__init__` (`constructor-incompatible`), nothing in its body runs when the factory builds it,
-    so an error on a line of that body (its `super().__init__(...)`) follows the first one: a
-    warning that names it."""
-    failed = [f for f in findings if f.rule == "constructor-incompatible" and f.severity is Severity.ERROR]
-    if not failed:
-        return findings
-    bodies: list[tuple[int, int, Finding]] = []
-    for f in failed:
+def _after_first_failures(file: ConsumerFile, findings: list[Finding]) -> list[Finding]:
+    """The first failure of a path, once: an error on a line of a body that the failure keeps from
+    running follows it, a warning that names it. Two failures do so:
+
+    - where the provider's factory cannot call a plugin's `__init__` (`constructor-incompatible`),
+      nothing in its body runs when the factory builds it (its `super().__init__(...)`);
+    - where a class statement raises (`base-not-a-class`: its base is a function), nothing in the
+      class is defined, so no method of it runs (vllm-kunlun's `super().__init__(..., ep_size=)`
+      in `class KunlunFusedMoE(FusedMoE)` on vLLM 0.24.0)."""
+    bodies: list[tuple[int, int, str]] = []
+    for f in findings:
+        if f.rule != "constructor-incompatible" or f.severity is not Severity.ERROR:
+            continue
         # the __init__ the finding is on (one a consumer base in another file defines is not here)
         init = next((d for d in file.functions if (d.site.line, d.site.column) == (f.line, f.column) and d.dotted.endswith(".__init__")), None)
         if init is not None and init.site.end_line:
-            bodies.append((init.site.line, init.site.end_line, f))
+            why = (
+                f"follows the failure at line {f.line}: {f.callee or 'the factory'} cannot call this "
+                "__init__ (constructor-incompatible), so its body does not run when the provider builds the class"
+            )
+            bodies.append((init.site.line, init.site.end_line, why))
+    for first, last, f in class_statement_failures(file, findings):
+        if f.severity is Severity.ERROR:
+            base = (f.callee or "its base").rpartition(".")[2]
+            why = f"follows the failure at line {f.line}: the class statement raises TypeError ({base} is a function on this release, base-not-a-class), so nothing in the class runs"
+            bodies.append((first, last, why))
+    if not bodies:
+        return findings
     out = []
     for f in findings:
-        first = next((c for start, end, c in bodies if start < f.line <= end), None)
-        if first is not None and f.severity is Severity.ERROR:
-            f = replace(
-                f,
-                severity=Severity.WARNING,
-                reason=f"follows the failure at line {first.line}: {first.callee or 'the factory'} cannot call this "
-                "__init__ (constructor-incompatible), so its body does not run when the provider builds the class",
-            )
+        follows = next((why for start, end, why in bodies if start < f.line <= end), None)
+        if follows is not None and f.severity is Severity.ERROR:
+            f = replace(f, severity=Severity.WARNING, reason=follows)
         out.append(f)
     return out
 

@@ -38,7 +38,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from apiaudit.consumer.records import ConsumerFile, EntryPoint, ReachedWhen, RunsWhen, Site
+from apiaudit.consumer.records import ConsumerFile, DeadCode, EntryPoint, NamedOnlyInDeadCode, ReachedWhen, RunsWhen, Site
 from apiaudit.infra.astutil import unparse
 from apiaudit.sources.base import CodeTree
 
@@ -50,7 +50,7 @@ _TESTS = re.compile(r"^(?:test_.*|.*_test|conftest)$")
 
 def named_modules(
     tree: ast.Module, top: str, source: str | None = None, release: str | None = None, skip: Collection[tuple[int, int]] = (),
-    dead: Sequence[tuple[int, int]] = (),
+    dead: Sequence[DeadCode] = (),
 ) -> tuple[str, ...]:
     """Dotted names under the package `top` that the module's string literals hold
     (`"pkg.ext.Worker"`, `"pkg.cli:main"`): modules a registry, an injection keyword or
@@ -59,8 +59,8 @@ def named_modules(
     (a dict whose keys are all release numbers: `{"0.9.2": "pkg.copied_scheduler_v0_9", ...}`),
     only the entries for the audited `release` are edges; the others run on other releases.
     `skip`: the (line, column) of strings that name a module on a condition only
-    (`conditional_names`); `dead`: the (first, last) lines of statements that never run on the
-    release (the walk's), whose strings name nothing."""
+    (`conditional_names`); `dead`: the statements that never run on the release (the walk's),
+    whose strings name nothing."""
     if source is not None and not _quotes_top(top, source):
         return ()
     prefix = f"{top}."
@@ -71,7 +71,7 @@ def named_modules(
             continue
         if isinstance(node, ast.Constant) and (node.lineno, node.col_offset) not in skip:
             module = _dotted_name(node, prefix)
-            if module is not None and not any(first <= node.lineno <= last for first, last in dead):
+            if module is not None and not any(d.first <= node.lineno <= d.last for d in dead):
                 found[module] = None
     return tuple(found)
 
@@ -180,6 +180,81 @@ def conditional_names(
 
     visit(tree.body, (), [])
     return tuple(found)
+
+
+def named_only_in_dead_code(tree: ast.Module, dead: Sequence[DeadCode]) -> tuple[NamedOnlyInDeadCode, ...]:
+    """The module-level functions this module names only in code the release never runs (`dead`,
+    the walk's): verl's `process_..._for_vllm14`, which `apply_vllm_fp8_patches()` installs only
+    after `if vllm_ver >= Version("0.20.0"): ...; return` on 0.23.0. A name is any reference: a
+    name read or stored, an attribute, a string equal to it or ending in `.name`/`:name` (`__all__`,
+    `getattr`, a dotted path); one inside the function itself does not count. So are methods of the
+    module's classes that derive from none of another package (`_own_classes`: no other code calls
+    them by name). A function named nowhere here is not one (a library's API: a user calls it), nor
+    one decorated (a decorator may register it), a dunder, or a name defined twice. Another file
+    naming it keeps it live too (`still_named_only_in_dead_code`)."""
+    if not dead:
+        return ()
+    defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}
+    for stmt in (*tree.body, *(s for c in _own_classes(tree) for s in c.body)):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            plain = not stmt.decorator_list and not (stmt.name.startswith("__") and stmt.name.endswith("__"))
+            defs[stmt.name] = stmt if plain and stmt.name not in defs else None
+    named: dict[str, list[int]] = {}
+    for node in ast.walk(tree) if any(defs.values()) else ():
+        if isinstance(node, ast.Name):
+            name = node.id
+        elif isinstance(node, ast.Attribute):
+            name = node.attr
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 300:
+            name = re.split(r"[.:]", node.value)[-1]
+        else:
+            continue
+        if defs.get(name) is not None:
+            named.setdefault(name, []).append(node.lineno)
+    found = []
+    for name, lines in named.items():
+        fn = defs[name]
+        assert fn is not None
+        last = fn.end_lineno or fn.lineno
+        outside = sorted(line for line in lines if not fn.lineno <= line <= last)
+        where = [next((d for d in dead if d.first <= line <= d.last), None) for line in outside]
+        if not outside or not all(where) or any(d.first <= fn.lineno <= d.last for d in dead):
+            continue
+        first = where[0]
+        assert first is not None
+        found.append(NamedOnlyInDeadCode(name, (fn.body[0].lineno, last), outside[0], first.why))
+    return tuple(sorted(found, key=lambda f: f.body))
+
+
+def _own_classes(tree: ast.Module) -> list[ast.ClassDef]:
+    """The module-level classes whose bases are all classes of this module, so deriving from none
+    of another package (no keywords: a metaclass may call anything): nothing but this module's
+    own code calls their methods by name."""
+    classes = {s.name: s for s in tree.body if isinstance(s, ast.ClassDef)}
+    own: dict[str, ast.ClassDef] = {}
+    grew = True
+    while grew:
+        grew = False
+        for name, cls in classes.items():
+            if name not in own and not cls.keywords and all(isinstance(b, ast.Name) and b.id in own for b in cls.bases):
+                own[name] = cls
+                grew = True
+    return [c for name, c in own.items() if sum(1 for s in tree.body if isinstance(s, ast.ClassDef) and s.name == name) == 1]
+
+
+def still_named_only_in_dead_code(
+    file: ConsumerFile, files: Iterable[ConsumerFile], declared: Iterable[EntryPoint], documented: Iterable[str] = ()
+) -> tuple[NamedOnlyInDeadCode, ...]:
+    """`file.dead_named` but those another file of the consumer names (its text holds the name as
+    a word: an import, a call, a string), an entry point names (`module:name`, `module:Cls.name`) or
+    the documentation names (`documented`: `pkg.mod.name`, `pkg.mod.Cls.name`): a user is told to call it."""
+    named_here = {part for e in declared if e.module == file.module for part in e.attr.split(".")}
+    named_here.update(n.rpartition(".")[2] for n in documented if n.startswith(f"{file.module}."))
+    kept = [d for d in file.dead_named if d.name not in named_here]
+    for other in files if kept else ():
+        if other.path != file.path:
+            kept = [d for d in kept if d.name not in other.source or re.search(rf"\b{re.escape(d.name)}\b", other.source) is None]
+    return tuple(kept)
 
 
 def _targets(stmt: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
@@ -295,14 +370,19 @@ def _closure(modules: Mapping[str, ConsumerFile], start: Iterable[str], known: s
 
 def mark_unreachable(tree: CodeTree, files: Sequence[ConsumerFile], also_reached: Iterable[str] = ()) -> tuple[ConsumerFile, ...]:
     """`files` with `unreachable` set on those nothing reachable imports, and `runs_when` on those
-    reached only on a condition (and both cleared on the rest)."""
+    reached only on a condition (and both cleared on the rest); `dead_named` keeps only the
+    functions nothing else in the tree names (`still_named_only_in_dead_code`)."""
     dead, conditional = module_reach(tree, files, also_reached)
     why = f"imported by nothing in {tree.name}"
+    declared, documented = (entry_points(tree), documented_modules(tree)) if any(f.dead_named for f in files) else ((), ())
     out = []
     for f in files:
         unreachable = why if f.path in dead else None
         runs_when = conditional.get(f.path, ())
-        out.append(f if (f.unreachable, f.runs_when) == (unreachable, runs_when) else replace(f, unreachable=unreachable, runs_when=runs_when))
+        dead_named = still_named_only_in_dead_code(f, files, declared, documented) if f.dead_named else ()
+        if (f.unreachable, f.runs_when, f.dead_named) != (unreachable, runs_when, dead_named):
+            f = replace(f, unreachable=unreachable, runs_when=runs_when, dead_named=dead_named)
+        out.append(f)
     return tuple(out)
 
 

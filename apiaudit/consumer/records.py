@@ -285,6 +285,28 @@ class RunsWhen:
 
 
 @record(slots=True)
+class DeadCode:
+    """Statements (lines `first` to `last`) that never run on the audited release, and `why`: the
+    test the release decides against them (`` `if ver >= Version("2.0")` (line 25) returns first ``)."""
+
+    first: int
+    last: int
+    why: str
+
+
+@record(slots=True)
+class NamedOnlyInDeadCode:
+    """A module-level function of this file that the file names (installs, calls, passes on) only
+    in code the release never runs (consumer/reach.py, `named_only_in_dead_code`): `named_at`, the first line naming it; `why`, why that line never runs. Whether another
+    file names it is decided once every file is read (engine.check_file)."""
+
+    name: str
+    body: tuple[int, int]  # its body's first and last lines
+    named_at: int
+    why: str
+
+
+@record(slots=True)
 class PrivateCalls:
     """A private name (`_x`, not a dunder) this file calls directly (`self._x(...)`, `cls._x(...)`,
     `_x(...)`), and the liveness of each call: a helper whose every call is dead on the release
@@ -303,6 +325,8 @@ class ClassFacts:
     site: Site
     # Bases the walk could not read (a call, a name bound at run time): any member may come from them.
     unread_bases: tuple[str, ...] = ()
+    # Whether the class statement runs (it is in a branch, or a function): a base that is no class raises there.
+    live: Liveness = ALWAYS
     # A method copies the class's own members onto another object with `setattr` (a patch-class
     # framework: `consumer/patching.py`'s `copies_members`): its subclasses patch their target.
     copies_members: bool = False
@@ -607,6 +631,9 @@ class ConsumerFile:
     private_calls: tuple[PrivateCalls, ...] = ()
     # Private names the file uses otherwise (read, passed on, named in a string): they may run.
     private_refs: tuple[str, ...] = ()
+    # Module-level functions the file names only in code the release never runs (a patch a version
+    # ladder installs on other releases only): their findings are conditional (docs/rules.md).
+    dead_named: tuple[NamedOnlyInDeadCode, ...] = ()
     # Set by `collect` (never cached with the file: it depends on the whole tree): why the module
     # may never run, when nothing reachable imports it (consumer/reach.py).
     unreachable: str | None = None

@@ -22,8 +22,8 @@ from dataclasses import replace
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import ConsumerNames, ImportContext, module_imports
 from apiaudit.consumer.patching import patch_helper
-from apiaudit.consumer.reach import conditional_names
-from apiaudit.consumer.records import ClassFacts, ConsumerFile, ConsumerOptions, PrivateCalls
+from apiaudit.consumer.reach import conditional_names, named_only_in_dead_code
+from apiaudit.consumer.records import ClassFacts, ConsumerFile, ConsumerOptions, DeadCode, PrivateCalls
 from apiaudit.consumer.values import (
     Const,
     ConsumerRef,
@@ -61,8 +61,8 @@ class ModuleVisitor:
         self.module = module
         self.options = options
         self.imports_ctx = ImportContext(module, is_package, options, names)
-        # (first, last) lines of statements that never run on the release, once `run` has walked
-        self.dead_ranges: tuple[tuple[int, int], ...] = ()
+        # the statements that never run on the release, once `run` has walked
+        self.dead_ranges: tuple[DeadCode, ...] = ()
 
     def run(self, tree: ast.Module) -> ConsumerFile:
         with _Walk(self._state(top_only=False, postponed=_postponed(tree))) as walk:
@@ -85,6 +85,7 @@ class ModuleVisitor:
             reaches=tuple(found.reaches),
             private_calls=tuple(PrivateCalls(name, tuple(lives)) for name, lives in sorted(found.private_calls.items())),
             private_refs=tuple(sorted(found.private_refs)),
+            dead_named=named_only_in_dead_code(tree, found.dead_ranges),
             functions=tuple(found.functions),
             replacements=tuple(found.replacements),
             reaches_when=conditional_names(tree, self.module.split(".")[0], self.options.provider_packages, found.branch_tests, self.source),

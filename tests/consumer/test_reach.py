@@ -12,11 +12,14 @@ from apiaudit.consumer.reach import (
     _runs_by_itself,
     conditional_names,
     entry_point_modules,
+    mark_unreachable,
     module_reach,
     named_modules,
+    named_only_in_dead_code,
+    still_named_only_in_dead_code,
     unreachable_modules,
 )
-from apiaudit.consumer.records import ConsumerFile, ReachedWhen, RunsWhen, Site
+from apiaudit.consumer.records import ConsumerFile, DeadCode, EntryPoint, NamedOnlyInDeadCode, ReachedWhen, RunsWhen, Site
 from apiaudit.sources.base import CodeTree
 
 
@@ -262,3 +265,91 @@ def test_a_plugin_module_named_only_in_a_hook_branch_is_conditional_on_it():
          "runs only when something imports platkit.sampler, which this release does not have "
          "(the import map at platplug/__init__.py:12 serves platplug.legacy_sampler in its place)"),
     ]  # fmt: skip
+
+
+# --- issue 38, F9: a function installed only by a version ladder the release decides ----------
+
+LADDER = '''
+def for_old(self, layer): return layer          # 2
+def current(self, layer): return layer          # 3
+def api(layer): return layer                    # 4
+@register
+def hooked(layer): return layer                 # 6
+def recursive(n): return recursive(n - 1)       # 7
+def by_string(): pass                           # 8
+class Own:                                      # 9
+    def old_way(self): pass                     # 10
+class Derived(prov.Base):                       # 11
+    def old_way2(self): pass                    # 12
+def install(ver):                               # 13
+    if ver >= 2:                                # 14
+        return current                          # 15
+    chosen = for_old, hooked, by_string, "pkg.mod:by_string", Own().old_way, Derived().old_way2  # 16
+    return current                              # 17
+'''
+
+
+def test_a_function_named_only_in_code_the_release_never_runs_is_found():
+    """Only `for_old` and the own class's `old_way` are named nowhere but the dead line 16; `current`
+    is named on a live line too (the trap), `api` and `recursive` nowhere (a user's API), `hooked` is
+    decorated, `by_string` is named in a string too (dead as well: still found), `old_way2`'s class
+    derives from another package's class (which may call it)."""
+    dead = (DeadCode(16, 17, "after `if ver >= 2` (line 14), which leaves the block on this release"),)
+    found = named_only_in_dead_code(ast.parse(LADDER), dead)
+    assert [(f.name, f.body, f.named_at) for f in found] == [
+        ("for_old", (2, 2), 16), ("by_string", (8, 8), 16), ("old_way", (10, 10), 16),
+    ]  # fmt: skip
+    assert found[0].why == dead[0].why
+    assert named_only_in_dead_code(ast.parse(LADDER), ()) == ()
+
+
+def test_another_file_or_an_entry_point_naming_the_function_keeps_it_live():
+    named = (NamedOnlyInDeadCode("for_old", (2, 2), 16, "why"), NamedOnlyInDeadCode("by_string", (8, 8), 16, "why"))
+    file = replace(_file("pkg/mod.py"), dead_named=named, source=LADDER)
+    other = replace(_file("pkg/user.py"), source="from pkg.mod import for_old_style\n")
+    assert still_named_only_in_dead_code(file, [file, other], ()) == named  # a longer word is another name
+    other = replace(other, source="from pkg.mod import for_old\n")
+    assert still_named_only_in_dead_code(file, [file, other], ()) == named[1:]
+    declared = (EntryPoint("console_scripts", "x", "pkg.mod", "by_string"),)
+    assert still_named_only_in_dead_code(file, [file], declared) == named[:1]
+    assert still_named_only_in_dead_code(file, [file], (), ("pkg.mod.for_old", "pkg.other.by_string")) == named[1:]
+
+
+def test_collect_keeps_on_a_file_only_the_functions_nothing_else_names(tmp_path):
+    """`mark_unreachable` (run by `collect` once every file is read) filters `dead_named`: a README
+    telling users to call `pkg.mod.by_string` keeps it live."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "README.md").write_text("Call `pkg.mod.by_string()` yourself.\n")
+    named = (NamedOnlyInDeadCode("for_old", (2, 2), 16, "why"), NamedOnlyInDeadCode("by_string", (8, 8), 16, "why"))
+    file = replace(_file("pkg/mod.py"), dead_named=named, source=LADDER)
+    tree = CodeTree("pkg", None, tmp_path, ("pkg",))
+    (marked,) = mark_unreachable(tree, [file])
+    assert marked.dead_named == named[:1]
+
+
+LADDER_FIXTURE = Path(__file__).resolve().parents[2] / "fixtures"
+
+
+def test_findings_of_a_function_a_version_ladder_installs_only_on_other_releases_are_conditional():
+    """ladderuse against ladderlib 2.0 (verl 0.8.0's vllm_fp8_utils.py on vLLM 0.23.0): the patch
+    installed only after `if ver >= version.parse("2.0.0"): ...; return`, and the method called only
+    after the same test returns, are conditional, saying why; the patch installed in the live arm
+    too and the public function named nowhere keep their errors (each line's comment says so)."""
+    from apiaudit.audit import scan
+
+    consumer = LADDER_FIXTURE / "consumers" / "ladderuse" / "ladderuse"
+    report = scan([str(consumer)], str(LADDER_FIXTURE / "providers" / "ladderlib_v2" / "ladderlib"), use_index_cache=False)
+    found = {(f.line, f.rule, f.severity.value, f.conditional) for f in report.findings if f.path == "ladderuse/patches.py"}
+    assert found == {
+        (12, "unexpected-keyword", "error", True),
+        (16, "unexpected-keyword", "error", False),
+        (20, "unexpected-keyword", "error", False),
+        (37, "unexpected-keyword", "error", True),
+    }
+    reasons = {f.line: f.reason for f in report.findings if f.path == "ladderuse/patches.py"}
+    assert reasons[12] == (
+        "`process_for_v1` is named in ladderuse only where this release never runs (line 31, after `if ver >= "
+        "version.parse('2.0.0')` (line 25), which leaves the block on this release): its body runs only if something outside calls it"
+    )
+    v1 = scan([str(consumer)], str(LADDER_FIXTURE / "providers" / "ladderlib_v1" / "ladderlib"), use_index_cache=False)
+    assert [f for f in v1.findings if f.path == "ladderuse/patches.py"] == []

@@ -221,7 +221,9 @@ class Definitions:
         if scope.emit:
             copies = self.state.names_setattr and copies_members(node)
             self.state.found.classes.append(
-                ClassFacts(dotted, tuple(provider_bases), tuple(consumer_bases), frozenset(own), site_of(node), tuple(unread), copies)
+                ClassFacts(
+                    dotted, tuple(provider_bases), tuple(consumer_bases), frozenset(own), site_of(node), tuple(unread), scope.live, copies
+                )
             )
             for base_class, target in patched:
                 self._patch_class_stores(node, own, base_class, target, scope)

@@ -12,6 +12,7 @@ from apiaudit.consumer.records import (
     AttributeStore,
     ClassFacts,
     ConsumerOptions,
+    DeadCode,
     DefinedFunction,
     GuardStop,
     ReleaseGate,
@@ -59,7 +60,7 @@ class Found:
     branch_tests: dict[tuple[int, int], bool] = field(default_factory=dict, init=False)
     # (first, last) lines of statements that never run on the audited release: an arm its test decides
     # dead, what follows a statement that ends the block (a refusal of the release, a return or raise)
-    dead_ranges: list[tuple[int, int]] = field(default_factory=list, init=False)
+    dead_ranges: list[DeadCode] = field(default_factory=list, init=False)
     # module-level classes (dotted) -> the names their bodies define: `Cls.x` for any other x is a
     # member the class inherits (from its provider base, the checks decide)
     class_members: dict[str, frozenset[str]] = field(default_factory=dict, init=False)
@@ -113,3 +114,12 @@ def text_of(node, limit: int = 120) -> str:
         return f"<expression at line {getattr(node, 'lineno', '?')}>"
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def after_leaving(stmt: ast.stmt) -> str:
+    """Why what follows `stmt` never runs: it returns or raises first (on this release, for an
+    `if` whose every arm that runs leaves the block)."""
+    if isinstance(stmt, ast.If):
+        return f"after `if {text_of(stmt.test)}` (line {stmt.lineno}), which leaves the block on this release"
+    what = "returns" if isinstance(stmt, ast.Return) else "raises" if isinstance(stmt, ast.Raise) else "leaves the block"
+    return f"after line {stmt.lineno}, which {what} first"

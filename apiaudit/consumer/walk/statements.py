@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import import_alias_value
-from apiaudit.consumer.records import CaughtImport, Condition, ConditionKind, GuardStop, ImportRef, ReleaseGate
+from apiaudit.consumer.records import CaughtImport, Condition, ConditionKind, DeadCode, GuardStop, ImportRef, ReleaseGate
 from apiaudit.consumer.values import (
     RELEASE_VALUES, UNBOUND, UNKNOWN, Chain, ConsumerRef, DictValue, Helper, ImportChoice, Value,
 )
@@ -39,7 +39,7 @@ from apiaudit.consumer.walk.scopes import (
     unchecked,
     under,
 )
-from apiaudit.consumer.walk.state import WalkState, site_of, text_of
+from apiaudit.consumer.walk.state import WalkState, after_leaving, site_of, text_of
 from apiaudit.consumer.walk.unpack import returned_items, unpacked
 from apiaudit.infra.astutil import dotted_text
 
@@ -67,7 +67,7 @@ class Statements:
             try:
                 if not self._stmt(stmt, scope):
                     if scope.emit and index + 1 < len(body):
-                        self._dead(body[index + 1 :])
+                        self._dead(body[index + 1 :], after_leaving(stmt))
                     if self.refused is not None:
                         # what the rest would have installed is the consumer's intent, refused here
                         self.record.injections_behind(body[index + 1 :], scope, self.refused)
@@ -233,7 +233,8 @@ class Statements:
         for branch, body, truth in ((decision.if_true, stmt.body, True), (decision.if_false, stmt.orelse, False)):
             if branch.dead:
                 if scope.emit and body:
-                    self._dead(body)
+                    side = "under" if truth else "in the `else` of"
+                    self._dead(body, f"{side} `if {text_of(stmt.test)}` (line {stmt.lineno}), {'false' if truth else 'true'} on this release")
                 continue
             arm = branch_scope(scope, branch)
             through = self.block(body, arm)
@@ -256,10 +257,11 @@ class Statements:
             scope.live = under(scope.live, only)
         return True
 
-    def _dead(self, body: list[ast.stmt]) -> None:
-        """Statements that never run on the audited release: the dotted names their strings hold
-        are no modules this one runs (`reach.named_modules`)."""
-        self.state.found.dead_ranges.append((body[0].lineno, body[-1].end_lineno or body[-1].lineno))
+    def _dead(self, body: list[ast.stmt], why: str) -> None:
+        """Statements that never run on the audited release, and why: the dotted names their strings
+        hold are no modules this one runs (`reach.named_modules`), the functions named only there
+        run only where they would (`reach.named_only_in_dead_code`)."""
+        self.state.found.dead_ranges.append(DeadCode(body[0].lineno, body[-1].end_lineno or body[-1].lineno, why))
 
     def _reads_provider(self, test: ast.expr, scope: Scope) -> bool:
         """Whether a run-time test reads a provider object (`envs.USE_V1`): a value the release

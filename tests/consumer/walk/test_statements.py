@@ -140,3 +140,41 @@ def test_strings_in_statements_the_release_never_runs_name_no_module(tmp_path):
     """)["cons/a.py"]
     assert "cons.after_gate" not in f.reaches and "cons.dead_arm" not in f.reaches
     assert {"cons.live_arm", "cons.after_runtime_test"} <= set(f.reaches)
+
+
+def test_a_function_named_only_in_code_the_release_never_runs_says_which_test_keeps_it_from_running(tmp_path):
+    """On prov 0.10.0 the ladder returns at its first arm: `old_patch` is named only after it (why:
+    the `if` that leaves the block), `older_patch` only in an arm the release decides false."""
+    f = versioned_files(tmp_path, a="""
+        import prov
+        from packaging import version
+        def old_patch(x): return x
+        def older_patch(x): return x
+        def new_patch(x): return x
+        def install(registry):
+            ver = version.parse(prov.__version__)
+            if ver >= version.parse("0.9.0"):
+                registry.append(new_patch)
+                return
+            registry.append(old_patch)
+            if ver < version.parse("0.5.0"):
+                registry.append(older_patch)
+    """)["cons/a.py"]
+    assert [(d.name, d.named_at, d.why) for d in f.dead_named] == [
+        ("old_patch", 12, "after `if ver >= version.parse('0.9.0')` (line 9), which leaves the block on this release"),
+        ("older_patch", 14, "after `if ver >= version.parse('0.9.0')` (line 9), which leaves the block on this release"),
+    ]
+
+
+def test_an_arm_the_release_decides_false_is_named_as_the_reason(tmp_path):
+    f = versioned_files(tmp_path, a="""
+        import prov
+        from packaging import version
+        def old_patch(x): return x
+        def install(registry):
+            if version.parse(prov.__version__) < version.parse("0.5.0"):
+                registry.append(old_patch)
+    """)["cons/a.py"]
+    assert [(d.name, d.body, d.named_at, d.why) for d in f.dead_named] == [
+        ("old_patch", (4, 4), 7, "under `if version.parse(prov.__version__) < version.parse('0.5.0')` (line 6), false on this release"),
+    ]
