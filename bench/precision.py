@@ -188,6 +188,7 @@ def compare(before_path: Path, rows: list[Row]) -> str:
     before = {r["consumer"]: r for r in rows_before}
     names = [r["consumer"].partition("==")[0] for r in rows_before]
     before.update({n: r for n, r in zip(names, rows_before) if names.count(n) == 1})
+    scanned = {r.consumer for r in rows}
     lines = [f"{'consumer':32} {'errors':>15} {'cond':>11} {'warnings':>11} {'false':>11} {'new':>11}"]
 
     def cell(old: dict | None, new: Row, key: str) -> str:
@@ -197,7 +198,9 @@ def compare(before_path: Path, rows: list[Row]) -> str:
         return f"{old[key]} -> {now}"
 
     for r in rows:
-        old = before.get(r.consumer) or before.get(r.name)
+        old = before.get(r.consumer)
+        if old is None and before.get(r.name, {}).get("consumer") not in scanned:
+            old = before.get(r.name)  # the same consumer at another release than last time
         lines.append(f"{r.consumer:32} {cell(old, r, 'errors'):>15} {cell(old, r, 'conditional_errors'):>11} "
                      f"{cell(old, r, 'warnings'):>11} {cell(old, r, 'false'):>11} {cell(old, r, 'new'):>11}")  # fmt: skip
     return "\n".join(lines)
