@@ -27,7 +27,8 @@ signature is the consumer's (`consumer/contracts.py`), the call is the provider'
 
 A provider call counts only where it can run on the consumer's objects: one made on `self` in
 a method the instance never runs binds nothing (`_Entry`), nor does one made in a provider
-function the consumer replaces on its class (`caller_replaced`), and one that only a configuration
+function the consumer replaces on its class, or in one the release only stores into an attribute
+of `self` that only such replaced functions call (`caller_replaced`), and one that only a configuration
 runs (a branch of an `if/else` chain, a module imported only in one) makes the finding
 conditional, with the provider's guard. Where calling an object runs one of its methods
 (`[[call_dispatch]]`: `torch.nn.Module` -> `forward`), the provider's `self.model(...)` is a
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import replace
 
 from apiaudit.checks.binding import Problem, bind, bind_any
@@ -47,7 +49,7 @@ from apiaudit.checks.receivers import InstanceValue
 from apiaudit.consumer.records import Arg, CallShape, ClassFacts, ConsumerFile, DefinedFunction, Replacement, Site, Use
 from apiaudit.findings import Finding, Severity
 from apiaudit.infra.frozen import record
-from apiaudit.provider.records import Found, Missing, Param, ParamKind, ProviderCall, ProviderReference, ReachedVia, Signature, SymbolKind
+from apiaudit.provider.records import Found, Missing, Param, ParamKind, ProviderCall, ProviderReference, ReachedVia, SelfUse, Signature, SymbolKind
 from apiaudit.recipes.records import EntryPointRule, PluginRule
 
 _NOWHERE = Site(0, 0)
@@ -263,24 +265,48 @@ def caller_replaced(ctx: CheckContext, call: ProviderCall, file: ConsumerFile) -
     None when it does not (a replacement on a subclass leaves the class's own method to its other
     subclasses; a module function replaced by name still runs for those who imported it), or when
     the consumer keeps the original (reads `Cls.method`, `getattr(Cls, "method")`, or its patching
-    helper hands it in), which the replacement may call."""
+    helper hands it in), which the replacement may call. Failing that, the same for the methods
+    that call the attribute the calling function is only ever stored into (`_held_caller_replaced`)."""
     if call.enclosing is None:
         return None
     owner, _, method = call.enclosing.rpartition(".")
-    found: tuple[ConsumerFile, Replacement] | None = None
+    found = _replacement_of(ctx, method, file, lambda target: target == owner)
+    if found is None:
+        return _held_caller_replaced(ctx, call, file)
+    short = owner.rpartition(".")[2]
+    verdict = _replaced_for_good(ctx, found, short, method, file)
+    if verdict is None or verdict.sure:
+        return verdict
+    return CallerReplaced(
+        False, f"{call.location} is in {short}.{method}, which the consumer replaces {verdict.reason}: where that replacement is installed, the call never runs",
+    )  # fmt: skip
+
+
+def _replacement_of(
+    ctx: CheckContext, method: str, file: ConsumerFile, on: Callable[[str], bool], *, any_attribute: bool = False,
+) -> tuple[ConsumerFile, Replacement, str] | None:
+    """The consumer's replacement of `method` (with `any_attribute`, of any) on a provider class
+    `on` accepts (the file, the replacement, the class's path), one surely installed with `file`
+    first (`_installed_with`)."""
+    found: tuple[ConsumerFile, Replacement, str] | None = None
     for other in ctx.files:
         for replacement in other.replacements:
-            if replacement.attribute != method or replacement.target is None:
+            if replacement.attribute != method and not any_attribute or replacement.target is None:
                 continue
             target = ctx.index.class_named(replacement.target)
-            if target is not None and target.path == owner:
-                sure = _installed_with(replacement, other, file)
-                if found is None or sure and not _installed_with(found[1], found[0], file):
-                    found = (other, replacement)
-    if found is None:
-        return None
-    where, replacement = found
-    short = owner.rpartition(".")[2]
+            if target is not None and on(target.path):
+                if found is None or _installed_with(replacement, other, file) and not _installed_with(found[1], found[0], file):
+                    found = (other, replacement, target.path)
+    return found
+
+
+def _replaced_for_good(
+    ctx: CheckContext, found: tuple[ConsumerFile, Replacement, str], short: str, method: str, file: ConsumerFile,
+) -> CallerReplaced | None:
+    """None where the consumer keeps the original of `short.method` (it may call it); sure where
+    the replacement is installed whenever `file`'s code runs; else not sure, `reason` saying
+    where it is installed (`at path:line (how)`)."""
+    where, replacement, _ = found
     if replacement.lead or _original_read(ctx, short, method):
         return None
     if _installed_with(replacement, where, file):
@@ -289,11 +315,97 @@ def caller_replaced(ctx: CheckContext, call: ProviderCall, file: ConsumerFile) -
         f"under `{replacement.guard}`" if replacement.guard else
         "in another module, which may not be imported" if where.path != file.path else "inside a block, which may not run"
     )  # fmt: skip
+    return CallerReplaced(False, f"at {where.path}:{replacement.site.line} ({how})")
+
+
+def _held_caller_replaced(ctx: CheckContext, call: ProviderCall, file: ConsumerFile) -> CallerReplaced | None:
+    """Whether the provider method `call` is made in runs only through an attribute of `self`
+    that holds it, called only in methods the consumer replaces: the method is never called by
+    name on its class's objects, only read as a value (`self.method`) and stored into `self.attr`,
+    there or through a method of the class that returns it and whose result is stored so
+    (`self._forward = self.dispatch()`, `dispatch` returning `self.forward_xpu`); and every call
+    of `self.attr` is in a method `G` of a class `C` that the consumer replaces on a class of the
+    calling method's class's MRO at or below `C` (its instances' `G` is the consumer's now). None
+    where any of this cannot be told (a use of either name on an object of unknown class, a value
+    handed anywhere else, a call of `attr` outside `self`'s methods)."""
+    assert call.enclosing is not None
+    owner, _, method = call.enclosing.rpartition(".")
+    if ctx.index.class_named(owner) is None:
+        return None
+    lineage = set(ctx.index.mro_paths(owner)) - {owner}
+    if not _replacement_of(ctx, "", file, lambda target: target == owner or target in lineage, any_attribute=True):
+        return None  # nothing replaced on the class or its bases: no pass over the release
+
+    def related(cls: str) -> bool:  # its objects may run `owner`'s method: a base or a subclass
+        return cls == owner or cls in lineage or owner in ctx.index.mro_paths(cls)
+
+    attributes = _holders(ctx, method, related)
+    if not attributes:
+        return None
+    doubts: list[str] = []
+    for attribute in sorted(attributes):
+        called = False
+        for ref in ctx.index.references_of([attribute])[attribute]:
+            if ref.receiver is None:
+                return None  # on an object of unknown class, or named as a string
+            if not related(ref.receiver):
+                continue
+            if ref.caller is None or ref.enclosing is None:
+                return None  # read as a value, or called on another object than `self`
+            cls, _, caller = ref.enclosing.rpartition(".")
+            found = _replacement_of(ctx, caller, file, lambda target: (target == owner or target in lineage) and cls in ctx.index.mro_paths(target))
+            if found is None:
+                return None  # a method no replacement covers calls it
+            verdict = _replaced_for_good(ctx, found, found[2].rpartition(".")[2], caller, file)
+            if verdict is None:
+                return None
+            called = True
+            if not verdict.sure:
+                doubts.append(
+                    f"`self.{attribute}`, called in {cls.rpartition('.')[2]}.{caller}, which the consumer replaces on "
+                    f"{found[2].rpartition('.')[2]} {verdict.reason}"
+                )  # fmt: skip
+        if not called:
+            return None  # nothing calls it where the engine can see: something else may
+    if not doubts:
+        return CallerReplaced(True, "")
     return CallerReplaced(
         False,
-        f"{call.location} is in {short}.{method}, which the consumer replaces at {where.path}:{replacement.site.line} "
-        f"({how}): where that replacement is installed, the call never runs",
-    )
+        f"{call.location} is in {owner.rpartition('.')[2]}.{method}, which the provider reaches only through {'; '.join(doubts)}: "
+        "where that replacement is installed, the call never runs",
+    )  # fmt: skip
+
+
+def _holders(ctx: CheckContext, method: str, related: Callable[[str], bool]) -> set[str] | None:
+    """The attributes of `self` that the provider stores `self.method` into, on the objects
+    `related` accepts the class of: directly, or as what a method returning it returns. None
+    where `method` is called by name, or its value or the returning method goes elsewhere."""
+    attributes: set[str] = set()
+    for use in _uses(ctx, method, related) or ():
+        if use.called:
+            return None  # called by name: reached directly
+        if use.stored is not None:
+            attributes.add(use.stored)
+        elif use.returned:
+            results = _uses(ctx, use.method, related)
+            if not results or any(not r.called or r.stored is None for r in results):
+                return None  # the returning method's result goes somewhere else too
+            attributes.update(r.stored for r in results if r.stored is not None)
+        else:
+            return None
+    return attributes or None
+
+
+def _uses(ctx: CheckContext, name: str, related: Callable[[str], bool]) -> tuple[SelfUse, ...] | None:
+    """Every `self.name` on objects `related` accepts the class of (`Index.self_uses`); None where
+    the release also names it elsewhere than there (an object of unknown class, a string, a call
+    on a typed object that is not `self`)."""
+    uses = tuple(u for u in ctx.index.self_uses([name])[name] if related(u.owner))
+    places = {u.location for u in uses}
+    for ref in ctx.index.references_of([name])[name]:
+        if ref.receiver is None or related(ref.receiver) and ref.location not in places:
+            return None
+    return uses
 
 
 def _installed_with(replacement: Replacement, where: ConsumerFile, file: ConsumerFile) -> bool:

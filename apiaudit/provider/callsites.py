@@ -16,16 +16,18 @@ proof that it reaches the consumer's override. Each call keeps its positional co
 keywords, splats and whether its result is unpacked (`a, b = recv.NAME(...)`), and the
 provider's `if` that makes it one configuration's (`branch_guard`).
 
-Two more readings, asked only when a call would make a finding or where rules say calling an
+More readings, asked only when a call would make a finding or where rules say calling an
 object runs a method: `find_references` (every place the release names a method, its object
-typed or not: does an instance come to run it?) and `find_instance_calls` (`self.model(...)`
-on an attribute of a known class: `[[call_dispatch]]`).
+typed or not: does an instance come to run it?), `find_self_uses` (`self.name` in a method and
+where its value goes: an attribute of `self`, the method's return) and `find_instance_calls`
+(`self.model(...)` on an attribute of a known class: `[[call_dispatch]]`).
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 from collections.abc import Callable, Iterable
 
 from apiaudit.infra.astutil import absolute_import, assignment_targets, descendants, lone_carriage_return, module_names, statements_breadth_first, union_members
@@ -33,7 +35,7 @@ from apiaudit.infra.gcpause import paused_gc
 from apiaudit.provider.arguments import not_none
 from apiaudit.provider.branches import branch_guard, parent_map
 from apiaudit.provider.queries import ReceiverClasses
-from apiaudit.provider.records import Found, ProviderCall, ProviderReference, ProviderStore, SymbolKind
+from apiaudit.provider.records import Found, ProviderCall, ProviderReference, ProviderStore, SelfUse, SymbolKind
 from apiaudit.provider.shared import read_shared
 
 
@@ -561,7 +563,7 @@ def find_references(index: ReceiverClasses, methods: Iterable[str]) -> dict[str,
         lines = {item.lineno for _, item in named if isinstance(item, ast.Attribute) and isinstance(item.value, ast.Name)}
         if lines:
             for owner, method, node in _self_reads(tree, module, lines):
-                on_self[id(node)] = ProviderReference(f"{reader.file}:{node.lineno}", owner, method)
+                on_self[id(node)] = ProviderReference(f"{reader.file}:{node.lineno}", owner, method.name)
         for name, item in named:
             if isinstance(item, ast.Attribute):
                 item = on_self.get(id(item)) or ProviderReference(f"{reader.file}:{item.lineno}", None)
@@ -569,6 +571,53 @@ def find_references(index: ReceiverClasses, methods: Iterable[str]) -> dict[str,
         for name, reference in reader.references:
             found[name].append(reference)
     return {name: tuple(refs) for name, refs in found.items()}
+
+
+def find_self_uses(index: ReceiverClasses, names: Iterable[str]) -> dict[str, tuple[SelfUse, ...]]:
+    """name -> every `self.name` in a method of a release class (its first parameter's
+    attribute, nested functions included), called or read as a value, with the attribute of
+    `self` it is stored into or whether the method returns it (`SelfUse`): where a method handed
+    on as a value ends up (`self._forward = self.dispatch()`, whose `dispatch` returns
+    `self.forward_xpu`)."""
+    wanted = sorted(set(names))
+    found: dict[str, list[SelfUse]] = {name: [] for name in wanted}
+
+    def naming(text: str) -> list[str]:
+        return [name for name in wanted if f".{name}" in text]
+
+    for module, _text, tree, present in _files_naming(index, naming):
+        file = index.loader.relative(index.loader.module_file(module) or module.replace(".", "/") + ".py")  # as `_ModuleCalls.file`
+        parents: dict[int, dict[int, ast.AST]] = {}  # id(method) -> its nodes' parents, on demand
+        for owner, method, node in _self_reads(tree, module, None):
+            if node.attr in present:
+                if id(method) not in parents:
+                    parents[id(method)] = parent_map(method)
+                found[node.attr].append(_self_use(node, method, owner, parents[id(method)], file))
+    return {name: tuple(uses) for name, uses in found.items()}
+
+
+def _self_use(node: ast.Attribute, method: ast.FunctionDef | ast.AsyncFunctionDef, owner: str, parents: dict[int, ast.AST], file: str) -> SelfUse:
+    """Where `self.name` (`node`, in `method`) goes: called or not, stored into an attribute of
+    `self` or returned, directly or as one branch of a conditional expression."""
+    up = parents.get(id(node))
+    called = isinstance(up, ast.Call) and up.func is node
+    value: ast.AST = up if called and up is not None else node
+    up = parents.get(id(value))
+    while isinstance(up, ast.IfExp) and value is not up.test:
+        value, up = up, parents.get(id(up))
+    place = SelfUse(f"{file}:{node.lineno}", owner, method.name, called)
+    step = up
+    while step is not None and step is not method:  # a nested function's or lambda's value is its own
+        if isinstance(step, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return place
+        step = parents.get(id(step))
+    if isinstance(up, ast.Return) and up.value is value:
+        return replace(place, returned=True)
+    targets = up.targets if isinstance(up, ast.Assign) and up.value is value else [up.target] if isinstance(up, ast.AnnAssign) and up.value is value else []
+    me = node.value.id if isinstance(node.value, ast.Name) else None  # the method's `self`
+    if len(targets) == 1 and isinstance(target := targets[0], ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == me:
+        return replace(place, stored=target.attr)
+    return place
 
 
 def find_attribute_stores(index: ReceiverClasses, names: Iterable[str]) -> dict[str, tuple[ProviderStore, ...]]:
@@ -706,10 +755,11 @@ def _held_attributes(tree: ast.Module, lines: list[str], shorts: set[str]) -> fr
     return frozenset(held)
 
 
-def _self_reads(tree: ast.Module, module: str, lines: set[int]):
+def _self_reads(tree: ast.Module, module: str, lines: set[int] | None):
     """(class, method, node) for each `self.name` read in a method of a class of the module (its
     nested functions too: their `self` is the method's), `self` being the method's first
-    parameter; only the methods spanning one of `lines` are walked."""
+    parameter, `method` its definition; only the methods spanning one of `lines` are walked
+    (None: every method)."""
     todo = [(stmt, f"{module}.{stmt.name}") for stmt in tree.body if isinstance(stmt, ast.ClassDef)]
     while todo:
         klass, dotted = todo.pop()
@@ -720,12 +770,12 @@ def _self_reads(tree: ast.Module, module: str, lines: set[int]):
                 isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and (stmt.args.posonlyargs or stmt.args.args)
                 and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in stmt.decorator_list)
             ):  # fmt: skip
-                if not any(stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) for line in lines):
+                if lines is not None and not any(stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) for line in lines):
                     continue
                 me = (stmt.args.posonlyargs or stmt.args.args)[0].arg
                 for node in ast.walk(stmt):
                     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and node.value.id == me:
-                        yield dotted, stmt.name, node
+                        yield dotted, stmt, node
 
 
 def _data_names(tree: ast.Module) -> set[str]:

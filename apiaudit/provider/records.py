@@ -279,6 +279,24 @@ class ProviderReference:
 
 
 @record
+class SelfUse:
+    """One place a method of a provider class names `self.NAME` (its first parameter's
+    attribute), called there (`self.NAME(...)`) or read as a value, and where what it yields
+    goes: `stored`, the attribute of `self` it is assigned to as a whole or as one branch of a
+    conditional expression (`self.fn = self.NAME`, `self.fn = self.NAME(...)`,
+    `self.fn = self.NAME if c else self.other`); `returned`, the method returns it the same way
+    (`return self.NAME`). Neither: it goes somewhere no reading follows (an argument, a local, a
+    nested function)."""
+
+    location: str
+    owner: str  # the class whose method it is in, dotted
+    method: str
+    called: bool
+    stored: str | None = None
+    returned: bool = False
+
+
+@record
 class ProviderStore:
     """One place the provider's code sets an attribute on an object other than the `self` of
     its own method (`node.origin = self.origin` in `Parser.extend_nodelist`): `annotated`, the

@@ -391,6 +391,26 @@ def test_a_provider_call_in_a_function_the_consumer_replaced_on_its_class_is_no_
     ]  # fmt: skip
 
 
+def test_a_provider_call_reached_only_through_an_attribute_called_in_a_replaced_method_is_no_evidence():
+    """Issue 38, F11: replacedkit 2.0's `Rotary.forward_xpu` calls `forward_cuda` with 4
+    positionals, and is called by name nowhere: `Op.dispatch_forward` returns it, `Op.__init__`
+    stores that into `self._forward_method`, and only `Op.forward` calls it, which the consumer
+    replaces on `Rotary` at the top of the same module (vllm-kunlun 0.11.1's `MRotaryEmbedding`
+    under vLLM's CustomOp): no finding. Where `forward` is replaced only when a function runs
+    (`Scaler`), a warning naming it; where another method the consumer leaves alone calls the
+    stored method too (`Mixer.step`), the call runs: an error."""
+    assert not [f for f in _replaced("1") if f[0] == "replacedplug/dispatch.py"]
+    assert [f for f in _replaced("2") if f[0] == "replacedplug/dispatch.py"] == [
+        (
+            "replacedplug/dispatch.py", 21, "replacement-incompatible", "warning", "replacedkit/dispatch.py:46",
+            "replacedkit/dispatch.py:46 is in Scaler.forward_xpu, which the provider reaches only through `self._forward_method`, "
+            "called in Op.forward, which the consumer replaces on Scaler at replacedplug/dispatch.py:25 (inside a block, which "
+            "may not run): where that replacement is installed, the call never runs",
+        ),
+        ("replacedplug/dispatch.py", 32, "replacement-incompatible", "error", "replacedkit/dispatch.py:54", None),
+    ]  # fmt: skip
+
+
 def test_a_managers_override_held_only_by_schedulers_that_replace_the_calling_method_is_not_called():
     """replacedkit 2.0's `Scheduler.schedule` calls `self.block_manager.allocate(..., skip_zeroing=)`.
     SubBlockManager is held only by OwnScheduler (and AsyncOwnScheduler, which inherits its

@@ -294,6 +294,44 @@ def test_a_call_and_a_reference_record_the_method_they_are_in_and_the_attribute_
     assert [(r.location, r.enclosing) for r in refs] == [("prov/runner.py:6", "prov.runner.Runner.step"), ("prov/runner.py:8", "prov.runner.drain")]
 
 
+def test_self_uses_say_where_a_method_handed_on_as_a_value_goes(tmp_path):
+    """Issue 38, F11: `self.name` in a method, called or a value, and where it goes: stored into
+    an attribute of `self` (directly, or as a branch of a conditional expression, or as a call's
+    result), returned, or elsewhere (an argument, a local, a nested function's return: no fate)."""
+    from apiaudit.provider.index import ProviderIndex
+    from apiaudit.provider.records import SelfUse
+
+    _write(tmp_path, {
+        "prov/__init__.py": "",
+        "prov/op.py": (
+            "class Op:\n"
+            "    def __init__(self, fast):\n"
+            "        self._fn = self.pick()\n"
+            "        self._alt = self.go_fast if fast else self.go\n"
+            "    def pick(self):\n"
+            "        if self.flag:\n"
+            "            return self.go_fast\n"
+            "        return wrap(self.go)\n"
+            "    def later(self):\n"
+            "        f = self.go_fast\n"
+            "        return lambda: self.go_fast\n"
+        ),
+    })  # fmt: skip
+    index = ProviderIndex(tmp_path, ("prov",))
+    uses = index.self_uses(["go_fast", "go", "pick"])
+    assert sorted(uses["go_fast"], key=lambda u: u.location) == [
+        SelfUse("prov/op.py:10", "prov.op.Op", "later", False),  # a local
+        SelfUse("prov/op.py:11", "prov.op.Op", "later", False),  # a lambda's value
+        SelfUse("prov/op.py:4", "prov.op.Op", "__init__", False, stored="_alt"),
+        SelfUse("prov/op.py:7", "prov.op.Op", "pick", False, returned=True),
+    ]
+    assert sorted(uses["go"], key=lambda u: u.location) == [
+        SelfUse("prov/op.py:4", "prov.op.Op", "__init__", False, stored="_alt"),
+        SelfUse("prov/op.py:8", "prov.op.Op", "pick", False),  # an argument
+    ]
+    assert uses["pick"] == (SelfUse("prov/op.py:3", "prov.op.Op", "__init__", True, stored="_fn"),)
+
+
 def test_attribute_stores_on_objects_other_than_a_methods_own_self(tmp_path):
     """Issue 37, N17: `x.name = v` in any function, with the class `x`'s annotation names and the
     other attributes the function reads on `x`, in line order; a method's own `self` (the

@@ -29,7 +29,7 @@ from apiaudit.provider.index.memo import LIVE_OBJECT_ANSWERS
 from apiaudit.provider.index.moves import Moves
 from apiaudit.provider.index.mro import KNOWN_EXTERNAL_MEMBERS, TRANSPARENT_BASES, MroEntry
 from apiaudit.provider.index.signatures import Signatures
-from apiaudit.provider.records import ProviderCall, ProviderReference, ProviderStore
+from apiaudit.provider.records import ProviderCall, ProviderReference, ProviderStore, SelfUse
 
 __all__ = ["KNOWN_EXTERNAL_MEMBERS", "LIVE_OBJECT_ANSWERS", "TRANSPARENT_BASES", "MroEntry", "ProviderIndex"]
 
@@ -53,6 +53,13 @@ class ProviderIndex(Signatures, ProtocolMembership, Moves):
         from apiaudit.provider.callsites import find_references
 
         return self._per_name("provider-references", methods, find_references)
+
+    def self_uses(self, names: Iterable[str]) -> dict[str, tuple[SelfUse, ...]]:
+        """name -> every `self.name` in a method of a release class, called or a value, and
+        where it goes (`provider/callsites.py`): how a method handed on as a value is reached."""
+        from apiaudit.provider.callsites import find_self_uses
+
+        return self._per_name("provider-self-uses", names, find_self_uses)
 
     def attribute_stores(self, names: Iterable[str]) -> dict[str, tuple[ProviderStore, ...]]:
         """attribute name -> where the release's functions set it on objects other than their own
