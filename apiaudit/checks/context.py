@@ -21,6 +21,7 @@ from apiaudit.provider.records import (
     Symbol,
     ProviderCall,
     ProviderReference,
+    ProviderAssignment,
     ProviderStore,
     UnresolvedBase,
 )
@@ -69,6 +70,7 @@ class Index(Protocol):
     def construction_calls(self, factory: str, class_variable: str) -> tuple[ProviderCall, ...]: ...
     def references_of(self, methods: Iterable[str]) -> dict[str, tuple[ProviderReference, ...]]: ...
     def attribute_stores(self, names: Iterable[str]) -> dict[str, tuple[ProviderStore, ...]]: ...
+    def attribute_values(self, name: str, near: str | None = None) -> tuple[ProviderAssignment, ...]: ...
     def mixin_reads(self, class_path: str) -> tuple[str, str] | None: ...
     def import_guard(self, module: str) -> str | None: ...
     def instance_calls(self, classes: Iterable[str]) -> tuple[ProviderCall, ...]: ...
@@ -197,6 +199,8 @@ class CheckContext:
         self.built_memo: dict[str, tuple[tuple[str | None, str | None, str | None], ...] | None] = {}
         # consumer class -> whether only the provider builds it (`checks.flows.built_only_by_provider`)
         self.provider_built_memo: dict[str, bool] = {}
+        # attribute name -> where the consumer may bind it (`checks.flows.stored_by_consumer`)
+        self.consumer_stores_memo: dict[str, str | None] = {}
         self._methods_by_class: dict[str, dict[str, DefinedFunction]] | None = None
         self._functions: dict[str, DefinedFunction] | None = None
         self._derived: dict[str, list[str]] | None = None  # consumer class -> consumer classes naming it as a base

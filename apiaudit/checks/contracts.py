@@ -40,7 +40,7 @@ from dataclasses import replace
 
 from apiaudit.checks.binding import bind, bind_any
 from apiaudit.checks.context import CheckContext
-from apiaudit.checks.flows import built_only_by_provider, built_where, registered_classes, substituted
+from apiaudit.checks.flows import built_only_by_provider, built_where, registered_classes, stored_by_consumer, substituted
 from apiaudit.checks.receivers import InstanceValue
 from apiaudit.consumer.records import Arg, CallShape, ClassFacts, ConsumerFile, DefinedFunction, Site, Use
 from apiaudit.findings import Finding, Severity
@@ -400,6 +400,8 @@ def _override(
             continue  # binds, or made on `self` in a method the consumer's instances never run
         if problems and _held_only_where_not_called(ctx, facts, call):
             continue  # on an attribute only consumer objects that never run the calling method hold
+        if _holds_only_provider_objects(ctx, call):
+            continue  # on an attribute the release fills only with objects of its own classes
         if problems:
             failing.append((call, problems[0].message, problems[0].param))
         if unpacks and unpacking is None:
@@ -484,6 +486,22 @@ def _held_only_where_not_called(ctx: CheckContext, facts: ClassFacts, call: Prov
                 return False
             places += 1
     return places > 0
+
+
+def _holds_only_provider_objects(ctx: CheckContext, call: ProviderCall) -> bool:
+    """Whether the provider's call on an attribute of `self` (`self.output_processor.process(...)`)
+    is made on an object of the provider's own classes, never on a consumer object: every place
+    the release binds the attribute's name builds an object of a provider class there (or stores
+    None), no consumer code binds that name (`flows.stored_by_consumer`: on the holder, a subclass
+    of it or any object), and none rebinds the classes built (`mod.Cls = Mine`, a patch naming
+    them): an override of the method in a consumer subclass of those classes never takes it."""
+    if call.holder is None:
+        return False
+    stores = ctx.index.attribute_values(call.holder, _module_of(call.location))  # the holder's own module read first
+    built = {s.value for s in stores if s.stored == "built"}
+    if not built or any(s.stored == "other" or (s.stored == "literal" and s.value != "None") for s in stores):
+        return False
+    return all(stored_by_consumer(ctx, name) is None for name in (call.holder, *(b.rpartition(".")[2] for b in sorted(built))))
 
 
 def _replaced_without_super(ctx: CheckContext, facts: ClassFacts, method: str) -> bool:

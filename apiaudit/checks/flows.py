@@ -9,12 +9,13 @@ evidence (a dataclass of the consumer's own with a request's field names).
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from apiaudit.checks.context import CheckContext
 from apiaudit.consumer import parse_quietly
 from apiaudit.consumer.records import ConsumerFile
-from apiaudit.infra.astutil import module_names, named_path, names_anywhere
+from apiaudit.infra.astutil import attribute_store_text, module_names, named_path, names_anywhere
 from apiaudit.provider.records import Found, SymbolKind
 
 
@@ -445,3 +446,29 @@ def _builds_no_other(ctx: CheckContext, dotted: str) -> bool:
             if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "super"):
                 return False
     return True
+
+
+def stored_by_consumer(ctx: CheckContext, name: str) -> str | None:
+    """`path:line` of a place the consumer's code may bind the attribute (or module name) `name`
+    on some object: `x.name = v` on any object (`self` too; `+=` and the like), a string naming it
+    (`setattr(x, "name", v)`, `mock.patch("pkg.mod.name", ...)`, `vars(x)["name"]`), or a consumer
+    class defining a member of that name (or its path, where only the class tells). Live or not,
+    reached or not: any counts. None: nowhere. Memoised per consumer."""
+    memo = ctx.consumer_stores_memo
+    if name not in memo:
+        memo[name] = _stored_by_consumer(ctx, name)
+    return memo[name]
+
+
+def _stored_by_consumer(ctx: CheckContext, name: str) -> str | None:
+    binds = re.compile(attribute_store_text(name) + rf"|[\"'](?:[\w.:]*[.:])?{re.escape(name)}[\"']")
+    for file in ctx.files:
+        if name not in file.source:
+            continue
+        found = binds.search(file.source)
+        if found is not None:
+            return f"{file.path}:{file.source.count(chr(10), 0, found.start()) + 1}"
+    for dotted in sorted(ctx.classes):
+        if name in ctx.classes[dotted].own_members:
+            return dotted
+    return None

@@ -358,3 +358,30 @@ def test_the_none_side_of_an_argument_the_factory_always_passes_never_runs():
         (path, 76, "missing-required", "error", init, "cache_config", False),  # CopiedConnector: `cls(...)` in its body
         (path, 90, "missing-required", "error", init, "cache_config", False),  # NamedConnector: looked up by a string
     ]
+
+
+def _fixed(version: str, path: str):
+    """fixedplug's findings in `path` against fixedkit `version` (fixtures/providers/fixedkit_v{1,2})."""
+    report = scan(
+        [str(FIXTURES / "consumers" / "fixedplug" / "fixedplug")], str(PROVIDERS / f"fixedkit_v{version}" / "fixedkit"),
+        cache_dir=None, use_index_cache=False, settings=Settings(),
+    )  # fmt: skip
+    return sorted((f.line, f.rule, f.severity.value, f.callee, f.param) for f in report.findings if f.path == path)
+
+
+def test_a_call_on_an_attribute_the_provider_fills_only_with_its_own_objects_never_reaches_an_override():
+    """vllm-omni 0.30.0's MultimodalOutputProcessor.process_outputs on vLLM 0.32.0: LLMEngine.step
+    calls `self.output_processor.process_outputs(..., weight_version=...)`, but the only stores of
+    `output_processor` in the release are `OutputProcessor(...)` constructions, and omni never puts
+    its subclass there (it calls its own object itself): fixedplug's StageProcessor has no finding on
+    fixedkit 2.0. A consumer object put in the attribute from outside (`server.sink = ...`), by a
+    consumer subclass of the holder (`OwnEngine.__init__`), an attribute holding what its caller
+    hands it (`Pipeline(handler)`), and the built class's name rebound by the consumer
+    (`fixedkit.engine.Recorder = OwnRecorder`) keep their errors."""
+    assert _fixed("1", "fixedplug/outputs.py") == []
+    assert _fixed("2", "fixedplug/outputs.py") == [
+        (20, "override-incompatible", "error", "fixedkit.output.Sink.write", "flush"),
+        (29, "override-incompatible", "error", "fixedkit.output.Detokenizer.decode", "skip_special"),
+        (40, "override-incompatible", "error", "fixedkit.output.Handler.handle", "priority"),
+        (45, "override-incompatible", "error", "fixedkit.output.Recorder.record", "tag"),
+    ]
