@@ -298,7 +298,8 @@ def _compares(ctx, condition: Condition) -> bool | None:
 def _fixed_truth(ctx, condition: Condition) -> bool | None:
     """The truth of `obj.flag` where the release keeps the attribute at literals of one truth: the
     object's classes (every one it may be) have it as a plain attribute of a provider class along
-    an MRO the index reads whole (no base from outside, no consumer member of that name), every
+    an MRO the index reads whole (no base from outside, none setting attributes by computed names,
+    no consumer member of that name), every
     place the release binds the name, on any object or class, stores a literal (`self.flag =
     False` in `__init__`, "kept for out-of-tree runners"), and no consumer code stores it
     (`flows.stored_by_consumer`). None (run-time data) otherwise."""
@@ -312,8 +313,8 @@ def _fixed_truth(ctx, condition: Condition) -> bool | None:
     near: str | None = None
     for cls in value.classes:
         member = ctx.index.class_member(cls, name, instance=True)
-        if ctx.index.mro_unknowns(cls) or not isinstance(member, Found) or member.symbol.kind is not SymbolKind.ATTRIBUTE:
-            return None  # a base that may set it, a property, a method: not a value the text fixes
+        if ctx.index.mro_unknowns(cls) or ctx.index.computing_class(cls) or not isinstance(member, Found) or member.symbol.kind is not SymbolKind.ATTRIBUTE:
+            return None  # a base that may set it, attributes set by computed names, a property: not a value the text fixes
         near = near or member.symbol.path.rpartition(".")[0].rpartition(".")[0]
     if stored_by_consumer(ctx, name) is not None:
         return None

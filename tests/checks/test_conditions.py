@@ -109,8 +109,9 @@ def test_a_flag_the_provider_keeps_at_one_literal_decides_the_consumer_test_on_i
     on vLLM 0.32.0, whose GPUModelRunner.__init__ sets the flag to False ("kept for out-of-tree model
     runners") and never again, and which omni never sets: the branch never runs, so fixedplug's
     `_compute_prefix` has no finding on fixedkit 2.0. A flag the consumer sets (by attribute or by
-    name with setattr), one the provider sets to another value elsewhere, and one a base from outside
-    the provider may set (a warning, as before) keep their findings; so does the call after the test."""
+    name with setattr), one the provider sets to another value elsewhere, one a base from outside
+    the provider may set (a warning, as before), and one on a class that sets attributes by computed
+    names (cannot-judge, as before) keep their findings; so does the call after the test."""
     prefix = "fixedkit.runner.ModelRunner"
     assert _fixed("1") == []
     assert _fixed("2") == [
@@ -119,4 +120,5 @@ def test_a_flag_the_provider_keeps_at_one_literal_decides_the_consumer_test_on_i
         (19, "attribute-missing", "error", f"{prefix}._offload"),  # setattr(runner, "offload_enabled", True)
         (20, "unexpected-keyword", "error", f"{prefix}._build_metadata"),
         (26, "attribute-missing", "warning", f"{prefix}._compute_prefix"),  # ForeignRunner, from outside, may set it
+        (33, "cannot-judge", "info", "fixedkit.runner.ConfigurableRunner._compute_prefix"),  # configure(): setattr by name
     ]
