@@ -492,10 +492,11 @@ def _holds_only_provider_objects(ctx: CheckContext, call: ProviderCall) -> bool:
     """Whether the provider's call on an attribute of `self` (`self.output_processor.process(...)`)
     is made on an object of the provider's own classes, never on a consumer object: every place
     the release binds the attribute's name builds an object of a provider class there (or stores
-    None), no consumer code binds that name (`flows.stored_by_consumer`: on the holder, a subclass
-    of it or any object), and none rebinds the classes built (`mod.Cls = Mine`, a patch naming
-    them): an override of the method in a consumer subclass of those classes never takes it."""
-    if call.holder is None:
+    None), the holding class sets no attribute by a computed name (`setattr(self, key, v)`), no
+    consumer code binds that name (`flows.stored_by_consumer`: on the holder, a subclass of it or
+    any object), and none rebinds the classes built (`mod.Cls = Mine`, a patch naming them): an
+    override of the method in a consumer subclass of those classes never takes it."""
+    if call.holder is None or call.enclosing is None or ctx.index.computing_class(call.enclosing.rpartition(".")[0]):
         return False
     stores = ctx.index.attribute_values(call.holder, _module_of(call.location))  # the holder's own module read first
     built = {s.value for s in stores if s.stored == "built"}
