@@ -316,7 +316,7 @@ def _fixed_truth(ctx, condition: Condition) -> bool | None:
         if ctx.index.mro_unknowns(cls) or ctx.index.computing_class(cls) or not isinstance(member, Found) or member.symbol.kind is not SymbolKind.ATTRIBUTE:
             return None  # a base that may set it, attributes set by computed names, a property: not a value the text fixes
         near = near or member.symbol.path.rpartition(".")[0].rpartition(".")[0]
-    if stored_by_consumer(ctx, name) is not None:
+    if stored_by_consumer(ctx, name, value.classes) is not None:
         return None
     stores = ctx.index.attribute_values(name, near)
     if not stores or any(s.stored != "literal" for s in stores):

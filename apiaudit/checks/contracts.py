@@ -493,16 +493,20 @@ def _holds_only_provider_objects(ctx: CheckContext, call: ProviderCall) -> bool:
     is made on an object of the provider's own classes, never on a consumer object: every place
     the release binds the attribute's name builds an object of a provider class there (or stores
     None), the holding class sets no attribute by a computed name (`setattr(self, key, v)`), no
-    consumer code binds that name (`flows.stored_by_consumer`: on the holder, a subclass of it or
-    any object), and none rebinds the classes built (`mod.Cls = Mine`, a patch naming them): an
-    override of the method in a consumer subclass of those classes never takes it."""
+    consumer code binds that name (`flows.stored_by_consumer`: on any object, by name, or as a
+    member of a consumer subclass of the holding class), and none rebinds the classes built
+    (`mod.Cls = Mine`, a patch naming them): an override of the method in a consumer subclass of
+    those classes never takes it."""
     if call.holder is None or call.enclosing is None or ctx.index.computing_class(call.enclosing.rpartition(".")[0]):
         return False
     stores = ctx.index.attribute_values(call.holder, _module_of(call.location))  # the holder's own module read first
     built = {s.value for s in stores if s.stored == "built"}
     if not built or any(s.stored == "other" or (s.stored == "literal" and s.value != "None") for s in stores):
         return False
-    return all(stored_by_consumer(ctx, name) is None for name in (call.holder, *(b.rpartition(".")[2] for b in sorted(built))))
+    holding = call.enclosing.rpartition(".")[0]
+    if stored_by_consumer(ctx, call.holder, (holding,)) is not None:
+        return False
+    return all(stored_by_consumer(ctx, cls.rpartition(".")[2]) is None for cls in sorted(built))
 
 
 def _replaced_without_super(ctx: CheckContext, facts: ClassFacts, method: str) -> bool:

@@ -374,16 +374,18 @@ def test_a_call_on_an_attribute_the_provider_fills_only_with_its_own_objects_nev
     calls `self.output_processor.process_outputs(..., weight_version=...)`, but the only stores of
     `output_processor` in the release are `OutputProcessor(...)` constructions, and omni never puts
     its subclass there (it calls its own object itself): fixedplug's StageProcessor has no finding on
-    fixedkit 2.0. A consumer object put in the attribute from outside (`server.sink = ...`), by a
-    consumer subclass of the holder (`OwnEngine.__init__`), an attribute holding what its caller
-    hands it (`Pipeline(handler)`), the built class's name rebound by the consumer
-    (`fixedkit.engine.Recorder = OwnRecorder`), and a holder that sets attributes by computed
-    names (`Tunable.configure(monitor=...)`) keep their errors."""
+    fixedkit 2.0, though a class of its own has a property of that name and a string names a module
+    of that name. A consumer object put in the attribute from outside (`server.sink = ...`), by a
+    consumer subclass of the holder (`OwnEngine.__init__`, a property of `ScoringEngine`), an
+    attribute holding what its caller hands it (`Pipeline(handler)`), the built class patched by
+    the consumer (`mock.patch("fixedkit.engine.Recorder", ...)`), and a holder that sets
+    attributes by computed names (`Tunable.configure(monitor=...)`) keep their errors."""
     assert _fixed("1", "fixedplug/outputs.py") == []
     assert _fixed("2", "fixedplug/outputs.py") == [
-        (20, "override-incompatible", "error", "fixedkit.output.Sink.write", "flush"),
-        (29, "override-incompatible", "error", "fixedkit.output.Detokenizer.decode", "skip_special"),
-        (40, "override-incompatible", "error", "fixedkit.output.Handler.handle", "priority"),
-        (45, "override-incompatible", "error", "fixedkit.output.Recorder.record", "tag"),
-        (50, "override-incompatible", "error", "fixedkit.output.Monitor.observe", "level"),
+        (34, "override-incompatible", "error", "fixedkit.output.Sink.write", "flush"),
+        (43, "override-incompatible", "error", "fixedkit.output.Detokenizer.decode", "skip_special"),
+        (54, "override-incompatible", "error", "fixedkit.output.Handler.handle", "priority"),
+        (59, "override-incompatible", "error", "fixedkit.output.Recorder.record", "tag"),
+        (64, "override-incompatible", "error", "fixedkit.output.Monitor.observe", "level"),
+        (73, "override-incompatible", "error", "fixedkit.output.Scorer.score", "scale"),
     ]
