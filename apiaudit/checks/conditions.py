@@ -299,10 +299,9 @@ def _fixed_truth(ctx, condition: Condition) -> bool | None:
     """The truth of `obj.flag` where the release keeps the attribute at literals of one truth: the
     object's classes (every one it may be) have it as a plain attribute of a provider class along
     an MRO the index reads whole (no base from outside, none setting attributes by computed names,
-    no consumer member of that name), every
-    place the release binds the name, on any object or class, stores a literal (`self.flag =
-    False` in `__init__`, "kept for out-of-tree runners"), and no consumer code stores it
-    (`flows.stored_by_consumer`). None (run-time data) otherwise."""
+    no consumer member of that name), every place the release binds the name, on any object or
+    class, stores a literal (`self.flag = False` in `__init__`, "kept for out-of-tree runners"),
+    and no consumer code binds it (`flows.stored_by_consumer`). None (run-time data) otherwise."""
     root, steps = condition.target or (None, ())
     name = steps[-1].name if steps and steps[-1].kind == "attr" else None
     if root is None or not name:

@@ -497,13 +497,13 @@ def _holds_only_provider_objects(ctx: CheckContext, call: ProviderCall) -> bool:
     member of a consumer subclass of the holding class), and none rebinds the classes built
     (`mod.Cls = Mine`, a patch naming them): an override of the method in a consumer subclass of
     those classes never takes it."""
-    if call.holder is None or call.enclosing is None or ctx.index.computing_class(call.enclosing.rpartition(".")[0]):
+    holding = call.enclosing.rpartition(".")[0] if call.enclosing is not None else None
+    if call.holder is None or holding is None or ctx.index.computing_class(holding):
         return False
     stores = ctx.index.attribute_values(call.holder, _module_of(call.location))  # the holder's own module read first
     built = {s.value for s in stores if s.stored == "built"}
     if not built or any(s.stored == "other" or (s.stored == "literal" and s.value != "None") for s in stores):
         return False
-    holding = call.enclosing.rpartition(".")[0]
     if stored_by_consumer(ctx, call.holder, (holding,)) is not None:
         return False
     return all(stored_by_consumer(ctx, cls.rpartition(".")[2]) is None for cls in sorted(built))
