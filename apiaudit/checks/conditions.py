@@ -11,6 +11,7 @@ import ast
 import operator
 
 from apiaudit.checks.contracts import argument_always_given, unpassed_argument
+from apiaudit.checks.flows import stored_by_consumer
 from apiaudit.checks.probes import outcome as probe_outcome
 from apiaudit.checks.receivers import (
     InstanceValue,
@@ -75,8 +76,8 @@ def verdict(ctx, live: Liveness) -> Verdict:
                 continue
             if result is None and (_model_union(ctx, condition.target) or _declared_base_of(ctx, condition)):
                 continue  # the narrowed value carries the classes that pass
-        if result is None and condition.kind is ConditionKind.COMPARES:
-            continue  # not a constant of the release: run-time data, both sides run
+        if result is None and condition.kind in (ConditionKind.COMPARES, ConditionKind.FIXED_VALUE):
+            continue  # not a constant of the release, not a value it fixes: run-time data, both sides run
         if result is None:
             undecided.append(condition.text)
         elif result != condition.expect:
@@ -223,6 +224,8 @@ def _decide(ctx, condition: Condition) -> bool | None:
         return import_fails(ctx, condition.imports, condition.caught)
     if condition.kind is ConditionKind.COMPARES:
         return _compares(ctx, condition)
+    if condition.kind is ConditionKind.FIXED_VALUE:
+        return _fixed_truth(ctx, condition)
     value = _target_value(ctx, condition.target)
     if value is None:
         return None
@@ -290,6 +293,38 @@ def _compares(ctx, condition: Condition) -> bool | None:
         return bool(compare(ast.literal_eval(text), ast.literal_eval(condition.operand)))
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
         return None
+
+
+def _fixed_truth(ctx, condition: Condition) -> bool | None:
+    """The truth of `obj.flag` where the release keeps the attribute at literals of one truth: the
+    object's classes (every one it may be) have it as a plain attribute of a provider class along
+    an MRO the index reads whole (no base from outside, none setting attributes by computed names,
+    no consumer member of that name), every place the release binds the name, on any object or
+    class, stores a literal (`self.flag = False` in `__init__`, "kept for out-of-tree runners"),
+    and no consumer code binds it (`flows.stored_by_consumer`). None (run-time data) otherwise."""
+    root, steps = condition.target or (None, ())
+    name = steps[-1].name if steps and steps[-1].kind == "attr" else None
+    if root is None or not name:
+        return None
+    value = _target_value(ctx, (root, steps[:-1]))
+    if not isinstance(value, InstanceValue) or value.registry or value.unjudged or value.outside or name in value.own:
+        return None
+    near: str | None = None
+    for cls in value.classes:
+        member = ctx.index.class_member(cls, name, instance=True)
+        if ctx.index.mro_unknowns(cls) or ctx.index.computing_class(cls) or not isinstance(member, Found) or member.symbol.kind is not SymbolKind.ATTRIBUTE:
+            return None  # a base that may set it, attributes set by computed names, a property: not a value the text fixes
+        near = near or member.symbol.path.rpartition(".")[0].rpartition(".")[0]
+    if stored_by_consumer(ctx, name, value.classes) is not None:
+        return None
+    stores = ctx.index.attribute_values(name, near)
+    if not stores or any(s.stored != "literal" for s in stores):
+        return None
+    try:
+        truths = {bool(ast.literal_eval(s.value)) for s in stores}
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        return None
+    return truths.pop() if len(truths) == 1 else None
 
 
 def import_fails(ctx, imports, caught: str) -> bool | None:

@@ -44,7 +44,14 @@ from dataclasses import replace
 
 from apiaudit.checks.binding import Problem, bind, bind_any
 from apiaudit.checks.context import CheckContext
-from apiaudit.checks.flows import built_only_by_provider, built_where, consumer_tree, registered_classes, substituted
+from apiaudit.checks.flows import (
+    built_only_by_provider,
+    built_where,
+    consumer_tree,
+    registered_classes,
+    stored_by_consumer,
+    substituted,
+)
 from apiaudit.checks.receivers import InstanceValue
 from apiaudit.consumer.records import Arg, CallShape, ClassFacts, ConsumerFile, DefinedFunction, Replacement, Site, Use
 from apiaudit.findings import Finding, Severity
@@ -595,6 +602,8 @@ def _override(
             continue  # binds, or made on `self` in a method the consumer's instances never run
         if problems and _held_only_where_not_called(ctx, facts, call):
             continue  # on an attribute only consumer objects that never run the calling method hold
+        if _holds_only_provider_objects(ctx, call):
+            continue  # on an attribute the release fills only with objects of its own classes
         caller = caller_replaced(ctx, call, file)
         if caller is not None and caller.sure:
             continue  # made in a provider function the consumer replaced on its class: never runs
@@ -691,6 +700,27 @@ def _held_only_where_not_called(ctx: CheckContext, facts: ClassFacts, call: Prov
                     return False
             places += 1
     return places > 0
+
+
+def _holds_only_provider_objects(ctx: CheckContext, call: ProviderCall) -> bool:
+    """Whether the provider's call on an attribute of `self` (`self.output_processor.process(...)`)
+    is made on an object of the provider's own classes, never on a consumer object: every place
+    the release binds the attribute's name builds an object of a provider class there (or stores
+    None), the holding class sets no attribute by a computed name (`setattr(self, key, v)`), no
+    consumer code binds that name (`flows.stored_by_consumer`: on any object, by name, or as a
+    member of a consumer subclass of the holding class), and none rebinds the classes built
+    (`mod.Cls = Mine`, a patch naming them): an override of the method in a consumer subclass of
+    those classes never takes it."""
+    holding = call.enclosing.rpartition(".")[0] if call.enclosing is not None else None
+    if call.holder is None or holding is None or ctx.index.computing_class(holding):
+        return False
+    stores = ctx.index.attribute_values(call.holder, _module_of(call.location))  # the holder's own module read first
+    built = {s.value for s in stores if s.stored == "built"}
+    if not built or any(s.stored == "other" or (s.stored == "literal" and s.value != "None") for s in stores):
+        return False
+    if stored_by_consumer(ctx, call.holder, (holding,)) is not None:
+        return False
+    return all(stored_by_consumer(ctx, cls.rpartition(".")[2]) is None for cls in sorted(built))
 
 
 def _replaced_without_super(ctx: CheckContext, facts: ClassFacts, method: str) -> bool:

@@ -9,12 +9,13 @@ evidence (a dataclass of the consumer's own with a request's field names).
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from apiaudit.checks.context import CheckContext
 from apiaudit.consumer import parse_quietly
 from apiaudit.consumer.records import ConsumerFile
-from apiaudit.infra.astutil import absolute_import, module_names, named_path, names_anywhere
+from apiaudit.infra.astutil import absolute_import, attribute_store_text, module_names, named_path, names_anywhere
 from apiaudit.provider.records import Found, SymbolKind
 
 
@@ -467,3 +468,37 @@ def _builds_no_other(ctx: CheckContext, dotted: str) -> bool:
             if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "super"):
                 return False
     return True
+
+
+def stored_by_consumer(ctx: CheckContext, name: str, holders: tuple[str, ...] = ()) -> str | None:
+    """Where the consumer's code may bind the attribute (or module name) `name`: `path:line` of
+    `x.name = v` on any object (`self` too; `+=` and the like), or of a string naming it, alone
+    (`setattr(x, "name", v)`, `vars(x)["name"]`) or after a dotted path into the provider
+    (`mock.patch("prov.mod.name", ...)`; a string naming one of the consumer's own modules is not
+    one); or the consumer class that defines a member of that name and derives from one of the
+    provider classes `holders`. Live or not, reached or not: any counts. None: nowhere. The text
+    is searched once a name per consumer."""
+    memo = ctx.consumer_stores_memo
+    if name not in memo:
+        memo[name] = _stored_by_consumer(ctx, name)
+    found = memo[name]
+    if found is None and holders:
+        for dotted in sorted(ctx.classes):
+            if name in ctx.classes[dotted].own_members and any(
+                holder in ctx.index.mro_paths(base) for base in ctx.provider_classes_of(dotted) for holder in holders
+            ):
+                return dotted
+    return found
+
+
+def _stored_by_consumer(ctx: CheckContext, name: str) -> str | None:
+    binds = re.compile(attribute_store_text(name) + rf"|[\"']((?:[\w.]+[.:])?){re.escape(name)}[\"']")
+    for file in ctx.files:
+        if name not in file.source:
+            continue
+        for found in binds.finditer(file.source):
+            path = found.group(1)
+            if path and not ctx.index.loader.owns(path.rstrip(".:")):
+                continue  # a dotted string into the consumer's own modules (a message, a module path)
+            return f"{file.path}:{file.source.count(chr(10), 0, found.start()) + 1}"
+    return None

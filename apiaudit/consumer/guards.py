@@ -94,13 +94,35 @@ def argument_given(condition: Condition, none_test: bool = False) -> Decision:
     return Decision(Branch(conditions=(condition,)), Branch(conditions=(absent,)))
 
 
+def attribute_truth(value: Value, text: str) -> Decision | None:
+    """`if obj.flag:` on an attribute read off an instance (`self.flag`, `param.flag`, through
+    attributes only): each side carries a `FIXED_VALUE` condition, which the checks decide only
+    where the provider keeps the attribute at one literal; elsewhere both sides run, as on any
+    test of run-time data (`_runs_anyway`)."""
+    if not isinstance(value, Chain) or value.root.kind not in _INSTANCES or not value.steps or any(s.kind != "attr" for s in value.steps):
+        return None
+    target = chain_target(value)
+    return symbolic(Condition(ConditionKind.FIXED_VALUE, True, text, target=target))
+
+
+# Roots that hold an instance (a consumer class's `self`, a parameter the provider passes)
+_INSTANCES = frozenset({"self", "fself", "param", "fparam", "hparam"})
+
+
 def _runs_anyway(branch: Branch) -> bool:
     """A side that runs on any release except where the checks prove every caller passes an
-    argument (the `param is None` side of `argument_given`): in a union with another side it is
-    ALWAYS (the union may run either way), as it was before that side carried its condition."""
+    argument (the `param is None` side of `argument_given`), or that the provider keeps a flag
+    at a value (`FIXED_VALUE`): in a union with another side it is ALWAYS (the union may run
+    either way), as it was before that side carried its condition."""
     return not branch.dead and branch.undecided is None and not branch.narrow and all(
-        c.kind is ConditionKind.ARGUMENT and not c.expect for c in branch.conditions
+        (c.kind is ConditionKind.ARGUMENT and not c.expect) or c.kind is ConditionKind.FIXED_VALUE for c in branch.conditions
     )
+
+
+def at_run_time(d: Decision) -> bool:
+    """A test whose sides both run on any release but where the checks decide otherwise: run-time
+    data, as `RUNTIME` (a `FIXED_VALUE` test)."""
+    return d == RUNTIME or (_runs_anyway(d.if_true) and _runs_anyway(d.if_false))
 
 
 def probe_of(d: Decision) -> Probe | None:

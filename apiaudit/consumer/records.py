@@ -136,6 +136,12 @@ class ConditionKind(str, enum.Enum):
     # Expected False (the `param is None` side of an `is`/`is not None` test): dead only where
     # the provider alone builds the class and every call passes a value that is never None.
     ARGUMENT = "argument"
+    # `if obj.flag:` on an attribute read off an instance (`target`: `self.flag`, `param.flag`,
+    # attributes only): its truth, decided by the checks where every store of the attribute in
+    # the provider is a literal of one truth and no consumer code stores it (a flag the provider
+    # keeps fixed, `self.cascade_enabled = False`). Otherwise a test on run-time data, as it was:
+    # both sides run, never undecided.
+    FIXED_VALUE = "fixed-value"
     # `if not check_support():` of a consumer function (`name`, dotted): the checks read whether it
     # probes the provider (imports, `find_spec`, `hasattr` of names of it); if so, the guarded code
     # runs only where the probe passes (undecided), otherwise the test is on run-time data.

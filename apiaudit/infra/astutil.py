@@ -3,7 +3,21 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections import deque
+
+
+def attribute_store_text(name: str) -> str:
+    """A regular expression for the text of a store of the attribute `name` on some object, as one
+    line shows it: `x.name = v`, `x.name: T = v`, `x.name += v` (any augmented operator), an item
+    of a target (`x.name, y = v`), a loop's target (`for x.name in`); never `x.name == v`. A cheap
+    test of a file before its tree is read (a few reads match too: the tree tells)."""
+    name = re.escape(name)
+    return (
+        rf"\.{name}\s*(?::[^=\n]*)?(?:[-+*/%@&|^]|//|<<|>>|\*\*)?=(?!=)"
+        rf"|\.{name}\s*[,)\]][^=\n]*=(?!=)"
+        rf"|\bfor\b[^\n]*\.{name}\s+in\b"
+    )
 
 
 def dotted_text(node: ast.AST) -> str | None:

@@ -1,4 +1,5 @@
-"""What a provider call passes that is never None, read from its text and the function around it.
+"""What a provider call passes that is never None, and what a provider store puts in an
+attribute, read from its text and the function around it.
 
 Asked of a [[plugin]] factory's construction calls (`connector_cls(config, role, cache_config)`):
 a plugin's `__init__` testing `param is None` runs that side only where a caller passes nothing,
@@ -12,6 +13,9 @@ or None, there. An argument is never None when it is
   `ProviderIndex.parameter_never_none`): the provider's own declaration of what its callers pass.
 
 Anything else (another name, an attribute, a call of a function, a subscript) may be None.
+
+What a store puts in an attribute (`stored_value`, for `callsites.find_attribute_values`) is read
+the same way: a literal, an object built of a provider class (as above), or anything else.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import ast
 
 from apiaudit.infra.astutil import dotted_text, never_rebound
 from apiaudit.provider.queries import ReceiverClasses
-from apiaudit.provider.records import Found, SymbolKind
+from apiaudit.provider.records import Found, StoredKind, SymbolKind
 
 _ALWAYS_OBJECTS = (
     ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda,
@@ -44,11 +48,24 @@ def not_none(
     return tuple(found)
 
 
+def stored_value(index: ReceiverClasses, function: ast.FunctionDef | ast.AsyncFunctionDef | None, module: str, value: ast.expr) -> tuple[StoredKind, str]:
+    """What storing `value` (in `function` of `module`; None: at module level or in a class body)
+    puts in an attribute: ("literal", its repr) for a constant, ("built", the class) for an object
+    built of a provider class (`Cls(...)`, read as `not_none` reads it), ("other", "") else."""
+    if isinstance(value, ast.Constant):
+        return "literal", repr(value.value)
+    if isinstance(value, ast.Call):
+        built = _Reader(index, function, "", module).built_class(value.func)
+        if built is not None:
+            return "built", built
+    return "other", ""
+
+
 class _Reader:
-    def __init__(self, index: ReceiverClasses, function: ast.FunctionDef | ast.AsyncFunctionDef, function_path: str, module: str):
+    def __init__(self, index: ReceiverClasses, function: ast.FunctionDef | ast.AsyncFunctionDef | None, function_path: str, module: str):
         self.index, self.function, self.function_path, self.module = index, function, function_path, module
-        args = function.args
-        self.params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+        args = function.args if function is not None else None
+        self.params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} if args is not None else set()
         self._kept: dict[str, bool] = {}
 
     def never_none(self, node: ast.expr) -> bool:
@@ -59,24 +76,26 @@ class _Reader:
         if isinstance(node, ast.Name):
             return node.id in self.params and self._kept_name(node.id) and self.index.parameter_never_none(self.function_path, node.id)
         if isinstance(node, ast.Call):
-            return self._builds_class(node.func)
+            return self.built_class(node.func) is not None
         return False
 
-    def _builds_class(self, func: ast.expr) -> bool:
+    def built_class(self, func: ast.expr) -> str | None:
         """`Cls(...)` / `mod.Cls(...)`: the head a module-level name (not a parameter or a local of
-        the function), the whole a provider class."""
+        the function), the whole a provider class (its path)."""
         dotted = dotted_text(func)
         if dotted is None:
-            return False
+            return None
         head = dotted.partition(".")[0]
         if head in self.params or not self._kept_name(head):
-            return False
+            return None
         found = self.index.resolve(f"{self.module}.{dotted}")
-        return isinstance(found, Found) and found.symbol.kind is SymbolKind.CLASS
+        return found.symbol.path if isinstance(found, Found) and found.symbol.kind is SymbolKind.CLASS else None
 
     def _kept_name(self, name: str) -> bool:
         """Whether nothing in the function binds `name` (so it holds what the caller passed, or the
-        module's name)."""
+        module's name; outside a function, the module's name)."""
+        if self.function is None:
+            return True
         if name not in self._kept:
             self._kept[name] = bool(never_rebound(self.function.body, {name}))
         return self._kept[name]

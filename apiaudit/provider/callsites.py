@@ -30,12 +30,20 @@ import re
 from dataclasses import replace
 from collections.abc import Callable, Iterable
 
-from apiaudit.infra.astutil import absolute_import, assignment_targets, descendants, lone_carriage_return, module_names, statements_breadth_first, union_members
+from apiaudit.infra.astutil import absolute_import, assignment_targets, attribute_store_text, descendants, lone_carriage_return, module_names, statements_breadth_first, union_members
 from apiaudit.infra.gcpause import paused_gc
-from apiaudit.provider.arguments import not_none
+from apiaudit.provider.arguments import not_none, stored_value
 from apiaudit.provider.branches import branch_guard, parent_map
 from apiaudit.provider.queries import ReceiverClasses
-from apiaudit.provider.records import Found, ProviderCall, ProviderReference, ProviderStore, SelfUse, SymbolKind
+from apiaudit.provider.records import (
+    Found,
+    ProviderAssignment,
+    ProviderCall,
+    ProviderReference,
+    ProviderStore,
+    SelfUse,
+    SymbolKind,
+)
 from apiaudit.provider.shared import read_shared
 
 
@@ -685,6 +693,110 @@ def _stores_in(reader: _ModuleCalls, func: ast.FunctionDef | ast.AsyncFunctionDe
             annotation = annotations.get(holder)
             annotated = reader._annotation(annotation) if annotation is not None else None
             yield target.attr, ProviderStore(f"{reader.file}:{target.lineno}", annotated, tuple(uses))
+
+
+def find_attribute_values(index: ReceiverClasses, name: str, near: str | None = None) -> tuple[ProviderAssignment, ...]:
+    """Every place the release binds the attribute `name` (`x.name = v` on any object, `self`
+    too; `setattr(x, "name", v)`; a store through a subscript naming it; `name = v`, `name: T`
+    or `def name` in a class body), with what each stores (`arguments.stored_value`). The module
+    `near` (where the class reading it defines it) is read first, and the reading stops at the
+    first store of anything but a literal or a built object: the answer then ends with it, and
+    says all a caller needs (the attribute may hold anything). A file that does not parse is
+    such a store."""
+    binds = re.compile(
+        attribute_store_text(name)  # x.name = v, x.name += v, x.name, y = v
+        + rf"|[\"']{re.escape(name)}[\"']"  # setattr(x, "name", v), x.__dict__["name"] = v
+        rf"|^[ \t]+(?:(?:async[ \t]+)?def[ \t]+)?{re.escape(name)}\b",  # a class body's `name = v` or `def name`
+        re.MULTILINE,
+    )
+    files = sorted(index.loader.source_files(), key=lambda item: item[0] != near)
+    found: list[ProviderAssignment] = []
+    for module, text in files:
+        if name not in text or binds.search(text) is None:
+            continue
+        tree = _syntax(text, lambda block: binds.search(block) is not None)
+        file = index.loader.relative(index.loader.module_file(module) or module.replace(".", "/") + ".py")
+        stores = [ProviderAssignment(f"{file}:1", "other")] if tree is None else _assignments_in(index, module, file, tree, name)
+        for store in stores:
+            found.append(store)
+            if store.stored == "other":
+                return tuple(found)
+    return tuple(found)
+
+
+def _assignments_in(index: ReceiverClasses, module: str, file: str, tree: ast.Module, name: str) -> list[ProviderAssignment]:
+    """The bindings of the attribute `name` in one module, in no promised order (see
+    `find_attribute_values`)."""
+    found: list[ProviderAssignment] = []
+
+    def add(node: ast.AST, function: ast.FunctionDef | ast.AsyncFunctionDef | None, value: ast.expr | None) -> None:
+        stored, shown = stored_value(index, function, module, value) if value is not None else ("other", "")
+        found.append(ProviderAssignment(f"{file}:{getattr(node, 'lineno', 1)}", stored, shown))
+
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for stmt in node.body:  # the class's own names: what every instance reads without a store
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
+                add(stmt, None, None)  # a method or a property: what it gives is computed
+            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name:
+                add(stmt, None, stmt.value)  # a declared field without a value: its caller fills it
+            elif isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+                add(stmt, None, stmt.value)
+            elif isinstance(stmt, ast.Assign) and any(isinstance(leaf, ast.Name) and leaf.id == name for t in stmt.targets for leaf in _flatten_target(t)):
+                add(stmt, None, None)  # unpacked into it
+    for function, nodes in _scopes(tree):
+        read: set[int] = set()  # the attribute targets whose stores were read with their value
+        for node in nodes:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and _is_attribute(node.targets[0], name):
+                read.add(id(node.targets[0]))
+                add(node, function, node.value)
+            elif isinstance(node, ast.AnnAssign) and _is_attribute(node.target, name):
+                read.add(id(node.target))
+                if node.value is not None:  # `self.name: T` alone stores nothing
+                    add(node, function, node.value)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) == 3:
+                if isinstance(node.args[1], ast.Constant) and node.args[1].value == name:
+                    add(node, function, node.args[2])
+        for node in nodes:
+            if id(node) in read:
+                continue
+            if _is_attribute(node, name) and isinstance(getattr(node, "ctx", None), ast.Store):
+                add(node, None, None)  # a tuple target, `+=`, a loop's or a `with`'s target
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and isinstance(node.slice, ast.Constant) and node.slice.value == name:
+                add(node, None, None)  # `x.__dict__["name"] = v`
+    return found
+
+
+def _is_attribute(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == name
+
+
+def _flatten_target(target: ast.expr):
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _flatten_target(element.value if isinstance(element, ast.Starred) else element)
+    else:
+        yield target
+
+
+def _scopes(tree: ast.Module):
+    """(the function, or None for module and class bodies; the nodes of its own code) for every
+    scope of the module: a nested function is a scope of its own (its parameters and locals are
+    its own), as in `_stores_in`."""
+    todo: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef | None, ast.AST]] = [(None, tree)]
+    while todo:
+        function, root = todo.pop()
+        nodes: list[ast.AST] = []
+        stack = list(ast.iter_child_nodes(root))
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                todo.append((node, node))
+                continue
+            nodes.append(node)
+            stack.extend(ast.iter_child_nodes(node))
+        yield function, nodes
 
 
 def find_instance_calls(index: ReceiverClasses, classes: Iterable[str]) -> tuple[ProviderCall, ...]:

@@ -309,6 +309,22 @@ class ProviderStore:
     uses: tuple[str, ...] = ()
 
 
+# What a store puts in an attribute: a literal, an object built of a provider class, or anything
+# else (a parameter, a call of a function, a computation: what it holds is not read).
+StoredKind = Literal["literal", "built", "other"]
+
+
+@record
+class ProviderAssignment:
+    """One place the provider's code binds an attribute by its name, on any object (`self` too)
+    or in a class body (`x.name = v`, `setattr(x, "name", v)`, `name = v` or `def name` in a
+    class), and what it stores there: `value` is the literal's repr, or the class built."""
+
+    location: str
+    stored: StoredKind
+    value: str = ""
+
+
 @record
 class Forward:
     """Where a callable passes its `**kwargs` on."""

@@ -91,3 +91,34 @@ def test_a_launch_line_flag_that_spells_an_injection_keyword_names_the_class_it_
     assert _launch_injections(file, {"worker_extension_cls": ("prov.Worker",)}) == [
         ("pkg.ext.Ext", "worker_extension_cls"), ("pkg.ext.Other", "worker_extension_cls"),
     ]  # fmt: skip
+
+
+def _fixed(version: str):
+    """fixedplug's findings in runners.py against fixedkit `version` (fixtures/providers/fixedkit_v{1,2})."""
+    from apiaudit.audit import scan
+
+    report = scan(
+        [str(PROVIDERS.parent / "consumers" / "fixedplug" / "fixedplug")], str(PROVIDERS / f"fixedkit_v{version}" / "fixedkit"),
+        cache_dir=None, use_index_cache=False,
+    )  # fmt: skip
+    return sorted((f.line, f.rule, f.severity.value, f.callee) for f in report.findings if f.path == "fixedplug/runners.py")
+
+
+def test_a_flag_the_provider_keeps_at_one_literal_decides_the_consumer_test_on_it():
+    """vllm-omni 0.30.0's `if self.cascade_attn_enabled and ...: self._compute_cascade_attn_prefix_lens(...)`
+    on vLLM 0.32.0, whose GPUModelRunner.__init__ sets the flag to False ("kept for out-of-tree model
+    runners") and never again, and which omni never sets: the branch never runs, so fixedplug's
+    `_compute_prefix` has no finding on fixedkit 2.0. A flag the consumer sets (by attribute or by
+    name with setattr), one the provider sets to another value elsewhere, one a base from outside
+    the provider may set (a warning, as before), and one on a class that sets attributes by computed
+    names (cannot-judge, as before) keep their findings; so does the call after the test."""
+    prefix = "fixedkit.runner.ModelRunner"
+    assert _fixed("1") == []
+    assert _fixed("2") == [
+        (15, "attribute-missing", "error", f"{prefix}._legacy_prepare"),  # the consumer sets legacy_enabled
+        (17, "attribute-missing", "error", f"{prefix}._spec_prepare"),  # the provider sets spec_enabled to True too
+        (19, "attribute-missing", "error", f"{prefix}._offload"),  # setattr(runner, "offload_enabled", True)
+        (20, "unexpected-keyword", "error", f"{prefix}._build_metadata"),
+        (26, "attribute-missing", "warning", f"{prefix}._compute_prefix"),  # ForeignRunner, from outside, may set it
+        (33, "cannot-judge", "info", "fixedkit.runner.ConfigurableRunner._compute_prefix"),  # configure(): setattr by name
+    ]

@@ -421,3 +421,34 @@ def test_a_managers_override_held_only_by_schedulers_that_replace_the_calling_me
     assert [f[:4] for f in _replaced("2") if f[0] == "replacedplug/scheduler.py"] == [
         ("replacedplug/scheduler.py", 29, "override-incompatible", "error"),
     ]
+
+
+def _fixed(version: str, path: str):
+    """fixedplug's findings in `path` against fixedkit `version` (fixtures/providers/fixedkit_v{1,2})."""
+    report = scan(
+        [str(FIXTURES / "consumers" / "fixedplug" / "fixedplug")], str(PROVIDERS / f"fixedkit_v{version}" / "fixedkit"),
+        cache_dir=None, use_index_cache=False, settings=Settings(),
+    )  # fmt: skip
+    return sorted((f.line, f.rule, f.severity.value, f.callee, f.param) for f in report.findings if f.path == path)
+
+
+def test_a_call_on_an_attribute_the_provider_fills_only_with_its_own_objects_never_reaches_an_override():
+    """vllm-omni 0.30.0's MultimodalOutputProcessor.process_outputs on vLLM 0.32.0: LLMEngine.step
+    calls `self.output_processor.process_outputs(..., weight_version=...)`, but the only stores of
+    `output_processor` in the release are `OutputProcessor(...)` constructions, and omni never puts
+    its subclass there (it calls its own object itself): fixedplug's StageProcessor has no finding on
+    fixedkit 2.0, though a class of its own has a property of that name and a string names a module
+    of that name. A consumer object put in the attribute from outside (`server.sink = ...`), by a
+    consumer subclass of the holder (`OwnEngine.__init__`, a property of `ScoringEngine`), an
+    attribute holding what its caller hands it (`Pipeline(handler)`), the built class patched by
+    the consumer (`mock.patch("fixedkit.engine.Recorder", ...)`), and a holder that sets
+    attributes by computed names (`Tunable.configure(monitor=...)`) keep their errors."""
+    assert _fixed("1", "fixedplug/outputs.py") == []
+    assert _fixed("2", "fixedplug/outputs.py") == [
+        (34, "override-incompatible", "error", "fixedkit.output.Sink.write", "flush"),
+        (43, "override-incompatible", "error", "fixedkit.output.Detokenizer.decode", "skip_special"),
+        (54, "override-incompatible", "error", "fixedkit.output.Handler.handle", "priority"),
+        (59, "override-incompatible", "error", "fixedkit.output.Recorder.record", "tag"),
+        (64, "override-incompatible", "error", "fixedkit.output.Monitor.observe", "level"),
+        (73, "override-incompatible", "error", "fixedkit.output.Scorer.score", "scale"),
+    ]

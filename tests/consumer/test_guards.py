@@ -91,3 +91,21 @@ def test_the_none_side_of_a_test_on_a_constructor_argument_carries_its_condition
     assert g.disjoin(g.negate(test), runtime, "t").if_true == g.ALWAYS  # `c is None or x`
     assert g.conjoin(g.negate(test), runtime, "t").if_true.conditions == (absent,)  # `c is None and x`
     assert g.probe_of(test) is None  # a kept `has = c is not None` decides nothing more than before
+
+
+def test_a_flag_the_provider_may_fix_runs_both_ways_in_a_union():
+    """`if self.flag:` carries a FIXED_VALUE condition on each side; where it meets another test, a
+    side that is only such conditions runs as a run-time test's does (ALWAYS), and a test of it
+    alone counts as a run-time test (`at_run_time`); it is never a probe kept in a name."""
+    from apiaudit.consumer.records import Root, Step
+    from apiaudit.consumer.values import Chain
+
+    flag = g.attribute_truth(Chain(Root("self", "m.Runner"), (Step("attr", "flag"),)), "self.flag")
+    assert flag is not None and flag.if_true.conditions[0].kind is ConditionKind.FIXED_VALUE
+    assert g.at_run_time(flag) and g.at_run_time(g.RUNTIME) and not g.at_run_time(g.symbolic(Condition(ConditionKind.HAS_ATTR, True, "t")))
+    assert g.conjoin(flag, g.RUNTIME, "self.flag and x").if_false == g.ALWAYS
+    assert g.disjoin(flag, g.RUNTIME, "self.flag or x").if_true == g.ALWAYS
+    assert g.probe_of(flag) is None
+    # only an instance's attributes: a module's, or a call's result, are run-time data as before
+    assert g.attribute_truth(Chain(Root("symbol", "prov"), (Step("attr", "FLAG"),)), "prov.FLAG") is None
+    assert g.attribute_truth(Chain(Root("self", "m.Runner"), (Step("call", "on"),)), "self.on()") is None

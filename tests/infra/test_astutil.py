@@ -78,3 +78,20 @@ def test_own_statements_stop_at_the_functions_and_classes_a_body_defines():
     )
     kinds = sorted(type(s).__name__ for s in own_statements(tree.body))
     assert kinds == ["ClassDef", "FunctionDef", "If", "Match", "Return", "match_case"]  # clauses too, as for handlers
+
+
+@pytest.mark.parametrize(
+    ("line", "stores"),
+    [
+        ("self.flag = 1", True), ("self.flag: bool = 1", True), ("self.flag += 1", True), ("self.flag //= 2", True),
+        ("self.flag, self.other = a, b", True), ("(self.flag, x) = y", True), ("for self.flag in items:", True),
+        ("self.flag == 1", False), ("if self.flag and x:", False), ("f(self.flag) == 2", False), ("y = self.flag", False),
+        ("x.flagship = 1", False), ("self.flag_x = 1", False), ("flag = 1", False),
+    ],
+)  # fmt: skip
+def test_the_text_of_a_store_of_an_attribute(line, stores):
+    import re
+
+    from apiaudit.infra.astutil import attribute_store_text
+
+    assert bool(re.search(attribute_store_text("flag"), line)) is stores

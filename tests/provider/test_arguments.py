@@ -55,3 +55,27 @@ def test_literals_built_objects_and_parameters_declared_with_one_class_are_never
     assert second.not_none == (0, 1, 2, "cache", "lazy")
     assert third.not_none == ("key",)  # positions after *args are not known
     assert codec.from_json(codec.to_json(first)) == first  # kept in the index cache
+
+
+def test_what_a_store_puts_in_an_attribute_is_a_literal_a_built_provider_object_or_other(tmp_path):
+    """`stored_value`, for the attribute stores `callsites.find_attribute_values` reads: a built
+    object as `not_none` reads one (a module-level name of a provider class, not a parameter or a
+    local rebinding it); at module level or in a class body (no function), the module's names."""
+    import ast
+
+    from apiaudit.provider.arguments import stored_value
+
+    index = _index(tmp_path, "")
+    tree = ast.parse("def f(CacheConfig, x):\n    pass\n")
+    function = tree.body[0]
+    assert isinstance(function, ast.FunctionDef)
+
+    def value(text: str, inside=None):
+        return stored_value(index, inside, "toy.factory", ast.parse(text, mode="eval").body)
+
+    assert value("False") == ("literal", "False") and value("None") == ("literal", "None") and value("'on'") == ("literal", "'on'")
+    assert value("toy.cache.CacheConfig()") == ("other", "")  # `toy` is no name of toy.factory
+    assert value("make()") == ("other", "") and value("x") == ("other", "") and value("[1]") == ("other", "")
+    index = _index(tmp_path, "from toy.cache import CacheConfig\n")
+    assert value("CacheConfig()") == ("built", "toy.cache.CacheConfig")
+    assert value("CacheConfig()", function) == ("other", "")  # the parameter of that name

@@ -363,3 +363,62 @@ def test_attribute_stores_on_objects_other_than_a_methods_own_self(tmp_path):
             ProviderStore("prov/parse.py:18", "prov.nodes.Node", ()),
         )
     }
+
+
+def test_every_binding_of_an_attribute_name_is_read_with_what_it_stores(tmp_path):
+    """`find_attribute_values`: stores on any object (`self` too), `setattr` by name, class bodies;
+    each a literal, a built provider class or other; the reading stops at the first other one, and
+    reads the module it is told the attribute lives in first."""
+    from apiaudit.provider.callsites import find_attribute_values
+    from apiaudit.provider.index import ProviderIndex
+
+    _write(tmp_path, {
+        "prov/__init__.py": "",
+        "prov/parts.py": "class Part:\n    pass\n",
+        "prov/a.py": (
+            "from prov.parts import Part\n"
+            "class Holder:\n"
+            "    flag = False\n"
+            "    def __init__(self):\n"
+            "        self.flag = False\n"
+            "        self.part = Part()\n"
+            "        self.part: Part\n"
+            "    def reset(self, other):\n"
+            "        other.flag = 0\n"
+            "        setattr(other, 'part', Part())\n"
+            "        self.part = None\n"
+            "        self.flag == True\n"
+        ),
+        "prov/b.py": (
+            "def make(Part):\n"
+            "    holder.part = Part()\n"  # a parameter named like the class: not a class built
+        ),
+        "prov/c.py": (
+            "class Other:\n"
+            "    def __init__(self, on):\n"
+            "        self.flag, self.count = on, 0\n"
+            "    @property\n"
+            "    def count(self):\n"
+            "        return 1\n"
+        ),
+    })  # fmt: skip
+    index = ProviderIndex(tmp_path, ("prov",))
+    flags = find_attribute_values(index, "flag", "prov.a")
+    # a class body's, `self`'s and another object's; `self.flag == True` stores nothing
+    assert {(s.location, s.stored, s.value) for s in flags[:-1]} == {
+        ("prov/a.py:3", "literal", "False"), ("prov/a.py:5", "literal", "False"), ("prov/a.py:9", "literal", "0"),
+    }  # fmt: skip
+    assert (flags[-1].location, flags[-1].stored) == ("prov/c.py:3", "other")  # a tuple target: not read
+    parts = find_attribute_values(index, "part", "prov.a")
+    assert {(s.location, s.stored, s.value) for s in parts} == {
+        ("prov/a.py:6", "built", "prov.parts.Part"), ("prov/a.py:10", "built", "prov.parts.Part"),
+        ("prov/a.py:11", "literal", "None"), ("prov/b.py:2", "other", ""),
+    }  # fmt: skip
+    assert [s.location for s in find_attribute_values(index, "part", "prov.b")] == ["prov/b.py:2"]  # read first: stops there
+    assert find_attribute_values(index, "count")[-1].stored == "other"  # a property, a tuple target
+    assert find_attribute_values(index, "nothing") == ()
+    # Kept in the index cache
+    from apiaudit.cache import codec
+    from apiaudit.provider import cache as _index_cache  # noqa: F401 - registers the index records with the codec
+
+    assert codec.from_json(codec.to_json(parts)) == parts

@@ -83,6 +83,9 @@ class Decider:
         given = self._argument(test, scope)
         if given is not None:
             return given
+        flag = g.attribute_truth(value, text_of(test))
+        if flag is not None:
+            return flag
         called = self.values.value(test.func, scope) if isinstance(test, ast.Call) else None
         if isinstance(called, ConsumerRef) and not called.dotted.startswith("builtins.") and "." in called.dotted:
             # a consumer function's verdict: a probe of the provider or not, the checks read

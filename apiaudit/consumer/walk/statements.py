@@ -223,7 +223,7 @@ class Statements:
             merge(scope, [(typing_arm.env, True), (runtime_arm.env, True)])
             return True
         decision = self.tests.decide(stmt.test, scope)
-        if decision == g.RUNTIME:
+        if g.at_run_time(decision):
             self.state.found.branch_tests[(stmt.lineno, stmt.col_offset)] = self._reads_provider(stmt.test, scope)
         elif not decision.decided and not decision.if_true.conditions and decision.if_true.undecided and not decision.if_false.dead:
             self.state.found.branch_tests[(stmt.lineno, stmt.col_offset)] = True

@@ -29,7 +29,7 @@ from apiaudit.provider.index.memo import LIVE_OBJECT_ANSWERS
 from apiaudit.provider.index.moves import Moves
 from apiaudit.provider.index.mro import KNOWN_EXTERNAL_MEMBERS, TRANSPARENT_BASES, MroEntry
 from apiaudit.provider.index.signatures import Signatures
-from apiaudit.provider.records import ProviderCall, ProviderReference, ProviderStore, SelfUse
+from apiaudit.provider.records import ProviderAssignment, ProviderCall, ProviderReference, ProviderStore, SelfUse
 
 __all__ = ["KNOWN_EXTERNAL_MEMBERS", "LIVE_OBJECT_ANSWERS", "TRANSPARENT_BASES", "MroEntry", "ProviderIndex"]
 
@@ -67,6 +67,14 @@ class ProviderIndex(Signatures, ProtocolMembership, Moves):
         from apiaudit.provider.callsites import find_attribute_stores
 
         return self._per_name("provider-stores", names, find_attribute_stores)
+
+    def attribute_values(self, name: str, near: str | None = None) -> tuple[ProviderAssignment, ...]:
+        """Where the release binds the attribute `name`, on any object or in a class body, and
+        what it stores there, up to the first store of anything but a literal or a built object
+        (`provider/callsites.py`); `near`: the module read first (the one defining it)."""
+        from apiaudit.provider.callsites import find_attribute_values
+
+        return self._cached(("attribute-values", name), lambda: find_attribute_values(self, name, near))
 
     def _per_name(self, kind: str, names: Iterable[str], find: Callable[[ProviderIndex, list[str]], dict]) -> dict:
         """name -> `find`'s answer for it, memoised by (kind, name); the names not answered yet

@@ -168,14 +168,26 @@ class Hierarchy(Resolver):
             from_meta = self._metaclass_member(mro, name)
             if from_meta is not None:
                 return from_meta
-        for klass in mro:
-            if isinstance(klass, griffe.Class):
-                if facts(klass).get("dynamic_attrs") or "__getattr__" in klass.members or "__getattribute__" in klass.members:
-                    return Unknown(f"{class_path}.{name}", f"{klass.path} computes attributes dynamically")
+        computing = self.computing_class(class_path)
+        if computing is not None:
+            return Unknown(f"{class_path}.{name}", f"{computing} computes attributes dynamically")
         unknown = self.mro_unknowns(class_path)
         if unknown:
             return Unknown(f"{class_path}.{name}", f"base {unknown[0]} lies outside the provider")
         return self._undeclared_class_member(class_path, name) or Missing(f"{class_path}.{name}", owner_sym)
+
+    def computing_class(self, class_path: str) -> str | None:
+        """The first provider class along the MRO that sets attributes by computed names
+        (`setattr(self, name, v)`, `self.__dict__`) or answers them (`__getattr__`,
+        `__getattribute__`): what its instances hold is not all in its text. None: none does."""
+        return self._cached(("computing-class", class_path), lambda: self._computing_class(class_path))
+
+    def _computing_class(self, class_path: str) -> str | None:
+        for klass in self.mro(class_path):
+            if isinstance(klass, griffe.Class):
+                if facts(klass).get("dynamic_attrs") or "__getattr__" in klass.members or "__getattribute__" in klass.members:
+                    return klass.path
+        return None
 
     def _metaclass_member(self, mro: tuple[Any, ...], name: str) -> Resolution | None:
         """`Class.NAME` also finds the metaclass's members (a property on the metaclass, say)."""

@@ -112,3 +112,34 @@ def test_the_rest_of_an_init_after_returning_on_a_given_argument_runs_where_it_i
     """)["cons/a.py"]
     (use,) = [u for u in f.uses if u.steps and u.steps[0].name == "absent"]
     assert [(c.kind.value, c.expect, c.name) for c in use.live.conditions] == [("argument", False, "cache")]
+
+
+def test_the_truth_of_an_attribute_of_an_instance_is_a_fixed_value_condition(tmp_path):
+    """`if self.flag and not x:` on a consumer class over a provider class: the true side runs under
+    a FIXED_VALUE condition on `self.flag` (the checks decide it where the provider keeps the flag at
+    one literal), every other side as on run-time data: the `else` unconditioned, like the code after
+    `if self.flag or x:`. The flag kept in a name is the same test; a module's attribute (`prov.FLAG`)
+    and a local of another value stay run-time tests."""
+    f = versioned_files(tmp_path, a="""
+        import prov
+        class Runner(prov.Base):
+            def step(self, x):
+                if self.flag and not x:
+                    prov.fast()
+                else:
+                    prov.slow()
+                if self.flag or x:
+                    prov.either()
+                if prov.FLAG:
+                    prov.module_flag()
+                on = self.flag
+                n = len(x)
+                if on:
+                    prov.kept()
+                if n:
+                    prov.local()
+    """)["cons/a.py"]
+    by_line = {u.site.line: [(c.kind.value, c.expect, c.text) for c in u.live.conditions] for u in f.uses if u.steps and u.root.kind == "symbol"}
+    assert by_line[6] == [("fixed-value", True, "self.flag")]
+    assert by_line[16] == [("fixed-value", True, "on")]
+    assert by_line[8] == by_line[10] == by_line[12] == by_line[18] == []
