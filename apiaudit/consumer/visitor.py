@@ -107,7 +107,7 @@ class ModuleVisitor:
 
     def _state(self, top_only: bool, postponed: bool = False) -> WalkState:
         # No dict value yet (here or imported): calls cannot touch one.
-        found = Found(self.imports_ctx.names.has_dicts)
+        found = Found(self.imports_ctx.names.has_dicts, self.imports_ctx.names.has_requirements)
         # By position: built once per file, and cheaper so.
         return WalkState(
             self.module, self.options, self.imports_ctx, _folder(self.options), Env(), top_only, found, postponed,

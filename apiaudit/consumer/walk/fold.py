@@ -85,6 +85,7 @@ class Folding:
         elif narrows is None and _is_requirement_check(node, body):
             expr, form = f"{_LOCAL}{self.state.module}.{node.name}", "require"
             self._local_bodies[expr] = body
+            self.state.found.requirements_seen = True
         elif narrows is None and self._mentions_release(body):
             form = "release"  # not followed, but it reads the release: a guard on it is undecided
         if not expr and narrows is None and form != "release":

@@ -189,6 +189,8 @@ class Statements:
     def _required(self, node: ast.expr, scope: Scope) -> bool:
         """`_require_new_api()`, a requirement check (`if <test>: raise`): the rest of the block
         runs only where none of its tests holds, as after the same `if` written here."""
+        if not self.state.found.requirements_seen:
+            return True  # no requirement check here or among the imports: the callee is none
         func = self.values.value(node.func, scope) if isinstance(node, ast.Call) else None
         if not (isinstance(func, Helper) and func.form == "require" and isinstance(node, ast.Call)):
             return True

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from tests.consumer.test_visitor import files_of, versioned_files
+import ast
+import textwrap
+from dataclasses import replace
+
+from apiaudit.consumer.imports import names_of
+from apiaudit.consumer.records import ConditionKind
+from apiaudit.consumer.values import Helper
+from apiaudit.consumer.visitor import ModuleVisitor
+from tests.consumer.test_visitor import OPTIONS, files_of, versioned_files
 
 
 def test_guards_and_relative_imports(tmp_path):
@@ -140,3 +148,31 @@ def test_strings_in_statements_the_release_never_runs_name_no_module(tmp_path):
     """)["cons/a.py"]
     assert "cons.after_gate" not in f.reaches and "cons.dead_arm" not in f.reaches
     assert {"cons.live_arm", "cons.after_runtime_test"} <= set(f.reaches)
+
+
+def test_a_requirement_check_another_module_exports_narrows_what_follows_its_call():
+    """With the consumer's tables complete (as a file read again has them), a call statement
+    is a requirement check only where one is among the exports or defined here: the check
+    another module exports still narrows the lines after its call."""
+    checks = textwrap.dedent("""
+        import prov
+        def need_start():
+            if not hasattr(prov.Engine, "start"):
+                raise RuntimeError("too old")
+    """)
+    uses = textwrap.dedent("""
+        import prov
+        from cons.checks import need_start
+        def run():
+            need_start()
+            prov.Engine.start()
+    """)
+    exports = ModuleVisitor(checks, "checks.py", "cons.checks", False, OPTIONS).exports(ast.parse(checks))
+    assert isinstance(exports["cons.checks.need_start"], Helper) and exports["cons.checks.need_start"].form == "require"
+    for shared in ((), tuple(exports.items())):
+        options = replace(OPTIONS, shared_values=shared)
+        assert names_of(options).has_requirements is bool(shared)
+        f = ModuleVisitor(uses, "uses.py", "cons.uses", False, options).run(ast.parse(uses))
+        start = next(u for u in f.uses if u.site.line == 6)
+        assert [c.kind for c in start.live.conditions] == ([ConditionKind.HAS_ATTR] if shared else [])
+
