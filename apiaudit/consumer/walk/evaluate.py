@@ -33,6 +33,7 @@ from apiaudit.infra.astutil import union_members
 MAX_CHAIN = 200  # longer attribute/call chains are not followed (they degrade to Unknown)
 VERSION_PARTS: tuple[VersionPartName, ...] = get_args(VersionPartName)
 _VERSION_TEXT_METHODS: tuple[VersionTextMethod, ...] = get_args(VersionTextMethod)
+_ATOMS = frozenset({ast.Name, ast.Constant})  # parsed nodes are of ast's own classes: one set lookup
 
 
 class Tests(Protocol):
@@ -64,6 +65,8 @@ class Evaluator:
         """What an expression holds. `fresh` marks its own chain steps for checking."""
         if node is None:
             return UNKNOWN
+        if type(node) in _ATOMS:  # a name or a literal, half the values read: no chain to follow
+            return self._atom(node, scope, fresh, depth)
         spine: list[ast.AST] = []
         cur = node
         while True:

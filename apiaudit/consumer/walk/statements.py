@@ -113,8 +113,11 @@ class Statements:
         elif isinstance(stmt, ast.If):
             return self._if(stmt, scope)
         elif isinstance(stmt, ast.Assign):
-            self.record.expr(stmt.value, scope)
-            value = self.values.value(stmt.value, scope)
+            read = self.record.expr(stmt.value, scope)
+            if isinstance(read, Chain) and all(isinstance(t, ast.Name) for t in stmt.targets):
+                value = read  # as read again: a name keeps a chain's steps unchecked either way (`unchecked`)
+            else:
+                value = self.values.value(stmt.value, scope)
             self.dicts.forget_table(stmt.value, scope)  # `other = table`: two names for one dict
             if isinstance(value, DictValue) and isinstance(stmt.value, (ast.Name, ast.Attribute)):
                 # `other = kw`: two names for one dict; a change through either is not followed.

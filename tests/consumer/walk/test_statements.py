@@ -176,3 +176,23 @@ def test_a_requirement_check_another_module_exports_narrows_what_follows_its_cal
         start = next(u for u in f.uses if u.site.line == 6)
         assert [c.kind for c in start.live.conditions] == ([ConditionKind.HAS_ATTR] if shared else [])
 
+
+def test_a_name_bound_to_a_call_holds_it_as_read_after_the_call_ran(tmp_path):
+    """`made = Args(**kw, x=fill(kw))`: the use is read before `fill(kw)` runs, the value `made`
+    keeps after (kw has escaped: any key); a name the call binds with `:=` holds there too."""
+    f = versioned_files(tmp_path, a="""
+        from prov import Args
+        def f(fill):
+            kw = {"a": 1}
+            made = Args(**kw, x=fill(kw))
+            made.run()
+        def g():
+            made = Args(opts := {"b": 2}, **opts)
+            made.run()
+    """)["cons/a.py"]
+    shapes = {(u.site.line, len(u.steps)): u.steps[0].call for u in f.uses if u.steps and u.steps[0].kind == "call"}
+    keys = {where: (sorted(a.name for a in s.keywords), s.has_starstar) for where, s in shapes.items()}
+    assert keys == {
+        (5, 1): (["a", "x"], False), (6, 3): (["x"], True),  # read before fill(kw) ran; kept after
+        (8, 1): ([], True), (9, 3): (["b"], False),  # opts unbound when read; bound after
+    }
