@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from apiaudit.consumer.reach import (
+    _quotes_top,
     _runs_by_itself,
     conditional_names,
     entry_point_modules,
@@ -262,3 +263,9 @@ def test_a_plugin_module_named_only_in_a_hook_branch_is_conditional_on_it():
          "runs only when something imports platkit.sampler, which this release does not have "
          "(the import map at platplug/__init__.py:12 serves platplug.legacy_sampler in its place)"),
     ]  # fmt: skip
+
+
+def test_a_package_is_quoted_alone_or_leading_a_dotted_name():
+    assert [_quotes_top("pkg", text) for text in ('"pkg.a"', "'pkg'", "\"pkg'", "'pkg.a:b'", "pkg.a", '"pkgs.a"', "'xpkg.a'")] == [
+        True, True, True, True, False, False, False,
+    ]

@@ -81,8 +81,9 @@ class Definitions:
         all_args = list(args.posonlyargs) + list(args.args)
         first = all_args[0].arg if all_args else None
         is_method = in_body and not any(_decorator_name(d) == "staticmethod" for d in node.decorator_list)
+        reading = outer.outside_class()  # where `annotation_value` reads annotations: made once for every parameter
         for a in all_args + list(args.kwonlyargs) + [x for x in (args.vararg, args.kwarg) if x]:
-            env.vars[a.arg] = (self.values.annotation_value(a.annotation, outer) if a.annotation is not None else None) or UNKNOWN
+            env.vars[a.arg] = (self.values.annotation_value(a.annotation, reading) if a.annotation is not None else None) or UNKNOWN
         plain = is_method and not any(_decorator_name(d) in ("classmethod", "property") for d in node.decorator_list)
         if plain and cls is not None and cls.derived:
             # An unannotated parameter of a method that may override a provider's holds what the

@@ -51,7 +51,7 @@ class HelperCalls(Protocol):
 class Evaluator:
     """What expressions hold in one module's walk."""
 
-    __slots__ = ("state", "provider_dist", "tests", "folding")
+    __slots__ = ("state", "provider_dist", "provider_names", "tests", "folding")
 
     # The parts above this one, called back (set by the visitor, emptied after the walk).
     tests: Tests
@@ -60,6 +60,7 @@ class Evaluator:
     def __init__(self, state: WalkState):
         self.state = state
         self.provider_dist = normal_name(state.options.provider_distribution) if state.options.provider_distribution else None
+        self.provider_names = frozenset(normal_name(p) for p in state.options.provider_packages)
 
     def value(self, node: ast.AST | None, scope: Scope, fresh: bool = False, depth: int = 0) -> Value:
         """What an expression holds. `fresh` marks its own chain steps for checking."""
@@ -444,7 +445,7 @@ class Evaluator:
 
     def is_provider_dist(self, name: str) -> bool:
         normal = normal_name(name)
-        return normal == self.provider_dist or normal in {normal_name(p) for p in self.state.options.provider_packages}
+        return normal == self.provider_dist or normal in self.provider_names
 
     def call_shape(self, node: ast.Call, scope: Scope) -> CallShape:
         args: list[Arg] = []

@@ -217,13 +217,16 @@ class Folding:
         body = self._local_bodies.get(helper.expr) or self._parse_body(helper.expr)
         if body is None:
             return UNKNOWN
-        about_provider = (
-            any(isinstance(a, VersionDerived) or (isinstance(a, Const) and isinstance(a.value, str) and self.values.is_provider_dist(a.value)) for a in args)
-            or self._reads_provider(body, inner.env)
-        )
+
+        def about_provider() -> bool:  # asked only where the body is not run (the run reads no name of inner's)
+            return any(
+                isinstance(a, VersionDerived) or (isinstance(a, Const) and isinstance(a.value, str) and self.values.is_provider_dist(a.value))
+                for a in args
+            ) or self._reads_provider(body, inner.env)
+
         # A provider callable may be handed in too: a probe helper (`"x" in inspect.signature(f).parameters`).
         if not all(isinstance(a, (Const, ProviderVersion, ParsedVersion, VersionPart, Chain)) for a in args):
-            return VersionDerived() if about_provider else UNKNOWN
+            return VersionDerived() if about_provider() else UNKNOWN
         state: h.State = {name: UNBOUND for name in h.local_names(body)}
         state.update({name: inner.env.vars[name] for name in helper.params})
 
@@ -240,7 +243,7 @@ class Folding:
         try:
             result = run.run(body, state)
         except (h.Unfoldable, RecursionError):
-            return VersionDerived() if about_provider or run.undecided_seen else UNKNOWN
+            return VersionDerived() if run.undecided_seen or about_provider() else UNKNOWN
         result = _folded_only(result)  # a helper folds to what a guard tests, never to an object
         if isinstance(result, Probe):
             return result
