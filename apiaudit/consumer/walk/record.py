@@ -287,11 +287,13 @@ class Recorder:
         fields (and Sub has none of its own). A function of this module is passed over; a name
         imported from another module of the same package may be a class (the checks know its
         facts); names from elsewhere (the standard library) are not the consumer's classes."""
+        # What the callee holds, as the call's use just read it (taken, so never read stale)
+        read, self.values.callee = self.values.callee, None
         # `Sub(...)` or `module.Sub(...)`: a longer chain (`self.x.build(...)`) names no class of
         # this package, and is not evaluated again here (every call passes this way)
         if not (isinstance(node.func, ast.Name) or (isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name))):
             return
-        called = self.values.value(node.func, scope)
+        called = read[1] if read is not None and read[0] is node else self.values.value(node.func, scope)
         package = self.state.module.partition(".")[0]
         if not isinstance(called, ConsumerRef) or called.dotted.partition(".")[0] != package:
             return
