@@ -48,7 +48,7 @@ class Folding:
 
     __slots__ = (
         "state", "values", "tests",
-        "_helper_trees", "_local_helpers", "_local_bodies", "_body_trees", "_fold", "_default_nodes",
+        "_helper_trees", "_local_helpers", "_local_bodies", "_body_trees", "_fold", "_default_nodes", "_body_reads",
     )  # fmt: skip
 
     def __init__(self, state: WalkState, values: Evaluator, tests: Decider):
@@ -61,6 +61,8 @@ class Folding:
         self._body_trees: dict[str, list[ast.stmt] | None] = {}
         self._fold: h.Budget | None = None  # the outermost helper fold under way, if any
         self._default_nodes: dict[str, dict[str, ast.expr]] = {}  # this module's helpers: non-literal defaults
+        # id(a helper's kept body) -> (a literal there names the provider's distribution, the names it reads)
+        self._body_reads: dict[int, tuple[bool, tuple[str, ...]]] = {}
 
     def helper(self, node, scope: Scope) -> Helper | None:
         """A module-level function that is one `return <expr>`, or annotated `-> TypeIs[X]`."""
@@ -270,14 +272,19 @@ class Folding:
         return False
 
     def _reads_provider(self, body: list[ast.stmt], env: Env) -> bool:
-        """The body names the provider: a provider name, its version, or its distribution as a literal."""
-        for stmt in body:
-            for node in descendants(stmt):
-                if isinstance(node, ast.Constant) and isinstance(node.value, str) and self.values.is_provider_dist(node.value):
-                    return True
-                if isinstance(node, ast.Name) and isinstance(env.lookup(node.id), (Chain, ProviderVersion, ProviderDistribution, VersionPart)):
-                    return True
-        return False
+        """The body names the provider: a provider name, its version, or its distribution as a literal.
+        (A body is kept by the helper it is (`_local_bodies`, `_body_trees`): its text is read once.)"""
+        read = self._body_reads.get(id(body))
+        if read is None:
+            literal, names = False, dict[str, None]()
+            for stmt in body:
+                for node in descendants(stmt):
+                    if isinstance(node, ast.Constant) and isinstance(node.value, str) and self.values.is_provider_dist(node.value):
+                        literal = True
+                    elif isinstance(node, ast.Name):
+                        names[node.id] = None
+            read = self._body_reads[id(body)] = (literal, tuple(names))
+        return read[0] or any(isinstance(env.lookup(name), (Chain, ProviderVersion, ProviderDistribution, VersionPart)) for name in read[1])
 
     def _parse_body(self, text: str) -> list[ast.stmt] | None:
         if text not in self._body_trees:
