@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import apiaudit
-from apiaudit.infra.astutil import _plain_text, unparse
+from apiaudit.infra.astutil import _plain_text, child_nodes, unparse
 
 _FORMS = [
     "a", "a.b.c", "f()", "a.b(c, d.e)", "f(*args, **kwargs)", "f(x, key=y, **{'k': 1})", "f(1, True, None, x=-1)",
@@ -78,3 +78,9 @@ def test_own_statements_stop_at_the_functions_and_classes_a_body_defines():
     )
     kinds = sorted(type(s).__name__ for s in own_statements(tree.body))
     assert kinds == ["ClassDef", "FunctionDef", "If", "Match", "Return", "match_case"]  # clauses too, as for handlers
+
+
+def test_child_nodes_are_ast_iter_child_nodes_in_order():
+    tree = ast.parse("f(a, *b, k=c, **d)[1:2] + {x: y for x in z if x} - (lambda q=1: q)(await w)\nclass C(B, metaclass=M): pass\n", mode="exec")
+    for node in ast.walk(tree):
+        assert child_nodes(node) == list(ast.iter_child_nodes(node))

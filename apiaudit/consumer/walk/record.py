@@ -23,7 +23,7 @@ from apiaudit.consumer.walk.evaluate import Evaluator
 from apiaudit.consumer.walk.known import IMPORT_MODULE
 from apiaudit.consumer.walk.scopes import Env, Scope, branch_scope, forget_targets, is_self, unchecked
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
-from apiaudit.infra.astutil import dotted_text
+from apiaudit.infra.astutil import child_nodes, dotted_text
 
 _LEAF_TYPES = frozenset({ast.Name, ast.Constant})
 _CHAIN_TYPES = frozenset({ast.Call, ast.Attribute, ast.Subscript})  # a chain's steps
@@ -156,12 +156,12 @@ class Recorder:
             elif isinstance(node, ast.Dict):
                 if scope.emit:
                     self._dict_injections(node, scope)
-                stack.extend(reversed([(c, False) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]))
+                stack.extend(reversed([(c, False) for c in child_nodes(node) if isinstance(c, ast.expr)]))
             elif isinstance(node, ast.Compare) and scope.emit and may_compare_text(node):
                 self.tests.decide(node, scope)  # notes string-compared versions where they are written
-                stack.extend(reversed([(c, False) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]))
+                stack.extend(reversed([(c, False) for c in child_nodes(node) if isinstance(c, ast.expr)]))
             else:
-                for child in reversed(list(ast.iter_child_nodes(node))):
+                for child in reversed(child_nodes(node)):
                     if isinstance(child, ast.expr):
                         stack.append((child, False))
                     elif isinstance(child, ast.keyword):
