@@ -85,6 +85,12 @@ def _dotted_name(node: ast.AST, prefix: str) -> str | None:
     return None
 
 
+def quotes_package(top: str, source: str) -> bool:
+    """Whether a module's text quotes package `top` (alone or leading a dotted name): where it does
+    not, no string there names one of its modules (`named_modules`, `conditional_names`)."""
+    return _quotes_top(top, source)
+
+
 def _quotes_top(top: str, source: str) -> bool:
     """Whether `top` is quoted, alone or leading a dotted name: six searches in C cost less than one pattern's."""
     return any(f"{quote}{top}{after}" in source for quote in "\"'" for after in ".\"'")

@@ -22,7 +22,7 @@ from dataclasses import replace
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import ConsumerNames, ImportContext, module_imports
 from apiaudit.consumer.patching import patch_helper
-from apiaudit.consumer.reach import conditional_names
+from apiaudit.consumer.reach import conditional_names, quotes_package
 from apiaudit.consumer.records import ClassFacts, ConsumerFile, ConsumerOptions, PrivateCalls
 from apiaudit.consumer.values import (
     Const,
@@ -112,6 +112,7 @@ class ModuleVisitor:
         return WalkState(
             self.module, self.options, self.imports_ctx, _folder(self.options), Env(), top_only, found, postponed,
             self._names_release(), "setattr" in self.source, "__version__" in self.source,
+            quotes_package(self.module.split(".")[0], self.source),
         )  # fmt: skip
 
     def _names_release(self) -> bool:

@@ -100,6 +100,9 @@ class WalkState:
     names_setattr: bool = True
     # the text has `__version__`: a chain may read a module's version (a use of it too)
     names_version: bool = True
+    # the text quotes its own package: a string may name one of its modules, under the tests the
+    # walk keeps (`Found.branch_tests`, which `reach.conditional_names` reads only then)
+    quotes_package: bool = True
 
 
 def site_of(node: ast.AST) -> Site:

@@ -229,7 +229,8 @@ class Statements:
             return True
         decision = self.tests.decide(stmt.test, scope)
         if decision == g.RUNTIME:
-            self.state.found.branch_tests[(stmt.lineno, stmt.col_offset)] = self._reads_provider(stmt.test, scope)
+            if self.state.quotes_package:  # else no name of the package is picked under it: nothing reads the test
+                self.state.found.branch_tests[(stmt.lineno, stmt.col_offset)] = self._reads_provider(stmt.test, scope)
         elif not decision.decided and not decision.if_true.conditions and decision.if_true.undecided and not decision.if_false.dead:
             self.state.found.branch_tests[(stmt.lineno, stmt.col_offset)] = True
         arms: list[tuple[Env, bool]] = []

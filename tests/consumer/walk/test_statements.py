@@ -10,6 +10,7 @@ from apiaudit.consumer.imports import names_of
 from apiaudit.consumer.records import ConditionKind
 from apiaudit.consumer.values import Helper
 from apiaudit.consumer.visitor import ModuleVisitor
+from apiaudit.consumer.walk import statements
 from tests.consumer.test_visitor import OPTIONS, files_of, versioned_files
 
 
@@ -196,3 +197,24 @@ def test_a_name_bound_to_a_call_holds_it_as_read_after_the_call_ran(tmp_path):
         (5, 1): (["a", "x"], False), (6, 3): (["x"], True),  # read before fill(kw) ran; kept after
         (8, 1): ([], True), (9, 3): (["b"], False),  # opts unbound when read; bound after
     }
+
+
+def test_a_run_time_test_is_read_for_the_provider_only_where_the_module_quotes_its_package(tmp_path, monkeypatch):
+    """`Found.branch_tests` feeds `reach.conditional_names`, which reads nothing of a module whose
+    text quotes no module of its package: its run-time tests are not searched for provider values."""
+    asked: list[int] = []
+    monkeypatch.setattr(statements.Statements, "_reads_provider", lambda self, test, scope: asked.append(test.lineno) or True)
+    files = files_of(tmp_path, quiet="""
+        import prov
+        def f(flag):
+            if flag:
+                return prov.A
+            return prov.B
+    """, picks="""
+        def backend(flag):
+            if flag:
+                return "cons.one"
+            return "cons.two"
+    """)
+    assert asked == [3]  # picks.py only
+    assert [(w.module, w.condition) for w in files["cons/picks.py"].reaches_when] == [("cons.one", "flag"), ("cons.two", "not flag")]
