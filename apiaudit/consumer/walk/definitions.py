@@ -280,8 +280,8 @@ def _stores_attribute(stmt: ast.stmt) -> bool:
 def _stores_here(stmt: ast.AST) -> bool:
     """Whether the statement itself (not one under it) stores or deletes an attribute."""
     for target in assignment_targets(stmt):
-        if any(isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) for n in descendants(target)):
-            return True
+        if not isinstance(target, ast.Name) and any(isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) for n in descendants(target)):
+            return True  # (a plain name, the commonest target, holds no attribute)
     return False
 
 
@@ -345,6 +345,8 @@ def own_members(node: ast.ClassDef, methods: dict[int, tuple[bool, bool]] | None
             else:
                 continue
             for t in targets:
+                if isinstance(t, ast.Name):
+                    continue  # the commonest target holds no attribute
                 for leaf in descendants(t):
                     if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id in ("self", "cls"):
                         own.add(leaf.attr)
