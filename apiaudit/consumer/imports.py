@@ -16,6 +16,7 @@ from apiaudit.consumer.values import (
     Const,
     ConsumerRef,
     DictValue,
+    Helper,
     ProviderVersion,
     Value,
 )
@@ -32,6 +33,8 @@ class ConsumerNames:
         self.shared = shared  # never written to
         # No dict value among the exports: a module's own calls can touch only its own dicts.
         self.has_dicts = any(isinstance(v, DictValue) for v in shared.values())
+        # No requirement check among the exports: a call statement can be one only where this module defines it.
+        self.has_requirements = any(isinstance(v, Helper) and v.form == "require" for v in shared.values())
 
     def value(self, dotted: str) -> Value | None:
         if dotted in self.reexports:

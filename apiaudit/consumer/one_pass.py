@@ -29,6 +29,9 @@ class RecordingNames(ConsumerNames):
         self.bindings: dict[str, str] = {}
         self.tops = frozenset(provider_packages)
         self.asked: dict[str, Value | None] = {}
+        # A file's first reading may be kept on the answers it recorded: the visitor asks the
+        # tables in full there, never passing over a call statement as no requirement check.
+        self.has_requirements = True
 
     def add(self, bindings: dict[str, str], exports: dict[str, Value]) -> None:
         self.bindings.update(bindings)

@@ -22,7 +22,7 @@ from dataclasses import replace
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import ConsumerNames, ImportContext, module_imports
 from apiaudit.consumer.patching import patch_helper
-from apiaudit.consumer.reach import conditional_names, named_only_in_dead_code
+from apiaudit.consumer.reach import conditional_names, named_only_in_dead_code, quotes_package
 from apiaudit.consumer.records import ClassFacts, ConsumerFile, ConsumerOptions, DeadCode, PrivateCalls
 from apiaudit.consumer.values import (
     Const,
@@ -108,11 +108,12 @@ class ModuleVisitor:
 
     def _state(self, top_only: bool, postponed: bool = False) -> WalkState:
         # No dict value yet (here or imported): calls cannot touch one.
-        found = Found(self.imports_ctx.names.has_dicts)
+        found = Found(self.imports_ctx.names.has_dicts, self.imports_ctx.names.has_requirements)
         # By position: built once per file, and cheaper so.
         return WalkState(
             self.module, self.options, self.imports_ctx, _folder(self.options), Env(), top_only, found, postponed,
             self._names_release(), "setattr" in self.source, "__version__" in self.source,
+            quotes_package(self.module.split(".")[0], self.source),
         )  # fmt: skip
 
     def _names_release(self) -> bool:

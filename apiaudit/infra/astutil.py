@@ -76,6 +76,19 @@ def descendants(node: ast.AST):
                 push(value)
 
 
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """`list(ast.iter_child_nodes(node))`, in its order, without a generator over `ast.iter_fields`
+    (a walk that reads every expression asks it for most of them)."""
+    children: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            children.append(value)
+        elif isinstance(value, list):
+            children += [item for item in value if isinstance(item, ast.AST)]
+    return children
+
+
 def never_rebound(body: list[ast.stmt], names: set[str] | frozenset[str]) -> frozenset[str]:
     """Those of `names` (a function's parameters) that nothing in `body` binds again: a store, a
     `del`, an import, `global`/`nonlocal`, an `except ... as`, a match capture, a nested scope's own

@@ -80,3 +80,9 @@ def test_one_reading_of_each_file_gives_the_uses_of_two(tmp_path, monkeypatch):
     assert worst == once
     uses = next(f for f in once if f.path == "app/a_uses.py").uses
     assert any(u.root.name == "engine.Engine" for u in uses)  # the re-export was followed
+
+
+def test_a_first_reading_asks_the_tables_of_every_call_statement():
+    """The growing tables never let a call statement pass as no requirement check: the reading
+    is kept on the answers it recorded, so it asks them whatever is known so far."""
+    assert RecordingNames(("prov",), (3, 11)).has_requirements is True

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from apiaudit.consumer.reach import (
+    _quotes_top,
     _runs_by_itself,
     conditional_names,
     entry_point_modules,
@@ -353,3 +354,9 @@ def test_findings_of_a_function_a_version_ladder_installs_only_on_other_releases
     )
     v1 = scan([str(consumer)], str(LADDER_FIXTURE / "providers" / "ladderlib_v1" / "ladderlib"), use_index_cache=False)
     assert [f for f in v1.findings if f.path == "ladderuse/patches.py"] == []
+
+
+def test_a_package_is_quoted_alone_or_leading_a_dotted_name():
+    assert [_quotes_top("pkg", text) for text in ('"pkg.a"', "'pkg'", "\"pkg'", "'pkg.a:b'", "pkg.a", '"pkgs.a"', "'xpkg.a'")] == [
+        True, True, True, True, False, False, False,
+    ]

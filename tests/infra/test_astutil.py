@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import apiaudit
-from apiaudit.infra.astutil import _plain_text, unparse
+from apiaudit.infra.astutil import _plain_text, child_nodes, unparse
 
 _FORMS = [
     "a", "a.b.c", "f()", "a.b(c, d.e)", "f(*args, **kwargs)", "f(x, key=y, **{'k': 1})", "f(1, True, None, x=-1)",
@@ -95,3 +95,9 @@ def test_the_text_of_a_store_of_an_attribute(line, stores):
     from apiaudit.infra.astutil import attribute_store_text
 
     assert bool(re.search(attribute_store_text("flag"), line)) is stores
+
+
+def test_child_nodes_are_ast_iter_child_nodes_in_order():
+    tree = ast.parse("f(a, *b, k=c, **d)[1:2] + {x: y for x in z if x} - (lambda q=1: q)(await w)\nclass C(B, metaclass=M): pass\n", mode="exec")
+    for node in ast.walk(tree):
+        assert child_nodes(node) == list(ast.iter_child_nodes(node))

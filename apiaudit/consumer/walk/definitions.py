@@ -48,7 +48,7 @@ class Block(Protocol):
 class Definitions:
     """The functions and classes of one module's walk."""
 
-    __slots__ = ("state", "values", "record", "statements", "_members")
+    __slots__ = ("state", "values", "record", "statements", "_members", "_methods")
 
     # The part above this one, called back (set by the visitor, emptied after the walk).
     statements: Block
@@ -58,20 +58,25 @@ class Definitions:
         self.values = values
         self.record = record
         self._members: dict[int, frozenset[str]] = {}  # id(class node) -> own_members, read once
+        # id(method of a class read) -> (it stores an attribute, it returns a tuple display): what
+        # the learning pass asks of it, read in the same pass over the class's statements
+        self._methods: dict[int, tuple[bool, bool]] = {}
 
     def own_members(self, node: ast.ClassDef) -> frozenset[str]:
         """`own_members(node)`, read once a walk (the module's names and the class's scope both ask)."""
         found = self._members.get(id(node))
         if found is None:
-            found = self._members[id(node)] = frozenset(own_members(node))
+            found = self._members[id(node)] = frozenset(own_members(node, self._methods))
         return found
 
     def function_def(self, node, outer: Scope, qual: str) -> None:
         if self.state.top_only:
             return
         cls = outer.cls
-        if cls is not None and cls.learning and not outer.emit and not _may_teach(node, cls) and not _returns_tuple(node):
-            return  # the learning pass learns only what self.X holds (and what a method returns): this body cannot change it
+        if cls is not None and cls.learning and not outer.emit:
+            stores, returns_tuple = self._methods.get(id(node)) or (None, None)
+            if not (_may_teach(node, cls, stores) or (returns_tuple if returns_tuple is not None else _returns_tuple(node))):
+                return  # the learning pass learns only what self.X holds (and what a method returns): this body cannot change it
         # A function defined in the class body is a method; one nested in a method is a plain
         # function (its first parameter is not self) that sees the method's names, `self` included.
         in_body = cls is not None and not _in_method(outer.function, cls)
@@ -82,8 +87,9 @@ class Definitions:
         all_args = list(args.posonlyargs) + list(args.args)
         first = all_args[0].arg if all_args else None
         is_method = in_body and not any(_decorator_name(d) == "staticmethod" for d in node.decorator_list)
+        reading = outer.outside_class()  # where `annotation_value` reads annotations: made once for every parameter
         for a in all_args + list(args.kwonlyargs) + [x for x in (args.vararg, args.kwarg) if x]:
-            env.vars[a.arg] = (self.values.annotation_value(a.annotation, outer) if a.annotation is not None else None) or UNKNOWN
+            env.vars[a.arg] = (self.values.annotation_value(a.annotation, reading) if a.annotation is not None else None) or UNKNOWN
         plain = is_method and not any(_decorator_name(d) in ("classmethod", "property") for d in node.decorator_list)
         if plain and cls is not None and cls.derived:
             # An unannotated parameter of a method that may override a provider's holds what the
@@ -270,26 +276,31 @@ def _in_method(function: str, cls: ClassScope) -> bool:
     return function.startswith(cls.dotted.rsplit(".", 1)[-1] + ".")
 
 
-def _may_teach(node: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassScope) -> bool:
+def _may_teach(node: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassScope, stores: bool | None = None) -> bool:
     """Whether walking a method (or a function nested in one) in a class's learning pass can change
     what the pass learns: it stores or deletes an attribute somewhere (`self.X = ...`, `del
     self.X`, `for self.X in ...`), or a dict `self.X` holds may be changed through a call or an
     item assignment. Nothing else the learning pass does outlives it: it emits nothing, and a
     function's own names are its own. (A method storing an attribute is walked whole: what
-    follows the store may still change a dict it holds, `self.opts["k"] = v`.)"""
+    follows the store may still change a dict it holds, `self.opts["k"] = v`.)
+    `stores`: whether it stores one, where already read (`own_members`)."""
     if any(isinstance(value, DictValue) for value in cls.attr_values.values()):
         return True
-    return any(_stores_attribute(stmt) for stmt in node.body)
+    return stores if stores is not None else any(_stores_attribute(stmt) for stmt in node.body)
 
 
 def _stores_attribute(stmt: ast.stmt) -> bool:
     """Whether a statement (or one under it) stores or deletes an attribute. Only statements do
     (as `own_members` reads them; a comprehension's `for self.x in` is not counted), so
     expressions are not walked."""
-    for sub in statements_breadth_first(stmt):
-        for target in assignment_targets(sub):
-            if any(isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) for n in descendants(target)):
-                return True
+    return any(_stores_here(sub) for sub in statements_breadth_first(stmt))
+
+
+def _stores_here(stmt: ast.AST) -> bool:
+    """Whether the statement itself (not one under it) stores or deletes an attribute."""
+    for target in assignment_targets(stmt):
+        if not isinstance(target, ast.Name) and any(isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) for n in descendants(target)):
+            return True  # (a plain name, the commonest target, holds no attribute)
     return False
 
 
@@ -327,7 +338,10 @@ def _has_call(annotation: ast.expr) -> bool:
             return True
     return False
 
-def own_members(node: ast.ClassDef) -> set[str]:
+def own_members(node: ast.ClassDef, methods: dict[int, tuple[bool, bool]] | None = None) -> set[str]:
+    """The names a class body defines, and the `self.X`/`cls.X` its statements assign. `methods`:
+    given, it gets, for each method of the body, whether a statement under it stores an attribute
+    and whether one returns a tuple display (`_stores_attribute`, `_returns_tuple`), read in the same pass."""
     own: set[str] = set()
     for stmt in node.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -336,17 +350,27 @@ def own_members(node: ast.ClassDef) -> set[str]:
             own |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             own.add(stmt.target.id)
-    for sub in _statements(node.body):
-        if isinstance(sub, ast.Assign):
-            targets = sub.targets
-        elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
-            targets = [sub.target]
-        else:
-            continue
-        for t in targets:
-            for leaf in descendants(t):
-                if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id in ("self", "cls"):
-                    own.add(leaf.attr)
+    for top in node.body:
+        method = methods is not None and isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef))
+        stores = returns_tuple = False
+        for sub in statements_breadth_first(top):
+            if method and sub is not top:
+                stores = stores or _stores_here(sub)
+                returns_tuple = returns_tuple or (isinstance(sub, ast.Return) and isinstance(sub.value, ast.Tuple))
+            if isinstance(sub, ast.Assign):
+                targets = sub.targets
+            elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
+                targets = [sub.target]
+            else:
+                continue
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    continue  # the commonest target holds no attribute
+                for leaf in descendants(t):
+                    if isinstance(leaf, ast.Attribute) and isinstance(leaf.value, ast.Name) and leaf.value.id in ("self", "cls"):
+                        own.add(leaf.attr)
+        if method and methods is not None:
+            methods[id(top)] = (stores, returns_tuple)
     return own
 
 

@@ -45,29 +45,46 @@ class Dicts:
                 return current, lambda v: set_self_attr(scope, node.attr, v, replace_ok=True)
         return None
 
-    def forget_table(self, node, scope: Scope) -> None:
+    def forget_table(self, node, scope: Scope) -> bool:
         """A name holding a `ConstMap` or `ConstItems` that the code changes (an item set or
-        deleted, a method other than a read, passed on): its items are no longer known."""
+        deleted, a method other than a read, passed on): its items are no longer known (True)."""
         if isinstance(node, ast.Name) and isinstance(scope.env.lookup(node.id), (ConstMap, ConstItems)):
             scope.env.vars[node.id] = UNKNOWN
+            return True
+        return False
 
-    def effects(self, call: ast.Call, scope: Scope) -> None:
+    def effects(self, call: ast.Call, scope: Scope) -> bool:
         """What a call does to the dicts it touches: a known mutation, or an escape (passed to a
-        function, or an unknown method) after which its keys are no longer known."""
+        function, or an unknown method) after which its keys are no longer known. True where
+        it changed what a name or `self.X` holds."""
         if not self.state.found.dicts_seen:
-            return
+            return False
+        changed = False
         if isinstance(call.func, ast.Attribute) and call.func.attr not in _DICT_READS:
-            self.forget_table(call.func.value, scope)
+            changed = self.forget_table(call.func.value, scope)
         for arg in [a.value if isinstance(a, ast.Starred) else a for a in call.args] + [k.value for k in call.keywords if k.arg is not None]:
-            self.forget_table(arg, scope)
-            holder = self.holder(arg, scope)
-            if holder is not None:
-                holder[1](DictValue(frozenset(), True))
+            if isinstance(arg, ast.Name):
+                # `forget_table` and `holder` at once: one lookup of the name
+                held = scope.env.lookup(arg.id)
+                if isinstance(held, (ConstMap, ConstItems)):
+                    scope.env.vars[arg.id] = UNKNOWN
+                    changed = True
+                elif isinstance(held, DictValue):
+                    scope.env.vars[arg.id] = DictValue(frozenset(), True)
+                    changed = True
+            elif isinstance(arg, ast.Attribute):  # `self.X` holding a dict (no table is held there)
+                holder = self.holder(arg, scope)
+                if holder is not None:
+                    holder[1](DictValue(frozenset(), True))
+                    changed = True
+            # any other argument (a literal, a call) holds nothing a name keeps
         if isinstance(call.func, ast.Attribute) and self.holder(call.func.value, scope) is not None:
+            changed = True
             if call.func.attr in _DICT_MUTATIONS:
                 self._mutation(call, scope)
             elif call.func.attr not in _DICT_READS:
                 self.holder(call.func.value, scope)[1](DictValue(frozenset(), True))
+        return changed
 
     def _mutation(self, call: ast.Call, scope: Scope) -> None:
         """`d.update(...)`, `d.pop("k")`, `d.setdefault("k", v)`, `d.clear()` on a known dict."""

@@ -33,6 +33,7 @@ from apiaudit.infra.astutil import union_members
 MAX_CHAIN = 200  # longer attribute/call chains are not followed (they degrade to Unknown)
 VERSION_PARTS: tuple[VersionPartName, ...] = get_args(VersionPartName)
 _VERSION_TEXT_METHODS: tuple[VersionTextMethod, ...] = get_args(VersionTextMethod)
+_ATOMS = frozenset({ast.Name, ast.Constant})  # parsed nodes are of ast's own classes: one set lookup
 
 
 class Tests(Protocol):
@@ -50,7 +51,7 @@ class HelperCalls(Protocol):
 class Evaluator:
     """What expressions hold in one module's walk."""
 
-    __slots__ = ("state", "provider_dist", "tests", "folding")
+    __slots__ = ("state", "provider_dist", "provider_names", "tests", "folding", "callee")
 
     # The parts above this one, called back (set by the visitor, emptied after the walk).
     tests: Tests
@@ -59,11 +60,17 @@ class Evaluator:
     def __init__(self, state: WalkState):
         self.state = state
         self.provider_dist = normal_name(state.options.provider_distribution) if state.options.provider_distribution else None
+        self.provider_names = frozenset(normal_name(p) for p in state.options.provider_packages)
+        # (a call read for its use, what its callee holds) as that reading found it: the recorder
+        # asks it next (`Recorder._consumer_class_call`), and need not read the callee again
+        self.callee: tuple[ast.AST, Value] | None = None
 
     def value(self, node: ast.AST | None, scope: Scope, fresh: bool = False, depth: int = 0) -> Value:
         """What an expression holds. `fresh` marks its own chain steps for checking."""
         if node is None:
             return UNKNOWN
+        if type(node) in _ATOMS:  # a name or a literal, half the values read: no chain to follow
+            return self._atom(node, scope, fresh, depth)
         spine: list[ast.AST] = []
         cur = node
         while True:
@@ -97,7 +104,13 @@ class Evaluator:
             if len(spine) > MAX_CHAIN:
                 return UNKNOWN
         value = self._atom(cur, scope, fresh, depth)
-        for n in reversed(spine) if value is not UNKNOWN else ():  # a step keeps UNKNOWN so (`_apply`)
+        if value is UNKNOWN:  # a step keeps UNKNOWN so (`_apply`)
+            if fresh and spine and spine[0] is node:
+                self.callee = (node, value)
+            return value
+        for n in reversed(spine):
+            if n is node and fresh:
+                self.callee = (node, value)
             value = self._apply(n, value, scope, fresh, depth)
         return value
 
@@ -441,7 +454,7 @@ class Evaluator:
 
     def is_provider_dist(self, name: str) -> bool:
         normal = normal_name(name)
-        return normal == self.provider_dist or normal in {normal_name(p) for p in self.state.options.provider_packages}
+        return normal == self.provider_dist or normal in self.provider_names
 
     def call_shape(self, node: ast.Call, scope: Scope) -> CallShape:
         args: list[Arg] = []

@@ -48,7 +48,7 @@ class Folding:
 
     __slots__ = (
         "state", "values", "tests",
-        "_helper_trees", "_local_helpers", "_local_bodies", "_body_trees", "_fold", "_default_nodes",
+        "_helper_trees", "_local_helpers", "_local_bodies", "_body_trees", "_fold", "_default_nodes", "_body_reads",
     )  # fmt: skip
 
     def __init__(self, state: WalkState, values: Evaluator, tests: Decider):
@@ -61,6 +61,8 @@ class Folding:
         self._body_trees: dict[str, list[ast.stmt] | None] = {}
         self._fold: h.Budget | None = None  # the outermost helper fold under way, if any
         self._default_nodes: dict[str, dict[str, ast.expr]] = {}  # this module's helpers: non-literal defaults
+        # id(a helper's kept body) -> (a literal there names the provider's distribution, the names it reads)
+        self._body_reads: dict[int, tuple[bool, tuple[str, ...]]] = {}
 
     def helper(self, node, scope: Scope) -> Helper | None:
         """A module-level function that is one `return <expr>`, or annotated `-> TypeIs[X]`."""
@@ -85,6 +87,7 @@ class Folding:
         elif narrows is None and _is_requirement_check(node, body):
             expr, form = f"{_LOCAL}{self.state.module}.{node.name}", "require"
             self._local_bodies[expr] = body
+            self.state.found.requirements_seen = True
         elif narrows is None and self._mentions_release(body):
             form = "release"  # not followed, but it reads the release: a guard on it is undecided
         if not expr and narrows is None and form != "release":
@@ -216,13 +219,16 @@ class Folding:
         body = self._local_bodies.get(helper.expr) or self._parse_body(helper.expr)
         if body is None:
             return UNKNOWN
-        about_provider = (
-            any(isinstance(a, VersionDerived) or (isinstance(a, Const) and isinstance(a.value, str) and self.values.is_provider_dist(a.value)) for a in args)
-            or self._reads_provider(body, inner.env)
-        )
+
+        def about_provider() -> bool:  # asked only where the body is not run (the run reads no name of inner's)
+            return any(
+                isinstance(a, VersionDerived) or (isinstance(a, Const) and isinstance(a.value, str) and self.values.is_provider_dist(a.value))
+                for a in args
+            ) or self._reads_provider(body, inner.env)
+
         # A provider callable may be handed in too: a probe helper (`"x" in inspect.signature(f).parameters`).
         if not all(isinstance(a, (Const, ProviderVersion, ParsedVersion, VersionPart, Chain)) for a in args):
-            return VersionDerived() if about_provider else UNKNOWN
+            return VersionDerived() if about_provider() else UNKNOWN
         state: h.State = {name: UNBOUND for name in h.local_names(body)}
         state.update({name: inner.env.vars[name] for name in helper.params})
 
@@ -239,7 +245,7 @@ class Folding:
         try:
             result = run.run(body, state)
         except (h.Unfoldable, RecursionError):
-            return VersionDerived() if about_provider or run.undecided_seen else UNKNOWN
+            return VersionDerived() if run.undecided_seen or about_provider() else UNKNOWN
         result = _folded_only(result)  # a helper folds to what a guard tests, never to an object
         if isinstance(result, Probe):
             return result
@@ -266,14 +272,19 @@ class Folding:
         return False
 
     def _reads_provider(self, body: list[ast.stmt], env: Env) -> bool:
-        """The body names the provider: a provider name, its version, or its distribution as a literal."""
-        for stmt in body:
-            for node in descendants(stmt):
-                if isinstance(node, ast.Constant) and isinstance(node.value, str) and self.values.is_provider_dist(node.value):
-                    return True
-                if isinstance(node, ast.Name) and isinstance(env.lookup(node.id), (Chain, ProviderVersion, ProviderDistribution, VersionPart)):
-                    return True
-        return False
+        """The body names the provider: a provider name, its version, or its distribution as a literal.
+        (A body is kept by the helper it is (`_local_bodies`, `_body_trees`): its text is read once.)"""
+        read = self._body_reads.get(id(body))
+        if read is None:
+            literal, names = False, dict[str, None]()
+            for stmt in body:
+                for node in descendants(stmt):
+                    if isinstance(node, ast.Constant) and isinstance(node.value, str) and self.values.is_provider_dist(node.value):
+                        literal = True
+                    elif isinstance(node, ast.Name):
+                        names[node.id] = None
+            read = self._body_reads[id(body)] = (literal, tuple(names))
+        return read[0] or any(isinstance(env.lookup(name), (Chain, ProviderVersion, ProviderDistribution, VersionPart)) for name in read[1])
 
     def _parse_body(self, text: str) -> list[ast.stmt] | None:
         if text not in self._body_trees:

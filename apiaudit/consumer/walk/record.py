@@ -23,7 +23,7 @@ from apiaudit.consumer.walk.evaluate import Evaluator
 from apiaudit.consumer.walk.known import IMPORT_MODULE
 from apiaudit.consumer.walk.scopes import Env, Scope, branch_scope, forget_targets, is_self, unchecked
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
-from apiaudit.infra.astutil import dotted_text
+from apiaudit.infra.astutil import child_nodes, dotted_text
 
 _LEAF_TYPES = frozenset({ast.Name, ast.Constant})
 _CHAIN_TYPES = frozenset({ast.Call, ast.Attribute, ast.Subscript})  # a chain's steps
@@ -32,7 +32,7 @@ _CHAIN_TYPES = frozenset({ast.Call, ast.Attribute, ast.Subscript})  # a chain's 
 class Recorder:
     """What one module's walk records at imports and call sites."""
 
-    __slots__ = ("state", "rpc", "injection_keywords", "values", "tests", "dicts")
+    __slots__ = ("state", "rpc", "injection_keywords", "values", "tests", "dicts", "changes")
 
     def __init__(self, state: WalkState, values: Evaluator, tests: Decider, dicts: Dicts):
         self.state = state
@@ -41,6 +41,9 @@ class Recorder:
         self.values = values
         self.tests = tests
         self.dicts = dicts
+        # What expressions changed so far (a dict a call touched, a name `:=` bound): an
+        # expression that changed nothing leaves the names as it read them (`expr`'s answer).
+        self.changes = 0
 
     def reach(self, stmt: ast.Import | ast.ImportFrom) -> None:
         """The modules an import statement on a live line may run (consumer/reach.py's edges)."""
@@ -69,10 +72,14 @@ class Recorder:
             )  # fmt: skip
         )
 
-    def expr(self, root: ast.AST | None, scope: Scope) -> None:
-        """Emit every provider use inside an expression (iteratively: deep expressions are valid code)."""
+    def expr(self, root: ast.AST | None, scope: Scope) -> Value | None:
+        """Emit every provider use inside an expression (iteratively: deep expressions are valid code).
+        What the root holds, as its use was read (its own steps to be checked), where it was read
+        and nothing the expression ran changed a name since; else None."""
         if root is None:
-            return
+            return None
+        changes = self.changes
+        held: Value | None = None
         stack: list[tuple[ast.AST, bool]] = [(root, False)]
         called: set[int] = set()  # the `self._x` of `self._x(...)`: a call, not another use
         while stack:
@@ -84,7 +91,9 @@ class Recorder:
                 continue
             if kind in _CHAIN_TYPES:
                 if not in_chain and scope.emit:
-                    self._emit_use(cast(ast.expr, node), scope)
+                    read = self._emit_use(cast(ast.expr, node), scope)
+                    if node is root:
+                        held = read
                 if isinstance(node, ast.Call):
                     if scope.emit:
                         self._call_facts(node, scope)
@@ -92,7 +101,8 @@ class Recorder:
                         if name is not None:
                             self.state.found.private_calls.setdefault(name, []).append(scope.live)
                             called.add(id(node.func))
-                    self.dicts.effects(node, scope)
+                    if self.dicts.effects(node, scope):
+                        self.changes += 1
                     # Pushed in reverse, so that they are taken in source order: func, args, keywords.
                     stack.extend([(k.value, False) for k in reversed(node.keywords)])
                     stack.extend([(a.value if isinstance(a, ast.Starred) else a, False) for a in reversed(node.args)])
@@ -114,6 +124,7 @@ class Recorder:
             elif isinstance(node, ast.NamedExpr):
                 self.expr(node.value, scope)
                 scope.env.vars[node.target.id] = unchecked(self.values.value(node.value, scope))
+                self.changes += 1
             elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
                 inner = scope.child()
                 for gen in node.generators:
@@ -145,16 +156,17 @@ class Recorder:
             elif isinstance(node, ast.Dict):
                 if scope.emit:
                     self._dict_injections(node, scope)
-                stack.extend(reversed([(c, False) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]))
+                stack.extend(reversed([(c, False) for c in child_nodes(node) if isinstance(c, ast.expr)]))
             elif isinstance(node, ast.Compare) and scope.emit and may_compare_text(node):
                 self.tests.decide(node, scope)  # notes string-compared versions where they are written
-                stack.extend(reversed([(c, False) for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]))
+                stack.extend(reversed([(c, False) for c in child_nodes(node) if isinstance(c, ast.expr)]))
             else:
-                for child in reversed(list(ast.iter_child_nodes(node))):
+                for child in reversed(child_nodes(node)):
                     if isinstance(child, ast.expr):
                         stack.append((child, False))
                     elif isinstance(child, ast.keyword):
                         stack.append((child.value, False))
+        return held if self.changes == changes else None
 
     def _private_ref(self, node: ast.AST) -> None:
         """A private name read, or named in a string (`getattr(self, "_x")`): it may run from there."""
@@ -162,7 +174,8 @@ class Recorder:
         if text is not None and _private(text):
             self.state.found.private_refs.add(text)
 
-    def _emit_use(self, node: ast.expr, scope: Scope) -> None:
+    def _emit_use(self, node: ast.expr, scope: Scope) -> Value:
+        """The uses a chain makes; what it holds, as read for them."""
         value = self.values.value(node, scope, fresh=True)
         for chain, conditions, failed in _sides(value):
             if any(s.check for s in chain.steps) or failed is not None:
@@ -177,6 +190,7 @@ class Recorder:
                 )
         if self.state.names_version:
             self._emit_version_reads(node, scope)
+        return value
 
     def _emit_version_reads(self, node: ast.expr, scope: Scope) -> None:
         """`NAME.__version__` folds to the audited release's version, but the read is a use too:
@@ -273,11 +287,13 @@ class Recorder:
         fields (and Sub has none of its own). A function of this module is passed over; a name
         imported from another module of the same package may be a class (the checks know its
         facts); names from elsewhere (the standard library) are not the consumer's classes."""
+        # What the callee holds, as the call's use just read it (taken, so never read stale)
+        read, self.values.callee = self.values.callee, None
         # `Sub(...)` or `module.Sub(...)`: a longer chain (`self.x.build(...)`) names no class of
         # this package, and is not evaluated again here (every call passes this way)
         if not (isinstance(node.func, ast.Name) or (isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name))):
             return
-        called = self.values.value(node.func, scope)
+        called = read[1] if read is not None and read[0] is node else self.values.value(node.func, scope)
         package = self.state.module.partition(".")[0]
         if not isinstance(called, ConsumerRef) or called.dotted.partition(".")[0] != package:
             return

@@ -33,9 +33,12 @@ from apiaudit.infra.frozen import record
 
 @dataclass(slots=True)
 class Found:
-    """What the walk has found so far: the records it emits, and two facts later statements read."""
+    """What the walk has found so far: the records it emits, and the facts later statements read."""
 
     dicts_seen: bool  # a dict value exists (here or imported): until then calls cannot touch one
+    # a requirement check exists (imported, or defined here: `Folding.helper`): until then no call
+    # statement is one
+    requirements_seen: bool = True
     uses: list[Use] = field(default_factory=list, init=False)
     imports: list[ImportUse] = field(default_factory=list, init=False)
     classes: list[ClassFacts] = field(default_factory=list, init=False)
@@ -98,6 +101,9 @@ class WalkState:
     names_setattr: bool = True
     # the text has `__version__`: a chain may read a module's version (a use of it too)
     names_version: bool = True
+    # the text quotes its own package: a string may name one of its modules, under the tests the
+    # walk keeps (`Found.branch_tests`, which `reach.conditional_names` reads only then)
+    quotes_package: bool = True
 
 
 def site_of(node: ast.AST) -> Site:

@@ -113,8 +113,11 @@ class Statements:
         elif isinstance(stmt, ast.If):
             return self._if(stmt, scope)
         elif isinstance(stmt, ast.Assign):
-            self.record.expr(stmt.value, scope)
-            value = self.values.value(stmt.value, scope)
+            read = self.record.expr(stmt.value, scope)
+            if isinstance(read, Chain) and all(isinstance(t, ast.Name) for t in stmt.targets):
+                value = read  # as read again: a name keeps a chain's steps unchecked either way (`unchecked`)
+            else:
+                value = self.values.value(stmt.value, scope)
             self.dicts.forget_table(stmt.value, scope)  # `other = table`: two names for one dict
             if isinstance(value, DictValue) and isinstance(stmt.value, (ast.Name, ast.Attribute)):
                 # `other = kw`: two names for one dict; a change through either is not followed.
@@ -189,6 +192,8 @@ class Statements:
     def _required(self, node: ast.expr, scope: Scope) -> bool:
         """`_require_new_api()`, a requirement check (`if <test>: raise`): the rest of the block
         runs only where none of its tests holds, as after the same `if` written here."""
+        if not self.state.found.requirements_seen:
+            return True  # no requirement check here or among the imports: the callee is none
         func = self.values.value(node.func, scope) if isinstance(node, ast.Call) else None
         if not (isinstance(func, Helper) and func.form == "require" and isinstance(node, ast.Call)):
             return True
@@ -224,7 +229,8 @@ class Statements:
             return True
         decision = self.tests.decide(stmt.test, scope)
         if g.at_run_time(decision):
-            self.state.found.branch_tests[(stmt.lineno, stmt.col_offset)] = self._reads_provider(stmt.test, scope)
+            if self.state.quotes_package:  # else no name of the package is picked under it: nothing reads the test
+                self.state.found.branch_tests[(stmt.lineno, stmt.col_offset)] = self._reads_provider(stmt.test, scope)
         elif not decision.decided and not decision.if_true.conditions and decision.if_true.undecided and not decision.if_false.dead:
             self.state.found.branch_tests[(stmt.lineno, stmt.col_offset)] = True
         arms: list[tuple[Env, bool]] = []
@@ -258,14 +264,12 @@ class Statements:
         return True
 
     def _dead(self, body: list[ast.stmt], why: str) -> None:
-        """Statements that never run on the audited release, and why: the dotted names their strings
-        hold are no modules this one runs (`reach.named_modules`), the functions named only there
-        run only where they would (`reach.named_only_in_dead_code`)."""
+        """Statements the release never runs, and why: their strings name no module this one runs
+        (`reach.named_modules`); functions named only there run only there (`named_only_in_dead_code`)."""
         self.state.found.dead_ranges.append(DeadCode(body[0].lineno, body[-1].end_lineno or body[-1].lineno, why))
 
     def _reads_provider(self, test: ast.expr, scope: Scope) -> bool:
-        """Whether a run-time test reads a provider object (`envs.USE_V1`): a value the release
-        may decide, or no longer have."""
+        """Whether a run-time test reads a provider object (`envs.USE_V1`), which may be gone."""
         for node in ast.walk(test):
             if isinstance(node, (ast.Name, ast.Attribute)):
                 value = self.values.value(node, scope)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+
+from apiaudit.consumer.walk import definitions
 from tests.consumer.test_visitor import chains, files_of, versioned_files
 
 
@@ -81,3 +84,23 @@ def test_the_learning_pass_reads_every_method_storing_an_attribute_whole(tmp_pat
     assert roots["self.spare.turn()"] == ("prov.Other", ["turn"])
     engine = [u.steps[-1].call for u in f.uses if u.text == "Engine(**self.opts)"]
     assert [sorted(a.name for a in shape.keywords) for shape in engine] == [["seed", "swap"]]
+
+
+def test_a_class_read_once_tells_which_methods_store_an_attribute_or_return_a_tuple():
+    """`own_members` reads, in the same pass, what the learning pass asks of each method."""
+    node = ast.parse(
+        "class C:\n"
+        "    x = 1\n"
+        "    def a(self):\n        if self:\n            self.y = 1\n"
+        "    def b(self):\n        return (1, 2)\n"
+        "    def c(self):\n        def inner():\n            del self.z\n        return 3\n"
+        "    def d(self):\n        pass\n"
+    ).body[0]
+    assert isinstance(node, ast.ClassDef)
+    methods: dict[int, tuple[bool, bool]] = {}
+    assert definitions.own_members(node, methods) == {"x", "a", "b", "c", "d", "y"}
+    by_name = {stmt.name: methods[id(stmt)] for stmt in node.body if isinstance(stmt, ast.FunctionDef)}
+    assert by_name == {"a": (True, False), "b": (False, True), "c": (True, False), "d": (False, False)}
+    for stmt in node.body:
+        if isinstance(stmt, ast.FunctionDef):
+            assert by_name[stmt.name] == (any(definitions._stores_attribute(s) for s in stmt.body), definitions._returns_tuple(stmt))

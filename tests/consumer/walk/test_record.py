@@ -55,3 +55,28 @@ def test_attributes_the_consumer_sets_on_objects_are_recorded(tmp_path):
     """)["cons/s.py"]
     stores = [(s.name, s.target[0].name if s.target else None, s.holder, s.site.line) for s in f.attribute_stores]
     assert stores == [("_thing", None, "config", 4), ("extra", "prov.make", None, 7)]
+
+
+def test_a_consumer_class_call_is_a_use_rooted_at_the_class(tmp_path):
+    """`Sub(...)` and `models.Sub(...)` of a class of the package, the callee read once with the
+    call's use; a call inside a longer chain (`Sub(3).run()`) and a local function's are read
+    on their own."""
+    files = files_of(tmp_path, models="""
+        class Sub:
+            def run(self):
+                pass
+    """, a="""
+        import prov
+        from cons import models
+        from cons.models import Sub
+        def helper(x):
+            return x
+        def build():
+            Sub(1)
+            models.Sub(2, key=prov.X)
+            Sub(3).run()
+            helper(4)
+            prov.make(Sub)
+    """)
+    uses = [(u.site.line, u.root.name, len(u.steps[0].call.args)) for u in files["cons/a.py"].uses if u.root.kind == "cls"]
+    assert uses == [(8, "cons.models.Sub", 1), (9, "cons.models.Sub", 2), (10, "cons.models.Sub", 1)]

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from tests.consumer.test_visitor import files_of, versioned_files
+import ast
+import textwrap
+from dataclasses import replace
+
+from apiaudit.consumer.imports import names_of
+from apiaudit.consumer.records import ConditionKind
+from apiaudit.consumer.values import Helper
+from apiaudit.consumer.visitor import ModuleVisitor
+from apiaudit.consumer.walk import statements
+from tests.consumer.test_visitor import OPTIONS, files_of, versioned_files
 
 
 def test_guards_and_relative_imports(tmp_path):
@@ -178,3 +187,72 @@ def test_an_arm_the_release_decides_false_is_named_as_the_reason(tmp_path):
     assert [(d.name, d.body, d.named_at, d.why) for d in f.dead_named] == [
         ("old_patch", (4, 4), 7, "under `if version.parse(prov.__version__) < version.parse('0.5.0')` (line 6), false on this release"),
     ]
+
+
+def test_a_requirement_check_another_module_exports_narrows_what_follows_its_call():
+    """With the consumer's tables complete (as a file read again has them), a call statement
+    is a requirement check only where one is among the exports or defined here: the check
+    another module exports still narrows the lines after its call."""
+    checks = textwrap.dedent("""
+        import prov
+        def need_start():
+            if not hasattr(prov.Engine, "start"):
+                raise RuntimeError("too old")
+    """)
+    uses = textwrap.dedent("""
+        import prov
+        from cons.checks import need_start
+        def run():
+            need_start()
+            prov.Engine.start()
+    """)
+    exports = ModuleVisitor(checks, "checks.py", "cons.checks", False, OPTIONS).exports(ast.parse(checks))
+    assert isinstance(exports["cons.checks.need_start"], Helper) and exports["cons.checks.need_start"].form == "require"
+    for shared in ((), tuple(exports.items())):
+        options = replace(OPTIONS, shared_values=shared)
+        assert names_of(options).has_requirements is bool(shared)
+        f = ModuleVisitor(uses, "uses.py", "cons.uses", False, options).run(ast.parse(uses))
+        start = next(u for u in f.uses if u.site.line == 6)
+        assert [c.kind for c in start.live.conditions] == ([ConditionKind.HAS_ATTR] if shared else [])
+
+
+def test_a_name_bound_to_a_call_holds_it_as_read_after_the_call_ran(tmp_path):
+    """`made = Args(**kw, x=fill(kw))`: the use is read before `fill(kw)` runs, the value `made`
+    keeps after (kw has escaped: any key); a name the call binds with `:=` holds there too."""
+    f = versioned_files(tmp_path, a="""
+        from prov import Args
+        def f(fill):
+            kw = {"a": 1}
+            made = Args(**kw, x=fill(kw))
+            made.run()
+        def g():
+            made = Args(opts := {"b": 2}, **opts)
+            made.run()
+    """)["cons/a.py"]
+    shapes = {(u.site.line, len(u.steps)): u.steps[0].call for u in f.uses if u.steps and u.steps[0].kind == "call"}
+    keys = {where: (sorted(a.name for a in s.keywords), s.has_starstar) for where, s in shapes.items()}
+    assert keys == {
+        (5, 1): (["a", "x"], False), (6, 3): (["x"], True),  # read before fill(kw) ran; kept after
+        (8, 1): ([], True), (9, 3): (["b"], False),  # opts unbound when read; bound after
+    }
+
+
+def test_a_run_time_test_is_read_for_the_provider_only_where_the_module_quotes_its_package(tmp_path, monkeypatch):
+    """`Found.branch_tests` feeds `reach.conditional_names`, which reads nothing of a module whose
+    text quotes no module of its package: its run-time tests are not searched for provider values."""
+    asked: list[int] = []
+    monkeypatch.setattr(statements.Statements, "_reads_provider", lambda self, test, scope: asked.append(test.lineno) or True)
+    files = files_of(tmp_path, quiet="""
+        import prov
+        def f(flag):
+            if flag:
+                return prov.A
+            return prov.B
+    """, picks="""
+        def backend(flag):
+            if flag:
+                return "cons.one"
+            return "cons.two"
+    """)
+    assert asked == [3]  # picks.py only
+    assert [(w.module, w.condition) for w in files["cons/picks.py"].reaches_when] == [("cons.one", "flag"), ("cons.two", "not flag")]
