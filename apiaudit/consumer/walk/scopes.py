@@ -14,7 +14,7 @@ from typing import Any
 
 from apiaudit.consumer import guards as g
 from apiaudit.consumer.records import ALWAYS, CaughtImport, Liveness
-from apiaudit.consumer.values import UNKNOWN, Chain, Const, ImportChoice, Value, join
+from apiaudit.consumer.values import UNKNOWN, Chain, Const, ConstItems, ConstMap, DictValue, ImportChoice, TupleOf, Value, join
 from apiaudit.infra.astutil import descendants
 
 _ABSENT: Any = object()  # not bound in an Env
@@ -133,6 +133,17 @@ def continue_under(scope: Scope, branch: g.Branch) -> bool:
     for name, value in branch.narrow:
         scope.env.vars[name] = value
     return True
+
+
+def declared_only(env: Env) -> Env:
+    """The bindings of a block that never runs (`if TYPE_CHECKING:`), as a type checker reads
+    them: imports, classes and functions keep what they name, but a literal it assigns
+    (`FLAG: bool = False` over a module `__getattr__` that reads the environment) is only a
+    declaration: at run time the name holds something else, so nothing is decided by it."""
+    for name, value in env.written().items():
+        if isinstance(value, (Const, ConstMap, ConstItems, TupleOf, DictValue)):
+            env.vars[name] = UNKNOWN
+    return env
 
 
 def merge(scope: Scope, arms: list[tuple[Env, bool]]) -> None:

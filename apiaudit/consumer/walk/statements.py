@@ -31,6 +31,7 @@ from apiaudit.consumer.walk.scopes import (
     assigned_attr_key,
     branch_scope,
     continue_under,
+    declared_only,
     forget_self_attr,
     forget_targets,
     is_self,
@@ -190,8 +191,7 @@ class Statements:
         return True
 
     def _required(self, node: ast.expr, scope: Scope) -> bool:
-        """`_require_new_api()`, a requirement check (`if <test>: raise`): the rest of the block
-        runs only where none of its tests holds, as after the same `if` written here."""
+        """`_require_new_api()`, a requirement check (`if <test>: raise`): the rest runs where no test holds."""
         if not self.state.found.requirements_seen:
             return True  # no requirement check here or among the imports: the callee is none
         func = self.values.value(node.func, scope) if isinstance(node, ast.Call) else None
@@ -220,12 +220,13 @@ class Statements:
     def _if(self, stmt: ast.If, scope: Scope) -> bool:
         self.record.expr(stmt.test, scope)
         if _is_type_checking(stmt.test):
-            # Never runs; its imports are for type checkers (reported as such), its body read as today.
+            # Never runs; its imports are for type checkers (reported as such), its body read as today,
+            # but a value it assigns is a declaration, not what the name holds at run time.
             typing_arm = replace(scope.child(), type_checking=True, guard="TYPE_CHECKING")
             self.block(stmt.body, typing_arm)
             runtime_arm = scope.child()
             self.block(stmt.orelse, runtime_arm)
-            merge(scope, [(typing_arm.env, True), (runtime_arm.env, True)])
+            merge(scope, [(declared_only(typing_arm.env), True), (runtime_arm.env, True)])
             return True
         decision = self.tests.decide(stmt.test, scope)
         if g.at_run_time(decision):
@@ -264,8 +265,7 @@ class Statements:
         return True
 
     def _dead(self, body: list[ast.stmt], why: str) -> None:
-        """Statements the release never runs, and why: their strings name no module this one runs
-        (`reach.named_modules`); functions named only there run only there (`named_only_in_dead_code`)."""
+        """Statements the release never runs, and why: strings there name no module, functions named only there run only there."""
         self.state.found.dead_ranges.append(DeadCode(body[0].lineno, body[-1].end_lineno or body[-1].lineno, why))
 
     def _reads_provider(self, test: ast.expr, scope: Scope) -> bool:

@@ -256,3 +256,33 @@ def test_a_run_time_test_is_read_for_the_provider_only_where_the_module_quotes_i
     """)
     assert asked == [3]  # picks.py only
     assert [(w.module, w.condition) for w in files["cons/picks.py"].reaches_when] == [("cons.one", "flag"), ("cons.two", "not flag")]
+
+
+def test_a_literal_declared_under_type_checking_decides_nothing(tmp_path):
+    """vllm-rbln's envs module declares `USE_NATIVE: bool = False` under `if TYPE_CHECKING:` and
+    serves the name from the environment through a module `__getattr__`: the declaration never
+    runs, so `if envs.USE_NATIVE:` elsewhere is a run-time test and both arms name their worker
+    on a condition (it was decided False: the native worker's modules were "imported by
+    nothing", and their real breaks said so)."""
+    files = files_of(tmp_path, envs="""
+        import os
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            USE_NATIVE: bool = False
+        environment_variables = {"USE_NATIVE": lambda: os.environ.get("USE_NATIVE", "0") == "1"}
+        def __getattr__(name):
+            return environment_variables[name]()
+    """, platform="""
+        import cons.envs as envs
+        def configure(config):
+            if envs.USE_NATIVE:
+                config.worker_cls = "cons.native.Worker"
+            else:
+                config.worker_cls = "cons.compiled.Worker"
+    """)
+    platform = files["cons/platform.py"]
+    assert not [m for m in platform.reaches if m.startswith(("cons.native", "cons.compiled"))]
+    assert sorted((r.module, r.condition) for r in platform.reaches_when) == [
+        ("cons.compiled.Worker", "not envs.USE_NATIVE"),
+        ("cons.native.Worker", "envs.USE_NATIVE"),
+    ]
