@@ -206,6 +206,8 @@ class CheckContext:
         self.provider_built_memo: dict[str, bool] = {}
         # attribute name -> where the consumer may bind it (`checks.flows.stored_by_consumer`)
         self.consumer_stores_memo: dict[str, str | None] = {}
+        # (class short name, method) -> whether the consumer reads `Cls.method` as a value (`checks.contracts`)
+        self.original_read_memo: dict[tuple[str, str], bool] = {}
         self._methods_by_class: dict[str, dict[str, DefinedFunction]] | None = None
         self._functions: dict[str, DefinedFunction] | None = None
         self._derived: dict[str, list[str]] | None = None  # consumer class -> consumer classes naming it as a base

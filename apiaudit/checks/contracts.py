@@ -425,7 +425,15 @@ def _installed_with(replacement: Replacement, where: ConsumerFile, file: Consume
 
 def _original_read(ctx: CheckContext, short: str, method: str) -> bool:
     """Whether the consumer's code reads `Cls.method` as a value (not only assigns it) or names it
-    to `getattr`: it may keep the provider's original, and call it."""
+    to `getattr`: it may keep the provider's original, and call it. Asked once a pair: the
+    consumer's trees are walked for it, and every provider call of the method asks again."""
+    key = (short, method)
+    if key not in ctx.original_read_memo:
+        ctx.original_read_memo[key] = _reads_original(ctx, short, method)
+    return ctx.original_read_memo[key]
+
+
+def _reads_original(ctx: CheckContext, short: str, method: str) -> bool:
     for file in ctx.files:
         if short not in file.source or method not in file.source:
             continue

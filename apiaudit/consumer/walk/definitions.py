@@ -197,8 +197,8 @@ class Definitions:
                     provider_bases.append(path)
             elif isinstance(value, ConsumerRef):
                 consumer_bases.append(value.dotted)
-                if read is not base:
-                    patched.append((value.dotted, base.slice))  # type: ignore[attr-defined]
+                if isinstance(base, ast.Subscript):
+                    patched.append((value.dotted, base.slice))
             elif isinstance(value, ImportChoice) and read is base and (chosen := symbol_path(value.ok)) is not None:
                 # `try: from prov import Base` / `except ImportError: class Base: ...`: the provider's
                 # class where the import works (the checks resolve it on the release; where it does
