@@ -94,15 +94,15 @@ def argument_given(condition: Condition, none_test: bool = False) -> Decision:
     return Decision(Branch(conditions=(condition,)), Branch(conditions=(absent,)))
 
 
-def attribute_truth(value: Value, text: str) -> Decision | None:
+def attribute_truth(value: Value, text: Callable[[], str]) -> Decision | None:
     """`if obj.flag:` on an attribute read off an instance (`self.flag`, `param.flag`, through
     attributes only): each side carries a `FIXED_VALUE` condition, which the checks decide only
     where the provider keeps the attribute at one literal; elsewhere both sides run, as on any
-    test of run-time data (`_runs_anyway`)."""
+    test of run-time data (`_runs_anyway`). `text`: the test's text, made only where needed."""
     if not isinstance(value, Chain) or value.root.kind not in _INSTANCES or not value.steps or any(s.kind != "attr" for s in value.steps):
         return None
     target = chain_target(value)
-    return symbolic(Condition(ConditionKind.FIXED_VALUE, True, text, target=target))
+    return symbolic(Condition(ConditionKind.FIXED_VALUE, True, text(), target=target))
 
 
 # Roots that hold an instance (a consumer class's `self`, a parameter the provider passes)
@@ -290,13 +290,13 @@ def chain_target(value: Value) -> tuple[Root, tuple[Step, ...]] | None:
     return None
 
 
-def none_test(value: Value, is_not: bool, text: str, name: str | None, folder: Folder) -> Decision | None:
-    """`X is None` / `X is not None`."""
+def none_test(value: Value, is_not: bool, text: Callable[[], str], name: str | None, folder: Folder) -> Decision | None:
+    """`X is None` / `X is not None`. `text`: the test's text, made only where needed (most tests are on run-time data)."""
     if isinstance(value, AttrOrNone):
-        d = symbolic(replace(value.condition, text=text))
+        d = symbolic(replace(value.condition, text=text()))
         return d if is_not else negate(d)
     if isinstance(value, ImportChoice):
-        d = choice_truth(folder, ImportChoice(_not_none(value.ok), _not_none(value.fallback), value.imports, value.caught, value.origin), text, None)
+        d = choice_truth(folder, ImportChoice(_not_none(value.ok), _not_none(value.fallback), value.imports, value.caught, value.origin), text(), None)
         if name and not d.decided and d.if_true.conditions:
             ok_runs = not d.if_true.conditions[0].expect  # expect False: no import fails -> ok side
             narrow_t = ((name, value.ok if ok_runs else value.fallback),)

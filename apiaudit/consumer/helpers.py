@@ -53,8 +53,9 @@ class Unfoldable(Exception):
 _TRANSPARENT_DECORATORS = frozenset({"lru_cache", "cache"})  # functools: the call returns what the body does
 
 
-def is_body_helper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """A function whose statements are all of the kinds `BodyRun` follows, with a `return` of a value."""
+def is_body_helper(node: ast.FunctionDef | ast.AsyncFunctionDef, may_suspend: bool = True) -> bool:
+    """A function whose statements are all of the kinds `BodyRun` follows, with a `return` of a value.
+    `may_suspend`: False where the module's text has no `yield` or `await` (no body there is a generator)."""
     if isinstance(node, ast.AsyncFunctionDef):
         return False  # calling it gives a coroutine, not the value it returns
     for decorator in node.decorator_list:
@@ -79,7 +80,7 @@ def is_body_helper(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         else:
             return False
     # Last, as the costliest test (every node of the body): a generator's call returns a generator object.
-    return returns and not any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for stmt in node.body for n in descendants(stmt))
+    return returns and not (may_suspend and any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for stmt in node.body for n in descendants(stmt)))
 
 
 def raising_tests(body: list[ast.stmt]) -> list[ast.expr] | None:

@@ -39,7 +39,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from apiaudit.consumer.records import ConsumerFile, DeadCode, EntryPoint, NamedOnlyInDeadCode, ReachedWhen, RunsWhen, Site
-from apiaudit.infra.astutil import unparse
+from apiaudit.infra.astutil import breadth_first, descendants, unparse
 from apiaudit.sources.base import CodeTree
 
 # A release number in a module or package name: `0_6`, `v0_6_3`, `2_1` (two parts or more).
@@ -120,7 +120,7 @@ def conditional_names(
 
     # an import map's keys are strings naming provider modules: none quoted, no walk for maps
     maps = bool(provider) and (source is None or any(_quotes_top(p, source) for p in provider_packages))
-    for node in ast.walk(tree) if maps else ():
+    for node in breadth_first(tree) if maps else ():
         if not isinstance(node, ast.Dict) or not node.keys:
             continue
         keys = [k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None for k in node.keys]
@@ -160,7 +160,7 @@ def conditional_names(
                 # a return's whole value; an assignment's only where it stores a string itself
                 held = stmt.value if isinstance(stmt, ast.Return) or isinstance(stmt.value, ast.Constant) else None
                 names = [
-                    (module, node) for node in (ast.walk(held) if held is not None else ())
+                    (module, node) for node in (breadth_first(held) if held is not None else ())
                     if isinstance(node, ast.expr) and (module := _dotted_name(node, prefix)) is not None
                 ]  # fmt: skip
                 if names:  # the target's text only where a name is stored (most assignments store none)
@@ -208,7 +208,7 @@ def named_only_in_dead_code(tree: ast.Module, dead: Sequence[DeadCode]) -> tuple
             plain = not stmt.decorator_list and not (stmt.name.startswith("__") and stmt.name.endswith("__"))
             defs[stmt.name] = stmt if plain and stmt.name not in defs else None
     named: dict[str, list[int]] = {}
-    for node in ast.walk(tree) if any(defs.values()) else ():
+    for node in descendants(tree) if any(defs.values()) else ():  # in any order: the lines are sorted
         if isinstance(node, ast.Name):
             name = node.id
         elif isinstance(node, ast.Attribute):

@@ -88,7 +88,9 @@ class ModuleVisitor:
             dead_named=named_only_in_dead_code(tree, found.dead_ranges),
             functions=tuple(found.functions),
             replacements=tuple(found.replacements),
-            reaches_when=conditional_names(tree, self.module.split(".")[0], self.options.provider_packages, found.branch_tests, self.source),
+            reaches_when=conditional_names(tree, self.module.split(".")[0], self.options.provider_packages, found.branch_tests, self.source)
+            if walk.state.quotes_package
+            else (),  # the text quotes no module of its package
         )
         # read by `collect`, which names the modules the file's strings hold but for these lines
         self.dead_ranges = tuple(found.dead_ranges)
@@ -113,7 +115,7 @@ class ModuleVisitor:
         return WalkState(
             self.module, self.options, self.imports_ctx, _folder(self.options), Env(), top_only, found, postponed,
             self._names_release(), "setattr" in self.source, "__version__" in self.source,
-            quotes_package(self.module.split(".")[0], self.source),
+            quotes_package(self.module.split(".")[0], self.source), "yield" in self.source or "await" in self.source,
         )  # fmt: skip
 
     def _names_release(self) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import deque
+from typing import Iterator
 
 
 def attribute_store_text(name: str) -> str:
@@ -74,6 +75,20 @@ def descendants(node: ast.AST):
                         push(item)
             elif isinstance(value, is_node):
                 push(value)
+
+
+def breadth_first(node: ast.AST) -> Iterator[ast.AST]:
+    """`ast.walk(node)`, in its order, without its generator over `ast.iter_fields` for every node
+    (where the order matters: what a walk collects in it is reported so)."""
+    queue = [node]
+    for current in queue:  # a list iterated while it grows: a queue that is never popped
+        yield current
+        for name in current._fields:
+            value = getattr(current, name, None)
+            if isinstance(value, ast.AST):
+                queue.append(value)
+            elif type(value) is list:
+                queue += [item for item in value if isinstance(item, ast.AST)]
 
 
 def child_nodes(node: ast.AST) -> list[ast.AST]:

@@ -100,12 +100,12 @@ def test_a_flag_the_provider_may_fix_runs_both_ways_in_a_union():
     from apiaudit.consumer.records import Root, Step
     from apiaudit.consumer.values import Chain
 
-    flag = g.attribute_truth(Chain(Root("self", "m.Runner"), (Step("attr", "flag"),)), "self.flag")
+    flag = g.attribute_truth(Chain(Root("self", "m.Runner"), (Step("attr", "flag"),)), lambda: "self.flag")
     assert flag is not None and flag.if_true.conditions[0].kind is ConditionKind.FIXED_VALUE
     assert g.at_run_time(flag) and g.at_run_time(g.RUNTIME) and not g.at_run_time(g.symbolic(Condition(ConditionKind.HAS_ATTR, True, "t")))
     assert g.conjoin(flag, g.RUNTIME, "self.flag and x").if_false == g.ALWAYS
     assert g.disjoin(flag, g.RUNTIME, "self.flag or x").if_true == g.ALWAYS
     assert g.probe_of(flag) is None
     # only an instance's attributes: a module's, or a call's result, are run-time data as before
-    assert g.attribute_truth(Chain(Root("symbol", "prov"), (Step("attr", "FLAG"),)), "prov.FLAG") is None
-    assert g.attribute_truth(Chain(Root("self", "m.Runner"), (Step("call", "on"),)), "self.on()") is None
+    assert g.attribute_truth(Chain(Root("symbol", "prov"), (Step("attr", "FLAG"),)), lambda: "prov.FLAG") is None
+    assert g.attribute_truth(Chain(Root("self", "m.Runner"), (Step("call", "on"),)), lambda: "self.on()") is None

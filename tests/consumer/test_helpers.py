@@ -173,6 +173,10 @@ def test_only_bodies_of_statements_it_follows_are_helpers():
     assert not shape("def f():\n    x = 1\n")  # returns nothing
     assert not shape("async def f():\n    x = 1\n    return x\n")
     assert not shape("def f():\n" + "    x = 1\n" * h.MAX_BODY_STATEMENTS + "    return x\n")
+    generator = "def f(a):\n    x = yield a\n    return x\n"
+    assert not shape(generator)
+    # where the module's text has no `yield` or `await`, the body is not searched for one
+    assert h.is_body_helper(ast.parse(generator).body[0], may_suspend=False)  # type: ignore[arg-type]
 
 
 def test_paths_meeting_join_their_locals():

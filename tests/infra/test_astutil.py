@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import apiaudit
-from apiaudit.infra.astutil import _plain_text, child_nodes, unparse
+from apiaudit.infra.astutil import _plain_text, breadth_first, child_nodes, unparse
 
 _FORMS = [
     "a", "a.b.c", "f()", "a.b(c, d.e)", "f(*args, **kwargs)", "f(x, key=y, **{'k': 1})", "f(1, True, None, x=-1)",
@@ -101,3 +101,9 @@ def test_child_nodes_are_ast_iter_child_nodes_in_order():
     tree = ast.parse("f(a, *b, k=c, **d)[1:2] + {x: y for x in z if x} - (lambda q=1: q)(await w)\nclass C(B, metaclass=M): pass\n", mode="exec")
     for node in ast.walk(tree):
         assert child_nodes(node) == list(ast.iter_child_nodes(node))
+
+
+def test_breadth_first_is_ast_walk_in_its_order():
+    source = Path(inspect.getfile(apiaudit)).with_name("engine.py").read_text()
+    for tree in (ast.parse(source), ast.parse("f(a, *b, k=c)[1:2] + {x: y for x in z}\nclass C(B, metaclass=M): pass\n"), ast.Name("x")):
+        assert [id(n) for n in breadth_first(tree)] == [id(n) for n in ast.walk(tree)]

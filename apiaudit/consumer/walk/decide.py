@@ -83,7 +83,7 @@ class Decider:
         given = self._argument(test, scope)
         if given is not None:
             return given
-        flag = g.attribute_truth(value, text_of(test))
+        flag = g.attribute_truth(value, partial(text_of, test))
         if flag is not None:
             return flag
         called = self.values.value(test.func, scope) if isinstance(test, ast.Call) else None
@@ -118,7 +118,7 @@ class Decider:
         if isinstance(op, (ast.Is, ast.IsNot)):
             for value, other, node in ((left, right, left_node), (right, left, right_node)):
                 if isinstance(other, Const) and other.value is None:
-                    found = g.none_test(value, isinstance(op, ast.IsNot), text(), node.id if isinstance(node, ast.Name) else None, self.state.folder)
+                    found = g.none_test(value, isinstance(op, ast.IsNot), text, node.id if isinstance(node, ast.Name) else None, self.state.folder)
                     if found is not None:
                         return found
                     attr = self._getattr_target(node, scope)

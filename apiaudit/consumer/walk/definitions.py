@@ -48,7 +48,7 @@ class Block(Protocol):
 class Definitions:
     """The functions and classes of one module's walk."""
 
-    __slots__ = ("state", "values", "record", "statements", "_members", "_methods")
+    __slots__ = ("state", "values", "record", "statements", "_members", "_methods", "_stmt_stores")
 
     # The part above this one, called back (set by the visitor, emptied after the walk).
     statements: Block
@@ -61,6 +61,7 @@ class Definitions:
         # id(method of a class read) -> (it stores an attribute, it returns a tuple display): what
         # the learning pass asks of it, read in the same pass over the class's statements
         self._methods: dict[int, tuple[bool, bool]] = {}
+        self._stmt_stores: dict[int, bool] = {}  # id(statement) -> `_stores_attribute`, read once
 
     def own_members(self, node: ast.ClassDef) -> frozenset[str]:
         """`own_members(node)`, read once a walk (the module's names and the class's scope both ask)."""
@@ -133,12 +134,33 @@ class Definitions:
         learns = cls is not None and cls.learning and plain and in_body and not node.decorator_list and isinstance(node, ast.FunctionDef)
         if learns:
             scope.returns = []
-        falls = self.statements.block(node.body, scope)
+        if cls is not None and cls.learning and not outer.emit and not learns:
+            falls = self._learning_body(node.body, scope, cls)
+        else:
+            falls = self.statements.block(node.body, scope)
         if learns and cls is not None and scope.returns is not None:
             # a generator's call returns no display: looked for only where a display was returned
             if any(isinstance(r, ReturnedItems) for r in scope.returns) and any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in descendants(node)):
                 scope.returns = [UNKNOWN]
             _learn_returned(cls, node.name, scope.returns, falls)
+
+    def _learning_body(self, body: list[ast.stmt], scope: Scope, cls: ClassScope) -> bool:
+        """A body in the learning pass, whose returns are not learned: the statements up to its last
+        one that stores an attribute, and the rest only where a dict `self.X` holds may change
+        there (as `_may_teach` decides for a whole method). What follows the last store binds only
+        the function's own names, which die with it, and emits nothing."""
+        last = max((i for i, stmt in enumerate(body) if self._stores(stmt)), default=-1)
+        falls = self.statements.block(body[: last + 1], scope)
+        if falls and last + 1 < len(body) and any(isinstance(value, DictValue) for value in cls.attr_values.values()):
+            falls = self.statements.block(body[last + 1 :], scope)
+        return falls
+
+    def _stores(self, stmt: ast.stmt) -> bool:
+        """`_stores_attribute(stmt)`, read once a walk (both a method and the functions nested in it ask)."""
+        found = self._stmt_stores.get(id(stmt))
+        if found is None:
+            found = self._stmt_stores[id(stmt)] = _stores_attribute(stmt)
+        return found
 
     def _installed(self, node, outer: Scope, qual: str, env: Env) -> None:
         """`@helper(obj, "name")` of a consumer patching helper (consumer/patching.py): the function

@@ -60,31 +60,42 @@ class Dicts:
         if not self.state.found.dicts_seen:
             return False
         changed = False
-        if isinstance(call.func, ast.Attribute) and call.func.attr not in _DICT_READS:
-            changed = self.forget_table(call.func.value, scope)
-        for arg in [a.value if isinstance(a, ast.Starred) else a for a in call.args] + [k.value for k in call.keywords if k.arg is not None]:
-            if isinstance(arg, ast.Name):
-                # `forget_table` and `holder` at once: one lookup of the name
-                held = scope.env.lookup(arg.id)
-                if isinstance(held, (ConstMap, ConstItems)):
-                    scope.env.vars[arg.id] = UNKNOWN
-                    changed = True
-                elif isinstance(held, DictValue):
-                    scope.env.vars[arg.id] = DictValue(frozenset(), True)
-                    changed = True
-            elif isinstance(arg, ast.Attribute):  # `self.X` holding a dict (no table is held there)
-                holder = self.holder(arg, scope)
-                if holder is not None:
-                    holder[1](DictValue(frozenset(), True))
-                    changed = True
-            # any other argument (a literal, a call) holds nothing a name keeps
-        if isinstance(call.func, ast.Attribute) and self.holder(call.func.value, scope) is not None:
+        func = call.func
+        if type(func) is ast.Attribute and func.attr not in _DICT_READS:
+            changed = self.forget_table(func.value, scope)
+        for arg in call.args:
+            changed = self._escapes(arg.value if isinstance(arg, ast.Starred) else arg, scope) or changed
+        for kw in call.keywords:
+            if kw.arg is not None:
+                changed = self._escapes(kw.value, scope) or changed
+        if type(func) is ast.Attribute and (holder := self.holder(func.value, scope)) is not None:
             changed = True
-            if call.func.attr in _DICT_MUTATIONS:
+            if func.attr in _DICT_MUTATIONS:
                 self._mutation(call, scope)
-            elif call.func.attr not in _DICT_READS:
-                self.holder(call.func.value, scope)[1](DictValue(frozenset(), True))
+            elif func.attr not in _DICT_READS:
+                holder[1](DictValue(frozenset(), True))
         return changed
+
+    def _escapes(self, arg: ast.expr, scope: Scope) -> bool:
+        """A name or `self.X` passed to a call: a table it holds is forgotten, a dict's keys are no
+        longer known (True where that changed what it holds). Any other argument (a literal, a
+        call) holds nothing a name keeps."""
+        kind = type(arg)
+        if kind is ast.Name:
+            # `forget_table` and `holder` at once: one lookup of the name
+            held = scope.env.lookup(arg.id)  # type: ignore[attr-defined]
+            if isinstance(held, (ConstMap, ConstItems)):
+                scope.env.vars[arg.id] = UNKNOWN  # type: ignore[attr-defined]
+                return True
+            if isinstance(held, DictValue):
+                scope.env.vars[arg.id] = DictValue(frozenset(), True)  # type: ignore[attr-defined]
+                return True
+        elif kind is ast.Attribute:  # `self.X` holding a dict (no table is held there)
+            holder = self.holder(arg, scope)
+            if holder is not None:
+                holder[1](DictValue(frozenset(), True))
+                return True
+        return False
 
     def _mutation(self, call: ast.Call, scope: Scope) -> None:
         """`d.update(...)`, `d.pop("k")`, `d.setdefault("k", v)`, `d.clear()` on a known dict."""

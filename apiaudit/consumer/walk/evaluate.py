@@ -73,16 +73,16 @@ class Evaluator:
             return self._atom(node, scope, fresh, depth)
         spine: list[ast.AST] = []
         cur = node
-        while True:
-            if isinstance(cur, ast.Call) and (returned := self._method_returns(cur, scope)) is not None:
+        while True:  # (`type(cur) is`: parsed nodes are of ast's own classes, and it is cheaper)
+            if type(cur) is ast.Call and (returned := self._method_returns(cur, scope)) is not None:
                 held: Value = returned
                 for n in reversed(spine):
                     held = self._apply(n, held, scope, fresh, depth)
                 return held
-            if isinstance(cur, ast.Attribute):
+            if type(cur) is ast.Attribute:
                 if scope.cls is not None and is_self(cur.value, scope):
                     break
-                if isinstance(cur.value, ast.Name):
+                if self.state.found.attrs_assigned and isinstance(cur.value, ast.Name):
                     assigned = scope.env.lookup(assigned_attr_key(cur.value.id, cur.attr))
                     if assigned is not None:  # set by the consumer earlier in this scope
                         value = assigned
@@ -91,12 +91,12 @@ class Evaluator:
                         return value
                 spine.append(cur)
                 cur = cur.value
-            elif isinstance(cur, ast.Subscript):
+            elif type(cur) is ast.Subscript:
                 spine.append(cur)
                 cur = cur.value
-            elif isinstance(cur, ast.Await):
+            elif type(cur) is ast.Await:
                 cur = cur.value
-            elif isinstance(cur, ast.Call) and not is_builtin_call(cur, scope, ("getattr", "super", "dict")):
+            elif type(cur) is ast.Call and not is_builtin_call(cur, scope, ("getattr", "super", "dict")):
                 spine.append(cur)
                 cur = cur.func
             else:
@@ -118,7 +118,7 @@ class Evaluator:
         """`self.prepare(...)` of a method of the class whose returned items the class's learning
         pass read (`ClassScope.returned`), where no `self.prepare = ...` replaces it."""
         func = node.func
-        if scope.cls is None or not isinstance(func, ast.Attribute) or not is_self(func.value, scope) or func.attr in scope.cls.attr_values:
+        if scope.cls is None or not scope.cls.returned or not isinstance(func, ast.Attribute) or not is_self(func.value, scope) or func.attr in scope.cls.attr_values:
             return None
         held = scope.cls.returned.get(func.attr)
         return held if isinstance(held, ReturnedItems) else None

@@ -81,7 +81,7 @@ class Folding:
             # The text is written only when another module imports the helper (`capture`).
             expr = f"{_LOCAL}{self.state.module}.{node.name}"
             self._local_helpers[expr] = body[0].value
-        elif narrows is None and h.is_body_helper(node):
+        elif narrows is None and h.is_body_helper(node, self.state.names_suspend):
             expr, form = f"{_LOCAL}{self.state.module}.{node.name}", "body"
             self._local_bodies[expr] = body
         elif narrows is None and _is_requirement_check(node, body):

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from typing import cast
+from typing import Iterator, cast
 
 from apiaudit.consumer import guards as g
-from apiaudit.consumer.records import AttributeStore, Site, Condition, ConditionKind, ImportUse, Injection, MethodBinding, Root, RpcCall, Step, Use
+from apiaudit.consumer.records import AttributeStore, Site, Condition, ConditionKind, ImportRef, ImportUse, Injection, MethodBinding, Root, RpcCall, Step, Use
 from apiaudit.consumer.values import UNKNOWN, Chain, Const, ConsumerRef, Helper, ImportChoice, OneOf, Unbound, Unknown, Value
 from apiaudit.consumer.walk.decide import Decider, may_compare_text
 from apiaudit.consumer.walk.dicts import Dicts
@@ -25,8 +25,12 @@ from apiaudit.consumer.walk.scopes import Env, Scope, branch_scope, forget_targe
 from apiaudit.consumer.walk.state import WalkState, site_of, text_of
 from apiaudit.infra.astutil import child_nodes, dotted_text
 
+_NO_IDS: frozenset[int] = frozenset()
 _LEAF_TYPES = frozenset({ast.Name, ast.Constant})
 _CHAIN_TYPES = frozenset({ast.Call, ast.Attribute, ast.Subscript})  # a chain's steps
+# expressions whose children are read as they are, with nothing of their own to record (the
+# commonest others, taken before the kinds that need more)
+_PLAIN_TYPES = frozenset({ast.BinOp, ast.UnaryOp, ast.Tuple, ast.List, ast.Set, ast.JoinedStr, ast.FormattedValue, ast.Starred, ast.Slice})
 
 
 class Recorder:
@@ -45,8 +49,10 @@ class Recorder:
         # expression that changed nothing leaves the names as it read them (`expr`'s answer).
         self.changes = 0
 
-    def reach(self, stmt: ast.Import | ast.ImportFrom) -> None:
+    def reach(self, stmt: ast.Import | ast.ImportFrom, scope: Scope) -> None:
         """The modules an import statement on a live line may run (consumer/reach.py's edges)."""
+        if not scope.emit:
+            return
         reaches = self.state.found.reaches
         if isinstance(stmt, ast.Import):
             reaches.update(dict.fromkeys(alias.name for alias in stmt.names))
@@ -81,13 +87,16 @@ class Recorder:
         changes = self.changes
         held: Value | None = None
         stack: list[tuple[ast.AST, bool]] = [(root, False)]
-        called: set[int] = set()  # the `self._x` of `self._x(...)`: a call, not another use
+        # the `self._x` of `self._x(...)`: a call, not another use (a set made at the first such call)
+        called: set[int] | frozenset[int] = _NO_IDS
         while stack:
             node, in_chain = stack.pop()
             kind = type(node)  # parsed nodes are of ast's own classes: one set lookup for the commonest
             if kind in _LEAF_TYPES:
-                if scope.emit and id(node) not in called:
-                    self._private_ref(node)
+                # a private name read, or named in a string (`getattr(self, "_x")`): it may run from there
+                text = node.id if kind is ast.Name else node.value  # type: ignore[attr-defined]
+                if type(text) is str and text[:1] == "_" and scope.emit and _private(text) and id(node) not in called:
+                    self.state.found.private_refs.add(text)
                 continue
             if kind in _CHAIN_TYPES:
                 if not in_chain and scope.emit:
@@ -100,6 +109,8 @@ class Recorder:
                         name = _private_callee(node.func, scope)
                         if name is not None:
                             self.state.found.private_calls.setdefault(name, []).append(scope.live)
+                            if not isinstance(called, set):
+                                called = set()
                             called.add(id(node.func))
                     if self.dicts.effects(node, scope):
                         self.changes += 1
@@ -114,6 +125,10 @@ class Recorder:
                 elif isinstance(node, ast.Subscript):
                     stack.append((node.slice, False))
                     stack.append((node.value, True))
+            elif kind in _PLAIN_TYPES:
+                for child in reversed(child_nodes(node)):
+                    if isinstance(child, ast.expr):
+                        stack.append((child, False))
             elif isinstance(node, ast.Await):
                 stack.append((node.value, in_chain))
             elif isinstance(node, ast.Lambda):
@@ -168,16 +183,11 @@ class Recorder:
                         stack.append((child.value, False))
         return held if self.changes == changes else None
 
-    def _private_ref(self, node: ast.AST) -> None:
-        """A private name read, or named in a string (`getattr(self, "_x")`): it may run from there."""
-        text = node.id if isinstance(node, ast.Name) else node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
-        if text is not None and _private(text):
-            self.state.found.private_refs.add(text)
-
     def _emit_use(self, node: ast.expr, scope: Scope) -> Value:
         """The uses a chain makes; what it holds, as read for them."""
         value = self.values.value(node, scope, fresh=True)
-        for chain, conditions, failed in _sides(value):
+        # most values read are none of those: no generator to make for them
+        for chain, conditions, failed in _sides(value) if isinstance(value, (Chain, OneOf, ImportChoice)) else ():
             if any(s.check for s in chain.steps) or failed is not None:
                 live = scope.live
                 for c in conditions:
@@ -270,7 +280,8 @@ class Recorder:
             if isinstance(node.args[1].value, str):
                 self.store(node.args[0], node.args[1].value, scope, node)
                 self.injection_by_store(node.args[1].value, self.values.value(node.args[2], scope), node.args[2], scope, node.args[0])
-        if dotted_text(node.func) in ("types.MethodType", "MethodType") and len(node.args) == 2:
+        func_name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id if isinstance(node.func, ast.Name) else None
+        if func_name == "MethodType" and dotted_text(node.func) in ("types.MethodType", "MethodType") and len(node.args) == 2:
             func_value = self.values.value(node.args[0], scope)
             if isinstance(func_value, (ConsumerRef, Helper)):
                 dotted = func_value.dotted
@@ -378,7 +389,7 @@ def _private_callee(func: ast.expr, scope: Scope) -> str | None:
     return None
 
 
-def _sides(value: Value, conditions: tuple[Condition, ...] = ()):
+def _sides(value: Value, conditions: tuple[Condition, ...] = ()) -> Iterator[tuple[Chain, tuple[Condition, ...], ImportRef | None]]:
     """(chain, conditions, failed import) for each way a value can be, through import choices."""
     if isinstance(value, Chain):
         yield value, conditions, None

@@ -48,7 +48,7 @@ class Env:
         return {k: v for k, v in self.vars.items() if not (k in self.narrowed and self.narrowed[k] is v)}
 
 
-@dataclass
+@dataclass(slots=True)
 class ClassScope:
     dotted: str
     own_members: set[str]
@@ -62,7 +62,7 @@ class ClassScope:
     returned: dict[str, Value] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class Scope:
     """Where a statement runs: its names, class, function, liveness, and whether it emits."""
 
@@ -151,7 +151,7 @@ def merge(scope: Scope, arms: list[tuple[Env, bool]]) -> None:
     through = [env for env, ft in arms if ft]
     if not through:
         return
-    written = [env.written() for env in through]
+    written = [env.written() if env.narrowed else env.vars for env in through]  # read only: no copy where nothing was narrowed
     names: dict[str, None] = {}
     for w in written:
         names.update(dict.fromkeys(w))
@@ -183,6 +183,9 @@ def unchecked(value: Value | None) -> Value:
 
 
 def forget_targets(target, scope: Scope) -> None:
+    if type(target) is ast.Name:  # the commonest target
+        scope.env.vars[target.id] = UNKNOWN
+        return
     for node in descendants(target):
         if isinstance(node, ast.Name):
             scope.env.vars[node.id] = UNKNOWN

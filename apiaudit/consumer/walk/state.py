@@ -39,6 +39,8 @@ class Found:
     # a requirement check exists (imported, or defined here: `Folding.helper`): until then no call
     # statement is one
     requirements_seen: bool = True
+    # a name's attribute was set (`obj.attr = v`, an env key `obj.attr`): until then no read looks one up
+    attrs_assigned: bool = field(default=False, init=False)
     uses: list[Use] = field(default_factory=list, init=False)
     imports: list[ImportUse] = field(default_factory=list, init=False)
     classes: list[ClassFacts] = field(default_factory=list, init=False)
@@ -104,6 +106,8 @@ class WalkState:
     # the text quotes its own package: a string may name one of its modules, under the tests the
     # walk keeps (`Found.branch_tests`, which `reach.conditional_names` reads only then)
     quotes_package: bool = True
+    # the text has `yield` or `await`: a function here may be a generator or a coroutine
+    names_suspend: bool = True
 
 
 def site_of(node: ast.AST) -> Site:

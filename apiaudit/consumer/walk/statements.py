@@ -17,7 +17,7 @@ from apiaudit.consumer import guards as g
 from apiaudit.consumer.imports import import_alias_value
 from apiaudit.consumer.records import CaughtImport, Condition, ConditionKind, DeadCode, GuardStop, ImportRef, ReleaseGate
 from apiaudit.consumer.values import (
-    RELEASE_VALUES, UNBOUND, UNKNOWN, Chain, ConsumerRef, DictValue, Helper, ImportChoice, Value,
+    RELEASE_VALUES, UNBOUND, UNKNOWN, Chain, Const, ConsumerRef, DictValue, Helper, ImportChoice, Unknown, Value,
 )
 from apiaudit.consumer.walk.decide import Decider
 from apiaudit.consumer.walk.definitions import Definitions
@@ -42,7 +42,7 @@ from apiaudit.consumer.walk.scopes import (
 )
 from apiaudit.consumer.walk.state import WalkState, after_leaving, site_of, text_of
 from apiaudit.consumer.walk.unpack import returned_items, unpacked
-from apiaudit.infra.astutil import dotted_text
+from apiaudit.infra.astutil import descendants, dotted_text
 
 
 
@@ -78,15 +78,42 @@ class Statements:
                 continue  # valid but pathologically deep code: that statement degrades to unknown
         return True
 
-    def _stmt(self, stmt: ast.stmt, scope: Scope) -> bool:
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)) and scope.emit:
-            self.record.reach(stmt)
-        if isinstance(stmt, ast.Import):
+    def _stmt(self, stmt: ast.stmt, scope: Scope) -> bool:  # the commonest kinds first (no two branches take one)
+        if isinstance(stmt, ast.Assign):
+            read = self.record.expr(stmt.value, scope)
+            value: Value | None
+            if isinstance(read, (Chain, Const, ConsumerRef, Unknown)):
+                value = read  # as read again: a target keeps a chain's steps unchecked either way (`unchecked`); the others have none
+            else:
+                value = self.values.value(stmt.value, scope)
+            self.dicts.forget_table(stmt.value, scope)  # `other = table`: two names for one dict
+            if isinstance(value, DictValue) and isinstance(stmt.value, (ast.Name, ast.Attribute)):
+                # `other = kw`: two names for one dict; a change through either is not followed.
+                holder = self.dicts.holder(stmt.value, scope)
+                if holder is not None:
+                    holder[1](DictValue(frozenset(), True))
+                value = DictValue(frozenset(), True)
+            for target in stmt.targets:
+                self._assign(target, value, scope)
+        elif isinstance(stmt, ast.Expr):
+            self.record.expr(stmt.value, scope)
+            return self._required(stmt.value, scope)
+        elif isinstance(stmt, ast.If):
+            return self._if(stmt, scope)
+        elif isinstance(stmt, ast.Assert):
+            self.record.expr(stmt.test, scope)
+            decision = self.tests.decide(stmt.test, scope)
+            if decision.if_true.dead and scope.emit and self._reads_release(stmt.test, scope):
+                self._failing_assert(stmt, scope)
+            return continue_under(scope, decision.if_true)
+        elif isinstance(stmt, ast.Import):
+            self.record.reach(stmt, scope)
             for alias in stmt.names:
                 self.record.import_use(alias.name, None, alias, scope, stmt)
                 name, value = import_alias_value(self.state.imports_ctx, alias, self.state.options)
                 scope.env.vars[name] = value
         elif isinstance(stmt, ast.ImportFrom):
+            self.record.reach(stmt, scope)
             base = self.state.imports_ctx.absolute(stmt.module, stmt.level)
             for alias in stmt.names:
                 if alias.name == "*":
@@ -111,23 +138,6 @@ class Statements:
             self.definitions.class_def(stmt, scope)
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             return self._try(stmt, scope)
-        elif isinstance(stmt, ast.If):
-            return self._if(stmt, scope)
-        elif isinstance(stmt, ast.Assign):
-            read = self.record.expr(stmt.value, scope)
-            if isinstance(read, Chain) and all(isinstance(t, ast.Name) for t in stmt.targets):
-                value = read  # as read again: a name keeps a chain's steps unchecked either way (`unchecked`)
-            else:
-                value = self.values.value(stmt.value, scope)
-            self.dicts.forget_table(stmt.value, scope)  # `other = table`: two names for one dict
-            if isinstance(value, DictValue) and isinstance(stmt.value, (ast.Name, ast.Attribute)):
-                # `other = kw`: two names for one dict; a change through either is not followed.
-                holder = self.dicts.holder(stmt.value, scope)
-                if holder is not None:
-                    holder[1](DictValue(frozenset(), True))
-                value = DictValue(frozenset(), True)
-            for target in stmt.targets:
-                self._assign(target, value, scope)
         elif isinstance(stmt, ast.AnnAssign):
             if stmt.value is not None:
                 self.record.expr(stmt.value, scope)
@@ -166,15 +176,6 @@ class Statements:
             for t in stmt.targets:
                 self._target_loads(t, scope)
                 self._delete(t, scope)
-        elif isinstance(stmt, ast.Expr):
-            self.record.expr(stmt.value, scope)
-            return self._required(stmt.value, scope)
-        elif isinstance(stmt, ast.Assert):
-            self.record.expr(stmt.test, scope)
-            decision = self.tests.decide(stmt.test, scope)
-            if decision.if_true.dead and scope.emit and self._reads_release(stmt.test, scope):
-                self._failing_assert(stmt, scope)
-            return continue_under(scope, decision.if_true)
         elif isinstance(stmt, (ast.Return, ast.Raise)):
             for child in ast.iter_child_nodes(stmt):
                 if isinstance(child, ast.expr):
@@ -270,7 +271,7 @@ class Statements:
 
     def _reads_provider(self, test: ast.expr, scope: Scope) -> bool:
         """Whether a run-time test reads a provider object (`envs.USE_V1`), which may be gone."""
-        for node in ast.walk(test):
+        for node in descendants(test):
             if isinstance(node, (ast.Name, ast.Attribute)):
                 value = self.values.value(node, scope)
                 if isinstance(value, Chain) and value.root.kind == "symbol":
@@ -423,9 +424,9 @@ class Statements:
             self.record.store(target.value, target.attr, scope, target)
             if isinstance(target.value, ast.Name):
                 self.record.bind_function(target.value, value, scope, target)
-                # `obj.attr = v` creates the attribute (objects without __slots__): later reads of
-                # it here are the consumer's own value, not a provider member to look up.
+                # `obj.attr = v` creates the attribute (no __slots__): later reads here are the consumer's own value
                 scope.env.vars[assigned_attr_key(target.value.id, target.attr)] = UNKNOWN
+                self.state.found.attrs_assigned = True
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = unpacked(target.elts, value)
             for elt, item in zip(target.elts, items):
