@@ -81,11 +81,8 @@ class Statements:
     def _stmt(self, stmt: ast.stmt, scope: Scope) -> bool:  # the commonest kinds first (no two branches take one)
         if isinstance(stmt, ast.Assign):
             read = self.record.expr(stmt.value, scope)
-            value: Value | None
-            if isinstance(read, (Chain, Const, ConsumerRef, Unknown)):
-                value = read  # as read again: a target keeps a chain's steps unchecked either way (`unchecked`); the others have none
-            else:
-                value = self.values.value(stmt.value, scope)
+            # as read again: a target keeps a chain's steps unchecked either way (`unchecked`); the others have none
+            value: Value | None = read if isinstance(read, (Chain, Const, ConsumerRef, Unknown)) else self.values.value(stmt.value, scope)
             self.dicts.forget_table(stmt.value, scope)  # `other = table`: two names for one dict
             if isinstance(value, DictValue) and isinstance(stmt.value, (ast.Name, ast.Attribute)):
                 # `other = kw`: two names for one dict; a change through either is not followed.
