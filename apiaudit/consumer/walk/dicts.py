@@ -80,17 +80,16 @@ class Dicts:
         """A name or `self.X` passed to a call: a table it holds is forgotten, a dict's keys are no
         longer known (True where that changed what it holds). Any other argument (a literal, a
         call) holds nothing a name keeps."""
-        kind = type(arg)
-        if kind is ast.Name:
+        if type(arg) is ast.Name:
             # `forget_table` and `holder` at once: one lookup of the name
-            held = scope.env.lookup(arg.id)  # type: ignore[attr-defined]
+            held = scope.env.lookup(arg.id)
             if isinstance(held, (ConstMap, ConstItems)):
-                scope.env.vars[arg.id] = UNKNOWN  # type: ignore[attr-defined]
+                scope.env.vars[arg.id] = UNKNOWN
                 return True
             if isinstance(held, DictValue):
-                scope.env.vars[arg.id] = DictValue(frozenset(), True)  # type: ignore[attr-defined]
+                scope.env.vars[arg.id] = DictValue(frozenset(), True)
                 return True
-        elif kind is ast.Attribute:  # `self.X` holding a dict (no table is held there)
+        elif type(arg) is ast.Attribute:  # `self.X` holding a dict (no table is held there)
             holder = self.holder(arg, scope)
             if holder is not None:
                 holder[1](DictValue(frozenset(), True))
