@@ -277,12 +277,12 @@ def plan_fixes(
         path_findings = sorted(by_path[path], key=lambda f: f.sort_key)
         file = _file_for(path, files)
         if file is None or not file.is_file():
-            unfixable.extend(Unfixable(f, f"{path}: file not found") for f in path_findings)
+            unfixable.extend(Unfixable(f, "the file is not found") for f in path_findings)
             continue
         original = file.read_bytes()
         digest = sha256_bytes(original)
         if scanned_sha256 is not None and path in scanned_sha256 and scanned_sha256[path] != digest:
-            unfixable.extend(Unfixable(f, f"{path} changed since it was scanned; scan again") for f in path_findings)
+            unfixable.extend(Unfixable(f, "the file changed since it was scanned; scan again") for f in path_findings)
             continue
         try:
             known = parsed.get((file, digest)) if parsed is not None else None
@@ -290,12 +290,12 @@ def plan_fixes(
             if parsed is not None:
                 parsed[(file, digest)] = index
         except cst.ParserSyntaxError as exc:
-            unfixable.extend(Unfixable(f, f"{path} does not parse ({exc.message})") for f in path_findings)
+            unfixable.extend(Unfixable(f, f"the file does not parse ({exc.message})") for f in path_findings)
             continue
         except RecursionError:
             # Valid code, but nested deeper than LibCST's recursive tree walk goes (a sum of
             # thousands of terms): the findings stand, the edits are left to a person.
-            unfixable.extend(Unfixable(f, f"{path} is nested too deeply for the rewriter; fix by hand") for f in path_findings)
+            unfixable.extend(Unfixable(f, "the file is nested too deeply for the rewriter; fix by hand") for f in path_findings)
             continue
         intents: list[_Intent] = []
         for finding in path_findings:

@@ -127,6 +127,16 @@ def test_fix_diff_applies_with_git_at_the_project_root(project):
     assert "chunked_prefill" not in (project / "src/mypkg/engine.py").read_text()
 
 
+def test_what_fix_leaves_names_the_file_from_the_project_root_only(project):
+    """A file the rewriter cannot read: its line says where from the project root, and the
+    reason names no other path (the import root's `mypkg/bad.py` is no file from here)."""
+    (project / "src/mypkg/bad.py").write_text("def broken(:\n    pass\n")
+    code, diff, err = invoke("fix", "--no-progress")
+    [line] = [line for line in err.splitlines() if ": not fixed: " in line]
+    assert line.startswith("src/mypkg/bad.py:1:"), line
+    assert line.count("bad.py") == 1 and "the file does not parse" in line, line
+
+
 def test_json_and_sarif_carry_the_exact_fix_on_the_project_path(project):
     # Issue 36, item 2: the fix as a structured edit, where `apiaudit fix` has one.
     code, out, _ = invoke("scan", "--format", "json", "--no-progress")
